@@ -1,0 +1,244 @@
+/*
+ * The vramtrace trace format, defined once.
+ *
+ * The writer (preload/) and the reader (analyzer/) both follow this header;
+ * docs/FORMAT.md explains it for people. Change the format only here, and
+ * bump VT_FORMAT_VERSION when an old reader could misread a new file.
+ *
+ *   file    := preamble chunk*
+ *   preamble: 16 bytes, never compressed
+ *     0  char[8]  VT_FILE_MAGIC            "VRAMTRC\n"
+ *     8  u16 le   format version           VT_FORMAT_VERSION
+ *    10  u16 le   flags                    0
+ *    12  u32 le   reserved                 0
+ *   chunk   := chunk header + one zstd frame
+ *     0  u32 le   VT_CHUNK_MAGIC           "VTCK"
+ *     4  u32 le   compressed size          bytes of the zstd frame that follows
+ *     8  u32 le   raw size                 bytes of records once decompressed
+ *    12  ...      zstd frame (content checksum on)
+ *
+ * Every chunk is an independent zstd frame and every chunk starts its delta
+ * state afresh (see struct vt_delta_state), so a file cut anywhere - by a
+ * crash, a kill or a full disk - is readable up to its last complete chunk.
+ *
+ * A decompressed chunk is a sequence of records. A record is one type byte
+ * (enum vt_record_type) followed by its fields, each encoded as:
+ *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
+ *   dt  uv: nanoseconds since the previous timed record of this chunk
+ *       (the first timed record of a chunk carries the absolute value)
+ *   da  zigzag LEB128 varint: address minus the previous address field of
+ *       this chunk (starts at 0 in each chunk)
+ *   str uv length, then that many bytes (not NUL-terminated)
+ *   raw fixed number of bytes as stated
+ * The field lists below are in order. Ids (thread, string, stack node,
+ * module, api) are assigned by the writer in order of first appearance and
+ * stay valid for the rest of the file.
+ */
+#ifndef VRAMTRACE_TRACE_FORMAT_H
+#define VRAMTRACE_TRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VT_FILE_MAGIC "VRAMTRC\n"
+#define VT_FILE_MAGIC_LEN 8
+#define VT_PREAMBLE_SIZE 16
+#define VT_FORMAT_VERSION 1
+
+#define VT_CHUNK_MAGIC 0x4b435456u /* "VTCK" little-endian */
+#define VT_CHUNK_HEADER_SIZE 12
+/* Upper bounds a reader enforces before allocating anything. The writer
+ * never produces chunks anywhere near these sizes. */
+#define VT_CHUNK_MAX_RAW (64u << 20)
+#define VT_CHUNK_MAX_COMPRESSED (64u << 20)
+#define VT_STRING_MAX (1u << 20)
+#define VT_BUILD_ID_MAX 64
+#define VT_UUID_SIZE 16
+
+enum vt_record_type {
+    /* Process facts; the first record of the file.
+     * uv pid, uv ppid, uv start_realtime_ns (Unix epoch), uv start_mono_ns,
+     * str hostname, str exe path, uv argc, argc x str arg,
+     * uv nenv, nenv x (str name, str value) - only the variables that matter
+     *   (RANK, LOCAL_RANK, WORLD_SIZE, CUDA_VISIBLE_DEVICES,
+     *   PYTORCH_CUDA_ALLOC_CONF, ...), str tool version,
+     * uv stack depth, uv flush interval ms */
+    VT_REC_PROCESS = 1,
+    /* A loaded object. uv module id, uv load bias (dlpi_addr), uv start
+     * (lowest mapped address of its PT_LOAD segments), uv end (one past the
+     * highest), str path, str build-id (raw bytes, may be empty) */
+    VT_REC_MODULE = 2,
+    /* uv module id: the object was unloaded (dlclose). */
+    VT_REC_MODULE_UNLOAD = 3,
+    /* uv thread id (tracer's index), uv OS tid, str name. Emitted before the
+     * thread's first event and again whenever its name is seen to change. */
+    VT_REC_THREAD = 4,
+    /* A device, at first use. uv ordinal, raw[16] UUID, str name,
+     * uv total bytes */
+    VT_REC_DEVICE = 5,
+    /* One stack-trie node (an edge ip -> parent). Node ids start at 1 and
+     * follow the order of these records; node 0 is the empty stack.
+     * uv parent node id, uv instruction pointer (a return address, as
+     * unw_backtrace reports it) */
+    VT_REC_STACK_NODE = 6,
+    /* An interned string (phase names, NVTX domains). Ids start at 1; 0 is
+     * "none". str text */
+    VT_REC_STRING = 7,
+    /* Names an API id used by VT_REC_MEM (the hooked entry point, e.g.
+     * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
+    VT_REC_API = 8,
+    /* A memory operation, recorded after the real call returned.
+     * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
+     * uv api id (the driver entry point that was called),
+     * uv label api id (the runtime entry point that led here, 0 if none),
+     * uv thread id, dt time, uv device ordinal + 1 (0: unknown),
+     * da address (for handle-keyed kinds: the handle),
+     * uv size, uv stack node id, uv result (CUresult as returned),
+     * uv aux (stream for stream-ordered ops, handle for a mapping, else 0),
+     * and only if op == VT_OP_ALLOC and result != 0:
+     *   uv device free bytes, uv device total bytes
+     *   (cuMemGetInfo asked right after the failure; 0, 0 if it failed) */
+    VT_REC_MEM = 9,
+    /* NVTX push / vramtrace_phase_push: a nested range on one thread.
+     * uv thread id, dt time, uv domain string id (0: default domain),
+     * uv name string id */
+    VT_REC_RANGE_PUSH = 10,
+    /* uv thread id, dt time, uv domain string id */
+    VT_REC_RANGE_POP = 11,
+    /* NVTX start/end ranges: may end on another thread.
+     * uv thread id, dt time, uv range id, uv domain string id,
+     * uv name string id */
+    VT_REC_RANGE_START = 12,
+    /* uv thread id, dt time, uv range id */
+    VT_REC_RANGE_END = 13,
+    /* An instant marker. uv thread id, dt time, uv domain string id,
+     * uv name string id */
+    VT_REC_MARK = 14,
+    /* Events the tracer could not record (should never happen: hooks wait
+     * for the writer rather than drop). uv count */
+    VT_REC_LOST = 15,
+    /* Last record of a cleanly closed trace. dt time, uv events written,
+     * uv chunks written (including this one), uv events lost */
+    VT_REC_TRAILER = 16,
+};
+
+/* What an operation did to memory. */
+enum vt_op {
+    VT_OP_ALLOC = 1, /* the range/handle at address became live */
+    VT_OP_FREE = 2,  /* the range/handle at address stopped being live */
+};
+
+/* Which ledger an operation belongs to. The analyzer keeps one live set
+ * per (process, device, kind) and reports the kinds in three categories:
+ * device memory, managed memory and pinned host memory. */
+enum vt_kind {
+    VT_KIND_DEVICE = 1,       /* cuMemAlloc*, cuMemAllocAsync*, pools: device memory */
+    VT_KIND_MANAGED = 2,      /* cuMemAllocManaged */
+    VT_KIND_HOST_PINNED = 3,  /* cuMemHostAlloc, cuMemAllocHost: host RAM allocated pinned */
+    VT_KIND_HOST_REGISTERED = 4, /* cuMemHostRegister: existing host RAM pinned */
+    VT_KIND_VMM_PHYSICAL = 5, /* cuMemCreate/cuMemRelease: physical device memory, keyed by handle */
+    VT_KIND_VA_RESERVE = 6,   /* cuMemAddressReserve/Free: address space only, no memory */
+    VT_KIND_VA_MAP = 7,       /* cuMemMap/Unmap: a handle mapped at an address (aux = handle) */
+    VT_KIND_ARRAY = 8,        /* cuArrayCreate/3DCreate/Destroy: device memory, keyed by handle */
+    VT_KIND_GRAPH = 9,        /* graph memory nodes (allocated by graph launches) */
+    VT_KIND_IPC = 10,         /* memory of another process opened by IPC: not ours */
+    VT_KIND_CONTEXT = 11,     /* context create/destroy: size unknown (0), labels the baseline */
+    VT_KIND_EXTERNAL = 12,    /* imported external memory */
+    VT_KIND_COUNT_
+};
+
+/* Reporting categories of the kinds above. */
+enum vt_category {
+    VT_CAT_NONE = 0,    /* not counted in any peak (address space, mappings, IPC, contexts) */
+    VT_CAT_DEVICE = 1,  /* device memory (VRAM) */
+    VT_CAT_MANAGED = 2, /* managed (unified) memory */
+    VT_CAT_HOST_PINNED = 3, /* page-locked host RAM */
+};
+
+static inline enum vt_category vt_kind_category(unsigned kind)
+{
+    switch (kind) {
+    case VT_KIND_DEVICE:
+    case VT_KIND_VMM_PHYSICAL:
+    case VT_KIND_ARRAY:
+    case VT_KIND_GRAPH:
+        return VT_CAT_DEVICE;
+    case VT_KIND_MANAGED:
+        return VT_CAT_MANAGED;
+    case VT_KIND_HOST_PINNED:
+    case VT_KIND_HOST_REGISTERED:
+        return VT_CAT_HOST_PINNED;
+    default:
+        return VT_CAT_NONE;
+    }
+}
+
+/* Per-chunk delta state shared by encoder and decoder. Reset at each chunk. */
+struct vt_delta_state {
+    uint64_t last_time_ns;
+    uint64_t last_addr;
+};
+
+/* ---- varint codec (used by both writer and reader) ---- */
+
+#define VT_UVARINT_MAX 10 /* bytes of a 64-bit LEB128 varint */
+
+static inline size_t vt_put_uvarint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Decodes one varint from [*p, end). Returns 0 on success, -1 if the input
+ * ends first or the varint is longer than 64 bits allow. */
+static inline int vt_get_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t result = 0;
+    unsigned shift = 0;
+    const uint8_t *q = *p;
+    while (q < end) {
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return -1;
+        result |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *p = q;
+            *v = result;
+            return 0;
+        }
+        shift += 7;
+        if (shift > 63)
+            return -1;
+    }
+    return -1;
+}
+
+static inline uint64_t vt_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t vt_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static inline uint32_t vt_get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void vt_put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * The interface between the hooks (preload/hooks/) and the recorder
+ * (preload/record/).
+ *
+ * A hook calls the real driver function, then describes what happened with
+ * one of these calls. Everything here is thread-safe, may be called from any
+ * thread, never does I/O or compression on the caller's thread, and never
+ * fails in a way the traced program can see: if the recorder is not running
+ * (no output file, disk full, tracing disabled) the calls return at once.
+ *
+ * The recorder takes the timestamp, the thread, and the call stack itself,
+ * so a hook only says what the driver did.
+ */
+#ifndef VRAMTRACE_PRELOAD_RECORDER_H
+#define VRAMTRACE_PRELOAD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vramtrace/trace_format.h"
+
+/* Symbols the traced program (or the loader) must find carry this; the rest
+ * of the library is hidden (-fvisibility=hidden). */
+#define VT_EXPORT __attribute__((visibility("default")))
+
+/* One memory operation, as the driver performed it. */
+struct vt_mem_event {
+    uint8_t op;           /* enum vt_op */
+    uint8_t kind;         /* enum vt_kind */
+    uint16_t api;         /* id of the hooked entry point (vt_api_name) */
+    uint16_t label;       /* id of the runtime entry point that led here, 0 if none */
+    int32_t device;       /* device ordinal, -1 if unknown */
+    int32_t result;       /* CUresult the real function returned */
+    uint64_t addr;        /* pointer, or handle for handle-keyed kinds */
+    uint64_t size;        /* bytes (requested size for allocations) */
+    uint64_t aux;         /* stream for stream-ordered ops, handle for mappings */
+    uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
+    uint64_t total_bytes;
+};
+
+/* Names of API ids, provided by the hooks (generated from their X-macro
+ * list). Returns NULL for an unknown id. The recorder writes the names it
+ * uses into the trace (VT_REC_API), so ids need not be stable across
+ * versions of the tool. */
+const char *vt_api_name(unsigned api);
+unsigned vt_api_count(void);
+
+/* True once the recorder is writing a trace. Hooks may use it to skip work
+ * (querying device facts, say) when nothing would be recorded. */
+bool vt_recorder_active(void);
+
+void vt_record_mem(const struct vt_mem_event *ev);
+
+/* A device seen for the first time. uuid is 16 raw bytes. */
+void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE],
+                      const char *name, uint64_t total_bytes);
+
+/* Phase markers (NVTX and the public vramtrace API). Strings are copied;
+ * domain may be NULL (the default domain). */
+void vt_record_range_push(const char *domain, const char *name);
+void vt_record_range_pop(const char *domain);
+void vt_record_range_start(uint64_t range_id, const char *domain, const char *name);
+void vt_record_range_end(uint64_t range_id);
+void vt_record_mark(const char *domain, const char *name);
+
+/* The set of loaded objects may have changed (after dlopen/dlclose). The
+ * recorder re-reads the module map later, off the caller's path. */
+void vt_record_modules_changed(void);
+
+/* The per-thread recursion guard shared by hooks and recorder: while it is
+ * set, hooks pass straight through (the tracer's own driver calls, and
+ * anything the recorder triggers, are not recorded). Initial-exec TLS: no
+ * allocation, safe in any hook. */
+extern __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
+
+#endif

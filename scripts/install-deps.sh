@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian/Ubuntu machine lacks to build and test
+# vramtrace. Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(gcc clang pkg-config meson ninja-build python3
+          libunwind-dev libzstd-dev libcmocka-dev libdw-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "vramtrace: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cuda_include="${CUDA_INCLUDE:-/usr/local/cuda/include}"
+if [ ! -f "$cuda_include/cuda.h" ]; then
+    echo "vramtrace: CUDA driver API headers not found in $cuda_include." >&2
+    echo "  Install the CUDA toolkit (no driver or GPU is needed), or set CUDA_INCLUDE." >&2
+    exit 1
+fi

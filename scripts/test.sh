@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds vramtrace twice (plain, and with AddressSanitizer + UBSan) and runs
+# the whole test suite in both. Ends with the line "N passed, N failed".
+# Usage: scripts/test.sh [extra meson test args...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+cuda_opt=()
+[ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda_include="$CUDA_INCLUDE")
+
+status=0
+run_suite() {
+    local dir=$1; shift
+    if [ ! -d "$dir" ]; then
+        meson setup "$dir" "${cuda_opt[@]}" "$@" >/dev/null || return 1
+    fi
+    meson compile -C "$dir" || return 1
+    meson test -C "$dir" --print-errorlogs --num-processes 2 ${TEST_ARGS:-}
+}
+
+run_suite build || status=1
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
+
+python3 scripts/count-tests.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
+exit $status
