@@ -4,6 +4,7 @@
 # Usage: scripts/test.sh [extra meson test args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+scripts/install-deps.sh || exit 1
 
 cuda_opt=()
 [ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda_include="$CUDA_INCLUDE")
