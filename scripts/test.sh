@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
 
 cuda_opt=()
-[ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda_include="$CUDA_INCLUDE")
+[ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda-include="$CUDA_INCLUDE")
 
 status=0
 run_suite() {

@@ -1,0 +1,289 @@
+/* Merged replay of several traces; see analysis.h. */
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <dirent.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *vt_process_env(const struct vt_process_info *p, const char *name)
+{
+    if (!p)
+        return NULL;
+    for (uint64_t i = 0; i < p->nenv; i++)
+        if (p->env[i].name && !strcmp(p->env[i].name, name))
+            return p->env[i].value;
+    return NULL;
+}
+
+/* ---- expanding arguments into files ---- */
+
+struct path_list {
+    char **items;
+    size_t n, cap;
+};
+
+static bool add_path(struct path_list *l, char *p)
+{
+    if (!p)
+        return false;
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 16;
+        char **n = realloc(l->items, ncap * sizeof *n);
+        if (!n) {
+            free(p);
+            return false;
+        }
+        l->items = n;
+        l->cap = ncap;
+    }
+    l->items[l->n++] = p;
+    return true;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Returns false (and prints why) if a directory cannot be listed or has no
+ * traces. */
+static bool expand(struct path_list *out, const char *arg, FILE *err)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
+        return add_path(out, strdup(arg));
+    DIR *d = opendir(arg);
+    if (!d) {
+        fprintf(err, "vramtrace: %s: cannot list the directory\n", arg);
+        return false;
+    }
+    size_t before = out->n;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!has_suffix(de->d_name, ".vtrace"))
+            continue;
+        char *p;
+        if (asprintf(&p, "%s/%s", arg, de->d_name) < 0 || !add_path(out, p)) {
+            closedir(d);
+            return false;
+        }
+    }
+    closedir(d);
+    if (out->n == before) {
+        fprintf(err, "vramtrace: %s: no *.vtrace files in this directory\n", arg);
+        return false;
+    }
+    qsort(out->items + before, out->n - before, sizeof *out->items, by_name);
+    return true;
+}
+
+/* ---- GPUs ---- */
+
+static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
+{
+    uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
+    if (hit)
+        return (long)*hit;
+    const struct vt_reader *r = a->inputs[input].reader;
+    const struct vt_device_info *dev = device >= 0 ? vt_reader_device(r, (uint64_t)device) : NULL;
+    const struct vt_process_info *p = vt_reader_process(r);
+    const char *host = p && p->hostname ? p->hostname : "";
+    static const uint8_t zero[VT_UUID_SIZE];
+    bool has_uuid = dev && memcmp(dev->uuid, zero, VT_UUID_SIZE) != 0;
+    size_t g;
+    for (g = 0; g < a->ngpus; g++)
+        if (has_uuid && a->gpus[g].has_uuid && !memcmp(a->gpus[g].uuid, dev->uuid, VT_UUID_SIZE) &&
+            !strcmp(a->gpus[g].hostname, host))
+            break;
+    if (g == a->ngpus) {
+        if (a->ngpus == a->gpus_cap) {
+            size_t ncap = a->gpus_cap ? a->gpus_cap * 2 : 4;
+            struct vt_gpu *n = realloc(a->gpus, ncap * sizeof *n);
+            if (!n)
+                return -1;
+            a->gpus = n;
+            a->gpus_cap = ncap;
+        }
+        struct vt_gpu *gp = &a->gpus[g];
+        memset(gp, 0, sizeof *gp);
+        gp->has_uuid = has_uuid;
+        if (has_uuid)
+            memcpy(gp->uuid, dev->uuid, VT_UUID_SIZE);
+        gp->hostname = host;
+        gp->proc_now = calloc(a->ninputs, sizeof *gp->proc_now);
+        gp->proc_peak = calloc(a->ninputs, sizeof *gp->proc_peak);
+        gp->proc_used = calloc(a->ninputs, sizeof *gp->proc_used);
+        if (!gp->proc_now || !gp->proc_peak || !gp->proc_used) {
+            free(gp->proc_now);
+            free(gp->proc_peak);
+            free(gp->proc_used);
+            return -1;
+        }
+        a->ngpus++;
+    }
+    if (dev && !a->gpus[g].name) {
+        a->gpus[g].name = dev->name;
+        a->gpus[g].total_bytes = dev->total_bytes;
+    }
+    if (!vt_pair_map_put(&a->gpu_of, input, (uint64_t)(device + 1), g))
+        return -1;
+    return (long)g;
+}
+
+const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t input, int64_t device)
+{
+    uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
+    return hit ? &a->gpus[*hit] : NULL;
+}
+
+static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
+                             uint64_t old_total, uint64_t time_ns)
+{
+    struct vt_analysis *a = ctx;
+    struct vt_input *in = (struct vt_input *)((char *)rp - offsetof(struct vt_input, replay));
+    size_t idx = (size_t)(in - a->inputs);
+    if (l->device < 0)
+        return; /* no device: it cannot be placed on a GPU */
+    long g = gpu_for(a, idx, l->device);
+    if (g < 0) {
+        a->out_of_memory = true;
+        return;
+    }
+    struct vt_gpu *gp = &a->gpus[g];
+    uint64_t now = l->sites.total_bytes;
+    gp->now_bytes += now - old_total; /* unsigned wrap cancels out */
+    gp->proc_now[idx] += now - old_total;
+    gp->proc_used[idx] = true;
+    if (!gp->has_peak || gp->now_bytes > gp->peak_bytes) {
+        gp->has_peak = true;
+        gp->peak_bytes = gp->now_bytes;
+        gp->peak_time_ns = time_ns;
+        memcpy(gp->proc_peak, gp->proc_now, a->ninputs * sizeof *gp->proc_now);
+    }
+}
+
+/* ---- the merged pass ---- */
+
+static bool is_timed(enum vt_record_type t)
+{
+    switch (t) {
+    case VT_REC_MEM:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+    case VT_REC_TRAILER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Feeds untimed records (definitions) at once and stops at the next timed
+ * one, which waits in in->peek for its turn in the merge. */
+static void advance(struct vt_input *in)
+{
+    int rc;
+    while ((rc = vt_reader_next(in->reader, &in->peek)) > 0) {
+        if (is_timed(in->peek.type)) {
+            in->state = 1;
+            return;
+        }
+        vt_replay_feed(&in->replay, &in->peek);
+    }
+    in->state = rc;
+}
+
+int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err)
+{
+    memset(a, 0, sizeof *a);
+    vt_pair_map_init(&a->gpu_of);
+    int status = 0;
+    struct path_list files = {0};
+    for (size_t i = 0; i < npaths; i++)
+        if (!expand(&files, paths[i], err))
+            status = 2;
+    a->inputs = calloc(files.n ? files.n : 1, sizeof *a->inputs);
+    if (!a->inputs) {
+        fprintf(err, "vramtrace: out of memory\n");
+        for (size_t i = 0; i < files.n; i++)
+            free(files.items[i]);
+        free(files.items);
+        return 2;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        struct vt_read_error e;
+        struct vt_reader *r;
+        if (vt_reader_open(files.items[i], &r, &e) != 0) {
+            fprintf(err, "vramtrace: %s\n", e.message);
+            free(files.items[i]);
+            status = 2;
+            continue;
+        }
+        struct vt_input *in = &a->inputs[a->ninputs++];
+        in->path = files.items[i];
+        in->reader = r;
+    }
+    free(files.items);
+    for (size_t i = 0; i < a->ninputs; i++) {
+        struct vt_input *in = &a->inputs[i];
+        vt_replay_init(&in->replay, in->reader);
+        in->replay.on_change = on_device_change;
+        in->replay.on_change_ctx = a;
+    }
+    for (size_t i = 0; i < a->ninputs; i++)
+        advance(&a->inputs[i]);
+    for (;;) {
+        struct vt_input *next = NULL;
+        for (size_t i = 0; i < a->ninputs; i++) {
+            struct vt_input *in = &a->inputs[i];
+            if (in->state == 1 && (!next || in->peek.time_ns < next->peek.time_ns))
+                next = in;
+        }
+        if (!next)
+            break;
+        vt_replay_feed(&next->replay, &next->peek);
+        advance(next);
+    }
+    for (size_t i = 0; i < a->ninputs; i++) {
+        struct vt_input *in = &a->inputs[i];
+        vt_replay_finish(&in->replay);
+        if (in->state < 0) {
+            fprintf(err, "vramtrace: %s\n", vt_reader_error(in->reader)->message);
+            status = 2;
+        }
+        if (in->replay.out_of_memory)
+            a->out_of_memory = true;
+    }
+    if (a->out_of_memory)
+        fprintf(err, "vramtrace: warning: the analyzer ran out of memory; figures are partial\n");
+    return status;
+}
+
+void vt_analysis_free(struct vt_analysis *a)
+{
+    for (size_t i = 0; i < a->ninputs; i++) {
+        vt_replay_free(&a->inputs[i].replay);
+        vt_reader_close(a->inputs[i].reader);
+        free(a->inputs[i].path);
+    }
+    free(a->inputs);
+    for (size_t g = 0; g < a->ngpus; g++) {
+        free(a->gpus[g].proc_now);
+        free(a->gpus[g].proc_peak);
+        free(a->gpus[g].proc_used);
+    }
+    free(a->gpus);
+    vt_pair_map_free(&a->gpu_of);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,69 @@
+/*
+ * Analyzing a set of traces together: one replay per trace (process), fed
+ * in one merged pass ordered by the records' monotonic timestamps, so that
+ * processes sharing one GPU form one timeline of that GPU.
+ *
+ * GPUs are identified by (hostname, device UUID): CLOCK_MONOTONIC is
+ * system-wide on one host, so timestamps of processes on one host compare;
+ * across hosts they do not, and a UUID names one physical GPU anyway. A
+ * device without a UUID record forms a GPU of its own process.
+ *
+ * For each GPU: the combined peak of device memory (the sum over its
+ * processes' device ledgers) and each process's bytes at that instant
+ * (snapshot on a new maximum: O(processes) per new maximum).
+ */
+#ifndef VRAMTRACE_ANALYZER_ANALYSIS_H
+#define VRAMTRACE_ANALYZER_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "replay.h"
+#include "trace_reader.h"
+
+struct vt_input {
+    char *path;
+    struct vt_reader *reader;
+    struct vt_replay replay;
+    struct vt_record peek;
+    int state;            /* 1: peek holds a timed record, 0 end, -1 error */
+};
+
+struct vt_gpu {
+    bool has_uuid;
+    uint8_t uuid[VT_UUID_SIZE];
+    const char *hostname;
+    const char *name;     /* device name from the first trace that had it */
+    uint64_t total_bytes; /* device capacity, 0 unknown */
+    uint64_t now_bytes, peak_bytes, peak_time_ns;
+    bool has_peak;
+    uint64_t *proc_now;   /* per input: device bytes on this GPU now */
+    uint64_t *proc_peak;  /* ... at the combined peak */
+    bool *proc_used;      /* per input: ever allocated here */
+};
+
+struct vt_analysis {
+    struct vt_input *inputs;
+    size_t ninputs;
+    struct vt_gpu *gpus;
+    size_t ngpus, gpus_cap;
+    struct vt_pair_map gpu_of;  /* (input, device + 1) -> gpu index */
+    bool out_of_memory;
+};
+
+/* Opens every path (a directory stands for the *.vtrace files in it, in
+ * name order) and runs the merged replay. Returns 0 if every file was read
+ * to its end (truncated files included), 2 if a file could not be opened or
+ * is corrupt; each problem is printed to err as "vramtrace: FILE: byte N:
+ * reason". On return the analysis holds what was read either way. */
+int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err);
+void vt_analysis_free(struct vt_analysis *a);
+
+/* The GPU a ledger's device belongs to (NULL if none). */
+const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t input, int64_t device);
+
+/* Values from a process record's environment, NULL if absent. */
+const char *vt_process_env(const struct vt_process_info *p, const char *name);
+
+#endif

@@ -1,0 +1,151 @@
+/* `vramtrace report [options] TRACE... | DIR`: options and exit status. */
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "report.h"
+
+#define MAX_DEBUG_DIRS 16
+
+static void report_usage(FILE *out)
+{
+    fputs("usage: vramtrace report [OPTIONS] TRACE... | DIR\n"
+          "Explain the peaks and allocation failures of one or more traces (a directory\n"
+          "stands for every *.vtrace file in it).\n\n"
+          "  -n, --top N          rows per table of stacks (default 10)\n"
+          "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
+          "  -p, --phase NAME     only this phase, with its top stacks\n"
+          "  -d, --device N       only device ordinal N\n"
+          "  -P, --pid PID        only this process\n"
+          "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
+          "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
+          "      --sysroot DIR    look for recorded binary paths under DIR first\n"
+          "      --no-symbols     do not symbolize (addresses only)\n"
+          "  -h, --help           this help\n\n"
+          "Exit status: 0, or 2 on bad usage or a file that is not a readable trace.\n",
+          out);
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *v = x;
+    return true;
+}
+
+int vt_cmd_report(int argc, char **argv)
+{
+    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    static const struct option opts[] = {
+        {"top", required_argument, NULL, 'n'},
+        {"frames", required_argument, NULL, 'f'},
+        {"phase", required_argument, NULL, 'p'},
+        {"device", required_argument, NULL, 'd'},
+        {"pid", required_argument, NULL, 'P'},
+        {"json", no_argument, NULL, 'j'},
+        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+        {"sysroot", required_argument, NULL, OPT_SYSROOT},
+        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct vt_report_options opt = {.top = 10, .text_frames = 6};
+    const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
+    size_t ndebug = 0;
+    bool json = false;
+    uint64_t v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:f:p:d:P:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (!parse_u64(optarg, &v) || v == 0 || v > VT_REPORT_MAX_TOP) {
+                fprintf(stderr, "vramtrace report: --top wants a number from 1 to %d, not '%s'\n",
+                        VT_REPORT_MAX_TOP, optarg);
+                return 2;
+            }
+            opt.top = (size_t)v;
+            break;
+        case 'f':
+            if (!parse_u64(optarg, &v) || v > 1000) {
+                fprintf(stderr, "vramtrace report: --frames wants a number from 0 to 1000, not '%s'\n", optarg);
+                return 2;
+            }
+            opt.text_frames = (size_t)v;
+            break;
+        case 'p':
+            opt.phase = optarg;
+            break;
+        case 'd':
+            if (!parse_u64(optarg, &v) || v > INT32_MAX) {
+                fprintf(stderr, "vramtrace report: --device wants a device ordinal, not '%s'\n", optarg);
+                return 2;
+            }
+            opt.has_device = true;
+            opt.device = (int64_t)v;
+            break;
+        case 'P':
+            if (!parse_u64(optarg, &v)) {
+                fprintf(stderr, "vramtrace report: --pid wants a process id, not '%s'\n", optarg);
+                return 2;
+            }
+            opt.has_pid = true;
+            opt.pid = v;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case OPT_DEBUG_DIR:
+            if (ndebug == MAX_DEBUG_DIRS) {
+                fprintf(stderr, "vramtrace report: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
+                return 2;
+            }
+            debug_dirs[ndebug++] = optarg;
+            break;
+        case OPT_SYSROOT:
+            opt.sym.sysroot = optarg;
+            break;
+        case OPT_NO_SYMBOLS:
+            opt.sym.disabled = true;
+            break;
+        case 'h':
+            report_usage(stdout);
+            return 0;
+        default:
+            report_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs("vramtrace report: no trace given\n", stderr);
+        report_usage(stderr);
+        return 2;
+    }
+    opt.sym.debug_dirs = debug_dirs;
+    struct vt_analysis a;
+    int status = vt_analysis_run(&a, argv + optind, (size_t)(argc - optind), stderr);
+    if (status == 0) {
+        struct vt_report rep;
+        vt_report_init(&rep, &a, &opt);
+        status = json ? vt_report_json(&rep, stdout) : vt_report_text(&rep, stdout);
+        vt_report_free(&rep);
+        for (size_t i = 0; i < a.ninputs; i++)
+            if (vt_reader_truncated(a.inputs[i].reader))
+                fprintf(stderr, "vramtrace: %s: %s\n", a.inputs[i].path,
+                        vt_reader_truncation_note(a.inputs[i].reader));
+    }
+    vt_analysis_free(&a);
+    return status;
+}

@@ -1,0 +1,388 @@
+/*
+ * `vramtrace run [-o TEMPLATE] [--stack-depth N] [--] CMD ARGS...`
+ *
+ * Runs CMD with libvramtrace.so preloaded (and as the NVTX injection
+ * library), waits for it, and lists the traces it and its descendants
+ * wrote, with each one's device peaks. The command's own exit status is
+ * ours (128 + signal if it was killed), so `vramtrace run` can stand in
+ * for the command in scripts.
+ */
+#define _GNU_SOURCE
+#include "commands.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "report.h"
+
+#ifndef VT_LIBDIR
+#define VT_LIBDIR "/usr/local/lib"
+#endif
+#define DEFAULT_TEMPLATE "vramtrace.%h.%p.vtrace"
+
+static volatile sig_atomic_t child_pid;
+
+/* Signals a terminal sends go to the whole foreground process group, so
+ * the child already has them (si_code SI_KERNEL); forwarding those would
+ * deliver them twice. Signals sent to us by a process (kill, a job
+ * scheduler) are passed on. */
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    if (child_pid > 0 && (!info || info->si_code != SI_KERNEL))
+        kill(child_pid, sig);
+}
+
+static void run_usage(FILE *out)
+{
+    fputs("usage: vramtrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
+          "Run COMMAND with the tracer preloaded, then list the traces it wrote.\n\n"
+          "  -o, --output TEMPLATE   trace path template (default " DEFAULT_TEMPLATE ";\n"
+          "                          %p pid, %h host, %r rank, %% a percent sign)\n"
+          "  -s, --stack-depth N     native frames recorded per event (0-256, default 64)\n"
+          "  -q, --quiet             do not list the traces at the end\n"
+          "  -h, --help              this help\n\n"
+          "Exit status: the command's (128 + signal number if a signal killed it);\n"
+          "2 for bad options; 127 if the command was not found.\n",
+          out);
+}
+
+static bool readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+/* libvramtrace.so beside us in the build tree, or in the install prefix. */
+static bool find_library(char *out, size_t n)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            if (snprintf(out, n, "%s/../preload/libvramtrace.so", exe) < (int)n && readable(out))
+                return true;
+            char pattern[PATH_MAX + 64];
+            static const char *const globs[] = {"%s/../lib*/libvramtrace.so",
+                                                "%s/../lib/*/libvramtrace.so"};
+            for (size_t k = 0; k < 2; k++) {
+                snprintf(pattern, sizeof pattern, globs[k], exe);
+                glob_t g;
+                if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+                    snprintf(out, n, "%s", g.gl_pathv[0]);
+                    globfree(&g);
+                    return true;
+                }
+                globfree(&g);
+            }
+        }
+    }
+    snprintf(out, n, "%s/libvramtrace.so", VT_LIBDIR);
+    return readable(out);
+}
+
+/* The template as a pattern for fnmatch: each %x expands to anything. */
+static void template_pattern(const char *tmpl, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p && o + 2 < n; p++) {
+        if (*p == '%' && p[1] == '%') {
+            out[o++] = '%';
+            p++;
+        } else if (*p == '%' && p[1]) {
+            out[o++] = '*';
+            p++;
+        } else if (*p == '*' || *p == '?' || *p == '[' || *p == '\\') {
+            out[o++] = '\\';
+            out[o++] = *p;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+}
+
+struct candidate {
+    char *path;
+    uint64_t pid, ppid;
+    bool ours;
+};
+
+/* Traces in the template's directory changed since start that match the
+ * template (a forked child without %p gets ".<pid>" appended, hence the
+ * trailing '*'), written by the child or one of its descendants. */
+static void list_traces(const char *tmpl, pid_t child, const struct timespec *start, bool quiet)
+{
+    char dir[PATH_MAX] = ".", base[PATH_MAX], pattern[2 * PATH_MAX];
+    const char *slash = strrchr(tmpl, '/');
+    if (slash) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - tmpl), tmpl);
+        if (!dir[0])
+            snprintf(dir, sizeof dir, "/");
+    }
+    template_pattern(slash ? slash + 1 : tmpl, base, sizeof base);
+    snprintf(pattern, sizeof pattern, "%s*", base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct candidate *c = NULL;
+    size_t nc = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (fnmatch(pattern, de->d_name, 0) != 0)
+            continue;
+        char *path;
+        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+            continue;
+        struct stat st;
+        struct vt_reader *r;
+        struct vt_read_error err;
+        bool fresh = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                     (st.st_mtim.tv_sec > start->tv_sec ||
+                      (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec >= start->tv_nsec));
+        if (!fresh || vt_reader_open(path, &r, &err) != 0) {
+            free(path);
+            continue;
+        }
+        struct vt_record rec;
+        const struct vt_process_info *p = NULL;
+        if (vt_reader_next(r, &rec) > 0 && rec.type == VT_REC_PROCESS)
+            p = rec.u.process;
+        if (p && nc == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct candidate *n = realloc(c, cap * sizeof *n);
+            if (!n) {
+                vt_reader_close(r);
+                free(path);
+                break;
+            }
+            c = n;
+        }
+        if (p)
+            c[nc++] = (struct candidate){path, p->pid, p->ppid, p->pid == (uint64_t)child};
+        else
+            free(path);
+        vt_reader_close(r);
+    }
+    closedir(d);
+    /* Descendants: a trace whose parent wrote one of ours is ours. */
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < nc; i++)
+            for (size_t k = 0; k < nc && !c[i].ours; k++)
+                if (c[k].ours && c[i].ppid == c[k].pid)
+                    c[i].ours = grew = true;
+    }
+    size_t shown = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (!c[i].ours || quiet)
+            continue;
+        shown++;
+        struct vt_analysis a;
+        char *paths[1] = {c[i].path};
+        int st = vt_analysis_run(&a, paths, 1, stderr);
+        fprintf(stderr, "vramtrace: trace %s (pid %" PRIu64 ")", c[i].path, c[i].pid);
+        if (st == 0 && a.ninputs == 1) {
+            const struct vt_replay *rp = &a.inputs[0].replay;
+            char b[32];
+            for (size_t k = 0; k < rp->nledgers; k++) {
+                const struct vt_ledger *l = &rp->ledgers[k];
+                fprintf(stderr, "%s %s %" PRId64 " peak %s", k ? ";" : ":", vt_category_name(l->category),
+                        l->device, vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
+                if (l->nooms)
+                    fprintf(stderr, " (%zu failed allocation%s)", l->nooms, l->nooms == 1 ? "" : "s");
+            }
+            if (!rp->nledgers)
+                fputs(": no GPU memory allocated", stderr);
+            if (vt_reader_truncated(a.inputs[0].reader))
+                fputs(" [truncated]", stderr);
+        }
+        fputc('\n', stderr);
+        vt_analysis_free(&a);
+    }
+    if (!shown && !quiet)
+        fprintf(stderr, "vramtrace: no trace was written (pattern %s/%s): did the command use CUDA?\n",
+                dir, pattern);
+    for (size_t i = 0; i < nc; i++)
+        free(c[i].path);
+    free(c);
+}
+
+static bool is_sanitizer_runtime(const char *entry, size_t len)
+{
+    static const char *const names[] = {"libasan", "libubsan", "libtsan", "liblsan", "libhwasan"};
+    const char *base = entry;
+    for (size_t i = 0; i < len; i++)
+        if (entry[i] == '/')
+            base = entry + i + 1;
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strncmp(base, names[k], strlen(names[k])))
+            return true;
+    return false;
+}
+
+/* lib goes in front of any LD_PRELOAD the user has, except sanitizer
+ * runtimes: they refuse to start unless they are loaded first. */
+static int set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old)
+        old = "";
+    size_t n = strlen(old) + strlen(lib) + 2;
+    char *san = calloc(1, n), *rest = calloc(1, n), *val = calloc(1, n + 1);
+    if (!san || !rest || !val) {
+        free(san);
+        free(rest);
+        free(val);
+        return -1;
+    }
+    for (const char *p = old; *p;) {
+        size_t len = strcspn(p, ": ");
+        if (len) {
+            char *dst = is_sanitizer_runtime(p, len) ? san : rest;
+            if (*dst)
+                strcat(dst, ":");
+            strncat(dst, p, len);
+        }
+        p += len;
+        if (*p)
+            p++;
+    }
+    snprintf(val, n + 1, "%s%s%s%s%s", san, *san ? ":" : "", lib, *rest ? ":" : "", rest);
+    int rc = setenv("LD_PRELOAD", val, 1);
+    free(san);
+    free(rest);
+    free(val);
+    return rc;
+}
+
+int vt_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"stack-depth", required_argument, NULL, 's'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *tmpl = getenv("VRAMTRACE_OUTPUT");
+    const char *depth = NULL;
+    bool quiet = false;
+    int c;
+    optind = 1;
+    /* '+': stop at the first non-option, so the command's own options are
+     * left alone even without "--". */
+    while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            tmpl = optarg;
+            break;
+        case 's': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || v < 0 || v > 256) {
+                fprintf(stderr, "vramtrace run: --stack-depth wants a number from 0 to 256, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            depth = optarg;
+            break;
+        }
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return 0;
+        default:
+            run_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs("vramtrace run: no command given\n", stderr);
+        run_usage(stderr);
+        return 2;
+    }
+    if (!tmpl || !*tmpl)
+        tmpl = DEFAULT_TEMPLATE;
+    char lib[PATH_MAX];
+    if (!find_library(lib, sizeof lib)) {
+        fprintf(stderr, "vramtrace run: cannot find libvramtrace.so (looked beside %s and in %s)\n",
+                "this program", VT_LIBDIR);
+        return 2;
+    }
+    char abslib[PATH_MAX];
+    if (realpath(lib, abslib))
+        snprintf(lib, sizeof lib, "%s", abslib);
+    if (set_preload(lib) != 0 || setenv("VRAMTRACE_OUTPUT", tmpl, 1) != 0 ||
+        (depth && setenv("VRAMTRACE_STACK_DEPTH", depth, 1) != 0)) {
+        fputs("vramtrace run: cannot set the environment\n", stderr);
+        return 2;
+    }
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (nvtx && *nvtx && strcmp(nvtx, lib) != 0)
+        fprintf(stderr, "vramtrace run: warning: NVTX_INJECTION64_PATH is already set (%s): NVTX "
+                        "ranges go there, so phases will only come from the vramtrace API\n", nvtx);
+    else
+        setenv("NVTX_INJECTION64_PATH", lib, 1);
+
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
+    start.tv_sec -= 1; /* file times may be coarser than the clock */
+    struct sigaction sa = {0}, old[4];
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("vramtrace run: fork");
+        return 2;
+    }
+    if (pid == 0) {
+        for (int i = 0; i < 4; i++)
+            sigaction(sigs[i], &old[i], NULL);
+        execvp(argv[optind], argv + optind);
+        int e = errno;
+        fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[optind], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            perror("vramtrace run: waitpid");
+            return 2;
+        }
+    }
+    child_pid = 0;
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    list_traces(tmpl, pid, &start, quiet);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 2;
+}

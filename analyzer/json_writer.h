@@ -1,0 +1,45 @@
+/*
+ * A small streaming JSON writer: commas, nesting and string escaping done
+ * once. Strings from traces are arbitrary bytes (paths, thread names), so
+ * the writer emits valid UTF-8 JSON whatever it is given: control
+ * characters are escaped and bytes that are not valid UTF-8 become U+FFFD.
+ */
+#ifndef VRAMTRACE_ANALYZER_JSON_WRITER_H
+#define VRAMTRACE_ANALYZER_JSON_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define VT_JSON_MAX_DEPTH 64
+
+struct vt_json {
+    FILE *out;
+    int depth;
+    bool pretty;
+    bool after_key;
+    bool has_items[VT_JSON_MAX_DEPTH];
+};
+
+void vt_json_init(struct vt_json *j, FILE *out, bool pretty);
+void vt_json_begin_object(struct vt_json *j);
+void vt_json_end_object(struct vt_json *j);
+void vt_json_begin_array(struct vt_json *j);
+void vt_json_end_array(struct vt_json *j);
+/* A key inside an object; the next value call is its value. */
+void vt_json_key(struct vt_json *j, const char *key);
+void vt_json_string(struct vt_json *j, const char *s); /* NULL -> null */
+void vt_json_stringn(struct vt_json *j, const char *s, size_t len);
+void vt_json_uint(struct vt_json *j, uint64_t v);
+void vt_json_int(struct vt_json *j, int64_t v);
+void vt_json_double(struct vt_json *j, double v);
+void vt_json_bool(struct vt_json *j, bool v);
+void vt_json_null(struct vt_json *j);
+/* Ends a top-level value with a newline (JSON lines). */
+void vt_json_newline(struct vt_json *j);
+
+/* Writes s as a JSON string literal (with quotes) to out. */
+void vt_json_write_escaped(FILE *out, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,55 @@
+/* `vramtrace`: dispatch to the subcommands (dump, report, run). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "vramtrace/trace_format.h"
+
+#ifndef VT_VERSION
+#define VT_VERSION "unknown"
+#endif
+
+#define VT_COMMANDS(X)                                                          \
+    X("run", vt_cmd_run, "run a command under the tracer and list its traces") \
+    X("report", vt_cmd_report, "explain peaks and out-of-memory failures")    \
+    X("dump", vt_cmd_dump, "print every record of a trace")
+
+static void usage(FILE *out)
+{
+    fputs("usage: vramtrace COMMAND [OPTIONS] [ARGS]\n"
+          "Record and explain GPU memory use of unmodified CUDA programs.\n\n"
+          "commands:\n",
+          out);
+#define AS_HELP(name, fn, help) fprintf(out, "  %-8s %s\n", name, help);
+    VT_COMMANDS(AS_HELP)
+    fputs("\n  vramtrace COMMAND --help    options of one command\n"
+          "  vramtrace --version\n\n"
+          "example:\n"
+          "  vramtrace run -- python train.py\n"
+          "  vramtrace report vramtrace.12345.vtrace\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("vramtrace %s (trace format %d)\n", VT_VERSION, VT_FORMAT_VERSION);
+        return 0;
+    }
+#define AS_DISPATCH(name, fn, help) \
+    if (!strcmp(cmd, name))         \
+        return fn(argc - 1, argv + 1);
+    VT_COMMANDS(AS_DISPATCH)
+    fprintf(stderr, "vramtrace: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

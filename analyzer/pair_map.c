@@ -1,0 +1,108 @@
+/* Open-addressing pair -> value map; see pair_map.h. */
+#include "pair_map.h"
+
+#include <stdlib.h>
+
+static size_t hash_pair(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 31;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return (size_t)h;
+}
+
+void vt_pair_map_init(struct vt_pair_map *m)
+{
+    m->slots = NULL;
+    m->cap = 0;
+    m->count = 0;
+}
+
+void vt_pair_map_free(struct vt_pair_map *m)
+{
+    free(m->slots);
+    vt_pair_map_init(m);
+}
+
+static struct vt_pair_slot *find(const struct vt_pair_map *m, uint64_t a, uint64_t b)
+{
+    if (!m->cap)
+        return NULL;
+    size_t mask = m->cap - 1;
+    for (size_t i = hash_pair(a, b) & mask;; i = (i + 1) & mask) {
+        struct vt_pair_slot *s = &m->slots[i];
+        if (!s->used)
+            return NULL;
+        if (s->a == a && s->b == b)
+            return s;
+    }
+}
+
+uint64_t *vt_pair_map_get(const struct vt_pair_map *m, uint64_t a, uint64_t b)
+{
+    struct vt_pair_slot *s = find(m, a, b);
+    return s ? &s->value : NULL;
+}
+
+static void insert_new(struct vt_pair_slot *slots, size_t cap, uint64_t a, uint64_t b,
+                       uint64_t value)
+{
+    size_t mask = cap - 1;
+    size_t i = hash_pair(a, b) & mask;
+    while (slots[i].used)
+        i = (i + 1) & mask;
+    slots[i] = (struct vt_pair_slot){a, b, value, true};
+}
+
+static bool rehash(struct vt_pair_map *m, size_t ncap)
+{
+    struct vt_pair_slot *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return false;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].used)
+            insert_new(n, ncap, m->slots[i].a, m->slots[i].b, m->slots[i].value);
+    free(m->slots);
+    m->slots = n;
+    m->cap = ncap;
+    return true;
+}
+
+bool vt_pair_map_put(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t value)
+{
+    struct vt_pair_slot *s = find(m, a, b);
+    if (s) {
+        s->value = value;
+        return true;
+    }
+    if ((m->count + 1) * 4 > m->cap * 3 && !rehash(m, m->cap ? m->cap * 2 : 16))
+        return false;
+    insert_new(m->slots, m->cap, a, b, value);
+    m->count++;
+    return true;
+}
+
+bool vt_pair_map_remove(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t *value)
+{
+    struct vt_pair_slot *s = find(m, a, b);
+    if (!s)
+        return false;
+    if (value)
+        *value = s->value;
+    size_t mask = m->cap - 1;
+    size_t hole = (size_t)(s - m->slots);
+    /* Backward shift: move later members of the probe run into the hole
+     * when their home slot allows it. */
+    for (size_t j = (hole + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
+        size_t home = hash_pair(m->slots[j].a, m->slots[j].b) & mask;
+        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole].used = false;
+    m->count--;
+    return true;
+}

@@ -1,0 +1,181 @@
+/* Per-site live bytes and peak snapshots; the algorithm is in peak_tracker.h. */
+#include "peak_tracker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+void vt_sites_init(struct vt_ledger_sites *l)
+{
+    memset(l, 0, sizeof *l);
+    vt_pair_map_init(&l->index);
+    l->head = l->tail = NONE;
+}
+
+void vt_sites_free(struct vt_ledger_sites *l)
+{
+    free(l->sites);
+    vt_pair_map_free(&l->index);
+    vt_sites_init(l);
+}
+
+static void unlink_site(struct vt_ledger_sites *l, uint32_t i)
+{
+    struct vt_site *s = &l->sites[i];
+    if (s->prev != NONE)
+        l->sites[s->prev].next = s->next;
+    else
+        l->head = s->next;
+    if (s->next != NONE)
+        l->sites[s->next].prev = s->prev;
+    else
+        l->tail = s->prev;
+    s->prev = s->next = NONE;
+}
+
+static void append_site(struct vt_ledger_sites *l, uint32_t i)
+{
+    struct vt_site *s = &l->sites[i];
+    s->prev = l->tail;
+    s->next = NONE;
+    if (l->tail != NONE)
+        l->sites[l->tail].next = i;
+    else
+        l->head = i;
+    l->tail = i;
+}
+
+long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
+                     int64_t delta_bytes, int64_t delta_count)
+{
+    uint64_t *idx = vt_pair_map_get(&l->index, stack, thread);
+    uint32_t i;
+    if (idx) {
+        i = (uint32_t)*idx;
+        unlink_site(l, i);
+    } else {
+        if (l->nsites == NONE - 1)
+            return -1;
+        if (l->nsites == l->cap) {
+            uint32_t ncap = l->cap ? l->cap * 2 : 64;
+            struct vt_site *n = realloc(l->sites, (size_t)ncap * sizeof *n);
+            if (!n)
+                return -1;
+            l->sites = n;
+            l->cap = ncap;
+        }
+        i = l->nsites;
+        if (!vt_pair_map_put(&l->index, stack, thread, i))
+            return -1;
+        l->nsites++;
+        l->sites[i] = (struct vt_site){.stack = stack, .thread = thread, .prev = NONE, .next = NONE};
+    }
+    struct vt_site *s = &l->sites[i];
+    s->bytes += (uint64_t)delta_bytes;
+    s->count += (uint64_t)delta_count;
+    l->total_bytes += (uint64_t)delta_bytes;
+    l->total_count += (uint64_t)delta_count;
+    s->last_change = ++l->seq;
+    append_site(l, i);
+    return (long)i;
+}
+
+void vt_snapshot_init(struct vt_peak_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void vt_snapshot_free(struct vt_peak_snapshot *s)
+{
+    free(s->bytes);
+    free(s->count);
+    vt_snapshot_init(s);
+}
+
+static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
+{
+    if (n <= s->cap)
+        return true;
+    size_t ncap = s->cap ? s->cap : 64;
+    while (ncap < n)
+        ncap *= 2;
+    uint64_t *b = realloc(s->bytes, ncap * sizeof *b);
+    if (b)
+        s->bytes = b;
+    uint64_t *c = realloc(s->count, ncap * sizeof *c);
+    if (c)
+        s->count = c;
+    if (!b || !c)
+        return false;
+    memset(s->bytes + s->cap, 0, (ncap - s->cap) * sizeof *b);
+    memset(s->count + s->cap, 0, (ncap - s->cap) * sizeof *c);
+    s->cap = ncap;
+    return true;
+}
+
+bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
+                       uint64_t time_ns)
+{
+    if (s->has_peak && l->total_bytes <= s->peak_bytes)
+        return false;
+    if (!snapshot_fit(s, l->nsites))
+        return false; /* out of memory: keep the older, consistent copy */
+    /* Only sites changed after the previous copy differ from it. */
+    for (uint32_t i = l->tail; i != NONE && l->sites[i].last_change > s->taken_at;
+         i = l->sites[i].prev) {
+        s->bytes[i] = l->sites[i].bytes;
+        s->count[i] = l->sites[i].count;
+    }
+    s->taken_at = l->seq;
+    s->peak_bytes = l->total_bytes;
+    s->peak_count = l->total_count;
+    s->peak_time_ns = time_ns;
+    s->has_peak = true;
+    return true;
+}
+
+static int by_bytes_desc(const void *pa, const void *pb)
+{
+    const struct vt_site_bytes *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    /* Deterministic order for equal sizes: older sites first. */
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+
+size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_snapshot *s,
+                    struct vt_site_bytes *out, size_t n)
+{
+    if (n == 0)
+        return 0;
+    /* Keep the n largest in out[] (sorted), inserting each candidate: n is
+     * small (a screen of rows) while sites can be many. */
+    size_t have = 0;
+    for (uint32_t i = 0; i < l->nsites; i++) {
+        uint64_t bytes, count;
+        if (s) {
+            if (i >= s->cap)
+                break;
+            bytes = s->bytes[i];
+            count = s->count[i];
+        } else {
+            bytes = l->sites[i].bytes;
+            count = l->sites[i].count;
+        }
+        if (bytes == 0)
+            continue;
+        struct vt_site_bytes cand = {l->sites[i].stack, l->sites[i].thread, bytes, count};
+        if (have == n && by_bytes_desc(&cand, &out[n - 1]) >= 0)
+            continue;
+        size_t pos = have < n ? have++ : n - 1;
+        while (pos > 0 && by_bytes_desc(&cand, &out[pos - 1]) < 0) {
+            out[pos] = out[pos - 1];
+            pos--;
+        }
+        out[pos] = cand;
+    }
+    return have;
+}

@@ -1,0 +1,91 @@
+/*
+ * Live bytes per allocation site, and what each site held at a peak.
+ *
+ * A ledger is one live set: one process, one device, one category (device
+ * memory, managed, pinned host). It keeps, per site - a (stack node, thread)
+ * pair - the bytes and the number of allocations live right now, and the
+ * sum over all sites.
+ *
+ * The question a peak report answers is "which stacks held the memory AT the
+ * peak instant" (heaptrack's peaktracker idea; its merged per-stack maxima
+ * add up to more than the peak and are wrong). Copying every site at every
+ * new maximum would cost O(sites) per allocation while memory grows. Instead:
+ *
+ *   - every site carries the sequence number of its last change, and the
+ *     sites sit in one intrusive list ordered by that number (a change moves
+ *     the site to the tail, O(1));
+ *   - a snapshot (struct vt_peak_snapshot) holds per-site bytes at the time
+ *     it was taken and the sequence number of that time;
+ *   - to bring a snapshot to "now" (on a new maximum), walk the list from
+ *     the tail while a site's last change is newer than the snapshot, and
+ *     copy only those sites. Sites older than that are already right.
+ *
+ * The walk costs the number of sites changed since the previous snapshot,
+ * which is at most the number of events since then: the whole pass stays
+ * O(events) per snapshot kept (the device peak plus one per phase name),
+ * and memory is O(sites) per snapshot, independent of trace length.
+ * Phases use the same snapshots: a phase's snapshot is brought to "now"
+ * whenever the ledger exceeds that phase's own maximum while it is open.
+ */
+#ifndef VRAMTRACE_ANALYZER_PEAK_TRACKER_H
+#define VRAMTRACE_ANALYZER_PEAK_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pair_map.h"
+
+struct vt_site {
+    uint64_t stack, thread;   /* the site's key */
+    uint64_t bytes, count;    /* live now */
+    uint64_t last_change;     /* ledger sequence number */
+    uint32_t prev, next;      /* change-order list, UINT32_MAX: none */
+};
+
+struct vt_peak_snapshot {
+    uint64_t peak_bytes;      /* largest total seen (while tracked) */
+    uint64_t peak_count;      /* live allocations then */
+    uint64_t peak_time_ns;
+    bool has_peak;
+    uint64_t taken_at;        /* ledger sequence number of the copy */
+    uint64_t *bytes, *count;  /* per site index, valid for [0, cap) */
+    size_t cap;
+};
+
+struct vt_ledger_sites {
+    struct vt_site *sites;
+    uint32_t nsites, cap;
+    struct vt_pair_map index; /* (stack, thread) -> site index */
+    uint32_t head, tail;      /* oldest .. newest change */
+    uint64_t seq;             /* bumps at every change */
+    uint64_t total_bytes, total_count;
+};
+
+void vt_sites_init(struct vt_ledger_sites *l);
+void vt_sites_free(struct vt_ledger_sites *l);
+/* Adds (delta > 0) or removes bytes and allocations of a site. Returns the
+ * site index, or -1 when out of memory. */
+long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
+                     int64_t delta_bytes, int64_t delta_count);
+
+void vt_snapshot_init(struct vt_peak_snapshot *s);
+void vt_snapshot_free(struct vt_peak_snapshot *s);
+/* If the ledger's total exceeds the snapshot's peak (or it has none yet),
+ * records the new peak at time_ns and brings the per-site copy up to date.
+ * Returns true if it was a new peak. */
+bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
+                       uint64_t time_ns);
+
+/* One site's bytes in a ranking. */
+struct vt_site_bytes {
+    uint64_t stack, thread, bytes, count;
+};
+
+/* The n largest sites of a snapshot (or of the live state if s is NULL),
+ * largest first; returns how many were written (sites with 0 bytes are
+ * left out). */
+size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_snapshot *s,
+                    struct vt_site_bytes *out, size_t n);
+
+#endif

@@ -1,0 +1,529 @@
+/* One process's replay: live set, ledgers, phases, failures. See replay.h. */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEPTH_KEY UINT64_MAX
+
+const char *vt_verdict_name(enum vt_verdict v)
+{
+    switch (v) {
+    case VT_VERDICT_EXHAUSTED: return "exhausted";
+    case VT_VERDICT_CONTENDED: return "contended";
+    case VT_VERDICT_FRAGMENTED: return "fragmented";
+    default: return "unknown";
+    }
+}
+
+const char *vt_retry_name(enum vt_retry r)
+{
+    switch (r) {
+    case VT_RETRY_SUCCEEDED: return "succeeded";
+    case VT_RETRY_FAILED: return "failed";
+    default: return "not seen";
+    }
+}
+
+const char *vt_category_name(enum vt_category c)
+{
+    switch (c) {
+    case VT_CAT_DEVICE: return "device";
+    case VT_CAT_MANAGED: return "managed";
+    case VT_CAT_HOST_PINNED: return "host_pinned";
+    default: return "none";
+    }
+}
+
+/*
+ * The verdict of a failed allocation, from the driver's own numbers:
+ *   - fragmented: the driver reported at least the requested bytes free, so
+ *     the memory exists but not as one piece the driver could hand out;
+ *   - contended: not enough free, but the memory held outside this process
+ *     (total - free - this process's traced bytes) covers the shortfall and
+ *     is more than this process holds: other holders are the main reason;
+ *   - exhausted: otherwise - this process's own allocations fill the device.
+ * "Outside" also holds this process's CUDA context and anything it
+ * allocated before tracing started; see docs/REPORT.md.
+ */
+enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
+                               uint64_t process_bytes, bool driver_info)
+{
+    if (!driver_info)
+        return VT_VERDICT_UNKNOWN;
+    if (free_bytes >= requested)
+        return VT_VERDICT_FRAGMENTED;
+    uint64_t used = total_bytes > free_bytes ? total_bytes - free_bytes : 0;
+    uint64_t outside = used > process_bytes ? used - process_bytes : 0;
+    uint64_t shortfall = requested - free_bytes;
+    if (outside >= shortfall && outside > process_bytes)
+        return VT_VERDICT_CONTENDED;
+    return VT_VERDICT_EXHAUSTED;
+}
+
+void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->reader = reader;
+    vt_pair_map_init(&rp->live);
+    vt_pair_map_init(&rp->phase_stacks);
+    vt_pair_map_init(&rp->ranges);
+}
+
+static void ledger_free(struct vt_ledger *l)
+{
+    vt_sites_free(&l->sites);
+    vt_snapshot_free(&l->peak);
+    for (size_t i = 0; i < l->nphases; i++)
+        vt_snapshot_free(&l->phases[i].snap);
+    free(l->phases);
+    free(l->ooms);
+}
+
+void vt_replay_free(struct vt_replay *rp)
+{
+    vt_pair_map_free(&rp->live);
+    vt_pair_map_free(&rp->phase_stacks);
+    vt_pair_map_free(&rp->ranges);
+    free(rp->entries);
+    free(rp->free_entries);
+    for (size_t i = 0; i < rp->nledgers; i++)
+        ledger_free(&rp->ledgers[i]);
+    free(rp->ledgers);
+    free(rp->open);
+    memset(rp, 0, sizeof *rp);
+}
+
+/* Grows a dynamic array to hold n+1 elements. */
+static bool reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *p = realloc(*arr, ncap * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+static long find_ledger(const struct vt_replay *rp, int64_t device, enum vt_category cat)
+{
+    for (size_t i = 0; i < rp->nledgers; i++)
+        if (rp->ledgers[i].device == device && rp->ledgers[i].category == cat)
+            return (long)i;
+    return -1;
+}
+
+struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
+{
+    long i = find_ledger(rp, device, cat);
+    return i < 0 ? NULL : &rp->ledgers[i];
+}
+
+static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
+{
+    long i = find_ledger(rp, device, cat);
+    if (i >= 0)
+        return i;
+    if (!reserve((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers, sizeof *rp->ledgers))
+        return -1;
+    struct vt_ledger *l = &rp->ledgers[rp->nledgers];
+    memset(l, 0, sizeof *l);
+    l->device = device;
+    l->category = cat;
+    l->pending_oom = -1;
+    vt_sites_init(&l->sites);
+    vt_snapshot_init(&l->peak);
+    return (long)rp->nledgers++;
+}
+
+const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name)
+{
+    for (size_t i = 0; i < l->nphases; i++)
+        if (l->phases[i].name == name)
+            return &l->phases[i];
+    return NULL;
+}
+
+static struct vt_phase_peak *get_phase(struct vt_ledger *l, uint64_t name)
+{
+    struct vt_phase_peak *p = (struct vt_phase_peak *)vt_ledger_phase(l, name);
+    if (p)
+        return p;
+    if (!reserve((void **)&l->phases, &l->phases_cap, l->nphases, sizeof *l->phases))
+        return NULL;
+    p = &l->phases[l->nphases++];
+    memset(p, 0, sizeof *p);
+    p->name = name;
+    vt_snapshot_init(&p->snap);
+    return p;
+}
+
+/* ---- phases ---- */
+
+static void offer_open_phases(struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
+{
+    for (size_t k = 0; k < rp->nopen; k++) {
+        struct vt_phase_peak *p = get_phase(l, rp->open[k].name);
+        if (p)
+            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
+        else
+            rp->out_of_memory = true;
+    }
+}
+
+static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
+{
+    size_t k;
+    for (k = 0; k < rp->nopen && rp->open[k].name != name; k++)
+        ;
+    if (k == rp->nopen) {
+        if (!reserve((void **)&rp->open, &rp->open_cap, rp->nopen, sizeof *rp->open)) {
+            rp->out_of_memory = true;
+            return;
+        }
+        rp->open[rp->nopen].name = name;
+        rp->open[rp->nopen].count = 0;
+        rp->nopen++;
+    }
+    rp->open[k].count++;
+    /* The total at the moment a phase opens is the phase's first candidate
+     * peak, in every ledger. */
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        struct vt_phase_peak *p = get_phase(&rp->ledgers[i], name);
+        if (!p) {
+            rp->out_of_memory = true;
+            continue;
+        }
+        p->opened++;
+        vt_snapshot_offer(&p->snap, &rp->ledgers[i].sites, time_ns);
+    }
+}
+
+static void phase_close(struct vt_replay *rp, uint64_t name)
+{
+    for (size_t k = 0; k < rp->nopen; k++) {
+        if (rp->open[k].name != name)
+            continue;
+        if (--rp->open[k].count == 0)
+            rp->open[k] = rp->open[--rp->nopen];
+        return;
+    }
+}
+
+static uint64_t stack_key(uint64_t thread, uint64_t domain)
+{
+    return thread | domain << 32;
+}
+
+static void range_push(struct vt_replay *rp, const struct vt_record *rec)
+{
+    uint64_t key = stack_key(rec->u.range.thread, rec->u.range.domain);
+    uint64_t *depth = vt_pair_map_get(&rp->phase_stacks, key, DEPTH_KEY);
+    uint64_t d = depth ? *depth : 0;
+    if (!vt_pair_map_put(&rp->phase_stacks, key, d, rec->u.range.name) ||
+        !vt_pair_map_put(&rp->phase_stacks, key, DEPTH_KEY, d + 1)) {
+        rp->out_of_memory = true;
+        return;
+    }
+    phase_open(rp, rec->u.range.name, rec->time_ns);
+}
+
+static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
+{
+    uint64_t key = stack_key(rec->u.range.thread, rec->u.range.domain);
+    uint64_t *depth = vt_pair_map_get(&rp->phase_stacks, key, DEPTH_KEY);
+    if (!depth || *depth == 0) {
+        rp->unmatched_pops++;
+        return;
+    }
+    uint64_t d = --*depth;
+    uint64_t name = 0;
+    vt_pair_map_remove(&rp->phase_stacks, key, d, &name);
+    phase_close(rp, name);
+}
+
+static uint64_t innermost_phase(const struct vt_replay *rp, uint64_t thread)
+{
+    uint64_t key = stack_key(thread, 0);
+    uint64_t *depth = vt_pair_map_get(&rp->phase_stacks, key, DEPTH_KEY);
+    if (!depth || *depth == 0)
+        return 0;
+    uint64_t *name = vt_pair_map_get(&rp->phase_stacks, key, *depth - 1);
+    return name ? *name : 0;
+}
+
+static void range_start(struct vt_replay *rp, const struct vt_record *rec)
+{
+    uint64_t old;
+    /* A reused id without an end: close the old range first. */
+    if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &old))
+        phase_close(rp, old);
+    if (!vt_pair_map_put(&rp->ranges, rec->u.range.range_id, 0, rec->u.range.name)) {
+        rp->out_of_memory = true;
+        return;
+    }
+    phase_open(rp, rec->u.range.name, rec->time_ns);
+}
+
+static void range_end(struct vt_replay *rp, const struct vt_record *rec)
+{
+    uint64_t name;
+    if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &name))
+        phase_close(rp, name);
+    else
+        rp->unmatched_pops++;
+}
+
+static void mark(struct vt_replay *rp, const struct vt_record *rec)
+{
+    rp->marks_total++;
+    if (rp->nmarks == VT_MARKS_MAX)
+        return;
+    struct vt_mark *m = &rp->marks[rp->nmarks++];
+    m->time_ns = rec->time_ns;
+    m->name = rec->u.range.name;
+    m->thread = rec->u.range.thread;
+    m->device_bytes = 0;
+    for (size_t i = 0; i < rp->nledgers; i++)
+        if (rp->ledgers[i].category == VT_CAT_DEVICE)
+            m->device_bytes += rp->ledgers[i].sites.total_bytes;
+}
+
+/* ---- failures and the flush window ---- */
+
+static void close_window_if_expired(struct vt_ledger *l, uint64_t time_ns)
+{
+    if (l->pending_oom < 0)
+        return;
+    if (time_ns > l->ooms[l->pending_oom].time_ns + VT_OOM_FLUSH_WINDOW_NS)
+        l->pending_oom = -1;
+}
+
+static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct vt_record *rec)
+{
+    l->failed_allocs++;
+    if (l->pending_oom >= 0) {
+        struct vt_oom *prev = &l->ooms[l->pending_oom];
+        if (prev->requested_bytes == rec->u.mem.size)
+            prev->retry = VT_RETRY_FAILED;
+        l->pending_oom = -1;
+    }
+    if (l->nooms == VT_OOM_MAX ||
+        !reserve((void **)&l->ooms, &l->ooms_cap, l->nooms, sizeof *l->ooms)) {
+        rp->ooms_dropped++;
+        return;
+    }
+    struct vt_oom *o = &l->ooms[l->nooms];
+    memset(o, 0, sizeof *o);
+    o->time_ns = rec->time_ns;
+    o->requested_bytes = rec->u.mem.size;
+    o->free_bytes = rec->u.mem.free_bytes;
+    o->total_bytes = rec->u.mem.total_bytes;
+    o->driver_info = rec->u.mem.total_bytes != 0;
+    o->process_bytes = l->sites.total_bytes;
+    memcpy(o->kind_bytes, l->kind_bytes, sizeof o->kind_bytes);
+    if (o->driver_info) {
+        uint64_t used = o->total_bytes > o->free_bytes ? o->total_bytes - o->free_bytes : 0;
+        o->outside_bytes = used > o->process_bytes ? used - o->process_bytes : 0;
+    }
+    o->verdict = vt_oom_verdict(o->requested_bytes, o->free_bytes, o->total_bytes,
+                                o->process_bytes, o->driver_info);
+    o->kind = rec->u.mem.kind;
+    o->device = rec->u.mem.device;
+    o->stack = rec->u.mem.stack;
+    o->thread = rec->u.mem.thread;
+    o->api = rec->u.mem.api;
+    o->label = rec->u.mem.label;
+    o->result = rec->u.mem.result;
+    o->phase = innermost_phase(rp, rec->u.mem.thread);
+    o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
+    l->pending_oom = (long)l->nooms++;
+}
+
+/* ---- the live set ---- */
+
+static long new_entry(struct vt_replay *rp)
+{
+    if (rp->nfree_entries)
+        return rp->free_entries[--rp->nfree_entries];
+    if (rp->nentries == UINT32_MAX)
+        return -1;
+    if (rp->nentries == rp->entries_cap) {
+        size_t cap = rp->entries_cap;
+        if (!reserve((void **)&rp->entries, &cap, rp->nentries, sizeof *rp->entries))
+            return -1;
+        rp->entries_cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
+    }
+    return rp->nentries++;
+}
+
+static void release_entry(struct vt_replay *rp, uint32_t idx)
+{
+    if (rp->nfree_entries == rp->free_entries_cap) {
+        size_t cap = rp->free_entries_cap;
+        if (!reserve((void **)&rp->free_entries, &cap, rp->nfree_entries,
+                     sizeof *rp->free_entries))
+            return; /* leaks one slot; harmless */
+        rp->free_entries_cap = (uint32_t)cap;
+    }
+    rp->free_entries[rp->nfree_entries++] = idx;
+}
+
+static void ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint64_t stack,
+                          uint64_t thread, int64_t bytes, int64_t count, uint64_t time_ns)
+{
+    uint64_t old = l->sites.total_bytes;
+    if (vt_sites_change(&l->sites, stack, thread, bytes, count) < 0) {
+        rp->out_of_memory = true;
+        return;
+    }
+    if (kind < VT_KIND_COUNT_)
+        l->kind_bytes[kind] += (uint64_t)bytes;
+    if (bytes > 0) {
+        vt_snapshot_offer(&l->peak, &l->sites, time_ns);
+        offer_open_phases(rp, l, time_ns);
+    }
+    if (rp->on_change && l->category == VT_CAT_DEVICE)
+        rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
+}
+
+/* Finds the live entry a free refers to: its own kind first, then the
+ * other kinds of the same category (a graph allocation freed with
+ * cuMemFreeAsync, say). */
+static bool take_live(struct vt_replay *rp, uint8_t kind, uint64_t addr, uint64_t *idx)
+{
+    if (vt_pair_map_remove(&rp->live, kind, addr, idx))
+        return true;
+    enum vt_category cat = vt_kind_category(kind);
+    for (unsigned k = 1; k < VT_KIND_COUNT_; k++)
+        if (k != kind && vt_kind_category(k) == cat && vt_pair_map_remove(&rp->live, k, addr, idx))
+            return true;
+    return false;
+}
+
+static void free_live(struct vt_replay *rp, uint64_t idx, uint64_t time_ns)
+{
+    struct vt_live_entry e = rp->entries[idx];
+    release_entry(rp, (uint32_t)idx);
+    struct vt_ledger *l = &rp->ledgers[e.ledger];
+    l->frees++;
+    ledger_change(rp, l, e.kind, e.stack, e.thread, -(int64_t)e.size, -1, time_ns);
+    if (l->pending_oom >= 0) {
+        l->ooms[l->pending_oom].released_bytes += e.size;
+        l->ooms[l->pending_oom].released_count++;
+    }
+}
+
+static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
+{
+    rp->mem_events++;
+    uint8_t kind = rec->u.mem.kind;
+    enum vt_category cat = vt_kind_category(kind);
+    if (cat == VT_CAT_NONE) {
+        rp->untracked_events++;
+        return;
+    }
+    if (rec->u.mem.op == VT_OP_FREE) {
+        if (rec->u.mem.result != 0) {
+            rp->failed_frees++;
+            return;
+        }
+        uint64_t idx;
+        uint64_t *ref = vt_pair_map_get(&rp->live, kind, rec->u.mem.addr);
+        if (ref && rp->entries[*ref].refs > 1) {
+            rp->entries[*ref].refs--; /* another reference remains */
+            return;
+        }
+        if (!take_live(rp, kind, rec->u.mem.addr, &idx)) {
+            rp->unmatched_frees++;
+            return;
+        }
+        struct vt_ledger *l = &rp->ledgers[rp->entries[idx].ledger];
+        close_window_if_expired(l, rec->time_ns);
+        free_live(rp, idx, rec->time_ns);
+        return;
+    }
+    uint64_t *ref = vt_pair_map_get(&rp->live, kind, rec->u.mem.addr);
+    if (ref && rec->u.mem.result == 0 && rec->u.mem.size == 0) {
+        rp->entries[*ref].refs++; /* a retained handle: one more reference */
+        return;
+    }
+    long li = get_ledger(rp, rec->u.mem.device, cat);
+    if (li < 0) {
+        rp->out_of_memory = true;
+        return;
+    }
+    struct vt_ledger *l = &rp->ledgers[li];
+    close_window_if_expired(l, rec->time_ns);
+    if (rec->u.mem.result != 0) {
+        record_oom(rp, l, rec);
+        return;
+    }
+    if (l->pending_oom >= 0 && l->ooms[l->pending_oom].requested_bytes == rec->u.mem.size) {
+        l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
+        l->pending_oom = -1;
+    }
+    uint64_t old;
+    if (vt_pair_map_remove(&rp->live, kind, rec->u.mem.addr, &old)) {
+        /* The tracer missed a free (or the driver reused an address it had
+         * freed without telling us): the old allocation is gone. */
+        rp->replaced_allocs++;
+        free_live(rp, old, rec->time_ns);
+        l = &rp->ledgers[li];
+    }
+    long e = new_entry(rp);
+    if (e < 0 || !vt_pair_map_put(&rp->live, kind, rec->u.mem.addr, (uint64_t)e)) {
+        rp->out_of_memory = true;
+        return;
+    }
+    rp->entries[e] = (struct vt_live_entry){rec->u.mem.size, rec->u.mem.stack, rec->u.mem.thread,
+                                            (uint32_t)li, 1, kind};
+    l->allocs++;
+    ledger_change(rp, l, kind, rec->u.mem.stack, rec->u.mem.thread, (int64_t)rec->u.mem.size, 1,
+                  rec->time_ns);
+}
+
+void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec)
+{
+    switch (rec->type) {
+    case VT_REC_MEM:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+    case VT_REC_TRAILER:
+        if (!rp->has_time) {
+            rp->first_time_ns = rec->time_ns;
+            rp->has_time = true;
+        }
+        if (rec->time_ns > rp->last_time_ns)
+            rp->last_time_ns = rec->time_ns;
+        break;
+    default:
+        break;
+    }
+    switch (rec->type) {
+    case VT_REC_MEM: mem_event(rp, rec); break;
+    case VT_REC_RANGE_PUSH: range_push(rp, rec); break;
+    case VT_REC_RANGE_POP: range_pop(rp, rec); break;
+    case VT_REC_RANGE_START: range_start(rp, rec); break;
+    case VT_REC_RANGE_END: range_end(rp, rec); break;
+    case VT_REC_MARK: mark(rp, rec); break;
+    case VT_REC_LOST: rp->lost_events += rec->u.lost.count; break;
+    case VT_REC_TRAILER:
+        if (rec->u.trailer.lost > rp->lost_events)
+            rp->lost_events = rec->u.trailer.lost;
+        break;
+    default: break;
+    }
+}
+
+void vt_replay_finish(struct vt_replay *rp)
+{
+    for (size_t i = 0; i < rp->nledgers; i++)
+        rp->ledgers[i].pending_oom = -1;
+}

@@ -1,0 +1,169 @@
+/*
+ * Replaying one process's trace: the live set, ledgers, phases and
+ * out-of-memory diagnosis, in one streaming pass over its records.
+ *
+ * Live set: every successful ALLOC makes (kind, address-or-handle) live
+ * with its size, stack and thread; the matching FREE ends it (the free's own
+ * size is ignored: cuMemFree does not know it). A size-0 ALLOC of a key
+ * that is live is a new reference to it (cuMemRetainAllocationHandle): the
+ * memory ends with the last reference's FREE. A stream-ordered free
+ * (cuMemFreeAsync) counts when it is issued. Failed frees change nothing.
+ * Live bytes are summed per ledger = (device, category) where category is
+ * vt_kind_category(kind): device memory (plain, VMM physical handles,
+ * arrays, graph memory), managed, pinned host. Address reservations,
+ * mappings, IPC and contexts count in no ledger.
+ *
+ * Memory use is O(live allocations + distinct sites x snapshots), never
+ * O(trace length).
+ *
+ * Phases: NVTX push/pop (per thread and domain, nested), start/end ranges
+ * (by range id, may end on another thread) and vramtrace_phase_*. For each
+ * phase name and ledger: the largest total while at least one range of that
+ * name was open (the total at the moment it opened counts), when, and a
+ * per-site snapshot at that instant (see peak_tracker.h).
+ *
+ * Out of memory: a failed ALLOC (result != 0) records the request, the
+ * driver's free/total captured right after it, the bytes this process held
+ * on the device by kind and by site, and then watches the same ledger for
+ * VT_OOM_FLUSH_WINDOW_NS: frees in that window are the caching allocator
+ * releasing its cache (PyTorch frees every unsplit cached segment and
+ * retries once); a successful allocation of the same size is the retry.
+ * The verdict (vt_oom_verdict) is documented in replay.c and docs/REPORT.md.
+ */
+#ifndef VRAMTRACE_ANALYZER_REPLAY_H
+#define VRAMTRACE_ANALYZER_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pair_map.h"
+#include "peak_tracker.h"
+#include "trace_reader.h"
+
+#define VT_OOM_FLUSH_WINDOW_NS 1000000000ull /* 1 s: PyTorch retries at once */
+#define VT_OOM_TOP 8      /* sites kept per failure */
+#define VT_OOM_MAX 4096   /* failures kept per ledger (more are counted) */
+#define VT_MARKS_MAX 256
+
+enum vt_verdict {
+    VT_VERDICT_UNKNOWN = 0,  /* the driver's free/total were not available */
+    VT_VERDICT_EXHAUSTED,    /* this process holds the memory */
+    VT_VERDICT_CONTENDED,    /* others hold enough that without them it fits */
+    VT_VERDICT_FRAGMENTED,   /* enough was free, not in one piece */
+};
+const char *vt_verdict_name(enum vt_verdict v);
+
+enum vt_retry {
+    VT_RETRY_NOT_SEEN = 0,   /* no allocation of that size followed in the window */
+    VT_RETRY_SUCCEEDED,
+    VT_RETRY_FAILED,
+};
+const char *vt_retry_name(enum vt_retry r);
+
+struct vt_oom {
+    uint64_t time_ns;
+    uint64_t requested_bytes;
+    uint64_t free_bytes, total_bytes;  /* as the driver said after the failure */
+    bool driver_info;                  /* free/total were captured */
+    uint64_t process_bytes;            /* this ledger's live bytes then */
+    uint64_t kind_bytes[VT_KIND_COUNT_];
+    uint64_t outside_bytes;            /* total - free - process (if driver_info) */
+    enum vt_verdict verdict;
+    uint8_t kind;
+    int64_t device;
+    uint64_t stack, thread, api, label, result;
+    uint64_t phase;                    /* innermost open phase on the thread (string id) */
+    /* what followed */
+    uint64_t released_bytes, released_count; /* frees in the window */
+    enum vt_retry retry;
+    struct vt_site_bytes top[VT_OOM_TOP];
+    size_t ntop;
+};
+
+struct vt_phase_peak {
+    uint64_t name;        /* string id */
+    uint64_t opened;      /* ranges of this name opened */
+    struct vt_peak_snapshot snap;
+};
+
+struct vt_ledger {
+    int64_t device;       /* ordinal, -1 unknown */
+    enum vt_category category;
+    struct vt_ledger_sites sites;
+    struct vt_peak_snapshot peak;
+    uint64_t kind_bytes[VT_KIND_COUNT_];
+    uint64_t allocs, frees, failed_allocs;
+    struct vt_phase_peak *phases;
+    size_t nphases, phases_cap;
+    struct vt_oom *ooms;
+    size_t nooms, ooms_cap;
+    long pending_oom;     /* index of the failure whose window is open, -1 */
+};
+
+struct vt_mark {
+    uint64_t time_ns, name, thread;
+    uint64_t device_bytes; /* sum of this process's device ledgers then */
+};
+
+struct vt_replay;
+/* Called after a device-category ledger's total changed (GPU merge). */
+typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
+                                    uint64_t old_total, uint64_t time_ns);
+
+struct vt_live_entry {
+    uint64_t size, stack, thread;
+    uint32_t ledger;
+    uint32_t refs;   /* references (cuMemRetainAllocationHandle adds one) */
+    uint8_t kind;
+};
+
+struct vt_replay {
+    const struct vt_reader *reader; /* names and tables */
+    struct vt_pair_map live;        /* (kind, addr) -> entry index */
+    struct vt_live_entry *entries;
+    uint32_t nentries, entries_cap;
+    uint32_t *free_entries;
+    uint32_t nfree_entries, free_entries_cap;
+
+    struct vt_ledger *ledgers;
+    size_t nledgers, ledgers_cap;
+
+    struct vt_pair_map phase_stacks; /* (thread|domain<<32, depth) -> name; depth UINT64_MAX -> depth */
+    struct vt_pair_map ranges;       /* (range id, 0) -> name */
+    struct { uint64_t name, count; } *open;  /* names open now */
+    size_t nopen, open_cap;
+
+    struct vt_mark marks[VT_MARKS_MAX];
+    size_t nmarks;
+    uint64_t marks_total;
+
+    uint64_t first_time_ns, last_time_ns;
+    bool has_time;
+    uint64_t mem_events, lost_events;
+    uint64_t unmatched_frees, failed_frees, replaced_allocs, unmatched_pops, untracked_events;
+    uint64_t ooms_dropped;
+    bool out_of_memory;              /* the analyzer itself ran out */
+
+    vt_ledger_change_fn on_change;
+    void *on_change_ctx;
+};
+
+void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);
+void vt_replay_free(struct vt_replay *rp);
+/* Feeds one record (in file order). */
+void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec);
+/* Closes windows still open at the end of the data. */
+void vt_replay_finish(struct vt_replay *rp);
+
+/* The ledger for (device, category), or NULL if it never held anything. */
+struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);
+/* The phase peak of a name in a ledger, NULL if that phase never opened. */
+const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name);
+
+/* The verdict rule, exposed for tests and docs. */
+enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
+                               uint64_t process_bytes, bool driver_info);
+
+const char *vt_category_name(enum vt_category c);
+
+#endif

@@ -1,0 +1,161 @@
+/* Helpers shared by the text and JSON reports; see report.h. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
+                    const struct vt_report_options *opt)
+{
+    rep->a = a;
+    rep->opt = opt;
+    rep->sym = calloc(a->ninputs ? a->ninputs : 1, sizeof *rep->sym);
+}
+
+void vt_report_free(struct vt_report *rep)
+{
+    for (size_t i = 0; rep->sym && i < rep->a->ninputs; i++)
+        vt_symbolizer_free(rep->sym[i]);
+    free(rep->sym);
+    rep->sym = NULL;
+}
+
+bool vt_report_input_selected(const struct vt_report *rep, size_t input)
+{
+    if (!rep->opt->has_pid)
+        return true;
+    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    return p && p->pid == rep->opt->pid;
+}
+
+bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l)
+{
+    return !rep->opt->has_device || l->device == rep->opt->device;
+}
+
+static bool is_tracer_frame(const struct vt_frame *f)
+{
+    return f->module && !strncmp(f->module, "libvramtrace", 12);
+}
+
+size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
+                        vt_frame_fn fn, void *ctx)
+{
+    const struct vt_reader *r = rep->a->inputs[input].reader;
+    if (rep->sym && !rep->sym[input])
+        rep->sym[input] = vt_symbolizer_new(r, &rep->opt->sym);
+    struct vt_symbolizer *s = rep->sym ? rep->sym[input] : NULL;
+    size_t delivered = 0;
+    bool leading = true;
+    uint64_t parent, ip;
+    /* The trie's parents always have smaller ids, so this walk ends. */
+    for (uint64_t node = stack; node && vt_reader_stack_node(r, node, &parent, &ip);
+         node = parent) {
+        const struct vt_frame *frames;
+        struct vt_frame bare = {.ip = ip};
+        size_t n = 1;
+        if (s)
+            n = vt_symbolize(s, ip, &frames);
+        else
+            frames = &bare;
+        for (size_t k = 0; k < n; k++) {
+            if (leading && is_tracer_frame(&frames[k]))
+                continue;
+            leading = false;
+            if (max && delivered == max)
+                return delivered;
+            fn(ctx, &frames[k]);
+            delivered++;
+        }
+    }
+    return delivered;
+}
+
+const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
+                                  char *buf, size_t n)
+{
+    const struct vt_thread_info *t = vt_reader_thread(rep->a->inputs[input].reader, thread);
+    if (t && t->name && t->name[0])
+        return t->name;
+    if (t)
+        snprintf(buf, n, "tid %" PRIu64, t->os_tid);
+    else
+        snprintf(buf, n, "thread %" PRIu64, thread);
+    return buf;
+}
+
+const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t id)
+{
+    return vt_reader_string(rep->a->inputs[input].reader, id);
+}
+
+long vt_report_rank(const struct vt_report *rep, size_t input)
+{
+    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    const char *v = vt_process_env(p, "RANK");
+    if (!v)
+        v = vt_process_env(p, "LOCAL_RANK");
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long rank = strtol(v, &end, 10);
+    return *end || rank < 0 ? -1 : rank;
+}
+
+const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n)
+{
+    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    buf[0] = '\0';
+    if (!p)
+        return buf;
+    size_t used = 0;
+    for (uint64_t i = 0; i < p->argc && used + 1 < n; i++) {
+        int k = snprintf(buf + used, n - used, "%s%s", i ? " " : "", p->argv[i]);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+    if (!buf[0] && p->exe)
+        snprintf(buf, n, "%s", p->exe);
+    return buf;
+}
+
+const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
+        snprintf(buf, n, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    unsigned u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, "%.2f %s", v, units[u]);
+    return buf;
+}
+
+const char *vt_format_uuid(const uint8_t u[VT_UUID_SIZE], char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+    return buf;
+}
+
+const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_t t, char *buf,
+                              size_t n)
+{
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
+    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    /* Relative to the process start when known, else to its first event. */
+    uint64_t origin = p && p->start_mono_ns && p->start_mono_ns <= t ? p->start_mono_ns
+                                                                      : rp->first_time_ns;
+    double s = t >= origin ? (double)(t - origin) / 1e9 : -(double)(origin - t) / 1e9;
+    snprintf(buf, n, "%+.3fs", s);
+    return buf;
+}

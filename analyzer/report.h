@@ -1,0 +1,72 @@
+/*
+ * Rendering an analysis: text for people (report_text.c) and JSON for
+ * programs (report_json.c), with the helpers both share (report.c).
+ * docs/REPORT.md describes every number.
+ */
+#ifndef VRAMTRACE_ANALYZER_REPORT_H
+#define VRAMTRACE_ANALYZER_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis.h"
+#include "symbolize.h"
+
+#define VT_REPORT_MAX_TOP 1000
+
+struct vt_report_options {
+    size_t top;              /* rows of stacks per table */
+    size_t text_frames;      /* frames per stack in the text report */
+    const char *phase;       /* only this phase, in detail; NULL: all */
+    bool has_device;
+    int64_t device;
+    bool has_pid;
+    uint64_t pid;
+    struct vt_symbolize_options sym;
+};
+
+struct vt_report {
+    const struct vt_analysis *a;
+    const struct vt_report_options *opt;
+    struct vt_symbolizer **sym;  /* per input, made on first use */
+};
+
+void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
+                    const struct vt_report_options *opt);
+void vt_report_free(struct vt_report *rep);
+
+int vt_report_text(struct vt_report *rep, FILE *out);
+int vt_report_json(struct vt_report *rep, FILE *out);
+
+/* ---- shared helpers ---- */
+
+bool vt_report_input_selected(const struct vt_report *rep, size_t input);
+bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l);
+
+/* Calls fn for each frame of a stack, innermost first, skipping the
+ * tracer's own frames (libvramtrace.so); stops after max frames (0: all).
+ * Returns the number of frames delivered. */
+typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
+size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
+                        vt_frame_fn fn, void *ctx);
+
+/* A thread's name ("main", "pt_autograd_0"...) or "thread N". */
+const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
+                                  char *buf, size_t n);
+/* The phase name for a string id (NULL if 0). */
+const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t id);
+/* The rank of a process from RANK (then LOCAL_RANK), -1 if none. */
+long vt_report_rank(const struct vt_report *rep, size_t input);
+/* argv joined by spaces into buf (or the exe path). */
+const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
+/* "12.34 GiB", "512.00 MiB", "4.00 KiB", "17 B". */
+const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n);
+/* Device UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form). */
+const char *vt_format_uuid(const uint8_t uuid[VT_UUID_SIZE], char *buf, size_t n);
+/* Seconds since the process's first event, "+1.234s". */
+const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_t t, char *buf,
+                              size_t n);
+
+#endif

@@ -1,0 +1,344 @@
+/*
+ * The text report: the first screen tells the story - peaks per process and
+ * device, failures with their verdicts, shared GPUs - and the details (top
+ * stacks at each peak, phases) follow.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+struct where_ctx {
+    FILE *out;
+    size_t n;
+};
+
+static void where_frame(void *ctx, const struct vt_frame *f)
+{
+    struct where_ctx *w = ctx;
+    fputs(w->n++ ? " <- " : "", w->out);
+    if (f->function)
+        fputs(f->function, w->out);
+    else if (f->module)
+        fprintf(w->out, "%s+0x%" PRIx64, f->module, f->module_offset);
+    else
+        fprintf(w->out, "0x%" PRIx64, f->ip);
+    if (f->file) {
+        const char *slash = strrchr(f->file, '/');
+        fprintf(w->out, " (%s:%" PRIu64 ")", slash ? slash + 1 : f->file, f->line);
+    }
+}
+
+static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
+{
+    struct where_ctx w = {out, 0};
+    vt_report_frames(rep, input, stack, rep->opt->text_frames, where_frame, &w);
+    if (w.n == 0)
+        fputs("(no stack recorded)", out);
+}
+
+static void print_sites(struct vt_report *rep, FILE *out, size_t input, const char *indent,
+                        const struct vt_site_bytes *top, size_t n)
+{
+    char b[32], t[64];
+    if (n == 0) {
+        fprintf(out, "%s(nothing live)\n", indent);
+        return;
+    }
+    fprintf(out, "%s%12s %7s  %-16s %s\n", indent, "bytes", "count", "thread", "allocated at");
+    for (size_t i = 0; i < n; i++) {
+        const char *thread = vt_report_thread_name(rep, input, top[i].thread, t, sizeof t);
+        fprintf(out, "%s%12s %7" PRIu64 "  %-16s ", indent,
+                vt_format_bytes(top[i].bytes, b, sizeof b), top[i].count, thread);
+        print_where(rep, out, input, top[i].stack);
+        if (!strncmp(thread, "pt_autograd_", 12))
+            fputs("  [backward]", out);
+        fputc('\n', out);
+    }
+}
+
+static const char *ledger_label(const struct vt_ledger *l, char *buf, size_t n)
+{
+    if (l->category == VT_CAT_HOST_PINNED)
+        snprintf(buf, n, "pinned host");
+    else if (l->device < 0)
+        snprintf(buf, n, "%s dev ?", l->category == VT_CAT_MANAGED ? "managed" : "device");
+    else
+        snprintf(buf, n, "%s %" PRId64, l->category == VT_CAT_MANAGED ? "managed" : "device",
+                 l->device);
+    return buf;
+}
+
+static void summary(struct vt_report *rep, FILE *out)
+{
+    const struct vt_analysis *a = rep->a;
+    char b[32], c[32], t[32], lab[32], cmd[80];
+    fprintf(out, "%8s %5s  %-14s %12s %12s %10s %5s  %s\n", "pid", "rank", "memory", "peak",
+            "capacity", "at", "OOMs", "command");
+    for (size_t i = 0; i < a->ninputs; i++) {
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+        const struct vt_replay *rp = &a->inputs[i].replay;
+        long rank = vt_report_rank(rep, i);
+        char rank_s[24] = "-";
+        if (rank >= 0)
+            snprintf(rank_s, sizeof rank_s, "%ld", rank);
+        vt_report_command(rep, i, cmd, sizeof cmd);
+        size_t shown = 0;
+        for (int cat = VT_CAT_DEVICE; cat <= VT_CAT_HOST_PINNED; cat++)
+            for (size_t k = 0; k < rp->nledgers; k++) {
+                const struct vt_ledger *l = &rp->ledgers[k];
+                if ((int)l->category != cat || !vt_report_ledger_selected(rep, l))
+                    continue;
+                const struct vt_device_info *dev =
+                    l->device >= 0 && cat == VT_CAT_DEVICE
+                        ? vt_reader_device(a->inputs[i].reader, (uint64_t)l->device)
+                        : NULL;
+                fprintf(out, "%8" PRIu64 " %5s  %-14s %12s %12s %10s %5zu  %s\n",
+                        p ? p->pid : 0, rank_s, ledger_label(l, lab, sizeof lab),
+                        vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
+                        dev ? vt_format_bytes(dev->total_bytes, c, sizeof c) : "-",
+                        l->peak.has_peak
+                            ? vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t)
+                            : "-",
+                        l->nooms, shown ? "" : cmd);
+                shown++;
+            }
+        if (!shown)
+            fprintf(out, "%8" PRIu64 " %5s  %-14s %12s %12s %10s %5s  %s\n", p ? p->pid : 0,
+                    rank_s, "(none)", "0 B", "-", "-", "0", cmd);
+        if (vt_reader_truncated(a->inputs[i].reader))
+            fprintf(out, "%8s        note: %s\n", "", vt_reader_truncation_note(a->inputs[i].reader));
+        if (rp->lost_events)
+            fprintf(out, "%8s        note: %" PRIu64 " events were lost by the tracer\n", "",
+                    rp->lost_events);
+    }
+}
+
+/* Several processes: how uneven the device peaks are (data-parallel ranks
+ * should be alike; a straggler explains an OOM on one rank). */
+static void imbalance(struct vt_report *rep, FILE *out)
+{
+    const struct vt_analysis *a = rep->a;
+    uint64_t max = 0, min = UINT64_MAX, sum = 0;
+    size_t n = 0, max_i = 0, min_i = 0;
+    for (size_t i = 0; i < a->ninputs; i++) {
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        uint64_t peak = 0;
+        const struct vt_replay *rp = &a->inputs[i].replay;
+        for (size_t k = 0; k < rp->nledgers; k++)
+            if (rp->ledgers[k].category == VT_CAT_DEVICE &&
+                vt_report_ledger_selected(rep, &rp->ledgers[k]) &&
+                rp->ledgers[k].peak.peak_bytes > peak)
+                peak = rp->ledgers[k].peak.peak_bytes;
+        if (peak > max) {
+            max = peak;
+            max_i = i;
+        }
+        if (peak < min) {
+            min = peak;
+            min_i = i;
+        }
+        sum += peak;
+        n++;
+    }
+    if (n < 2)
+        return;
+    char b1[32], b2[32], b3[32];
+    const struct vt_process_info *pmax = vt_reader_process(a->inputs[max_i].reader);
+    const struct vt_process_info *pmin = vt_reader_process(a->inputs[min_i].reader);
+    fprintf(out, "\nimbalance across %zu processes: largest device peak %s (pid %" PRIu64
+                 "), smallest %s (pid %" PRIu64 "), mean %s; spread %.1f%% of the largest\n",
+            n, vt_format_bytes(max, b1, sizeof b1), pmax ? pmax->pid : 0,
+            vt_format_bytes(min, b2, sizeof b2), pmin ? pmin->pid : 0,
+            vt_format_bytes(sum / n, b3, sizeof b3),
+            max ? 100.0 * (double)(max - min) / (double)max : 0.0);
+}
+
+static void gpus(struct vt_report *rep, FILE *out)
+{
+    const struct vt_analysis *a = rep->a;
+    bool header = false;
+    char b[32], u[64], t[32];
+    for (size_t g = 0; g < a->ngpus; g++) {
+        const struct vt_gpu *gp = &a->gpus[g];
+        size_t procs = 0, first = 0;
+        for (size_t i = 0; i < a->ninputs; i++)
+            if (gp->proc_used[i] && !procs++)
+                first = i;
+        if (procs < 2)
+            continue;
+        if (!header) {
+            fputs("\nshared GPUs (processes merged into one timeline by their monotonic clocks):\n",
+                  out);
+            header = true;
+        }
+        fprintf(out, "  %s%s%s: combined peak %s at %s", gp->has_uuid ? vt_format_uuid(gp->uuid, u, sizeof u) : "?",
+                gp->name ? " " : "", gp->name ? gp->name : "",
+                vt_format_bytes(gp->peak_bytes, b, sizeof b),
+                vt_format_reltime(rep, first, gp->peak_time_ns, t, sizeof t));
+        if (gp->total_bytes)
+            fprintf(out, " of %s", vt_format_bytes(gp->total_bytes, b, sizeof b));
+        fputs("; held then:", out);
+        for (size_t i = 0; i < a->ninputs; i++) {
+            if (!gp->proc_used[i])
+                continue;
+            const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+            fprintf(out, " pid %" PRIu64 " %s;", p ? p->pid : 0,
+                    vt_format_bytes(gp->proc_peak[i], b, sizeof b));
+        }
+        fputc('\n', out);
+    }
+}
+
+static const char *verdict_story(enum vt_verdict v)
+{
+    switch (v) {
+    case VT_VERDICT_EXHAUSTED:
+        return "this process's own allocations fill the device";
+    case VT_VERDICT_CONTENDED:
+        return "memory held outside this process (other processes, contexts) is the main reason";
+    case VT_VERDICT_FRAGMENTED:
+        return "the driver had enough free memory, but not in one piece";
+    default:
+        return "the driver's free/total were not captured";
+    }
+}
+
+static void failures(struct vt_report *rep, FILE *out)
+{
+    const struct vt_analysis *a = rep->a;
+    char b1[32], b2[32], b3[32], b4[32], t[32], th[64];
+    bool header = false;
+    for (size_t i = 0; i < a->ninputs; i++) {
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        const struct vt_replay *rp = &a->inputs[i].replay;
+        const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+        for (size_t k = 0; k < rp->nledgers; k++) {
+            const struct vt_ledger *l = &rp->ledgers[k];
+            if (!vt_report_ledger_selected(rep, l))
+                continue;
+            for (size_t m = 0; m < l->nooms; m++) {
+                const struct vt_oom *o = &l->ooms[m];
+                if (!header) {
+                    fputs("\nallocation failures:\n", out);
+                    header = true;
+                }
+                fprintf(out, "  pid %" PRIu64 " device %" PRId64 " at %s: %s of %s failed (%s, error %" PRIu64 ")\n",
+                        p ? p->pid : 0, o->device, vt_format_reltime(rep, i, o->time_ns, t, sizeof t),
+                        vt_reader_api(a->inputs[i].reader, o->api),
+                        vt_format_bytes(o->requested_bytes, b1, sizeof b1), vt_kind_name(o->kind),
+                        o->result);
+                fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict),
+                        verdict_story(o->verdict));
+                if (o->driver_info)
+                    fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
+                            vt_format_bytes(o->free_bytes, b1, sizeof b1),
+                            vt_format_bytes(o->total_bytes, b2, sizeof b2),
+                            vt_format_bytes(o->process_bytes, b3, sizeof b3),
+                            vt_format_bytes(o->outside_bytes, b4, sizeof b4));
+                else
+                    fprintf(out, "    this process held %s (driver free/total not captured)\n",
+                            vt_format_bytes(o->process_bytes, b3, sizeof b3));
+                fprintf(out, "    then: %s released in %" PRIu64 " frees within %.1fs; retry %s\n",
+                        vt_format_bytes(o->released_bytes, b1, sizeof b1), o->released_count,
+                        (double)VT_OOM_FLUSH_WINDOW_NS / 1e9, vt_retry_name(o->retry));
+                fputs("    largest free block: not visible at the driver\n", out);
+                fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
+                if (o->phase)
+                    fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));
+                fputs(", at: ", out);
+                print_where(rep, out, i, o->stack);
+                fputc('\n', out);
+                size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
+                if (n) {
+                    fputs("    largest holders then:\n", out);
+                    print_sites(rep, out, i, "      ", o->top, n);
+                }
+            }
+        }
+    }
+}
+
+static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
+                           struct vt_site_bytes *top)
+{
+    char b[32], t[32], lab[32];
+    if (!l->peak.has_peak)
+        return;
+    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
+    if (!rep->opt->phase) {
+        fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",
+                p ? p->pid : 0, ledger_label(l, lab, sizeof lab),
+                vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
+                vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), l->peak.peak_count);
+        size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
+        print_sites(rep, out, i, "  ", top, n);
+    }
+    bool header = false;
+    for (size_t k = 0; k < l->nphases; k++) {
+        const struct vt_phase_peak *ph = &l->phases[k];
+        const char *name = vt_report_string(rep, i, ph->name);
+        if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
+            continue;
+        if (!header) {
+            fprintf(out, "  phases of pid %" PRIu64 " %s (peak while open):\n", p ? p->pid : 0,
+                    ledger_label(l, lab, sizeof lab));
+            fprintf(out, "    %-24s %12s %10s %7s\n", "phase", "peak", "at", "opened");
+            header = true;
+        }
+        fprintf(out, "    %-24s %12s %10s %7" PRIu64 "\n", name ? name : "?",
+                vt_format_bytes(ph->snap.peak_bytes, b, sizeof b),
+                vt_format_reltime(rep, i, ph->snap.peak_time_ns, t, sizeof t), ph->opened);
+        if (rep->opt->phase) {
+            size_t n = vt_sites_top(&l->sites, &ph->snap, top, rep->opt->top);
+            print_sites(rep, out, i, "      ", top, n);
+        }
+    }
+    if (rep->opt->phase && !header)
+        fprintf(out, "  pid %" PRIu64 " %s: no phase named \"%s\"\n", p ? p->pid : 0,
+                ledger_label(l, lab, sizeof lab), rep->opt->phase);
+}
+
+int vt_report_text(struct vt_report *rep, FILE *out)
+{
+    const struct vt_analysis *a = rep->a;
+    struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
+    if (!top)
+        return 2;
+    fprintf(out, "vramtrace report: %zu process%s, %zu GPU%s\n\n", a->ninputs,
+            a->ninputs == 1 ? "" : "es", a->ngpus, a->ngpus == 1 ? "" : "s");
+    summary(rep, out);
+    imbalance(rep, out);
+    gpus(rep, out);
+    failures(rep, out);
+    for (size_t i = 0; i < a->ninputs; i++) {
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        const struct vt_replay *rp = &a->inputs[i].replay;
+        for (int cat = VT_CAT_DEVICE; cat <= VT_CAT_HOST_PINNED; cat++)
+            for (size_t k = 0; k < rp->nledgers; k++)
+                if ((int)rp->ledgers[k].category == cat &&
+                    vt_report_ledger_selected(rep, &rp->ledgers[k]))
+                    ledger_details(rep, out, i, &rp->ledgers[k], top);
+        if (rp->nmarks && !rep->opt->phase) {
+            char b[32], t[32];
+            fputs("  marks (device bytes then):\n", out);
+            for (size_t m = 0; m < rp->nmarks && m < rep->opt->top; m++)
+                fprintf(out, "    %-24s %12s %10s\n",
+                        vt_report_string(rep, i, rp->marks[m].name),
+                        vt_format_bytes(rp->marks[m].device_bytes, b, sizeof b),
+                        vt_format_reltime(rep, i, rp->marks[m].time_ns, t, sizeof t));
+        }
+        if (rp->unmatched_frees || rp->replaced_allocs || rp->unmatched_pops)
+            fprintf(out, "  notes: %" PRIu64 " frees of memory allocated before tracing or not seen, %" PRIu64
+                         " allocations over a live address, %" PRIu64 " unmatched range ends\n",
+                    rp->unmatched_frees, rp->replaced_allocs, rp->unmatched_pops);
+    }
+    free(top);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * Offline symbolization of recorded instruction pointers with elfutils
+ * libdwfl, from the trace's module map (path, load bias, build-id).
+ *
+ * For each ip the symbolizer returns one frame per function at that
+ * address, innermost first: inlined functions (with the line inside them)
+ * followed by the function they were inlined into (with the line of the
+ * inlined call). Results are cached per ip.
+ *
+ * Where binaries are looked for, in order: SYSROOT/path (--sysroot), path
+ * itself, then DIR/basename for each --debug-dir; separate debug info is
+ * found by build-id or debuglink under the debug dirs and /usr/lib/debug.
+ * A binary whose build-id differs from the recorded one is not used (its
+ * symbols would be wrong); such frames show module and offset only.
+ *
+ * Nothing from a trace is executed or loaded as code: binaries are only
+ * read as ELF/DWARF data.
+ */
+#ifndef VRAMTRACE_ANALYZER_SYMBOLIZE_H
+#define VRAMTRACE_ANALYZER_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_reader.h"
+
+struct vt_symbolizer;
+
+struct vt_symbolize_options {
+    const char *sysroot;           /* NULL: none */
+    const char *const *debug_dirs; /* NULL-terminated, may be NULL */
+    bool disabled;                 /* addresses only */
+};
+
+struct vt_frame {
+    uint64_t ip;
+    const char *function; /* NULL if unknown */
+    const char *file;     /* NULL if unknown */
+    uint64_t line;        /* 0 if unknown */
+    const char *module;   /* basename of the module, NULL if outside any */
+    uint64_t module_offset; /* ip - load bias */
+    bool inlined;         /* an inlined function (not the containing one) */
+};
+
+/* Builds the module map of one trace (its module records so far). */
+struct vt_symbolizer *vt_symbolizer_new(const struct vt_reader *r,
+                                        const struct vt_symbolize_options *opt);
+void vt_symbolizer_free(struct vt_symbolizer *s);
+
+/* Frames for ip (a return address: looked up at ip - 1). *frames stays
+ * valid until the next vt_symbolize call (copy what you keep); the strings
+ * in it until vt_symbolizer_free. Returns the number of frames (>= 1). */
+size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame **frames);
+
+/* Modules whose file could not be found or did not match its build-id,
+ * for a note in the report. */
+size_t vt_symbolizer_missing(const struct vt_symbolizer *s);
+
+#endif

@@ -1,0 +1,945 @@
+/*
+ * The trace reader: preamble, chunks, zstd, records, id tables.
+ * See trace_reader.h for what is an error and what is a truncation.
+ */
+#define _GNU_SOURCE
+#include "trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+/* Ids below this may be defined in any order (API ids are the hooks' own
+ * numbering, so they are sparse); above it a new id may exceed the largest
+ * one defined so far by one only. Tables therefore grow linearly with the
+ * data, never by a jump a hostile file chooses. */
+#define VT_ID_FREE_RANGE 65536u
+/* Everything the tables hold together (strings, stack nodes, threads...).
+ * A hostile file of tiny records could otherwise make tables many times
+ * larger than itself. */
+#define VT_TABLE_BYTES_MAX (1024ull << 20)
+#define VT_DEVICE_ORDINAL_MAX 4096u
+
+/* ---- a string arena: copies live until close ---- */
+struct arena_block {
+    struct arena_block *next;
+    size_t used, size;
+    char data[];
+};
+
+struct id_table {   /* dense array indexed by id of pointers */
+    void **items;
+    uint64_t cap;
+    uint64_t max_id; /* largest id defined, 0 if none */
+};
+
+struct vt_reader {
+    char *path;
+    int fd;                 /* -1 for a memory reader */
+    const uint8_t *mem;     /* memory reader */
+    uint64_t file_size;
+    uint16_t version;
+
+    uint64_t pos;           /* next chunk header offset */
+    uint64_t chunk_offset;  /* offset of the chunk being decoded */
+    uint64_t chunks, records;
+    uint8_t *comp;
+    size_t comp_cap;
+    uint8_t *raw;
+    size_t raw_cap, raw_len, raw_pos;
+    ZSTD_DCtx *dctx;
+    struct vt_delta_state delta;
+
+    int state;              /* 0 reading, 1 end, -1 error */
+    bool truncated, trailer_seen;
+    char trunc_note[160];
+    struct vt_read_error err;
+
+    uint64_t table_bytes;
+    struct arena_block *arena;
+
+    struct vt_process_info *process;
+    const char **strings;   /* id 1.. at [id-1] */
+    uint64_t nstrings, strings_cap;
+    uint64_t *node_parent, *node_ip;
+    uint64_t nnodes, nodes_cap;
+    struct id_table threads, apis;
+    struct vt_module_info **modules;
+    size_t nmodules, modules_cap;
+    struct vt_device_info *devices[VT_DEVICE_ORDINAL_MAX];
+};
+
+/* ---- errors ---- */
+
+static int fail(struct vt_reader *r, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct vt_reader *r, uint64_t offset, const char *fmt, ...)
+{
+    char reason[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    r->err.offset = offset;
+    snprintf(r->err.message, sizeof r->err.message, "%s: byte %" PRIu64 ": %s", r->path, offset,
+             reason);
+    r->state = -1;
+    return -1;
+}
+
+/* An error inside a decompressed chunk: the file offset is the chunk's. */
+static int fail_record(struct vt_reader *r, const char *what)
+{
+    return fail(r, r->chunk_offset, "corrupt chunk %" PRIu64 ": record at offset %zu of %zu: %s",
+                r->chunks, r->raw_pos, r->raw_len, what);
+}
+
+/* ---- memory accounting and the arena ---- */
+
+static bool charge(struct vt_reader *r, uint64_t bytes)
+{
+    if (r->table_bytes + bytes > VT_TABLE_BYTES_MAX)
+        return false;
+    r->table_bytes += bytes;
+    return true;
+}
+
+static const char *arena_copy(struct vt_reader *r, const void *src, size_t len)
+{
+    if (len == 0)
+        return "";
+    if (!charge(r, len + 1))
+        return NULL;
+    struct arena_block *b = r->arena;
+    if (!b || b->size - b->used < len + 1) {
+        size_t size = len + 1 > 65536 ? len + 1 : 65536;
+        b = malloc(sizeof *b + size);
+        if (!b)
+            return NULL;
+        b->next = r->arena;
+        b->used = 0;
+        b->size = size;
+        r->arena = b;
+    }
+    char *dst = b->data + b->used;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    b->used += len + 1;
+    return dst;
+}
+
+/* Grows *arr (element size elem) so that index idx fits. */
+static bool grow(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx, size_t elem)
+{
+    if (idx < *cap)
+        return true;
+    uint64_t ncap = *cap ? *cap : 64;
+    while (ncap <= idx)
+        ncap *= 2;
+    if (!charge(r, (ncap - *cap) * elem))
+        return false;
+    void *n = realloc(*arr, ncap * elem);
+    if (!n)
+        return false;
+    memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
+    *arr = n;
+    *cap = ncap;
+    return true;
+}
+
+static bool id_allowed(const struct id_table *t, uint64_t id)
+{
+    return id < VT_ID_FREE_RANGE || id <= t->max_id + 1;
+}
+
+static void *id_get(const struct id_table *t, uint64_t id)
+{
+    return id < t->cap ? t->items[id] : NULL;
+}
+
+/* ---- input ---- */
+
+/* Reads up to n bytes at off; returns how many were available. */
+static size_t read_at(struct vt_reader *r, uint64_t off, void *buf, size_t n)
+{
+    if (off >= r->file_size)
+        return 0;
+    if (n > r->file_size - off)
+        n = (size_t)(r->file_size - off);
+    if (r->fd < 0) {
+        memcpy(buf, r->mem + off, n);
+        return n;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(r->fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    return got;
+}
+
+static void mark_truncated(struct vt_reader *r, uint64_t at, const char *why)
+{
+    r->truncated = true;
+    r->state = 1;
+    snprintf(r->trunc_note, sizeof r->trunc_note, "trace ends at byte %" PRIu64 " (truncated: %s)",
+             at, why);
+}
+
+/* ---- opening ---- */
+
+static struct vt_reader *new_reader(const char *name)
+{
+    struct vt_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->path = strdup(name ? name : "(memory)");
+    r->fd = -1;
+    r->dctx = ZSTD_createDCtx();
+    if (!r->path || !r->dctx) {
+        vt_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int check_preamble(struct vt_reader *r)
+{
+    uint8_t pre[VT_PREAMBLE_SIZE];
+    size_t n = read_at(r, 0, pre, sizeof pre);
+    if (n == 0)
+        return fail(r, 0, "empty file: not a vramtrace trace");
+    size_t cmp = n < VT_FILE_MAGIC_LEN ? n : VT_FILE_MAGIC_LEN;
+    if (memcmp(pre, VT_FILE_MAGIC, cmp) != 0)
+        return fail(r, 0, "not a vramtrace trace (bad magic)");
+    if (n < VT_PREAMBLE_SIZE) {
+        /* A writer killed before its preamble reached the disk. */
+        mark_truncated(r, n, "preamble incomplete");
+        r->pos = n;
+        return 0;
+    }
+    r->version = (uint16_t)(pre[8] | pre[9] << 8);
+    if (r->version != VT_FORMAT_VERSION)
+        return fail(r, 8, "unsupported format version %u (this reader knows version %u)",
+                    r->version, VT_FORMAT_VERSION);
+    r->pos = VT_PREAMBLE_SIZE;
+    return 0;
+}
+
+static int finish_open(struct vt_reader *r, struct vt_reader **out, struct vt_read_error *err)
+{
+    if (check_preamble(r) != 0) {
+        if (err)
+            *err = r->err;
+        vt_reader_close(r);
+        *out = NULL;
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_error *err)
+{
+    *out = NULL;
+    struct vt_reader *r = new_reader(path);
+    if (!r) {
+        if (err) {
+            err->offset = 0;
+            snprintf(err->message, sizeof err->message, "%s: out of memory", path);
+        }
+        return -1;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (r->fd < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (err) {
+            err->offset = 0;
+            snprintf(err->message, sizeof err->message, "%s: %s", path,
+                     r->fd < 0 ? strerror(errno) : "not a regular file");
+        }
+        vt_reader_close(r);
+        return -1;
+    }
+    r->file_size = (uint64_t)st.st_size;
+    return finish_open(r, out, err);
+}
+
+int vt_reader_open_memory(const void *data, size_t len, const char *name, struct vt_reader **out,
+                          struct vt_read_error *err)
+{
+    *out = NULL;
+    struct vt_reader *r = new_reader(name);
+    if (!r) {
+        if (err)
+            snprintf(err->message, sizeof err->message, "%s: out of memory", name);
+        return -1;
+    }
+    r->mem = data;
+    r->file_size = len;
+    return finish_open(r, out, err);
+}
+
+void vt_reader_close(struct vt_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    ZSTD_freeDCtx(r->dctx);
+    free(r->comp);
+    free(r->raw);
+    while (r->arena) {
+        struct arena_block *n = r->arena->next;
+        free(r->arena);
+        r->arena = n;
+    }
+    if (r->process) {
+        free((void *)r->process->argv);
+        free((void *)r->process->env);
+        free(r->process);
+    }
+    free(r->strings);
+    free(r->node_parent);
+    free(r->node_ip);
+    for (uint64_t i = 0; i < r->threads.cap; i++)
+        free(r->threads.items[i]);
+    free(r->threads.items);
+    free(r->apis.items); /* names live in the arena */
+    for (size_t i = 0; i < r->nmodules; i++)
+        free(r->modules[i]);
+    free(r->modules);
+    for (unsigned i = 0; i < VT_DEVICE_ORDINAL_MAX; i++)
+        free(r->devices[i]);
+    free(r->path);
+    free(r);
+}
+
+/* ---- chunks ---- */
+
+/* Loads the next chunk into r->raw. Returns 1 loaded, 0 end, -1 error. */
+static int load_chunk(struct vt_reader *r)
+{
+    uint64_t off = r->pos;
+    if (off >= r->file_size) {
+        if (!r->trailer_seen)
+            mark_truncated(r, off, "no trailer");
+        else
+            r->state = 1;
+        return 0;
+    }
+    if (r->trailer_seen)
+        return fail(r, off, "data after the trailer");
+    uint8_t hdr[VT_CHUNK_HEADER_SIZE];
+    size_t n = read_at(r, off, hdr, sizeof hdr);
+    uint8_t magic[4];
+    vt_put_le32(magic, VT_CHUNK_MAGIC);
+    if (memcmp(hdr, magic, n < 4 ? n : 4) != 0)
+        return fail(r, off, "bad chunk magic (corrupt file)");
+    if (n < sizeof hdr) {
+        mark_truncated(r, off, "chunk header cut short");
+        return 0;
+    }
+    uint32_t csize = vt_get_le32(hdr + 4);
+    uint32_t rsize = vt_get_le32(hdr + 8);
+    if (csize > VT_CHUNK_MAX_COMPRESSED)
+        return fail(r, off + 4, "chunk compressed size %" PRIu32 " exceeds the limit %u", csize,
+                    VT_CHUNK_MAX_COMPRESSED);
+    if (rsize > VT_CHUNK_MAX_RAW)
+        return fail(r, off + 8, "chunk raw size %" PRIu32 " exceeds the limit %u", rsize,
+                    VT_CHUNK_MAX_RAW);
+    if (csize == 0)
+        return fail(r, off + 4, "chunk with an empty zstd frame");
+    if (csize > r->file_size - off - VT_CHUNK_HEADER_SIZE) {
+        mark_truncated(r, off, "last chunk cut short");
+        return 0;
+    }
+    if (csize > r->comp_cap) {
+        free(r->comp);
+        r->comp = malloc(csize);
+        r->comp_cap = r->comp ? csize : 0;
+        if (!r->comp)
+            return fail(r, off, "out of memory for a chunk of %" PRIu32 " bytes", csize);
+    }
+    if (read_at(r, off + VT_CHUNK_HEADER_SIZE, r->comp, csize) != csize)
+        return fail(r, off, "read error");
+    unsigned long long content = ZSTD_getFrameContentSize(r->comp, csize);
+    if (content == ZSTD_CONTENTSIZE_ERROR)
+        return fail(r, off, "corrupt chunk: not a zstd frame");
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != rsize)
+        return fail(r, off,
+                    "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32, content,
+                    rsize);
+    if (rsize > r->raw_cap) {
+        free(r->raw);
+        r->raw = malloc(rsize);
+        r->raw_cap = r->raw ? rsize : 0;
+        if (!r->raw)
+            return fail(r, off, "out of memory for a chunk of %" PRIu32 " bytes", rsize);
+    }
+    size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, r->comp, csize);
+    if (ZSTD_isError(got))
+        return fail(r, off, "corrupt chunk: zstd: %s",
+                    ZSTD_getErrorName(got));
+    if (got != rsize)
+        return fail(r, off,
+                    "corrupt chunk: decompressed to %zu bytes, header says %" PRIu32, got, rsize);
+    r->chunk_offset = off;
+    r->pos = off + VT_CHUNK_HEADER_SIZE + csize;
+    r->raw_len = rsize;
+    r->raw_pos = 0;
+    r->chunks++;
+    memset(&r->delta, 0, sizeof r->delta);
+    return 1;
+}
+
+/* ---- record decoding ---- */
+
+struct cursor {
+    const uint8_t *p, *end;
+    bool bad;
+    const char *why;
+};
+
+static uint64_t get_uv(struct cursor *c)
+{
+    uint64_t v = 0;
+    if (c->bad)
+        return 0;
+    if (vt_get_uvarint(&c->p, c->end, &v) != 0) {
+        c->bad = true;
+        c->why = "varint runs past the end of the chunk";
+        return 0;
+    }
+    return v;
+}
+
+static uint8_t get_byte(struct cursor *c)
+{
+    if (c->bad)
+        return 0;
+    if (c->p >= c->end) {
+        c->bad = true;
+        c->why = "record runs past the end of the chunk";
+        return 0;
+    }
+    return *c->p++;
+}
+
+/* A length-prefixed string; returns a pointer into the chunk. */
+static const uint8_t *get_str(struct cursor *c, size_t *len, size_t max)
+{
+    uint64_t n = get_uv(c);
+    if (c->bad)
+        return NULL;
+    if (n > max) {
+        c->bad = true;
+        c->why = "string longer than the format allows";
+        return NULL;
+    }
+    if (n > (uint64_t)(c->end - c->p)) {
+        c->bad = true;
+        c->why = "string runs past the end of the chunk";
+        return NULL;
+    }
+    const uint8_t *s = c->p;
+    c->p += n;
+    *len = (size_t)n;
+    return s;
+}
+
+static const char *get_owned_str(struct vt_reader *r, struct cursor *c)
+{
+    size_t len = 0;
+    const uint8_t *s = get_str(c, &len, VT_STRING_MAX);
+    if (c->bad)
+        return NULL;
+    const char *copy = arena_copy(r, s, len);
+    if (!copy) {
+        c->bad = true;
+        c->why = "tables exceed the reader's memory limit";
+    }
+    return copy;
+}
+
+static uint64_t get_time(struct vt_reader *r, struct cursor *c)
+{
+    uint64_t dt = get_uv(c);
+    r->delta.last_time_ns += dt;
+    return r->delta.last_time_ns;
+}
+
+#define CHECK(cond, msg)                  \
+    do {                                  \
+        if (!c->bad && !(cond)) {         \
+            c->bad = true;                \
+            c->why = (msg);               \
+        }                                 \
+    } while (0)
+
+static void check_thread(struct vt_reader *r, struct cursor *c, uint64_t id)
+{
+    CHECK(id_get(&r->threads, id) != NULL, "thread id refers to no thread record");
+}
+
+static void check_string(struct vt_reader *r, struct cursor *c, uint64_t id)
+{
+    CHECK(id <= r->nstrings, "string id out of range");
+}
+
+static void decode_process(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    CHECK(r->process == NULL, "a second process record");
+    if (c->bad)
+        return;
+    struct vt_process_info *p = calloc(1, sizeof *p);
+    if (!p) {
+        CHECK(false, "out of memory");
+        return;
+    }
+    r->process = p;
+    p->pid = get_uv(c);
+    p->ppid = get_uv(c);
+    p->start_realtime_ns = get_uv(c);
+    p->start_mono_ns = get_uv(c);
+    p->hostname = get_owned_str(r, c);
+    p->exe = get_owned_str(r, c);
+    p->argc = get_uv(c);
+    /* Every argument takes at least one byte: a count beyond the bytes left
+     * is a lie, refused before allocating. */
+    CHECK(p->argc <= (uint64_t)(c->end - c->p), "argument count exceeds the chunk");
+    if (c->bad)
+        return;
+    const char **argv = calloc(p->argc + 1, sizeof *argv);
+    p->argv = argv;
+    CHECK(argv != NULL, "out of memory");
+    for (uint64_t i = 0; i < p->argc && !c->bad; i++)
+        argv[i] = get_owned_str(r, c);
+    p->nenv = get_uv(c);
+    CHECK(p->nenv <= (uint64_t)(c->end - c->p) / 2, "environment count exceeds the chunk");
+    if (c->bad)
+        return;
+    struct vt_env_var *env = calloc(p->nenv + 1, sizeof *env);
+    p->env = env;
+    CHECK(env != NULL, "out of memory");
+    for (uint64_t i = 0; i < p->nenv && !c->bad; i++) {
+        env[i].name = get_owned_str(r, c);
+        env[i].value = get_owned_str(r, c);
+    }
+    p->tool_version = get_owned_str(r, c);
+    p->stack_depth = get_uv(c);
+    p->flush_interval_ms = get_uv(c);
+    if (!c->bad && !charge(r, (p->argc + p->nenv * 2) * sizeof(void *)))
+        CHECK(false, "tables exceed the reader's memory limit");
+    rec->u.process = p;
+}
+
+static void decode_module(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    struct vt_module_info m = {0};
+    m.id = get_uv(c);
+    m.load_bias = get_uv(c);
+    m.start = get_uv(c);
+    m.end = get_uv(c);
+    m.path = get_owned_str(r, c);
+    size_t bl = 0;
+    const uint8_t *b = get_str(c, &bl, VT_BUILD_ID_MAX);
+    if (c->bad)
+        return;
+    m.build_id = (const uint8_t *)arena_copy(r, b, bl);
+    m.build_id_len = bl;
+    CHECK(m.build_id != NULL, "tables exceed the reader's memory limit");
+    CHECK(r->nmodules < (1u << 20), "too many modules");
+    if (c->bad)
+        return;
+    uint64_t cap = r->modules_cap;
+    if (!grow(r, (void **)&r->modules, &cap, r->nmodules, sizeof *r->modules)) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->modules_cap = (size_t)cap;
+    struct vt_module_info *copy = malloc(sizeof *copy);
+    if (!copy) {
+        CHECK(false, "out of memory");
+        return;
+    }
+    *copy = m;
+    r->modules[r->nmodules++] = copy;
+    rec->u.module = copy;
+}
+
+static void decode_thread(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t id = get_uv(c);
+    uint64_t tid = get_uv(c);
+    const char *name = get_owned_str(r, c);
+    CHECK(id_allowed(&r->threads, id), "thread id out of range");
+    if (c->bad)
+        return;
+    struct vt_thread_info *t = id_get(&r->threads, id);
+    if (!t) {
+        if (!grow(r, (void **)&r->threads.items, &r->threads.cap, id, sizeof(void *)) ||
+            !(t = calloc(1, sizeof *t))) {
+            CHECK(false, "tables exceed the reader's memory limit");
+            return;
+        }
+        r->threads.items[id] = t;
+        if (id > r->threads.max_id)
+            r->threads.max_id = id;
+    }
+    t->id = id;
+    t->os_tid = tid;
+    t->name = name;
+    rec->u.thread = t;
+}
+
+static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t ord = get_uv(c);
+    uint8_t uuid[VT_UUID_SIZE];
+    for (unsigned i = 0; i < VT_UUID_SIZE; i++)
+        uuid[i] = get_byte(c);
+    const char *name = get_owned_str(r, c);
+    uint64_t total = get_uv(c);
+    CHECK(ord < VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
+    if (c->bad)
+        return;
+    struct vt_device_info *d = r->devices[ord];
+    if (!d && !(d = r->devices[ord] = calloc(1, sizeof *d))) {
+        CHECK(false, "out of memory");
+        return;
+    }
+    d->ordinal = ord;
+    memcpy(d->uuid, uuid, VT_UUID_SIZE);
+    d->name = name;
+    d->total_bytes = total;
+    rec->u.device = d;
+}
+
+static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t parent = get_uv(c);
+    uint64_t ip = get_uv(c);
+    CHECK(parent <= r->nnodes, "stack node parent id out of range");
+    if (c->bad)
+        return;
+    uint64_t cap = r->nodes_cap;
+    if (!grow(r, (void **)&r->node_parent, &cap, r->nnodes, sizeof(uint64_t)) ||
+        !grow(r, (void **)&r->node_ip, &r->nodes_cap, r->nnodes, sizeof(uint64_t))) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->node_parent[r->nnodes] = parent;
+    r->node_ip[r->nnodes] = ip;
+    r->nnodes++;
+    rec->u.stack_node.id = r->nnodes;
+    rec->u.stack_node.parent = parent;
+    rec->u.stack_node.ip = ip;
+}
+
+static void decode_string(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    size_t len = 0;
+    const uint8_t *s = get_str(c, &len, VT_STRING_MAX);
+    if (c->bad)
+        return;
+    const char *copy = arena_copy(r, s, len);
+    if (!copy || !grow(r, (void **)&r->strings, &r->strings_cap, r->nstrings, sizeof(char *))) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->strings[r->nstrings++] = copy;
+    rec->u.string.id = r->nstrings;
+    rec->u.string.text = copy;
+    rec->u.string.len = len;
+}
+
+static void decode_api(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t id = get_uv(c);
+    const char *name = get_owned_str(r, c);
+    CHECK(id != 0 && id_allowed(&r->apis, id), "api id out of range");
+    if (c->bad)
+        return;
+    if (!grow(r, (void **)&r->apis.items, &r->apis.cap, id, sizeof(void *))) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->apis.items[id] = (void *)name;
+    if (id > r->apis.max_id)
+        r->apis.max_id = id;
+    rec->u.api.id = id;
+    rec->u.api.name = name;
+}
+
+static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint8_t op = get_byte(c);
+    uint8_t kind = get_byte(c);
+    uint64_t api = get_uv(c);
+    uint64_t label = get_uv(c);
+    uint64_t thread = get_uv(c);
+    rec->time_ns = get_time(r, c);
+    uint64_t dev = get_uv(c);
+    uint64_t zz = get_uv(c);
+    r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
+    uint64_t size = get_uv(c);
+    uint64_t stack = get_uv(c);
+    uint64_t result = get_uv(c);
+    uint64_t aux = get_uv(c);
+    uint64_t free_b = 0, total_b = 0;
+    if (op == VT_OP_ALLOC && result != 0) {
+        free_b = get_uv(c);
+        total_b = get_uv(c);
+    }
+    CHECK(op == VT_OP_ALLOC || op == VT_OP_FREE, "unknown memory operation");
+    CHECK(kind != 0, "memory kind 0");
+    CHECK(api != 0 && id_get(&r->apis, api) != NULL, "api id refers to no api record");
+    CHECK(label == 0 || id_get(&r->apis, label) != NULL, "label api id refers to no api record");
+    check_thread(r, c, thread);
+    CHECK(dev <= VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
+    CHECK(stack <= r->nnodes, "stack node id out of range");
+    if (c->bad)
+        return;
+    rec->u.mem.op = op;
+    rec->u.mem.kind = kind;
+    rec->u.mem.api = api;
+    rec->u.mem.label = label;
+    rec->u.mem.thread = thread;
+    rec->u.mem.device = (int64_t)dev - 1;
+    rec->u.mem.addr = r->delta.last_addr;
+    rec->u.mem.size = size;
+    rec->u.mem.stack = stack;
+    rec->u.mem.result = result;
+    rec->u.mem.aux = aux;
+    rec->u.mem.free_bytes = free_b;
+    rec->u.mem.total_bytes = total_b;
+}
+
+static void decode_range(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t thread = get_uv(c);
+    rec->time_ns = get_time(r, c);
+    uint64_t range_id = 0, domain = 0, name = 0;
+    switch (rec->type) {
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_MARK:
+        domain = get_uv(c);
+        name = get_uv(c);
+        break;
+    case VT_REC_RANGE_POP:
+        domain = get_uv(c);
+        break;
+    case VT_REC_RANGE_START:
+        range_id = get_uv(c);
+        domain = get_uv(c);
+        name = get_uv(c);
+        break;
+    case VT_REC_RANGE_END:
+        range_id = get_uv(c);
+        break;
+    default:
+        break;
+    }
+    check_thread(r, c, thread);
+    check_string(r, c, domain);
+    check_string(r, c, name);
+    rec->u.range.thread = thread;
+    rec->u.range.domain = domain;
+    rec->u.range.name = name;
+    rec->u.range.range_id = range_id;
+}
+
+int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
+{
+    if (r->state != 0)
+        return r->state < 0 ? -1 : 0;
+    while (r->raw_pos >= r->raw_len) {
+        int rc = load_chunk(r);
+        if (rc <= 0)
+            return rc;
+    }
+    memset(rec, 0, sizeof *rec);
+    struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
+    struct cursor *c = &cur;
+    uint8_t type = get_byte(c);
+    rec->type = (enum vt_record_type)type;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = r->raw_pos;
+    switch (type) {
+    case VT_REC_PROCESS:
+        decode_process(r, c, rec);
+        break;
+    case VT_REC_MODULE:
+        decode_module(r, c, rec);
+        break;
+    case VT_REC_MODULE_UNLOAD: {
+        uint64_t id = get_uv(c);
+        bool found = false;
+        for (size_t i = r->nmodules; i-- > 0 && !c->bad;)
+            if (r->modules[i]->id == id && !r->modules[i]->unloaded) {
+                r->modules[i]->unloaded = true;
+                found = true;
+                break;
+            }
+        CHECK(found, "unload of an unknown module id");
+        rec->u.module_unload.id = id;
+        break;
+    }
+    case VT_REC_THREAD:
+        decode_thread(r, c, rec);
+        break;
+    case VT_REC_DEVICE:
+        decode_device(r, c, rec);
+        break;
+    case VT_REC_STACK_NODE:
+        decode_stack_node(r, c, rec);
+        break;
+    case VT_REC_STRING:
+        decode_string(r, c, rec);
+        break;
+    case VT_REC_API:
+        decode_api(r, c, rec);
+        break;
+    case VT_REC_MEM:
+        decode_mem(r, c, rec);
+        break;
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+        decode_range(r, c, rec);
+        break;
+    case VT_REC_LOST:
+        rec->u.lost.count = get_uv(c);
+        break;
+    case VT_REC_TRAILER:
+        rec->time_ns = get_time(r, c);
+        rec->u.trailer.events = get_uv(c);
+        rec->u.trailer.chunks = get_uv(c);
+        rec->u.trailer.lost = get_uv(c);
+        CHECK(c->p == c->end, "data after the trailer record");
+        break;
+    default:
+        CHECK(false, "unknown record type");
+        break;
+    }
+    if (c->bad)
+        return fail_record(r, c->why);
+    if (type == VT_REC_TRAILER)
+        r->trailer_seen = true;
+    r->raw_pos = (size_t)(c->p - r->raw);
+    r->records++;
+    return 1;
+}
+
+/* ---- accessors ---- */
+
+const struct vt_read_error *vt_reader_error(const struct vt_reader *r) { return &r->err; }
+const char *vt_reader_path(const struct vt_reader *r) { return r->path; }
+uint16_t vt_reader_version(const struct vt_reader *r) { return r->version; }
+bool vt_reader_truncated(const struct vt_reader *r) { return r->truncated; }
+uint64_t vt_reader_file_size(const struct vt_reader *r) { return r->file_size; }
+uint64_t vt_reader_chunks(const struct vt_reader *r) { return r->chunks; }
+uint64_t vt_reader_records(const struct vt_reader *r) { return r->records; }
+bool vt_reader_has_trailer(const struct vt_reader *r) { return r->trailer_seen; }
+
+uint64_t vt_reader_end_offset(const struct vt_reader *r)
+{
+    return r->chunks ? r->pos : (r->pos < VT_PREAMBLE_SIZE ? r->pos : VT_PREAMBLE_SIZE);
+}
+
+const char *vt_reader_truncation_note(const struct vt_reader *r)
+{
+    return r->truncated ? r->trunc_note : NULL;
+}
+
+const struct vt_process_info *vt_reader_process(const struct vt_reader *r) { return r->process; }
+
+const char *vt_reader_string(const struct vt_reader *r, uint64_t id)
+{
+    return id >= 1 && id <= r->nstrings ? r->strings[id - 1] : NULL;
+}
+
+uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nnodes; }
+
+bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip)
+{
+    if (id == 0 || id > r->nnodes)
+        return false;
+    *parent = r->node_parent[id - 1];
+    *ip = r->node_ip[id - 1];
+    return true;
+}
+
+const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id)
+{
+    return id_get(&r->threads, id);
+}
+
+const char *vt_reader_api(const struct vt_reader *r, uint64_t id)
+{
+    return id_get(&r->apis, id);
+}
+
+size_t vt_reader_module_count(const struct vt_reader *r) { return r->nmodules; }
+
+const struct vt_module_info *vt_reader_module_at(const struct vt_reader *r, size_t index)
+{
+    return index < r->nmodules ? r->modules[index] : NULL;
+}
+
+const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_t ordinal)
+{
+    return ordinal < VT_DEVICE_ORDINAL_MAX ? r->devices[ordinal] : NULL;
+}
+
+/* ---- names ---- */
+
+#define VT_RECORD_TYPES(X)                                                                     \
+    X(VT_REC_PROCESS, "process") X(VT_REC_MODULE, "module") X(VT_REC_MODULE_UNLOAD, "module_unload") \
+    X(VT_REC_THREAD, "thread") X(VT_REC_DEVICE, "device") X(VT_REC_STACK_NODE, "stack_node")   \
+    X(VT_REC_STRING, "string") X(VT_REC_API, "api") X(VT_REC_MEM, "mem")                       \
+    X(VT_REC_RANGE_PUSH, "range_push") X(VT_REC_RANGE_POP, "range_pop")                        \
+    X(VT_REC_RANGE_START, "range_start") X(VT_REC_RANGE_END, "range_end")                      \
+    X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")
+
+#define VT_KINDS(X)                                                                              \
+    X(VT_KIND_DEVICE, "device") X(VT_KIND_MANAGED, "managed") X(VT_KIND_HOST_PINNED, "host_pinned") \
+    X(VT_KIND_HOST_REGISTERED, "host_registered") X(VT_KIND_VMM_PHYSICAL, "vmm_physical")        \
+    X(VT_KIND_VA_RESERVE, "va_reserve") X(VT_KIND_VA_MAP, "va_map") X(VT_KIND_ARRAY, "array")   \
+    X(VT_KIND_GRAPH, "graph") X(VT_KIND_IPC, "ipc") X(VT_KIND_CONTEXT, "context")               \
+    X(VT_KIND_EXTERNAL, "external")
+
+#define AS_CASE(value, text) \
+    case value:              \
+        return text;
+
+const char *vt_record_type_name(unsigned type)
+{
+    switch (type) { VT_RECORD_TYPES(AS_CASE) default: return "?"; }
+}
+
+const char *vt_kind_name(unsigned kind)
+{
+    switch (kind) { VT_KINDS(AS_CASE) default: return "unknown"; }
+}
+
+const char *vt_op_name(unsigned op)
+{
+    return op == VT_OP_ALLOC ? "alloc" : op == VT_OP_FREE ? "free" : "?";
+}

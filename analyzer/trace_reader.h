@@ -1,0 +1,187 @@
+/*
+ * Reading a vramtrace trace file (include/vramtrace/trace_format.h).
+ *
+ * The reader decodes one file record by record, one chunk in memory at a
+ * time, and keeps the tables the records define (strings, stack nodes,
+ * threads, APIs, modules, devices, the process) so that ids can be resolved
+ * for the rest of the file.
+ *
+ *     struct vt_reader *r;
+ *     struct vt_read_error err;
+ *     if (vt_reader_open(path, &r, &err) != 0) { puts(err.message); exit 2; }
+ *     struct vt_record rec;
+ *     int rc;
+ *     while ((rc = vt_reader_next(r, &rec)) > 0) {
+ *         if (rec.type == VT_REC_MEM) ... rec.u.mem.size ...
+ *     }
+ *     if (rc < 0) -> vt_reader_error(r)->message ("FILE: byte N: reason")
+ *     if (vt_reader_truncated(r)) -> the file was cut: a readable prefix
+ *     vt_reader_close(r);
+ *
+ * What is an error and what is not:
+ *  - A file that simply stops (no trailer, a chunk cut short, a header cut
+ *    short) is NOT an error: it is what a killed or crashed process leaves.
+ *    next() returns 0 after the last complete chunk and vt_reader_truncated()
+ *    is true; vt_reader_end_offset() says where the readable data ends.
+ *  - A bad magic, an unknown format version, a chunk header announcing more
+ *    than VT_CHUNK_MAX_* bytes, a zstd frame that does not decode (or whose
+ *    checksum fails), a record that runs past its chunk, an unknown record
+ *    type or an id that refers to nothing ARE errors: next() returns -1 and
+ *    the error names the file, the byte offset and the reason. Records
+ *    before the error have been delivered.
+ *
+ * Memory is bounded on hostile input: sizes are checked against the limits
+ * of the format before anything is allocated, and id tables grow only by
+ * bounded steps (see the .c). Only one chunk is held at a time.
+ *
+ * Strings handed out (in records and by the table accessors) are
+ * NUL-terminated copies owned by the reader and valid until
+ * vt_reader_close(), even after a thread is renamed.
+ */
+#ifndef VRAMTRACE_ANALYZER_TRACE_READER_H
+#define VRAMTRACE_ANALYZER_TRACE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vramtrace/trace_format.h"
+
+struct vt_reader;
+
+struct vt_read_error {
+    uint64_t offset;     /* byte offset in the file where the problem is */
+    char message[512];   /* "FILE: byte OFFSET: reason" */
+};
+
+/* A name/value pair of the process record's environment. */
+struct vt_env_var {
+    const char *name;
+    const char *value;
+};
+
+struct vt_process_info {
+    uint64_t pid, ppid;
+    uint64_t start_realtime_ns, start_mono_ns;
+    const char *hostname;
+    const char *exe;
+    uint64_t argc;
+    const char *const *argv;       /* argc entries */
+    uint64_t nenv;
+    const struct vt_env_var *env;  /* nenv entries */
+    const char *tool_version;
+    uint64_t stack_depth;
+    uint64_t flush_interval_ms;
+};
+
+struct vt_module_info {
+    uint64_t id;
+    uint64_t load_bias;
+    uint64_t start, end;
+    const char *path;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    bool unloaded;
+};
+
+struct vt_thread_info {
+    uint64_t id;
+    uint64_t os_tid;
+    const char *name;   /* latest name seen */
+};
+
+struct vt_device_info {
+    uint64_t ordinal;
+    uint8_t uuid[VT_UUID_SIZE];
+    const char *name;
+    uint64_t total_bytes;
+};
+
+/* One decoded record. Fields of the union member named after the type are
+ * valid; times are absolute (deltas already applied), addresses too. */
+struct vt_record {
+    enum vt_record_type type;
+    uint64_t chunk_offset;   /* file offset of the chunk holding the record */
+    uint64_t record_offset;  /* offset of the record in the decompressed chunk */
+    uint64_t time_ns;        /* timed records: MEM, RANGE_*, MARK, TRAILER */
+    union {
+        const struct vt_process_info *process;  /* VT_REC_PROCESS */
+        const struct vt_module_info *module;    /* VT_REC_MODULE */
+        struct { uint64_t id; } module_unload;  /* VT_REC_MODULE_UNLOAD */
+        const struct vt_thread_info *thread;    /* VT_REC_THREAD */
+        const struct vt_device_info *device;    /* VT_REC_DEVICE */
+        struct { uint64_t id, parent, ip; } stack_node;   /* VT_REC_STACK_NODE */
+        struct { uint64_t id; const char *text; size_t len; } string; /* VT_REC_STRING */
+        struct { uint64_t id; const char *name; } api;    /* VT_REC_API */
+        struct {
+            uint8_t op, kind;
+            uint64_t api, label;   /* api ids (label 0: none) */
+            uint64_t thread;
+            int64_t device;        /* ordinal, -1 if unknown */
+            uint64_t addr, size;
+            uint64_t stack;        /* stack node id, 0: empty */
+            uint64_t result;       /* CUresult */
+            uint64_t aux;
+            uint64_t free_bytes, total_bytes; /* failed ALLOC only, else 0 */
+        } mem;                                   /* VT_REC_MEM */
+        /* RANGE_PUSH/POP/START/END and MARK: the fields that type has
+         * (range_id only for START/END; name only for PUSH/START/MARK;
+         * domain not for END). */
+        struct { uint64_t thread, domain, name, range_id; } range;
+        struct { uint64_t count; } lost;         /* VT_REC_LOST */
+        struct { uint64_t events, chunks, lost; } trailer; /* VT_REC_TRAILER */
+    } u;
+};
+
+/* Opens a trace file and checks its preamble. On failure returns -1 and
+ * fills *err (e.g. "x.vtrace: byte 8: unsupported format version 7"). */
+int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_error *err);
+/* The same over a buffer in memory (not copied; must outlive the reader).
+ * name is used in messages. */
+int vt_reader_open_memory(const void *data, size_t len, const char *name,
+                          struct vt_reader **out, struct vt_read_error *err);
+void vt_reader_close(struct vt_reader *r);
+
+/* Next record: 1 and *rec filled, 0 at the end of the data (clean or
+ * truncated), -1 on an error (then vt_reader_error()). Calling again after 0
+ * or -1 returns the same value. */
+int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
+
+const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
+const char *vt_reader_path(const struct vt_reader *r);
+uint16_t vt_reader_version(const struct vt_reader *r);
+
+/* After next() returned 0: true if the file ended without a trailer. */
+bool vt_reader_truncated(const struct vt_reader *r);
+/* Byte offset one past the last complete chunk read so far. */
+uint64_t vt_reader_end_offset(const struct vt_reader *r);
+/* Total file size (for messages). */
+uint64_t vt_reader_file_size(const struct vt_reader *r);
+/* "trace ends at byte N (truncated: no trailer)" or similar when truncated,
+ * else NULL. */
+const char *vt_reader_truncation_note(const struct vt_reader *r);
+/* Counts so far. */
+uint64_t vt_reader_chunks(const struct vt_reader *r);
+uint64_t vt_reader_records(const struct vt_reader *r);
+/* The trailer, once read (NULL before/without). */
+bool vt_reader_has_trailer(const struct vt_reader *r);
+
+/* ---- tables (valid for ids defined so far) ---- */
+const struct vt_process_info *vt_reader_process(const struct vt_reader *r); /* NULL before */
+const char *vt_reader_string(const struct vt_reader *r, uint64_t id);       /* NULL: 0/unknown */
+uint64_t vt_reader_stack_node_count(const struct vt_reader *r);             /* ids 1..count */
+/* parent and ip of node id (1..count); false for 0 or unknown. */
+bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip);
+const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id);
+const char *vt_reader_api(const struct vt_reader *r, uint64_t id);
+/* Modules in order of appearance (index 0..count-1, not the id). */
+size_t vt_reader_module_count(const struct vt_reader *r);
+const struct vt_module_info *vt_reader_module_at(const struct vt_reader *r, size_t index);
+const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_t ordinal);
+
+/* Short name of a record type ("mem", "range_push", ...), "?" if unknown. */
+const char *vt_record_type_name(unsigned type);
+const char *vt_op_name(unsigned op);     /* "alloc", "free" */
+const char *vt_kind_name(unsigned kind); /* "device", "managed", ... */
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * Shared declarations of the hooks (preload/hooks/). Include this first in
+ * every hooks .c file that talks about driver types: it asks cuda.h for the
+ * real versioned names (no cuMemAlloc -> cuMemAlloc_v2 renaming macros), so
+ * the wrappers can be defined under the exact exported names.
+ */
+#ifndef VRAMTRACE_HOOKS_INTERNAL_H
+#define VRAMTRACE_HOOKS_INTERNAL_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <stdint.h>
+
+#include "recorder.h"
+
+/* ---- API ids: 0 is "none", then every driver variant, then the runtime
+ * entry points that only label. Ids are indexes of every per-variant table. */
+enum vt_api_id {
+    VT_API_NONE_ = 0,
+#define VT_HOOK(name, ...) VT_API_##name,
+#include "driver_hooks.def"
+#undef VT_HOOK
+    VT_API_DRIVER_END_,
+    VT_API_RT_BEFORE_ = VT_API_DRIVER_END_ - 1,
+#define VT_RT_HOOK(name, ...) VT_API_##name,
+#include "runtime_hooks.def"
+#undef VT_RT_HOOK
+    VT_API_COUNT_
+};
+
+enum vt_helper_id {
+#define VT_HELPER(name, pfn) VT_HELPER_##name,
+#include "driver_helpers.def"
+#undef VT_HELPER
+    VT_HELPER_COUNT_
+};
+/* PFN_<helper>_t: the exact type of each helper. */
+#define VT_HELPER(name, pfn) typedef pfn PFN_##name##_t;
+#include "driver_helpers.def"
+#undef VT_HELPER
+
+/* Static facts of one hooked driver variant (driver_wrappers.c). */
+struct vt_hook_info {
+    const char *name;     /* exported symbol */
+    const char *base;     /* cuGetProcAddress name */
+    int version;
+    int ptsz;
+    void *exported;       /* the exported wrapper (calls the next object) */
+    void *internal;       /* the wrapper handed out by dlsym/cuGetProcAddress */
+};
+/* Indexed by api id, valid for 1 <= id < VT_API_DRIVER_END_. */
+extern const struct vt_hook_info vt_hooks[VT_API_DRIVER_END_];
+/* Api id of an exported variant name, 0 if it is not hooked. */
+unsigned vt_hook_by_name(const char *name);
+
+/* ---- the real dynamic-linker functions (real_dl.c). Never call plain
+ * dlsym/dlopen/dlclose from inside the library: those are our own hooks. */
+void *vt_real_dlsym(void *handle, const char *name);
+void *vt_real_dlopen(const char *file, int mode);
+int vt_real_dlclose(void *handle);
+/* The glibc dlsym itself (resolved with dlvsym), NULL if unavailable. */
+typedef void *(*vt_dlsym_fn)(void *, const char *);
+#define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+vt_dlsym_fn vt_real_dlsym_fn(void);
+
+/* ---- the driver object and its real functions (driver_link.c) ---- */
+/* Adopt the object containing fn as THE driver (first one wins) and resolve
+ * every hooked variant and helper from it, once. */
+void vt_driver_attach_from(const void *fn);
+/* Real driver function of a hooked variant, NULL if no driver is known. */
+void *vt_driver_real(unsigned api);
+/* Real function the EXPORTED wrapper calls: the next definition after this
+ * library (libcuda, or an interposer loaded after us), else the driver's. */
+void *vt_next_real(unsigned api);
+/* Api id whose real driver pointer is p, 0 if none. */
+unsigned vt_driver_find_real(const void *p);
+/* A helper function of the driver, NULL if unknown. */
+void *vt_driver_helper(unsigned helper);
+#define VT_HELPER_FN(name) ((PFN_##name##_t)vt_driver_helper(VT_HELPER_##name))
+
+/* ---- the per-thread label set by runtime entry points (runtime_labels.c) */
+extern __thread uint16_t vt_runtime_label __attribute__((tls_model("initial-exec")));
+
+/* ---- facts gathered before the real call (a free asks what it frees) ---- */
+struct vt_pre {
+    int32_t device; /* -1: unknown */
+    uint8_t kind;   /* 0: decided by the action */
+};
+#define VT_PRE_NONE ((struct vt_pre){ -1, 0 })
+
+/* ---- devices and pools (device_facts.c, pool_registry.c) ---- */
+/* Device of a live pointer: DEVICE_ORDINAL attribute, else the current
+ * context's device, else -1. Records device facts at first sight. */
+int vt_device_of_ptr(CUdeviceptr ptr);
+/* Device of the calling thread's current context, -1 if none. */
+int vt_current_device(void);
+/* Records the facts of a device ordinal the first time it is seen. */
+void vt_note_device(int ordinal);
+/* Fills free/total from the real cuMemGetInfo_v2 (0, 0 if that fails). */
+void vt_query_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
+/* Size of the allocation containing ptr (cuMemGetAddressRange), 0 if unknown. */
+uint64_t vt_size_of_ptr(CUdeviceptr ptr);
+
+/* Remembers where a pool puts its memory: device ordinal (>= 0), or -1 for a
+ * host location (not VRAM). */
+void vt_pool_remember(CUmemoryPool pool, int device, int is_host);
+void vt_pool_forget(CUmemoryPool pool);
+/* 1 and fills device/is_host if the pool is known, else 0. */
+int vt_pool_lookup(CUmemoryPool pool, int *device, int *is_host);
+
+/* ---- recording actions (record_actions.c); see driver_hooks.def ---- */
+struct vt_pre vt_pre_device_free(CUdeviceptr dptr);
+struct vt_pre vt_pre_async_free(CUdeviceptr dptr);
+struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind);
+struct vt_pre vt_pre_vmm_handle(CUmemGenericAllocationHandle handle);
+void vt_on_get_proc_address(CUresult rc, const char *symbol, void **pfn);
+void vt_on_ptr_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
+                     size_t size, uint64_t aux);
+void vt_on_pitch_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, const size_t *pitch,
+                       size_t width, size_t height);
+void vt_on_pool_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, size_t size,
+                      CUmemoryPool pool, CUstream stream);
+void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_t addr,
+                    uint64_t aux);
+void vt_on_pool_created(CUresult rc, const CUmemoryPool *pool, const CUmemPoolProps *props);
+void vt_on_pool_destroyed(CUresult rc, CUmemoryPool pool);
+void vt_on_device_pool(CUresult rc, const CUmemoryPool *pool, CUdevice dev);
+void vt_on_location_pool(CUresult rc, const CUmemoryPool *pool, const CUmemLocation *location);
+void vt_on_ipc_open(unsigned api, CUresult rc, const CUdeviceptr *dptr);
+void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t size);
+void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
+                    uint64_t size, uint64_t aux);
+void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
+                      size_t size, const CUmemAllocationProp *prop);
+void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device);
+void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
+                         void *addr);
+void vt_on_handle_import(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle);
+void vt_on_graph_alloc(unsigned api, CUresult rc, const CUDA_MEM_ALLOC_NODE_PARAMS *params);
+void vt_on_array_create(unsigned api, CUresult rc, const CUarray *handle,
+                        const CUDA_ARRAY_DESCRIPTOR *desc);
+void vt_on_array3d_create(unsigned api, CUresult rc, const CUarray *handle,
+                          const CUDA_ARRAY3D_DESCRIPTOR *desc);
+void vt_on_external_import(unsigned api, CUresult rc, const CUexternalMemory *mem,
+                           const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *desc);
+void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size);
+void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
+void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev);
+void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
+
+/* Says something once on stderr (the tracer's only voice). */
+void vt_warn_once(int *said, const char *message);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * What each hooked call did, told to the recorder (see driver_hooks.def for
+ * which variant uses which action). Actions run AFTER the real call with its
+ * result; they read the caller's out-parameters only when the call succeeded
+ * and never write to them. Failed calls are recorded too, with the result
+ * the program saw: a failed allocation also carries the driver's free/total
+ * asked right after the failure.
+ */
+#include "hooks_internal.h"
+
+#include <stdatomic.h>
+
+#define VT_MAX_PRIMARY 256
+
+/* Primary context of each device, so a release (which names only the device)
+ * can name the context the retain recorded. */
+static _Atomic(uintptr_t) primary_ctx[VT_MAX_PRIMARY];
+
+static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
+                 uint64_t addr, uint64_t size, uint64_t aux)
+{
+    struct vt_mem_event ev = {
+        .op = (uint8_t)op,
+        .kind = (uint8_t)kind,
+        .api = (uint16_t)api,
+        .label = vt_runtime_label,
+        .device = device,
+        .result = (int32_t)rc,
+        .addr = addr,
+        .size = size,
+        .aux = aux,
+    };
+    if (op == VT_OP_ALLOC && rc != CUDA_SUCCESS)
+        vt_query_mem_info(&ev.free_bytes, &ev.total_bytes);
+    vt_note_device(device);
+    vt_record_mem(&ev);
+}
+
+/* ---- pre-call look-ups for frees (the pointer still exists) ---- */
+
+static int ptr_attribute(CUdeviceptr ptr, CUpointer_attribute which, void *out)
+{
+    PFN_cuPointerGetAttribute_t attr = VT_HELPER_FN(cuPointerGetAttribute);
+    return ptr && attr && attr(out, which, ptr) == CUDA_SUCCESS;
+}
+
+struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind)
+{
+    struct vt_pre pre = { -1, (uint8_t)kind };
+    int ordinal = -1;
+    if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal))
+        pre.device = ordinal;
+    return pre;
+}
+
+struct vt_pre vt_pre_device_free(CUdeviceptr dptr)
+{
+    /* cuMemFree frees cuMemAlloc and cuMemAllocManaged memory alike. */
+    struct vt_pre pre = vt_pre_ptr(dptr, VT_KIND_DEVICE);
+    unsigned int managed = 0;
+    if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed) && managed)
+        pre.kind = VT_KIND_MANAGED;
+    return pre;
+}
+
+struct vt_pre vt_pre_async_free(CUdeviceptr dptr)
+{
+    struct vt_pre pre = vt_pre_ptr(dptr, VT_KIND_DEVICE);
+    CUmemoryPool pool = NULL;
+    int device, is_host;
+    if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, &pool) &&
+        vt_pool_lookup(pool, &device, &is_host) && is_host)
+        pre.kind = VT_KIND_HOST_PINNED;
+    return pre;
+}
+
+/* Where cuMemCreate put the memory; kind and device of a physical handle. */
+static struct vt_pre placement(const CUmemAllocationProp *prop)
+{
+    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL };
+    if (prop == NULL)
+        return pre;
+    switch (prop->location.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        pre.device = prop->location.id;
+        break;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        pre.kind = VT_KIND_HOST_PINNED; /* host RAM through VMM: not VRAM */
+        break;
+    default:
+        break;
+    }
+    return pre;
+}
+
+struct vt_pre vt_pre_vmm_handle(CUmemGenericAllocationHandle handle)
+{
+    PFN_cuMemGetAllocationPropertiesFromHandle_t props =
+        VT_HELPER_FN(cuMemGetAllocationPropertiesFromHandle);
+    CUmemAllocationProp prop = { 0 };
+    if (vt_recorder_active() && props && props(&prop, handle) == CUDA_SUCCESS)
+        return placement(&prop);
+    return (struct vt_pre){ -1, VT_KIND_VMM_PHYSICAL };
+}
+
+/* ---- actions ---- */
+
+void vt_on_ptr_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
+                     size_t size, uint64_t aux)
+{
+    if (!vt_recorder_active())
+        return;
+    uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
+    int device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
+    emit(api, rc, VT_OP_ALLOC, kind, device, addr, size, aux);
+}
+
+void vt_on_pitch_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, const size_t *pitch,
+                       size_t width, size_t height)
+{
+    /* The driver pads each row to the pitch it chose: that is what it used. */
+    size_t size = rc == CUDA_SUCCESS && pitch ? *pitch * height : width * height;
+    vt_on_ptr_alloc(api, rc, VT_KIND_DEVICE, dptr, size, 0);
+}
+
+void vt_on_pool_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, size_t size,
+                      CUmemoryPool pool, CUstream stream)
+{
+    if (!vt_recorder_active())
+        return;
+    int device = -1, is_host = 0;
+    uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
+    if (!vt_pool_lookup(pool, &device, &is_host))
+        device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
+    emit(api, rc, VT_OP_ALLOC, is_host ? VT_KIND_HOST_PINNED : VT_KIND_DEVICE,
+         is_host ? -1 : device, addr, size, (uint64_t)(uintptr_t)stream);
+}
+
+void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_t addr,
+                    uint64_t aux)
+{
+    /* Stream-ordered frees are recorded when issued (aux = stream): the
+     * memory is reusable by later work on that stream from then on. */
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_FREE, pre->kind, pre->device, addr, 0, aux);
+}
+
+void vt_on_pool_created(CUresult rc, const CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    if (rc != CUDA_SUCCESS || !pool || !props)
+        return;
+    int is_host = props->location.type != CU_MEM_LOCATION_TYPE_DEVICE &&
+                  props->location.type != CU_MEM_LOCATION_TYPE_INVALID;
+    vt_pool_remember(*pool, is_host ? -1 : props->location.id, is_host);
+}
+
+void vt_on_pool_destroyed(CUresult rc, CUmemoryPool pool)
+{
+    if (rc == CUDA_SUCCESS)
+        vt_pool_forget(pool);
+}
+
+void vt_on_device_pool(CUresult rc, const CUmemoryPool *pool, CUdevice dev)
+{
+    if (rc == CUDA_SUCCESS && pool)
+        vt_pool_remember(*pool, (int)dev, 0);
+}
+
+void vt_on_location_pool(CUresult rc, const CUmemoryPool *pool, const CUmemLocation *location)
+{
+    if (rc != CUDA_SUCCESS || !pool || !location)
+        return;
+    int is_host = location->type != CU_MEM_LOCATION_TYPE_DEVICE;
+    vt_pool_remember(*pool, is_host ? -1 : location->id, is_host);
+}
+
+void vt_on_ipc_open(unsigned api, CUresult rc, const CUdeviceptr *dptr)
+{
+    if (!vt_recorder_active())
+        return;
+    uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
+    uint64_t size = rc == CUDA_SUCCESS ? vt_size_of_ptr(addr) : 0;
+    int device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
+    emit(api, rc, VT_OP_ALLOC, VT_KIND_IPC, device, addr, size, 0);
+}
+
+void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t size)
+{
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_VA_RESERVE, -1,
+             rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
+}
+
+void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
+                    uint64_t size, uint64_t aux)
+{
+    if (vt_recorder_active())
+        emit(api, rc, op, kind, -1, addr, size, aux);
+}
+
+void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
+                      size_t size, const CUmemAllocationProp *prop)
+{
+    if (!vt_recorder_active())
+        return;
+    struct vt_pre where = placement(prop);
+    emit(api, rc, VT_OP_ALLOC, where.kind, where.device,
+         rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
+}
+
+void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device)
+{
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_FREE, kind, device, handle, 0, 0);
+}
+
+void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
+                         void *addr)
+{
+    /* One more reference to a live physical handle (it must be released
+     * again): size 0, aux = the mapped address it was found from. */
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_VMM_PHYSICAL, -1,
+             rc == CUDA_SUCCESS && handle ? *handle : 0, 0, (uint64_t)(uintptr_t)addr);
+}
+
+void vt_on_handle_import(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle)
+{
+    /* Memory another process created: not this process's VRAM. */
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_IPC, -1,
+             rc == CUDA_SUCCESS && handle ? *handle : 0, 0, 0);
+}
+
+void vt_on_graph_alloc(unsigned api, CUresult rc, const CUDA_MEM_ALLOC_NODE_PARAMS *params)
+{
+    if (!vt_recorder_active() || params == NULL)
+        return;
+    int device = params->poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                     ? params->poolProps.location.id
+                     : -1;
+    emit(api, rc, VT_OP_ALLOC, VT_KIND_GRAPH, device, rc == CUDA_SUCCESS ? params->dptr : 0,
+         params->bytesize, 0);
+}
+
+/* Bytes of one channel of an array element; 0 for formats we do not know
+ * (the array is then recorded with size 0 rather than a wrong size). */
+static uint64_t format_bytes(CUarray_format format)
+{
+    switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t at_least_one(size_t n)
+{
+    return n ? n : 1;
+}
+
+void vt_on_array_create(unsigned api, CUresult rc, const CUarray *handle,
+                        const CUDA_ARRAY_DESCRIPTOR *desc)
+{
+    if (!vt_recorder_active() || desc == NULL)
+        return;
+    uint64_t size = format_bytes(desc->Format) * desc->NumChannels * desc->Width *
+                    at_least_one(desc->Height);
+    emit(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
+         rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
+}
+
+void vt_on_array3d_create(unsigned api, CUresult rc, const CUarray *handle,
+                          const CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+    if (!vt_recorder_active() || desc == NULL)
+        return;
+    uint64_t size = format_bytes(desc->Format) * desc->NumChannels * desc->Width *
+                    at_least_one(desc->Height) * at_least_one(desc->Depth);
+    emit(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
+         rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
+}
+
+void vt_on_external_import(unsigned api, CUresult rc, const CUexternalMemory *mem,
+                           const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *desc)
+{
+    if (!vt_recorder_active())
+        return;
+    emit(api, rc, VT_OP_ALLOC, VT_KIND_EXTERNAL, vt_current_device(),
+         rc == CUDA_SUCCESS && mem ? (uint64_t)(uintptr_t)*mem : 0, desc ? desc->size : 0, 0);
+}
+
+void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size)
+{
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_HOST_PINNED, -1,
+             rc == CUDA_SUCCESS && pp ? (uint64_t)(uintptr_t)*pp : 0, size, 0);
+}
+
+void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
+{
+    uintptr_t ctx = rc == CUDA_SUCCESS && pctx ? (uintptr_t)*pctx : 0;
+    if (ctx && dev >= 0 && dev < VT_MAX_PRIMARY)
+        atomic_store(&primary_ctx[dev], ctx);
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, 0, 0);
+}
+
+void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev)
+{
+    uintptr_t ctx = dev >= 0 && dev < VT_MAX_PRIMARY ? atomic_load(&primary_ctx[dev]) : 0;
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_FREE, VT_KIND_CONTEXT, (int)dev, ctx, 0, 0);
+}
+
+void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
+{
+    if (vt_recorder_active())
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev,
+             rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, 0, 0);
+}

@@ -1,0 +1,329 @@
+/*
+ * The recorder's entry points (preload/recorder.h) and its lifecycle:
+ * start, stop, fork. The hook's path: recursion guard, stack capture
+ * (outside any lock), append to the thread's own buffer. Nothing here
+ * writes files or compresses: the writer thread does (writer.c).
+ */
+#define _GNU_SOURCE
+#include "recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "fatal_signals.h"
+#include "modules.h"
+#include "options.h"
+#include "process_info.h"
+#include "recorder_control.h"
+#include "thread_buffer.h"
+#include "writer.h"
+
+__thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
+
+/* Memory the buffers may take before hooks wait for the writer. */
+#define VT_BUFFER_MEMORY_MAX (32u << 20)
+/* Frames of the recorder itself on top of every captured stack when it is
+ * linked into a program (tests): capture_stack and the vt_record_* entry.
+ * In libvramtrace.so every leading frame inside the library is dropped
+ * instead (the hook's wrapper too, whatever its depth). */
+#define VT_SELF_FRAMES_STATIC 2
+
+static struct {
+    bool session;           /* started, not stopped */
+    struct vt_options opts;
+    char output_template[4096];
+    char path[4096];
+    uint64_t stack_depth;
+    uint64_t self_start, self_end; /* the library's mapped extent */
+    bool skip_by_extent;
+} R;
+
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- stacks ---- */
+
+static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
+{
+    if (R.stack_depth == 0)
+        return 0;
+    void *buf[VT_MAX_STACK_DEPTH + 16];
+    int want = (int)R.stack_depth + 16;
+    int n = unw_backtrace(buf, want);
+    int i = 0;
+    if (R.skip_by_extent) {
+        while (i < n && (uint64_t)(uintptr_t)buf[i] >= R.self_start &&
+               (uint64_t)(uintptr_t)buf[i] < R.self_end)
+            i++;
+    } else {
+        i = n < VT_SELF_FRAMES_STATIC ? n : VT_SELF_FRAMES_STATIC;
+    }
+    size_t k = 0;
+    for (; i < n && k < R.stack_depth; i++)
+        ips[k++] = (uint64_t)(uintptr_t)buf[i];
+    return k;
+}
+
+/* ---- entry points ---- */
+
+bool vt_recorder_active(void)
+{
+    return atomic_load_explicit(&vt_tb_active, memory_order_relaxed) != 0;
+}
+
+void vt_record_mem(const struct vt_mem_event *ev)
+{
+    if (!vt_recorder_active() || vt_in_tracer || !ev)
+        return;
+    vt_in_tracer++;
+    uint64_t ips[VT_MAX_STACK_DEPTH];
+    size_t n = capture_stack(ips);
+    uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
+    struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
+                                                            VT_NAME_CHECK_SOMETIMES);
+    if (m) {
+        m->ev = *ev;
+        memcpy((uint8_t *)m + vt_raw_round(sizeof *m), ips, n * sizeof ips[0]);
+        vt_tb_commit();
+    }
+    vt_in_tracer--;
+}
+
+void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,
+                      uint64_t total_bytes)
+{
+    if (!vt_recorder_active() || vt_in_tracer)
+        return;
+    vt_in_tracer++;
+    size_t len = name ? strnlen(name, VT_MAX_NAME_LEN) : 0;
+    uint32_t size = vt_raw_round(vt_raw_round(sizeof(struct vt_raw_device)) + len);
+    struct vt_raw_device *d = (struct vt_raw_device *)vt_tb_begin(VT_REC_DEVICE, size, 0,
+                                                                  VT_NAME_CHECK_SOMETIMES);
+    if (d) {
+        d->ordinal = ordinal;
+        d->name_len = (uint32_t)len;
+        d->total_bytes = total_bytes;
+        if (uuid)
+            memcpy(d->uuid, uuid, VT_UUID_SIZE);
+        else
+            memset(d->uuid, 0, VT_UUID_SIZE);
+        memcpy((char *)d + vt_raw_round(sizeof *d), name, len);
+        vt_tb_commit();
+    }
+    vt_in_tracer--;
+}
+
+/* Phase events are rare and are where programs rename threads (a worker
+ * names itself, then opens its first phase), so the name is checked now. */
+static void record_range(uint8_t type, uint64_t range_id, const char *domain, const char *name)
+{
+    if (!vt_recorder_active() || vt_in_tracer)
+        return;
+    vt_in_tracer++;
+    size_t dlen = domain ? strnlen(domain, VT_MAX_NAME_LEN) : 0;
+    size_t nlen = name ? strnlen(name, VT_MAX_NAME_LEN) : 0;
+    uint32_t size = vt_raw_round(vt_raw_round(sizeof(struct vt_raw_range)) + dlen + nlen);
+    struct vt_raw_range *g = (struct vt_raw_range *)vt_tb_begin(type, size, 0, VT_NAME_CHECK_NOW);
+    if (g) {
+        g->range_id = range_id;
+        g->domain_len = (uint32_t)dlen;
+        g->name_len = (uint32_t)nlen;
+        g->has_domain = domain != NULL;
+        g->has_name = name != NULL;
+        memset(g->pad, 0, sizeof g->pad);
+        char *text = (char *)g + vt_raw_round(sizeof *g);
+        memcpy(text, domain, dlen);
+        memcpy(text + dlen, name, nlen);
+        vt_tb_commit();
+    }
+    vt_in_tracer--;
+}
+
+void vt_record_range_push(const char *domain, const char *name)
+{
+    record_range(VT_REC_RANGE_PUSH, 0, domain, name);
+}
+
+void vt_record_range_pop(const char *domain)
+{
+    record_range(VT_REC_RANGE_POP, 0, domain, NULL);
+}
+
+void vt_record_range_start(uint64_t range_id, const char *domain, const char *name)
+{
+    record_range(VT_REC_RANGE_START, range_id, domain, name);
+}
+
+void vt_record_range_end(uint64_t range_id)
+{
+    record_range(VT_REC_RANGE_END, range_id, NULL, NULL);
+}
+
+void vt_record_mark(const char *domain, const char *name)
+{
+    record_range(VT_REC_MARK, 0, domain, name);
+}
+
+void vt_record_modules_changed(void)
+{
+    vt_writer_modules_changed();
+}
+
+/* ---- lifecycle ---- */
+
+static const char *env_lookup(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+static void say_cannot_write(const char *path, int err)
+{
+    vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
+           path, strerror(err));
+}
+
+/* Expands the template for this process. A forked child whose template
+ * has no %p would get its parent's name: it gets ".<pid>" appended. */
+static int build_path(bool child, const char *parent_path)
+{
+    char host[256];
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    struct vt_path_facts f = {
+        .pid = (long)getpid(),
+        .host = host,
+        .rank = vt_rank_from_env(env_lookup, NULL),
+    };
+    if (vt_expand_path(R.output_template, &f, R.path, sizeof R.path) != 0)
+        return -1;
+    if (child && !strcmp(R.path, parent_path)) {
+        size_t len = strlen(R.path);
+        if ((size_t)snprintf(R.path + len, sizeof R.path - len, ".%ld", f.pid) >= sizeof R.path - len)
+            return -1;
+    }
+    return 0;
+}
+
+/* Opens the file and starts the writer; false (after one stderr line) if
+ * it cannot. */
+static bool open_and_start(void)
+{
+    int fd = open(R.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        say_cannot_write(R.path, errno);
+        return false;
+    }
+    size_t block = (size_t)R.opts.num[VT_OPTION_BUFFER_KB] * 1024;
+    size_t max_blocks = VT_BUFFER_MEMORY_MAX / block;
+    if (max_blocks < 8)
+        max_blocks = 8;
+    vt_tb_init(block, max_blocks);
+
+    struct vt_process_info_buf info;
+    vt_process_info_collect(&info, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC),
+                            R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
+    int rc = vt_writer_start(fd, R.path, R.opts.num[VT_OPTION_FLUSH_MS], &info.facts);
+    vt_process_info_free(&info);
+    if (rc != 0) {
+        vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
+               R.path);
+        close(fd);
+        unlink(R.path); /* ours: created just now with O_EXCL */
+        return false;
+    }
+    atomic_store(&vt_tb_active, 1);
+    if (R.opts.num[VT_OPTION_VERBOSE])
+        vt_say(2, "vramtrace: pid %ld writing %s\n", (long)getpid(), R.path);
+    return true;
+}
+
+static void fork_child(void)
+{
+    if (!R.session)
+        return;
+    vt_in_tracer++;
+    atomic_store(&vt_tb_active, 0);
+    vt_tb_after_fork_child();
+    vt_writer_after_fork_child();
+    char parent_path[sizeof R.path];
+    memcpy(parent_path, R.path, sizeof parent_path);
+    if (build_path(true, parent_path) != 0) {
+        vt_say(2, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
+        R.session = false;
+    } else if (!open_and_start()) {
+        R.session = false;
+    }
+    vt_in_tracer--;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+bool vt_recorder_start(void)
+{
+    if (R.session)
+        return vt_recorder_active();
+    vt_in_tracer++;
+    bool ok = false;
+    vt_options_parse(&R.opts, env_lookup, NULL, 2);
+    if (R.opts.num[VT_OPTION_VERBOSE])
+        vt_options_print(&R.opts, 2);
+    if (R.opts.num[VT_OPTION_DISABLE])
+        goto out;
+    /* getenv's strings may change under us later (setenv): keep a copy. */
+    snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
+    R.stack_depth = R.opts.num[VT_OPTION_STACK_DEPTH];
+    bool is_main = false;
+    R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
+                                            &R.self_end, &is_main) == 0 && !is_main;
+    if (build_path(false, "") != 0) {
+        vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
+        goto out;
+    }
+    if (!open_and_start())
+        goto out;
+    R.session = true;
+    pthread_once(&atfork_once, register_atfork);
+    vt_fatal_signals_install();
+    ok = true;
+out:
+    vt_in_tracer--;
+    return ok;
+}
+
+void vt_recorder_stop(bool release_memory)
+{
+    if (!R.session)
+        return;
+    vt_in_tracer++;
+    atomic_store(&vt_tb_active, 0);
+    vt_writer_stop();
+    if (release_memory)
+        vt_tb_release_all();
+    R.session = false;
+    vt_in_tracer--;
+}
+
+const char *vt_recorder_path(void)
+{
+    return R.session ? R.path : "";
+}

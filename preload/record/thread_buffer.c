@@ -1,0 +1,436 @@
+/* Per-thread event buffers and the block pool. See thread_buffer.h. */
+#define _GNU_SOURCE
+#include "thread_buffer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+atomic_int vt_tb_active;
+atomic_ullong vt_tb_lost;
+void (*vt_tb_wake_writer)(void);
+
+/* How long a hook waits for a free block before it takes more memory: the
+ * writer may itself be waiting (for the loader lock, say, held by the very
+ * thread that waits here inside dlopen), so the wait must be bounded. */
+#define VT_POOL_WAIT_MS 2000
+/* Re-read the thread name every this many events (renames are rare). */
+#define VT_NAME_CHECK_EVERY 256
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct vt_block *free;
+    size_t total;       /* blocks allocated */
+    size_t max;         /* before hooks wait */
+    size_t block_bytes; /* data bytes of one block */
+} pool;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_thread_buf *list_head;
+
+/* Bumped when every buffer is dropped (release, fork child): a TLS pointer
+ * from an older generation is stale and must not be followed. */
+static atomic_uint generation = 1;
+static __thread struct vt_thread_buf *tls_tb __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_gen __attribute__((tls_model("initial-exec")));
+static __thread bool tls_announced __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pool_init_locks(void)
+{
+    pthread_condattr_t ca;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&pool.cond, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static void enqueue_ready(struct vt_thread_buf *tb, struct vt_block *b)
+{
+    b->next = NULL;
+    if (tb->ready_tail)
+        tb->ready_tail->next = b;
+    else
+        tb->ready_head = b;
+    tb->ready_tail = b;
+}
+
+/* The thread is going away: hand its last block to the writer. */
+static void on_thread_exit(void *p)
+{
+    struct vt_thread_buf *tb = p;
+    if (tls_tb != tb || tls_gen != atomic_load(&generation))
+        return; /* a buffer of an older generation: already gone */
+    pthread_mutex_lock(&tb->lock);
+    tb->exited = true;
+    if (tb->current) {
+        if (tb->current->used)
+            enqueue_ready(tb, tb->current);
+        else
+            vt_tb_block_put(tb->current);
+        tb->current = NULL;
+    }
+    pthread_mutex_unlock(&tb->lock);
+    tls_tb = NULL;
+}
+
+static void make_exit_key(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+int vt_tb_init(size_t block_bytes, size_t max_blocks)
+{
+    pthread_once(&key_once, make_exit_key);
+    pool_init_locks();
+    pool.free = NULL;
+    pool.total = 0;
+    pool.max = max_blocks;
+    pool.block_bytes = block_bytes & ~(size_t)7;
+    atomic_store(&vt_tb_lost, 0);
+    return 0;
+}
+
+size_t vt_tb_max_event(void)
+{
+    return pool.block_bytes;
+}
+
+void vt_tb_block_put(struct vt_block *b)
+{
+    pthread_mutex_lock(&pool.lock);
+    b->next = pool.free;
+    pool.free = b;
+    pthread_cond_broadcast(&pool.cond);
+    pthread_mutex_unlock(&pool.lock);
+}
+
+static struct vt_block *block_get(void)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += VT_POOL_WAIT_MS / 1000;
+    deadline.tv_nsec += (VT_POOL_WAIT_MS % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&pool.lock);
+    while (!pool.free && pool.total >= pool.max && atomic_load(&vt_tb_active)) {
+        if (vt_tb_wake_writer)
+            vt_tb_wake_writer();
+        if (pthread_cond_timedwait(&pool.cond, &pool.lock, &deadline) == ETIMEDOUT)
+            break; /* take more memory rather than stall (see VT_POOL_WAIT_MS) */
+    }
+    struct vt_block *b = pool.free;
+    if (b) {
+        pool.free = b->next;
+        pthread_mutex_unlock(&pool.lock);
+    } else {
+        pool.total++;
+        pthread_mutex_unlock(&pool.lock);
+        b = malloc(sizeof *b + pool.block_bytes);
+        if (!b) {
+            pthread_mutex_lock(&pool.lock);
+            pool.total--;
+            pthread_mutex_unlock(&pool.lock);
+            return NULL;
+        }
+        b->cap = (uint32_t)pool.block_bytes;
+    }
+    b->next = NULL;
+    b->used = 0;
+    b->read = 0;
+    return b;
+}
+
+static void read_thread_name(char name[VT_THREAD_NAME_LEN], uint32_t *len)
+{
+    char buf[VT_THREAD_NAME_LEN + 1] = {0};
+    if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
+        buf[0] = '\0';
+    buf[VT_THREAD_NAME_LEN] = '\0';
+    *len = (uint32_t)strnlen(buf, VT_THREAD_NAME_LEN);
+    memcpy(name, buf, VT_THREAD_NAME_LEN);
+}
+
+static struct vt_thread_buf *register_thread(void)
+{
+    struct vt_thread_buf *tb = calloc(1, sizeof *tb);
+    if (!tb)
+        return NULL;
+    pthread_mutex_init(&tb->lock, NULL);
+    tb->os_tid = (uint32_t)syscall(SYS_gettid);
+    read_thread_name(tb->name, &tb->name_len);
+    pthread_mutex_lock(&list_lock);
+    tb->next = list_head;
+    list_head = tb;
+    pthread_mutex_unlock(&list_lock);
+    tls_tb = tb;
+    tls_gen = atomic_load(&generation);
+    tls_announced = false;
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, tb);
+    return tb;
+}
+
+/* Room for size bytes in the current block; called and returns with the
+ * lock held (dropped while waiting for a block). NULL: nothing recorded. */
+static void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
+{
+    for (;;) {
+        struct vt_block *b = tb->current;
+        if (b && b->cap - b->used >= size) {
+            void *p = (uint8_t *)b->data + b->used;
+            b->used += size;
+            return p;
+        }
+        bool handed = false;
+        if (b) {
+            tb->current = NULL;
+            if (b->used) {
+                enqueue_ready(tb, b);
+                handed = true;
+            } else {
+                vt_tb_block_put(b);
+            }
+        }
+        pthread_mutex_unlock(&tb->lock);
+        if (handed && vt_tb_wake_writer)
+            vt_tb_wake_writer();
+        struct vt_block *nb = block_get();
+        pthread_mutex_lock(&tb->lock);
+        if (!nb)
+            return NULL;
+        if (!atomic_load(&vt_tb_active)) {
+            vt_tb_block_put(nb);
+            return NULL;
+        }
+        tb->current = nb;
+    }
+}
+
+static struct vt_thread_buf *pending_tb(void)
+{
+    return tls_tb;
+}
+
+struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
+                                  enum vt_name_check check)
+{
+    if (!atomic_load_explicit(&vt_tb_active, memory_order_acquire))
+        return NULL;
+    if (size > pool.block_bytes) {
+        atomic_fetch_add(&vt_tb_lost, 1);
+        return NULL;
+    }
+    struct vt_thread_buf *tb = tls_tb;
+    if (!tb || tls_gen != atomic_load(&generation))
+        tb = register_thread();
+    if (!tb) {
+        atomic_fetch_add(&vt_tb_lost, 1);
+        return NULL;
+    }
+    /* The name is read outside the lock: prctl is a system call. */
+    bool announce = !tls_announced;
+    if (check == VT_NAME_CHECK_NOW || ++tb->events_since_name_check >= VT_NAME_CHECK_EVERY) {
+        char name[VT_THREAD_NAME_LEN];
+        uint32_t len;
+        tb->events_since_name_check = 0;
+        read_thread_name(name, &len);
+        if (len != tb->name_len || memcmp(name, tb->name, len)) {
+            memcpy(tb->name, name, sizeof name);
+            tb->name_len = len;
+            announce = true;
+        }
+    }
+
+    pthread_mutex_lock(&tb->lock);
+    if (!atomic_load(&vt_tb_active))
+        goto stopped;
+    if (announce) {
+        struct vt_raw_thread *t = reserve_locked(tb, vt_raw_round(sizeof *t));
+        if (!t)
+            goto fail;
+        t->h.time_ns = now_ns();
+        t->h.size = vt_raw_round(sizeof *t);
+        t->h.type = VT_REC_THREAD;
+        t->h.pad = 0;
+        t->h.nips = 0;
+        t->os_tid = tb->os_tid;
+        t->name_len = tb->name_len;
+        memcpy(t->name, tb->name, VT_THREAD_NAME_LEN);
+        tls_announced = true;
+    }
+    struct vt_raw_header *h = reserve_locked(tb, size);
+    if (!h)
+        goto fail;
+    /* Under the lock: see writer.c for why. */
+    h->time_ns = now_ns();
+    h->size = size;
+    h->type = type;
+    h->pad = 0;
+    h->nips = nips;
+    return h;
+fail:
+    if (atomic_load(&vt_tb_active))
+        atomic_fetch_add(&vt_tb_lost, 1); /* no memory for a block */
+stopped:
+    pthread_mutex_unlock(&tb->lock);
+    return NULL;
+}
+
+void vt_tb_commit(void)
+{
+    pthread_mutex_unlock(&pending_tb()->lock);
+}
+
+/* ---- writer side ---- */
+
+void vt_tb_for_each(void (*fn)(struct vt_thread_buf *tb, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&list_lock);
+    for (struct vt_thread_buf *tb = list_head; tb; tb = tb->next)
+        fn(tb, ctx);
+    pthread_mutex_unlock(&list_lock);
+}
+
+static void wq_append(struct vt_thread_buf *tb, struct vt_block *b)
+{
+    b->next = NULL;
+    if (tb->wq_tail)
+        tb->wq_tail->next = b;
+    else
+        tb->wq_head = b;
+    tb->wq_tail = b;
+}
+
+bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms)
+{
+    if (timeout_ms < 0) {
+        pthread_mutex_lock(&tb->lock);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts); /* timedlock uses the realtime clock */
+        ts.tv_nsec += (long)timeout_ms * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        if (pthread_mutex_timedlock(&tb->lock, &ts) != 0)
+            return false;
+    }
+    struct vt_block *ready = tb->ready_head;
+    tb->ready_head = tb->ready_tail = NULL;
+    struct vt_block *cur = tb->current;
+    if (cur && cur->used)
+        tb->current = NULL;
+    else
+        cur = NULL;
+    pthread_mutex_unlock(&tb->lock);
+    while (ready) {
+        struct vt_block *next = ready->next;
+        wq_append(tb, ready);
+        ready = next;
+    }
+    if (cur)
+        wq_append(tb, cur);
+    return true;
+}
+
+static void free_blocks(struct vt_block *b)
+{
+    while (b) {
+        struct vt_block *next = b->next;
+        free(b);
+        b = next;
+    }
+}
+
+void vt_tb_reap_exited(void)
+{
+    pthread_mutex_lock(&list_lock);
+    struct vt_thread_buf **link = &list_head;
+    while (*link) {
+        struct vt_thread_buf *tb = *link;
+        bool done = false;
+        if (tb->exited) {
+            pthread_mutex_lock(&tb->lock);
+            done = !tb->current && !tb->ready_head && !tb->wq_head;
+            pthread_mutex_unlock(&tb->lock);
+        }
+        if (done) {
+            *link = tb->next;
+            pthread_mutex_destroy(&tb->lock);
+            free(tb);
+        } else {
+            link = &tb->next;
+        }
+    }
+    pthread_mutex_unlock(&list_lock);
+}
+
+void vt_tb_trim_pool(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    struct vt_block *b = pool.free;
+    pool.free = NULL;
+    for (struct vt_block *k = b; k; k = k->next)
+        pool.total--;
+    pthread_mutex_unlock(&pool.lock);
+    free_blocks(b);
+}
+
+void vt_tb_release_all(void)
+{
+    atomic_fetch_add(&generation, 1);
+    pthread_mutex_lock(&list_lock);
+    struct vt_thread_buf *tb = list_head;
+    list_head = NULL;
+    pthread_mutex_unlock(&list_lock);
+    while (tb) {
+        struct vt_thread_buf *next = tb->next;
+        free(tb->current);
+        free_blocks(tb->ready_head);
+        free_blocks(tb->wq_head);
+        pthread_mutex_destroy(&tb->lock);
+        free(tb);
+        tb = next;
+    }
+    pthread_mutex_lock(&pool.lock);
+    struct vt_block *b = pool.free;
+    pool.free = NULL;
+    pool.total = 0;
+    pthread_mutex_unlock(&pool.lock);
+    free_blocks(b);
+    tls_tb = NULL;
+}
+
+void vt_tb_after_fork_child(void)
+{
+    /* Another thread may have held any of these locks at fork time; it does
+     * not exist here, so the locks are made anew. The parent's buffers are
+     * left alone (not freed: they may be mid-update) - their events belong
+     * to the parent's trace. */
+    atomic_fetch_add(&generation, 1);
+    pthread_mutex_init(&list_lock, NULL);
+    list_head = NULL;
+    pool_init_locks();
+    pool.free = NULL;
+    pool.total = 0;
+    tls_tb = NULL;
+}

@@ -1,0 +1,102 @@
+/*
+ * Per-thread event buffers and the pool of blocks they are made of.
+ *
+ * Each thread that records gets a vt_thread_buf (found through an
+ * initial-exec TLS pointer, registered in a global list on first use). A
+ * hook appends raw events to the buffer's current block under the buffer's
+ * own mutex, which only the writer thread ever contends for. Full blocks are
+ * queued on the buffer for the writer; a fresh one comes from a global pool.
+ * When the pool is at its limit the hook wakes the writer and waits for a
+ * block to come back (it never drops an event just because it is busy).
+ *
+ * The timestamp of an event is taken while its buffer's lock is held: see
+ * writer.c for why that makes the writer's merge globally ordered.
+ */
+#ifndef VRAMTRACE_PRELOAD_THREAD_BUFFER_H
+#define VRAMTRACE_PRELOAD_THREAD_BUFFER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "raw_event.h"
+
+struct vt_block {
+    struct vt_block *next;
+    uint32_t used; /* bytes appended (owner, under the buffer lock) */
+    uint32_t read; /* bytes the writer has consumed (writer only) */
+    uint32_t cap;
+    uint32_t pad;
+    uint64_t data[]; /* raw events, 8-byte aligned */
+};
+
+struct vt_thread_buf {
+    pthread_mutex_t lock;
+    struct vt_thread_buf *next; /* global list (list lock) */
+
+    /* under lock */
+    struct vt_block *current;               /* being appended to; NULL: none */
+    struct vt_block *ready_head, *ready_tail; /* full, waiting for the writer */
+    bool exited;                            /* the thread is gone */
+
+    /* the owning thread only */
+    uint32_t os_tid;
+    char name[VT_THREAD_NAME_LEN];
+    uint32_t name_len;
+    uint32_t events_since_name_check;
+
+    /* the writer only */
+    struct vt_block *wq_head, *wq_tail; /* swapped out, read from wq_head->read */
+    uint64_t file_id;                   /* thread id in the trace, 0: not yet emitted */
+};
+
+/* The recorder is taking events (checked before and under each buffer lock). */
+extern atomic_int vt_tb_active;
+/* Events that could not be recorded (no memory for a block). */
+extern atomic_ullong vt_tb_lost;
+
+/* Called by a hook that filled a block: the writer should run now. Set by
+ * the writer (vt_writer_wake); NULL: nobody to wake. */
+extern void (*vt_tb_wake_writer)(void);
+
+/* Sets up the pool and the list. block_bytes is the size of one block;
+ * max_blocks bounds the pool before hooks wait. */
+int vt_tb_init(size_t block_bytes, size_t max_blocks);
+/* Frees every buffer and block (only when no thread can append any more). */
+void vt_tb_release_all(void);
+/* In a forked child: fresh locks, no buffers (the parent's events are the
+ * parent's), the calling thread re-registers on its next event. */
+void vt_tb_after_fork_child(void);
+
+/* ---- the hook side ---- */
+
+enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };
+
+/* Reserves size bytes (a multiple of 8, at most vt_tb_max_event()) in the
+ * calling thread's buffer, locks it and stamps the time; returns the event
+ * header (type/size/nips filled) or NULL if nothing is being recorded. The
+ * caller fills the body and calls vt_tb_commit(). */
+struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
+                                  enum vt_name_check check);
+void vt_tb_commit(void);
+size_t vt_tb_max_event(void);
+
+/* ---- the writer side ---- */
+
+/* Calls fn for every registered buffer, with the list locked. */
+void vt_tb_for_each(void (*fn)(struct vt_thread_buf *tb, void *ctx), void *ctx);
+/* Moves the buffer's pending blocks to its writer queue. With
+ * timeout_ms >= 0 gives up (returns false) if the lock is not free in time
+ * (emergency flush from a signal handler: its owner may be the crashed
+ * thread). */
+bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms);
+/* Returns a consumed block to the pool. */
+void vt_tb_block_put(struct vt_block *b);
+/* Frees the blocks sitting in the pool (after tracing stopped). */
+void vt_tb_trim_pool(void);
+/* Frees buffers whose thread has exited and whose events are all written. */
+void vt_tb_reap_exited(void);
+
+#endif

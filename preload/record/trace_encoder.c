@@ -1,0 +1,356 @@
+/* Records -> bytes, and chunk framing. See trace_encoder.h. */
+#include "trace_encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#define VT_ZSTD_LEVEL 3
+
+void vt_bytes_free(struct vt_bytes *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+bool vt_bytes_reserve(struct vt_bytes *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (b->cap - b->len >= n)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < n)
+        cap *= 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void vt_encoder_init(struct vt_encoder *e)
+{
+    memset(e, 0, sizeof *e);
+}
+
+void vt_encoder_free(struct vt_encoder *e)
+{
+    vt_bytes_free(&e->raw);
+    memset(e, 0, sizeof *e);
+}
+
+void vt_encoder_begin_chunk(struct vt_encoder *e)
+{
+    e->raw.len = 0;
+    e->raw.failed = false;
+    memset(&e->delta, 0, sizeof e->delta);
+    e->have_time = false;
+    e->records = 0;
+}
+
+void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE])
+{
+    memset(out, 0, VT_PREAMBLE_SIZE);
+    memcpy(out, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
+    out[8] = (uint8_t)VT_FORMAT_VERSION;
+    out[9] = (uint8_t)(VT_FORMAT_VERSION >> 8);
+    /* flags (u16) and reserved (u32) stay 0 */
+}
+
+/* ---- field writers: each reserves its own room ---- */
+
+static void put_byte(struct vt_encoder *e, uint8_t v)
+{
+    if (vt_bytes_reserve(&e->raw, 1))
+        e->raw.data[e->raw.len++] = v;
+}
+
+static void put_uv(struct vt_encoder *e, uint64_t v)
+{
+    if (vt_bytes_reserve(&e->raw, VT_UVARINT_MAX))
+        e->raw.len += vt_put_uvarint(e->raw.data + e->raw.len, v);
+}
+
+static void put_raw(struct vt_encoder *e, const void *p, size_t n)
+{
+    if (n && vt_bytes_reserve(&e->raw, n)) {
+        memcpy(e->raw.data + e->raw.len, p, n);
+        e->raw.len += n;
+    }
+}
+
+static void put_str(struct vt_encoder *e, const char *s, size_t len)
+{
+    if (!s)
+        len = 0;
+    if (len > VT_STRING_MAX)
+        len = VT_STRING_MAX; /* a reader rejects longer strings */
+    put_uv(e, len);
+    put_raw(e, s, len);
+}
+
+static void put_cstr(struct vt_encoder *e, const char *s)
+{
+    put_str(e, s, s ? strlen(s) : 0);
+}
+
+/* dt: time since the previous timed record of the chunk. The writer emits
+ * records in time order, so a time earlier than the last one cannot come
+ * from it; if a caller does that anyway it is clamped (delta 0) rather than
+ * wrapped into a huge unsigned value. */
+static void put_dt(struct vt_encoder *e, uint64_t t)
+{
+    if (!e->have_time) {
+        put_uv(e, t);
+        e->delta.last_time_ns = t;
+        e->have_time = true;
+        return;
+    }
+    if (t < e->delta.last_time_ns)
+        t = e->delta.last_time_ns;
+    put_uv(e, t - e->delta.last_time_ns);
+    e->delta.last_time_ns = t;
+}
+
+static void put_da(struct vt_encoder *e, uint64_t addr)
+{
+    put_uv(e, vt_zigzag((int64_t)(addr - e->delta.last_addr)));
+    e->delta.last_addr = addr;
+}
+
+static void begin(struct vt_encoder *e, enum vt_record_type t)
+{
+    put_byte(e, (uint8_t)t);
+    e->records++;
+}
+
+/* ---- records ---- */
+
+void vt_encode_process(struct vt_encoder *e, const struct vt_process_facts *p)
+{
+    begin(e, VT_REC_PROCESS);
+    put_uv(e, p->pid);
+    put_uv(e, p->ppid);
+    put_uv(e, p->start_realtime_ns);
+    put_uv(e, p->start_mono_ns);
+    put_cstr(e, p->hostname);
+    put_cstr(e, p->exe);
+    put_uv(e, p->argc);
+    for (size_t i = 0; i < p->argc; i++)
+        put_cstr(e, p->argv[i]);
+    put_uv(e, p->nenv);
+    for (size_t i = 0; i < p->nenv; i++) {
+        put_cstr(e, p->env[i].name);
+        put_cstr(e, p->env[i].value);
+    }
+    put_cstr(e, p->tool_version);
+    put_uv(e, p->stack_depth);
+    put_uv(e, p->flush_interval_ms);
+}
+
+void vt_encode_module(struct vt_encoder *e, uint64_t id, uint64_t load_bias,
+                      uint64_t start, uint64_t end, const char *path,
+                      const uint8_t *build_id, size_t build_id_len)
+{
+    begin(e, VT_REC_MODULE);
+    put_uv(e, id);
+    put_uv(e, load_bias);
+    put_uv(e, start);
+    put_uv(e, end);
+    put_cstr(e, path);
+    if (build_id_len > VT_BUILD_ID_MAX)
+        build_id_len = VT_BUILD_ID_MAX;
+    put_str(e, (const char *)build_id, build_id_len);
+}
+
+void vt_encode_module_unload(struct vt_encoder *e, uint64_t id)
+{
+    begin(e, VT_REC_MODULE_UNLOAD);
+    put_uv(e, id);
+}
+
+void vt_encode_thread(struct vt_encoder *e, uint64_t id, uint64_t os_tid,
+                      const char *name, size_t name_len)
+{
+    begin(e, VT_REC_THREAD);
+    put_uv(e, id);
+    put_uv(e, os_tid);
+    put_str(e, name, name_len);
+}
+
+void vt_encode_device(struct vt_encoder *e, uint64_t ordinal,
+                      const uint8_t uuid[VT_UUID_SIZE], const char *name,
+                      size_t name_len, uint64_t total_bytes)
+{
+    begin(e, VT_REC_DEVICE);
+    put_uv(e, ordinal);
+    put_raw(e, uuid, VT_UUID_SIZE);
+    put_str(e, name, name_len);
+    put_uv(e, total_bytes);
+}
+
+void vt_encode_stack_node(struct vt_encoder *e, uint64_t parent, uint64_t ip)
+{
+    begin(e, VT_REC_STACK_NODE);
+    put_uv(e, parent);
+    put_uv(e, ip);
+}
+
+void vt_encode_string(struct vt_encoder *e, const char *text, size_t len)
+{
+    begin(e, VT_REC_STRING);
+    put_str(e, text, len);
+}
+
+void vt_encode_api(struct vt_encoder *e, uint64_t id, const char *name)
+{
+    begin(e, VT_REC_API);
+    put_uv(e, id);
+    put_cstr(e, name);
+}
+
+void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
+{
+    begin(e, VT_REC_MEM);
+    put_byte(e, m->op);
+    put_byte(e, m->kind);
+    put_uv(e, m->api);
+    put_uv(e, m->label);
+    put_uv(e, m->thread);
+    put_dt(e, m->time_ns);
+    put_uv(e, m->device < 0 ? 0 : (uint64_t)m->device + 1);
+    put_da(e, m->addr);
+    put_uv(e, m->size);
+    put_uv(e, m->stack);
+    put_uv(e, m->result);
+    put_uv(e, m->aux);
+    if (m->op == VT_OP_ALLOC && m->result != 0) {
+        put_uv(e, m->free_bytes);
+        put_uv(e, m->total_bytes);
+    }
+}
+
+void vt_encode_range_push(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                          uint64_t domain, uint64_t name)
+{
+    begin(e, VT_REC_RANGE_PUSH);
+    put_uv(e, thread);
+    put_dt(e, time_ns);
+    put_uv(e, domain);
+    put_uv(e, name);
+}
+
+void vt_encode_range_pop(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                         uint64_t domain)
+{
+    begin(e, VT_REC_RANGE_POP);
+    put_uv(e, thread);
+    put_dt(e, time_ns);
+    put_uv(e, domain);
+}
+
+void vt_encode_range_start(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                           uint64_t range_id, uint64_t domain, uint64_t name)
+{
+    begin(e, VT_REC_RANGE_START);
+    put_uv(e, thread);
+    put_dt(e, time_ns);
+    put_uv(e, range_id);
+    put_uv(e, domain);
+    put_uv(e, name);
+}
+
+void vt_encode_range_end(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                         uint64_t range_id)
+{
+    begin(e, VT_REC_RANGE_END);
+    put_uv(e, thread);
+    put_dt(e, time_ns);
+    put_uv(e, range_id);
+}
+
+void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                    uint64_t domain, uint64_t name)
+{
+    begin(e, VT_REC_MARK);
+    put_uv(e, thread);
+    put_dt(e, time_ns);
+    put_uv(e, domain);
+    put_uv(e, name);
+}
+
+void vt_encode_lost(struct vt_encoder *e, uint64_t count)
+{
+    begin(e, VT_REC_LOST);
+    put_uv(e, count);
+}
+
+void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
+                       uint64_t chunks, uint64_t lost)
+{
+    begin(e, VT_REC_TRAILER);
+    put_dt(e, time_ns);
+    put_uv(e, events);
+    put_uv(e, chunks);
+    put_uv(e, lost);
+}
+
+/* ---- chunk framing ---- */
+
+void *vt_chunk_cctx_new(void)
+{
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    if (!c)
+        return NULL;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1))) {
+        ZSTD_freeCCtx(c);
+        return NULL;
+    }
+    return c;
+}
+
+void vt_chunk_cctx_free(void *cctx)
+{
+    ZSTD_freeCCtx(cctx);
+}
+
+int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out)
+{
+    if (e->raw.failed || e->raw.len > VT_CHUNK_MAX_RAW)
+        return -1;
+    void *own = NULL;
+    if (!cctx) {
+        own = cctx = vt_chunk_cctx_new();
+        if (!cctx)
+            return -1;
+    }
+    int rc = -1;
+    size_t bound = ZSTD_compressBound(e->raw.len);
+    out->len = 0;
+    out->failed = false;
+    if (!vt_bytes_reserve(out, VT_CHUNK_HEADER_SIZE + bound))
+        goto done;
+    /* Each chunk is its own frame: ZSTD_compress2 starts a new frame and
+     * keeps no dictionary state from earlier chunks. */
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+    size_t n = ZSTD_compress2(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound,
+                              e->raw.data ? e->raw.data : (const void *)"", e->raw.len);
+    if (ZSTD_isError(n) || n > VT_CHUNK_MAX_COMPRESSED)
+        goto done;
+    vt_put_le32(out->data, VT_CHUNK_MAGIC);
+    vt_put_le32(out->data + 4, (uint32_t)n);
+    vt_put_le32(out->data + 8, (uint32_t)e->raw.len);
+    out->len = VT_CHUNK_HEADER_SIZE + n;
+    rc = 0;
+done:
+    if (own)
+        vt_chunk_cctx_free(own);
+    return rc;
+}

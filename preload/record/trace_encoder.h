@@ -1,0 +1,129 @@
+/*
+ * Pure encoding of trace records into bytes, and framing of chunks
+ * (include/vramtrace/trace_format.h). No threads, no files, no globals: the
+ * recorder's writer thread uses it, and so can tests and benchmarks that
+ * need to build a trace.
+ *
+ *     struct vt_encoder enc;
+ *     vt_encoder_init(&enc);
+ *     vt_encode_string(&enc, "train", 5);     // records of one chunk ...
+ *     vt_chunk_frame(&enc, cctx, &frame);      // -> header + zstd frame
+ *     write(fd, frame.data, frame.len);
+ *     vt_encoder_begin_chunk(&enc);           // next chunk: fresh deltas
+ */
+#ifndef VRAMTRACE_PRELOAD_TRACE_ENCODER_H
+#define VRAMTRACE_PRELOAD_TRACE_ENCODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vramtrace/trace_format.h"
+
+/* A growable byte buffer. A failed allocation sets failed; later appends
+ * are ignored, so callers check once per chunk. */
+struct vt_bytes {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    bool failed;
+};
+
+void vt_bytes_free(struct vt_bytes *b);
+/* Makes room for n more bytes; false (and failed set) if memory ran out. */
+bool vt_bytes_reserve(struct vt_bytes *b, size_t n);
+
+/* The records of the chunk being built, plus its delta state. */
+struct vt_encoder {
+    struct vt_bytes raw;
+    struct vt_delta_state delta;
+    bool have_time;       /* a timed record was written in this chunk */
+    uint64_t records;     /* records in this chunk */
+};
+
+void vt_encoder_init(struct vt_encoder *e);
+void vt_encoder_free(struct vt_encoder *e);
+/* Drops the buffered records and resets the delta state. */
+void vt_encoder_begin_chunk(struct vt_encoder *e);
+
+/* The 16-byte preamble of a file. */
+void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE]);
+
+/* ---- one function per record type, fields as in trace_format.h ---- */
+
+struct vt_env_pair {
+    const char *name;
+    const char *value;
+};
+
+struct vt_process_facts {
+    uint64_t pid, ppid;
+    uint64_t start_realtime_ns, start_mono_ns;
+    const char *hostname;
+    const char *exe;
+    size_t argc;
+    const char *const *argv;
+    size_t nenv;
+    const struct vt_env_pair *env;
+    const char *tool_version;
+    uint64_t stack_depth;
+    uint64_t flush_interval_ms;
+};
+
+void vt_encode_process(struct vt_encoder *e, const struct vt_process_facts *p);
+void vt_encode_module(struct vt_encoder *e, uint64_t id, uint64_t load_bias,
+                      uint64_t start, uint64_t end, const char *path,
+                      const uint8_t *build_id, size_t build_id_len);
+void vt_encode_module_unload(struct vt_encoder *e, uint64_t id);
+void vt_encode_thread(struct vt_encoder *e, uint64_t id, uint64_t os_tid,
+                      const char *name, size_t name_len);
+void vt_encode_device(struct vt_encoder *e, uint64_t ordinal,
+                      const uint8_t uuid[VT_UUID_SIZE], const char *name,
+                      size_t name_len, uint64_t total_bytes);
+void vt_encode_stack_node(struct vt_encoder *e, uint64_t parent, uint64_t ip);
+void vt_encode_string(struct vt_encoder *e, const char *text, size_t len);
+void vt_encode_api(struct vt_encoder *e, uint64_t id, const char *name);
+
+/* A VT_REC_MEM record, with file ids already resolved. */
+struct vt_mem_record {
+    uint8_t op, kind;
+    uint64_t api, label;
+    uint64_t thread;
+    uint64_t time_ns;
+    int64_t device;       /* ordinal, -1 if unknown */
+    uint64_t addr, size;
+    uint64_t stack;       /* stack node id */
+    uint64_t result;
+    uint64_t aux;
+    uint64_t free_bytes, total_bytes; /* written only for a failed ALLOC */
+};
+void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m);
+
+void vt_encode_range_push(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                          uint64_t domain, uint64_t name);
+void vt_encode_range_pop(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                         uint64_t domain);
+void vt_encode_range_start(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                           uint64_t range_id, uint64_t domain, uint64_t name);
+void vt_encode_range_end(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                         uint64_t range_id);
+void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
+                    uint64_t domain, uint64_t name);
+void vt_encode_lost(struct vt_encoder *e, uint64_t count);
+void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
+                       uint64_t chunks, uint64_t lost);
+
+/* ---- chunk framing ---- */
+
+/* Compresses the encoder's records as one zstd frame (content checksum on)
+ * behind a chunk header, into out (replacing its contents). cctx is a
+ * ZSTD_CCtx* (void* here so that includers need no zstd.h); NULL makes a
+ * temporary one. Returns 0, or -1 if memory ran out or zstd failed. */
+int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out);
+
+/* A compression context set up the way vt_chunk_frame expects (level 3,
+ * checksum on); free with vt_chunk_cctx_free. NULL if out of memory. */
+void *vt_chunk_cctx_new(void);
+void vt_chunk_cctx_free(void *cctx);
+
+#endif

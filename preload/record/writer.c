@@ -1,0 +1,577 @@
+/*
+ * The writer thread. See writer.h.
+ *
+ * Why the merge is globally ordered, even across chunks: a hook takes its
+ * timestamp while it holds its own buffer's lock, and a round begins by
+ * taking the cutoff T = now and only then locking each buffer in turn to
+ * swap its events out. An event stamped t <= T was stamped by a hook that
+ * already held that buffer's lock before T; the writer locks the buffer
+ * after T, so it waits for that append to finish and sees the event. Any
+ * event appended after the swap was stamped after the writer released the
+ * lock, so after T. Hence, once every buffer is swapped, ALL events with
+ * time <= T are in hand: the round writes exactly those, merged by time,
+ * and keeps the later ones (already swapped out, stamped > T) for the next
+ * round, whose events are all > T. Every chunk's events are later than the
+ * previous chunk's, and the file is one non-decreasing timeline.
+ */
+#define _GNU_SOURCE
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "modules.h"
+#include "options.h"
+#include "stack_trie.h"
+#include "string_table.h"
+#include "thread_buffer.h"
+
+/* A chunk is closed early when its records reach this size, so that one
+ * busy interval does not make one huge chunk (and a huge loss if cut). */
+#define VT_CHUNK_TARGET_RAW (1u << 20)
+/* How long an emergency flush waits for a buffer whose lock is taken (its
+ * owner may be the crashed thread). */
+#define VT_EMERGENCY_LOCK_MS 100
+
+static struct {
+    int fd;
+    char path[4096];
+    uint64_t flush_ms;
+    pthread_t thread;
+    bool running;
+    int wake_rd, wake_wr; /* anyone -> writer */
+    int done_rd, done_wr; /* writer -> emergency flush waiter */
+    atomic_int stop, emergency, modules_changed, failed;
+
+    struct vt_encoder enc;
+    void *cctx;
+    struct vt_bytes frame;
+    struct vt_stack_trie trie;
+    struct vt_string_table strings;
+    struct vt_module_map modules;
+    uint8_t *api_emitted;
+    size_t api_cap;
+    uint64_t next_thread_id;
+    struct vt_thread_buf **cursors;
+    size_t ncursors, cursor_cap;
+
+    uint64_t events, chunks, lost_reported;
+} W = {.fd = -1, .wake_rd = -1, .wake_wr = -1, .done_rd = -1, .done_wr = -1};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool vt_writer_failed(void)
+{
+    return atomic_load(&W.failed);
+}
+
+/* ---- output ---- */
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
+{
+    (void)ctx;
+    vt_tb_collect(tb, VT_EMERGENCY_LOCK_MS);
+    while (tb->wq_head) {
+        struct vt_block *b = tb->wq_head;
+        tb->wq_head = b->next;
+        vt_tb_block_put(b);
+    }
+    tb->wq_tail = NULL;
+}
+
+/* The trace cannot be written: say so once, stop recording, let go of the
+ * buffers. Hooks keep passing calls through; the program runs on. */
+static void fail(int err)
+{
+    if (atomic_exchange(&W.failed, 1))
+        return;
+    atomic_store(&vt_tb_active, 0);
+    vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
+           W.path, strerror(err));
+    close(W.fd);
+    W.fd = -1;
+    vt_tb_for_each(discard_buffer, NULL);
+    vt_tb_trim_pool();
+}
+
+static void flush_chunk(void)
+{
+    if (W.enc.records == 0 || atomic_load(&W.failed))
+        return;
+    if (vt_chunk_frame(&W.enc, W.cctx, &W.frame) != 0) {
+        fail(ENOMEM);
+        return;
+    }
+    int err = write_all(W.fd, W.frame.data, W.frame.len);
+    if (err) {
+        fail(err);
+        return;
+    }
+    W.chunks++;
+    vt_encoder_begin_chunk(&W.enc);
+}
+
+/* ---- ids defined before first use ---- */
+
+static void on_module(void *ctx, const struct vt_module *m, bool loaded)
+{
+    (void)ctx;
+    if (loaded)
+        vt_encode_module(&W.enc, m->id, m->load_bias, m->start, m->end, m->path,
+                         m->build_id, m->build_id_len);
+    else
+        vt_encode_module_unload(&W.enc, m->id);
+}
+
+static void on_stack_node(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    (void)ctx;
+    (void)id; /* ids follow the order of the records */
+    vt_encode_stack_node(&W.enc, parent, ip);
+}
+
+static uint64_t api_id(uint64_t id)
+{
+    if (id == 0)
+        return 0;
+    if (id >= W.api_cap) {
+        size_t cap = W.api_cap ? W.api_cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *a = realloc(W.api_emitted, cap);
+        if (!a)
+            return id; /* cannot remember: name it again next time */
+        memset(a + W.api_cap, 0, cap - W.api_cap);
+        W.api_emitted = a;
+        W.api_cap = cap;
+    }
+    if (W.api_cap > id && !W.api_emitted[id]) {
+        const char *name = vt_api_name((unsigned)id);
+        char fallback[32];
+        if (!name) {
+            snprintf(fallback, sizeof fallback, "api#%llu", (unsigned long long)id);
+            name = fallback;
+        }
+        vt_encode_api(&W.enc, id, name);
+        W.api_emitted[id] = 1;
+    }
+    return id;
+}
+
+static uint64_t string_id(const char *text, size_t len, bool present)
+{
+    if (!present)
+        return 0;
+    int is_new;
+    uint64_t id = vt_strings_intern(&W.strings, text, len, &is_new);
+    if (id == UINT64_MAX)
+        return 0;
+    if (is_new)
+        vt_encode_string(&W.enc, text, len);
+    return id;
+}
+
+static uint64_t thread_id(struct vt_thread_buf *tb)
+{
+    if (!tb->file_id) {
+        /* Normally the thread's first raw event names it; this covers a
+         * thread whose naming event could not be stored. */
+        tb->file_id = ++W.next_thread_id;
+        vt_encode_thread(&W.enc, tb->file_id, tb->os_tid, "", 0);
+    }
+    return tb->file_id;
+}
+
+/* ---- one raw event -> records ---- */
+
+static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h)
+{
+    switch (h->type) {
+    case VT_REC_THREAD: {
+        const struct vt_raw_thread *t = (const void *)h;
+        if (!tb->file_id)
+            tb->file_id = ++W.next_thread_id;
+        vt_encode_thread(&W.enc, tb->file_id, t->os_tid, t->name, t->name_len);
+        break;
+    }
+    case VT_REC_MEM: {
+        const struct vt_raw_mem *m = (const void *)h;
+        const uint64_t *ips = (const uint64_t *)((const uint8_t *)h + vt_raw_round(sizeof *m));
+        struct vt_mem_record r = {
+            .op = m->ev.op,
+            .kind = m->ev.kind,
+            .thread = thread_id(tb),
+            .time_ns = h->time_ns,
+            .device = m->ev.device,
+            .addr = m->ev.addr,
+            .size = m->ev.size,
+            .result = (uint32_t)m->ev.result,
+            .aux = m->ev.aux,
+            .free_bytes = m->ev.free_bytes,
+            .total_bytes = m->ev.total_bytes,
+        };
+        r.api = api_id(m->ev.api);
+        r.label = api_id(m->ev.label);
+        r.stack = vt_trie_insert(&W.trie, ips, h->nips, on_stack_node, NULL);
+        if (r.stack == UINT64_MAX)
+            r.stack = 0;
+        vt_encode_mem(&W.enc, &r);
+        W.events++;
+        break;
+    }
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK: {
+        const struct vt_raw_range *g = (const void *)h;
+        const char *domain = (const char *)g + vt_raw_round(sizeof *g);
+        const char *name = domain + g->domain_len;
+        uint64_t thread = thread_id(tb);
+        uint64_t d = h->type == VT_REC_RANGE_END ? 0 : string_id(domain, g->domain_len, g->has_domain);
+        uint64_t n = string_id(name, g->name_len, g->has_name);
+        if (h->type == VT_REC_RANGE_PUSH)
+            vt_encode_range_push(&W.enc, thread, h->time_ns, d, n);
+        else if (h->type == VT_REC_RANGE_POP)
+            vt_encode_range_pop(&W.enc, thread, h->time_ns, d);
+        else if (h->type == VT_REC_RANGE_START)
+            vt_encode_range_start(&W.enc, thread, h->time_ns, g->range_id, d, n);
+        else if (h->type == VT_REC_RANGE_END)
+            vt_encode_range_end(&W.enc, thread, h->time_ns, g->range_id);
+        else
+            vt_encode_mark(&W.enc, thread, h->time_ns, d, n);
+        W.events++;
+        break;
+    }
+    case VT_REC_DEVICE: {
+        const struct vt_raw_device *d = (const void *)h;
+        const char *name = (const char *)d + vt_raw_round(sizeof *d);
+        vt_encode_device(&W.enc, d->ordinal < 0 ? 0 : (uint64_t)d->ordinal, d->uuid, name,
+                         d->name_len, d->total_bytes);
+        W.events++;
+        break;
+    }
+    default:
+        break; /* cannot happen: hooks append only the types above */
+    }
+}
+
+/* ---- a round ---- */
+
+struct collect_ctx {
+    int timeout_ms;
+};
+
+static void collect_one(struct vt_thread_buf *tb, void *vctx)
+{
+    struct collect_ctx *ctx = vctx;
+    vt_tb_collect(tb, ctx->timeout_ms);
+    if (!tb->wq_head)
+        return;
+    if (W.ncursors == W.cursor_cap) {
+        size_t cap = W.cursor_cap ? W.cursor_cap * 2 : 64;
+        struct vt_thread_buf **c = realloc(W.cursors, cap * sizeof *c);
+        if (!c)
+            return; /* its events wait for the next round */
+        W.cursors = c;
+        W.cursor_cap = cap;
+    }
+    W.cursors[W.ncursors++] = tb;
+}
+
+/* The next unread event of a buffer's writer queue, or NULL. Consumed
+ * blocks go back to the pool. */
+static const struct vt_raw_header *peek(struct vt_thread_buf *tb)
+{
+    while (tb->wq_head) {
+        struct vt_block *b = tb->wq_head;
+        if (b->read < b->used)
+            return (const struct vt_raw_header *)((const uint8_t *)b->data + b->read);
+        tb->wq_head = b->next;
+        if (!tb->wq_head)
+            tb->wq_tail = NULL;
+        vt_tb_block_put(b);
+    }
+    return NULL;
+}
+
+static void round_up_to(uint64_t cutoff, bool emergency)
+{
+    struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1};
+    W.ncursors = 0;
+    vt_tb_for_each(collect_one, &ctx);
+
+    for (;;) {
+        struct vt_thread_buf *best = NULL;
+        const struct vt_raw_header *best_h = NULL;
+        for (size_t i = 0; i < W.ncursors; i++) {
+            const struct vt_raw_header *h = peek(W.cursors[i]);
+            if (h && h->time_ns <= cutoff && (!best_h || h->time_ns < best_h->time_ns)) {
+                best = W.cursors[i];
+                best_h = h;
+            }
+        }
+        if (!best)
+            break;
+        emit(best, best_h);
+        best->wq_head->read += best_h->size;
+        if (W.enc.raw.len >= VT_CHUNK_TARGET_RAW)
+            flush_chunk();
+        if (atomic_load(&W.failed))
+            return;
+    }
+    uint64_t lost = atomic_load(&vt_tb_lost);
+    if (lost > W.lost_reported) {
+        vt_encode_lost(&W.enc, lost - W.lost_reported);
+        W.lost_reported = lost;
+    }
+    flush_chunk();
+    if (!emergency)
+        vt_tb_reap_exited();
+}
+
+static void refresh_modules(bool force)
+{
+    bool changed = atomic_exchange(&W.modules_changed, 0);
+    vt_modules_refresh(&W.modules, force || changed, on_module, NULL);
+}
+
+static void drain_pipe(int fd)
+{
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    vt_in_tracer = 1; /* nothing this thread does is the program's */
+    uint8_t preamble[VT_PREAMBLE_SIZE];
+    vt_encode_preamble(preamble);
+    int err = write_all(W.fd, preamble, sizeof preamble);
+    if (err)
+        fail(err);
+    /* The process record was encoded by vt_writer_start; the module map
+     * follows it in the first chunk. */
+    refresh_modules(true);
+    flush_chunk();
+
+    while (!atomic_load(&W.failed)) {
+        struct pollfd p = {.fd = W.wake_rd, .events = POLLIN};
+        poll(&p, 1, (int)W.flush_ms);
+        drain_pipe(W.wake_rd);
+        if (atomic_load(&W.stop))
+            break;
+        if (atomic_exchange(&W.emergency, 0)) {
+            round_up_to(UINT64_MAX, true);
+            ssize_t ignored = write(W.done_wr, "d", 1);
+            (void)ignored;
+            continue;
+        }
+        refresh_modules(false);
+        round_up_to(now_ns(), false);
+    }
+    if (!atomic_load(&W.failed)) {
+        /* Final round: the hooks are stopped, everything pending is written. */
+        refresh_modules(false);
+        round_up_to(UINT64_MAX, false);
+        vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
+        flush_chunk();
+        if (!atomic_load(&W.failed)) {
+            if (close(W.fd) != 0)
+                fail(errno);
+            W.fd = -1;
+        }
+    }
+    return NULL;
+}
+
+/* ---- control ---- */
+
+static int make_pipe(int *rd, int *wr)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    *rd = fds[0];
+    *wr = fds[1];
+    return 0;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void free_state(void)
+{
+    vt_encoder_free(&W.enc);
+    vt_bytes_free(&W.frame);
+    vt_chunk_cctx_free(W.cctx);
+    W.cctx = NULL;
+    vt_trie_free(&W.trie);
+    vt_strings_free(&W.strings);
+    vt_modules_free(&W.modules);
+    free(W.api_emitted);
+    W.api_emitted = NULL;
+    W.api_cap = 0;
+    free(W.cursors);
+    W.cursors = NULL;
+    W.ncursors = W.cursor_cap = 0;
+}
+
+static void wake_from_hook(void)
+{
+    vt_writer_wake();
+}
+
+int vt_writer_start(int fd, const char *path, uint64_t flush_ms,
+                    const struct vt_process_facts *facts)
+{
+    W.fd = fd;
+    snprintf(W.path, sizeof W.path, "%s", path);
+    W.flush_ms = flush_ms;
+    atomic_store(&W.stop, 0);
+    atomic_store(&W.emergency, 0);
+    atomic_store(&W.modules_changed, 0);
+    atomic_store(&W.failed, 0);
+    W.events = W.chunks = W.lost_reported = 0;
+    W.next_thread_id = 0;
+    vt_encoder_init(&W.enc);
+    memset(&W.frame, 0, sizeof W.frame);
+    vt_trie_init(&W.trie);
+    vt_strings_init(&W.strings);
+    vt_modules_init(&W.modules);
+    W.cctx = vt_chunk_cctx_new();
+    if (!W.cctx)
+        goto fail_state;
+    vt_encode_process(&W.enc, facts);
+    if (make_pipe(&W.wake_rd, &W.wake_wr))
+        goto fail_state;
+    if (make_pipe(&W.done_rd, &W.done_wr))
+        goto fail_pipes;
+
+    /* The writer must never take a signal meant for the program (nor
+     * SIGXFSZ: with it blocked, a too-large file is an EFBIG from write). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        goto fail_pipes;
+    W.running = true;
+    vt_tb_wake_writer = wake_from_hook;
+    return 0;
+
+fail_pipes:
+    close_fd(&W.wake_rd);
+    close_fd(&W.wake_wr);
+    close_fd(&W.done_rd);
+    close_fd(&W.done_wr);
+fail_state:
+    free_state();
+    W.fd = -1;
+    return -1;
+}
+
+void vt_writer_wake(void)
+{
+    if (W.wake_wr >= 0) {
+        ssize_t ignored = write(W.wake_wr, "w", 1); /* a full pipe is awake enough */
+        (void)ignored;
+    }
+}
+
+void vt_writer_modules_changed(void)
+{
+    atomic_store(&W.modules_changed, 1);
+}
+
+void vt_writer_stop(void)
+{
+    if (!W.running)
+        return;
+    atomic_store(&W.stop, 1);
+    vt_writer_wake();
+    pthread_join(W.thread, NULL);
+    W.running = false;
+    vt_tb_wake_writer = NULL;
+    close_fd(&W.fd);
+    close_fd(&W.wake_rd);
+    close_fd(&W.wake_wr);
+    close_fd(&W.done_rd);
+    close_fd(&W.done_wr);
+    free_state();
+}
+
+void vt_writer_emergency_flush(int timeout_ms)
+{
+    if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
+        return;
+    if (pthread_equal(pthread_self(), W.thread))
+        return; /* the writer itself crashed: nobody to flush */
+    drain_pipe(W.done_rd); /* an answer to an earlier request is stale */
+    atomic_store(&W.emergency, 1);
+    vt_writer_wake();
+    struct pollfd p = {.fd = W.done_rd, .events = POLLIN};
+    poll(&p, 1, timeout_ms);
+}
+
+void vt_writer_after_fork_child(void)
+{
+    /* The parent's writer thread does not exist here and its state may be
+     * mid-update: leave it (a small leak), close the parent's descriptors
+     * in this process, and start clean. */
+    W.running = false;
+    vt_tb_wake_writer = NULL;
+    close_fd(&W.fd);
+    close_fd(&W.wake_rd);
+    close_fd(&W.wake_wr);
+    close_fd(&W.done_rd);
+    close_fd(&W.done_wr);
+    memset(&W.enc, 0, sizeof W.enc);
+    memset(&W.frame, 0, sizeof W.frame);
+    W.cctx = NULL;
+    memset(&W.trie, 0, sizeof W.trie);
+    memset(&W.strings, 0, sizeof W.strings);
+    memset(&W.modules, 0, sizeof W.modules);
+    W.api_emitted = NULL;
+    W.api_cap = 0;
+    W.cursors = NULL;
+    W.ncursors = W.cursor_cap = 0;
+}

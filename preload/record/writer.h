@@ -1,0 +1,40 @@
+/*
+ * The writer thread: turns the threads' raw events into a trace file.
+ *
+ * Every flush interval (or when a hook's buffer fills) it takes a cutoff
+ * time, gathers the pending events of every thread, merges those up to the
+ * cutoff in time order, encodes them (stack trie, interned strings, ids
+ * defined before first use), compresses them as one chunk and writes it.
+ * All file I/O and compression of the recorder happen here, on a thread
+ * with every signal blocked.
+ */
+#ifndef VRAMTRACE_PRELOAD_WRITER_H
+#define VRAMTRACE_PRELOAD_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace_encoder.h"
+
+/* Starts the writer on an open, empty file (it writes the preamble, the
+ * process record and the module map first). facts is copied. Returns 0,
+ * or -1 (nothing started, fd left open). */
+int vt_writer_start(int fd, const char *path, uint64_t flush_ms,
+                    const struct vt_process_facts *facts);
+/* Final flush: writes every pending event and the trailer, closes the file
+ * and joins the thread. Hooks must have been stopped (vt_tb_active = 0). */
+void vt_writer_stop(void);
+/* Wake the writer now (a buffer filled). */
+void vt_writer_wake(void);
+/* The module map must be read again. */
+void vt_writer_modules_changed(void);
+/* From a fatal signal handler (async-signal-safe): has the writer write
+ * everything pending and waits for it at most timeout_ms. */
+void vt_writer_emergency_flush(int timeout_ms);
+/* In a forked child: forget the parent's writer (its thread does not exist
+ * here; its file is the parent's). */
+void vt_writer_after_fork_child(void);
+/* The writer gave up (write error): tracing has stopped. */
+bool vt_writer_failed(void);
+
+#endif

@@ -1,0 +1,106 @@
+/* The peak tracker: hand-checked peaks, and the lazy snapshot against a
+ * brute-force copy at every new maximum. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "peak_tracker.h"
+
+static void test_three_stacks(void **state)
+{
+    (void)state;
+    struct vt_ledger_sites l;
+    struct vt_peak_snapshot s;
+    vt_sites_init(&l);
+    vt_snapshot_init(&s);
+    /* A 100, B 200, free A, C 300 (peak 500 = B + C), free B, A 50. */
+    vt_sites_change(&l, 1, 1, 100, 1);
+    vt_snapshot_offer(&s, &l, 10);
+    vt_sites_change(&l, 2, 1, 200, 1);
+    vt_snapshot_offer(&s, &l, 20);
+    vt_sites_change(&l, 1, 1, -100, -1);
+    vt_sites_change(&l, 3, 2, 300, 1);
+    assert_true(vt_snapshot_offer(&s, &l, 40));
+    vt_sites_change(&l, 2, 1, -200, -1);
+    vt_sites_change(&l, 1, 1, 50, 1);
+    assert_false(vt_snapshot_offer(&s, &l, 60));
+    assert_int_equal(s.peak_bytes, 500);
+    assert_int_equal(s.peak_time_ns, 40);
+    assert_int_equal(s.peak_count, 2);
+    struct vt_site_bytes top[5];
+    size_t n = vt_sites_top(&l, &s, top, 5);
+    assert_int_equal(n, 2); /* A held nothing at the peak */
+    assert_int_equal(top[0].stack, 3);
+    assert_int_equal(top[0].thread, 2);
+    assert_int_equal(top[0].bytes, 300);
+    assert_int_equal(top[1].stack, 2);
+    assert_int_equal(top[1].bytes, 200);
+    /* The live state now: A 50, C 300. */
+    n = vt_sites_top(&l, NULL, top, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(top[0].bytes, 300);
+    assert_int_equal(l.total_bytes, 350);
+    vt_snapshot_free(&s);
+    vt_sites_free(&l);
+}
+
+/* Random traffic over many sites; at every new maximum the snapshot must
+ * equal a full copy taken then. */
+static void test_against_brute_force(void **state)
+{
+    (void)state;
+    enum { SITES = 40, STEPS = 20000 };
+    struct vt_ledger_sites l;
+    struct vt_peak_snapshot s;
+    vt_sites_init(&l);
+    vt_snapshot_init(&s);
+    int64_t live[SITES] = {0};
+    int64_t at_peak[SITES] = {0};
+    uint64_t total = 0, peak = 0;
+    unsigned seed = 12345;
+    for (int step = 0; step < STEPS; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned site = (seed >> 8) % SITES;
+        int64_t delta;
+        if (live[site] > 0 && (seed >> 20) % 3 == 0)
+            delta = -(int64_t)((seed >> 4) % (uint64_t)live[site] + 1);
+        else
+            delta = (int64_t)((seed >> 12) % 1000 + 1);
+        live[site] += delta;
+        total += (uint64_t)delta;
+        vt_sites_change(&l, site + 1, site % 3, delta, delta > 0 ? 1 : 0);
+        if (delta > 0)
+            vt_snapshot_offer(&s, &l, (uint64_t)step);
+        if (total > peak) {
+            peak = total;
+            memcpy(at_peak, live, sizeof live);
+        }
+    }
+    assert_int_equal(s.peak_bytes, peak);
+    struct vt_site_bytes top[SITES];
+    size_t n = vt_sites_top(&l, &s, top, SITES);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(top[i].bytes, (uint64_t)at_peak[top[i].stack - 1]);
+        if (i)
+            assert_true(top[i].bytes <= top[i - 1].bytes);
+        sum += top[i].bytes;
+    }
+    assert_int_equal(sum, peak); /* the breakdown adds up to the peak */
+    vt_snapshot_free(&s);
+    vt_sites_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_stacks),
+        cmocka_unit_test(test_against_brute_force),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

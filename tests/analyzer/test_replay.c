@@ -1,0 +1,279 @@
+/* Replay, ledgers, failures, phases and the multi-process GPU merge, on
+ * synthetic traces whose figures are checked by hand. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "trace_builder.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/vt-ana-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return getenv("VT_KEEP") ? 0 : system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes b to tmpdir/name and analyzes the given files. */
+static char *save(struct tb *b, const char *name)
+{
+    char *path;
+    assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+    assert_int_equal(tb_write(b, path), 0);
+    tb_free(b);
+    return path;
+}
+
+static void analyze(struct vt_analysis *a, char **paths, size_t n)
+{
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_int_equal(vt_analysis_run(a, paths, n, devnull), 0);
+    fclose(devnull);
+}
+
+static void test_categories(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 100, 1, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x10000, 100 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_VMM_PHYSICAL, TB_MAIN, 20, 0, 0x77, 50 * MiB, TB_STACK_B);
+    tb_alloc(&b, VT_KIND_VA_RESERVE, TB_MAIN, 30, 0, 0x900000000, 4 * GiB, TB_STACK_B);
+    tb_alloc(&b, VT_KIND_VA_MAP, TB_MAIN, 31, 0, 0x900000000, 50 * MiB, TB_STACK_B);
+    tb_alloc(&b, VT_KIND_MANAGED, TB_MAIN, 40, 0, 0x20000, 10 * MiB, TB_STACK_C);
+    tb_alloc(&b, VT_KIND_HOST_PINNED, TB_MAIN, 50, -1, 0x30000, 5 * MiB, TB_STACK_C);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 60, 0, 0x10000);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 61, 0, 0xdead);   /* never seen */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 70, 0, 0x40000, 30 * MiB, TB_STACK_A);
+    /* cuMemRetainAllocationHandle (size 0, device unknown), then two
+     * releases: the memory goes with the second. */
+    tb_alloc(&b, VT_KIND_VMM_PHYSICAL, TB_MAIN, 71, -1, 0x77, 0, TB_STACK_B);
+    tb_free_mem(&b, VT_KIND_VMM_PHYSICAL, TB_MAIN, 72, -1, 0x77);
+    tb_trailer(&b, 80);
+    char *path = save(&b, "cat.vtrace");
+    struct vt_analysis a;
+    analyze(&a, &path, 1);
+    struct vt_replay *rp = &a.inputs[0].replay;
+    struct vt_ledger *dev = vt_replay_ledger(rp, 0, VT_CAT_DEVICE);
+    assert_non_null(dev);
+    assert_int_equal(dev->peak.peak_bytes, 150 * MiB); /* device + VMM physical */
+    assert_int_equal(dev->peak.peak_time_ns, 20);
+    assert_int_equal(dev->sites.total_bytes, 80 * MiB); /* one reference remains */
+    assert_int_equal(vt_replay_ledger(rp, 0, VT_CAT_MANAGED)->peak.peak_bytes, 10 * MiB);
+    assert_int_equal(vt_replay_ledger(rp, -1, VT_CAT_HOST_PINNED)->peak.peak_bytes, 5 * MiB);
+    assert_int_equal(rp->nledgers, 3);                   /* reservations/maps in none */
+    assert_int_equal(rp->unmatched_frees, 1);
+    assert_int_equal(rp->replaced_allocs, 0);
+    assert_int_equal(rp->untracked_events, 2);
+    vt_analysis_free(&a);
+    free(path);
+}
+
+static void test_oom_verdicts(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 200, 2, 8 * GiB);
+    /* Exhausted: holds 6 GiB of 8, 1 GiB free, asks 4; then a flush of
+     * 2 GiB and a successful retry. */
+    for (int i = 0; i < 3; i++)
+        tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10 + i, 0, 0x100000000ull * (i + 1), 2 * GiB,
+                 i == 0 ? TB_STACK_A : TB_STACK_B);
+    tb_fail(&b, VT_KIND_DEVICE, TB_MAIN, 100, 0, 4 * GiB, TB_STACK_C, 1 * GiB, 8 * GiB);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 110, 0, 0x100000000ull);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 120, 0, 0x900000000ull, 4 * GiB, TB_STACK_C);
+    /* Fragmented: 5 GiB free, asks 4 GiB. Then a failing retry. */
+    tb_fail(&b, VT_KIND_DEVICE, TB_MAIN, 5000000000ull, 0, 4 * GiB, TB_STACK_C, 5 * GiB, 8 * GiB);
+    tb_fail(&b, VT_KIND_DEVICE, TB_MAIN, 5000000100ull, 0, 4 * GiB, TB_STACK_C, 5 * GiB, 8 * GiB);
+    tb_trailer(&b, 6000000000ull);
+    char *p1 = save(&b, "oom1.vtrace");
+
+    /* Contended: holds 1 GiB, others hold 6 GiB; nothing follows. */
+    tb_init(&b);
+    tb_standard_header(&b, 201, 3, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 1 * GiB, TB_STACK_A);
+    tb_fail(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 20, 0, 2 * GiB, TB_STACK_B, 1 * GiB, 8 * GiB);
+    tb_fail(&b, VT_KIND_DEVICE, TB_MAIN, 30, 0, 2 * GiB, TB_STACK_B, 0, 0); /* no driver info */
+    tb_flush(&b);
+    char *p2 = save(&b, "oom2.vtrace"); /* no trailer: truncated */
+
+    struct vt_analysis a;
+    char *paths[2] = {p1, p2};
+    analyze(&a, paths, 2);
+    struct vt_ledger *l = vt_replay_ledger(&a.inputs[0].replay, 0, VT_CAT_DEVICE);
+    assert_int_equal(l->nooms, 3);
+    assert_int_equal(l->ooms[0].verdict, VT_VERDICT_EXHAUSTED);
+    assert_int_equal(l->ooms[0].process_bytes, 6 * GiB);
+    assert_int_equal(l->ooms[0].outside_bytes, 1 * GiB);
+    assert_int_equal(l->ooms[0].released_bytes, 2 * GiB);
+    assert_int_equal(l->ooms[0].released_count, 1);
+    assert_int_equal(l->ooms[0].retry, VT_RETRY_SUCCEEDED);
+    assert_int_equal(l->ooms[0].ntop, 2); /* sites A (2 GiB) and B (2 x 2 GiB) */
+    assert_int_equal(l->ooms[0].top[0].stack, TB_STACK_B);
+    assert_int_equal(l->ooms[0].top[0].bytes, 4 * GiB);
+    assert_int_equal(l->ooms[0].top[0].count, 2);
+    assert_int_equal(l->ooms[0].kind_bytes[VT_KIND_DEVICE], 6 * GiB);
+    assert_int_equal(l->ooms[1].verdict, VT_VERDICT_FRAGMENTED);
+    assert_int_equal(l->ooms[1].retry, VT_RETRY_FAILED);
+    assert_int_equal(l->ooms[2].retry, VT_RETRY_NOT_SEEN);
+    assert_int_equal(l->peak.peak_bytes, 8 * GiB);
+    struct vt_ledger *l2 = vt_replay_ledger(&a.inputs[1].replay, 0, VT_CAT_DEVICE);
+    assert_int_equal(l2->nooms, 2);
+    assert_int_equal(l2->ooms[0].verdict, VT_VERDICT_CONTENDED);
+    assert_int_equal(l2->ooms[0].outside_bytes, 6 * GiB);
+    assert_int_equal(l2->ooms[0].thread, TB_AUTOGRAD);
+    assert_int_equal(l2->ooms[1].verdict, VT_VERDICT_UNKNOWN);
+    assert_true(vt_reader_truncated(a.inputs[1].reader));
+    vt_analysis_free(&a);
+    free(p1);
+    free(p2);
+}
+
+static void test_verdict_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(vt_oom_verdict(4, 5, 10, 1, true), VT_VERDICT_FRAGMENTED);
+    assert_int_equal(vt_oom_verdict(4, 1, 10, 8, true), VT_VERDICT_EXHAUSTED);
+    assert_int_equal(vt_oom_verdict(4, 1, 10, 2, true), VT_VERDICT_CONTENDED);
+    /* outside larger than this process but too small to cover the need */
+    assert_int_equal(vt_oom_verdict(9, 0, 10, 4, true), VT_VERDICT_EXHAUSTED);
+    assert_int_equal(vt_oom_verdict(4, 1, 10, 2, false), VT_VERDICT_UNKNOWN);
+}
+
+static void test_phases(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 300, 4, 8 * GiB);
+    vt_encode_string(&b.enc, "step", 4);     /* 1 */
+    vt_encode_string(&b.enc, "forward", 7);  /* 2 */
+    vt_encode_string(&b.enc, "backward", 8); /* 3 */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 10 * MiB, TB_STACK_A); /* weights */
+    vt_encode_range_push(&b.enc, TB_MAIN, 20, 0, 1);
+    vt_encode_range_push(&b.enc, TB_MAIN, 30, 0, 2);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 40, 0, 0x2000, 30 * MiB, TB_STACK_B);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 50, 0, 0x3000, 20 * MiB, TB_STACK_B);
+    vt_encode_range_pop(&b.enc, TB_MAIN, 60, 0);
+    tb_flush(&b);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 70, 0, 0x2000);
+    /* backward as a start/end range ending on another thread */
+    vt_encode_range_start(&b.enc, TB_MAIN, 80, 5, 0, 3);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 90, 0, 0x4000, 25 * MiB, TB_STACK_C);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 95, 0, 0x4000);
+    vt_encode_range_end(&b.enc, TB_AUTOGRAD, 100, 5);
+    vt_encode_range_pop(&b.enc, TB_MAIN, 110, 0);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 120, 0, 0x5000, 100 * MiB, TB_STACK_A); /* no phase */
+    tb_trailer(&b, 130);
+    char *path = save(&b, "phases.vtrace");
+    struct vt_analysis a;
+    analyze(&a, &path, 1);
+    struct vt_ledger *l = vt_replay_ledger(&a.inputs[0].replay, 0, VT_CAT_DEVICE);
+    const struct vt_phase_peak *fwd = vt_ledger_phase(l, 2);
+    const struct vt_phase_peak *bwd = vt_ledger_phase(l, 3);
+    const struct vt_phase_peak *step = vt_ledger_phase(l, 1);
+    assert_non_null(fwd);
+    assert_int_equal(fwd->snap.peak_bytes, 60 * MiB);
+    assert_int_equal(fwd->snap.peak_time_ns, 50);
+    assert_int_equal(bwd->snap.peak_bytes, 55 * MiB);  /* 10 + 20 + 25 */
+    assert_int_equal(bwd->snap.peak_time_ns, 90);
+    assert_int_equal(step->snap.peak_bytes, 60 * MiB);
+    assert_int_equal(l->peak.peak_bytes, 130 * MiB);
+    /* backward's breakdown: C 25 MiB on the autograd thread, B 20, A 10 */
+    struct vt_site_bytes top[4];
+    size_t n = vt_sites_top(&l->sites, &bwd->snap, top, 4);
+    assert_int_equal(n, 3);
+    assert_int_equal(top[0].stack, TB_STACK_C);
+    assert_int_equal(top[0].thread, TB_AUTOGRAD);
+    assert_int_equal(top[0].bytes, 25 * MiB);
+    assert_int_equal(top[1].bytes, 20 * MiB);
+    assert_int_equal(top[2].bytes, 10 * MiB);
+    assert_int_equal(a.inputs[0].replay.unmatched_pops, 0);
+    vt_analysis_free(&a);
+    free(path);
+}
+
+static void test_shared_gpu(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 401, 9, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 100 * MiB, TB_STACK_A);
+    tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 30, 0, 0x1000);
+    tb_trailer(&b, 50);
+    char *dir;
+    assert_true(asprintf(&dir, "%s/gpu", tmpdir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *p1 = save(&b, "gpu/a.vtrace");
+    tb_init(&b);
+    tb_standard_header(&b, 402, 9, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20, 0, 0x1000, 200 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 40, 0, 0x2000, 50 * MiB, TB_STACK_A);
+    tb_trailer(&b, 50);
+    char *p2 = save(&b, "gpu/b.vtrace");
+    tb_init(&b);
+    tb_standard_header(&b, 403, 7, 8 * GiB); /* another GPU */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 25, 0, 0x1000, 1 * GiB, TB_STACK_A);
+    tb_trailer(&b, 50);
+    char *p3 = save(&b, "gpu/c.vtrace");
+    struct vt_analysis a;
+    analyze(&a, &dir, 1); /* the directory: every *.vtrace in it */
+    assert_int_equal(a.ninputs, 3);
+    assert_int_equal(a.ngpus, 2);
+    const struct vt_gpu *g = vt_analysis_gpu_of(&a, 0, 0);
+    assert_non_null(g);
+    assert_int_equal(g->peak_bytes, 300 * MiB);
+    assert_int_equal(g->peak_time_ns, 20);
+    assert_int_equal(g->proc_peak[0], 100 * MiB);
+    assert_int_equal(g->proc_peak[1], 200 * MiB);
+    assert_ptr_equal(vt_analysis_gpu_of(&a, 1, 0), g);
+    assert_int_equal(vt_analysis_gpu_of(&a, 2, 0)->peak_bytes, 1 * GiB);
+    assert_int_equal(vt_replay_ledger(&a.inputs[1].replay, 0, VT_CAT_DEVICE)->peak.peak_bytes,
+                     250 * MiB);
+    vt_analysis_free(&a);
+    unlink(p1);
+    unlink(p2);
+    unlink(p3);
+    free(p1);
+    free(p2);
+    free(p3);
+    rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_categories),
+        cmocka_unit_test(test_oom_verdicts),
+        cmocka_unit_test(test_verdict_rule),
+        cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_shared_gpu),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

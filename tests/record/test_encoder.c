@@ -1,0 +1,397 @@
+/*
+ * The pure parts of the recorder: varints, the encoder (its output decoded
+ * by the analyzer's reader must give back the records put in), chunk
+ * framing, the stack trie and string interning.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stack_trie.h"
+#include "string_table.h"
+#include "trace_check.h"
+#include "trace_encoder.h"
+
+static void test_uvarint_round_trip(void **state)
+{
+    (void)state;
+    const uint64_t values[] = {0, 1, 127, 128, 255, 16383, 16384, 1u << 31, 1ull << 32,
+                               (1ull << 63) - 1, 1ull << 63, UINT64_MAX};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint8_t buf[VT_UVARINT_MAX];
+        size_t n = vt_put_uvarint(buf, values[i]);
+        assert_true(n >= 1 && n <= VT_UVARINT_MAX);
+        /* the length is what LEB128 says: 7 bits a byte */
+        size_t bits = 1;
+        for (uint64_t v = values[i]; v >>= 1;)
+            bits++;
+        assert_int_equal(n, (bits + 6) / 7);
+        const uint8_t *p = buf;
+        uint64_t back = 0;
+        assert_int_equal(vt_get_uvarint(&p, buf + n, &back), 0);
+        assert_true(back == values[i]);
+        assert_ptr_equal(p, buf + n);
+        /* cut short: an error, never a value */
+        if (n > 1) {
+            p = buf;
+            assert_int_equal(vt_get_uvarint(&p, buf + n - 1, &back), -1);
+        }
+    }
+    /* pseudo-random values */
+    uint64_t x = 0x12345678abcdefull;
+    for (int i = 0; i < 10000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t v = x >> (i % 64);
+        uint8_t buf[VT_UVARINT_MAX];
+        size_t n = vt_put_uvarint(buf, v);
+        const uint8_t *p = buf;
+        uint64_t back;
+        assert_int_equal(vt_get_uvarint(&p, buf + n, &back), 0);
+        assert_true(back == v);
+    }
+}
+
+static void test_zigzag_round_trip(void **state)
+{
+    (void)state;
+    const int64_t values[] = {0, 1, -1, 2, -2, 63, -64, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        assert_true(vt_unzigzag(vt_zigzag(values[i])) == values[i]);
+    /* small magnitudes stay small: that is the point of zigzag */
+    assert_true(vt_zigzag(0) == 0);
+    assert_true(vt_zigzag(-1) == 1);
+    assert_true(vt_zigzag(1) == 2);
+    assert_true(vt_zigzag(-64) == 127);
+}
+
+/* ---- encoder -> bytes -> reader ---- */
+
+struct file_builder {
+    struct vt_encoder enc;
+    struct vt_bytes file;
+    struct vt_bytes frame;
+    size_t chunks;
+};
+
+static void fb_init(struct file_builder *b)
+{
+    memset(b, 0, sizeof *b);
+    vt_encoder_init(&b->enc);
+    assert_true(vt_bytes_reserve(&b->file, VT_PREAMBLE_SIZE));
+    vt_encode_preamble(b->file.data);
+    b->file.len = VT_PREAMBLE_SIZE;
+}
+
+static void fb_end_chunk(struct file_builder *b)
+{
+    assert_int_equal(vt_chunk_frame(&b->enc, NULL, &b->frame), 0);
+    assert_true(vt_bytes_reserve(&b->file, b->frame.len));
+    memcpy(b->file.data + b->file.len, b->frame.data, b->frame.len);
+    b->file.len += b->frame.len;
+    b->chunks++;
+    vt_encoder_begin_chunk(&b->enc);
+}
+
+static void fb_free(struct file_builder *b)
+{
+    vt_encoder_free(&b->enc);
+    vt_bytes_free(&b->file);
+    vt_bytes_free(&b->frame);
+}
+
+static const uint8_t uuid[VT_UUID_SIZE] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+static void build_sample(struct file_builder *b)
+{
+    fb_init(b);
+    const char *argv[] = {"python", "train.py", "--lr=0.1"};
+    const struct vt_env_pair env[] = {{"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
+    struct vt_process_facts p = {
+        .pid = 4242, .ppid = 1, .start_realtime_ns = 1700000000123456789ull,
+        .start_mono_ns = 5000, .hostname = "node7", .exe = "/usr/bin/python3",
+        .argc = 3, .argv = argv, .nenv = 2, .env = env, .tool_version = "0.1.0",
+        .stack_depth = 64, .flush_interval_ms = 100,
+    };
+    vt_encode_process(&b->enc, &p);
+    const uint8_t bid[] = {0xde, 0xad, 0xbe, 0xef};
+    vt_encode_module(&b->enc, 1, 0x400000, 0x400000, 0x480000, "/usr/bin/python3", bid, 4);
+    vt_encode_module(&b->enc, 2, 0x7f0000000000, 0x7f0000001000, 0x7f0000100000, "/lib/libx.so", NULL, 0);
+    vt_encode_thread(&b->enc, 1, 777, "python3", 7);
+    vt_encode_device(&b->enc, 0, uuid, "Sim GPU", 7, 80ull << 30);
+    vt_encode_stack_node(&b->enc, 0, 0x401000);
+    vt_encode_stack_node(&b->enc, 1, 0x7f0000002000);
+    vt_encode_string(&b->enc, "train", 5);
+    vt_encode_api(&b->enc, 1, "cuMemAlloc_v2");
+    vt_encode_api(&b->enc, 3, "cudaMalloc");
+    struct vt_mem_record ok = {.op = VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1, .label = 3,
+                               .thread = 1, .time_ns = 10000, .device = 0, .addr = 0x7f00deadb000,
+                               .size = 1 << 20, .stack = 2, .result = 0, .aux = 0};
+    vt_encode_mem(&b->enc, &ok);
+    struct vt_mem_record oom = ok;
+    oom.time_ns = 10500;
+    oom.addr = 0;
+    oom.size = 100ull << 30;
+    oom.result = 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    oom.free_bytes = 1ull << 30;
+    oom.total_bytes = 80ull << 30;
+    oom.device = -1;
+    vt_encode_mem(&b->enc, &oom);
+    vt_encode_range_push(&b->enc, 1, 11000, 0, 1);
+    vt_encode_mark(&b->enc, 1, 11000, 0, 1);
+    vt_encode_range_start(&b->enc, 1, 12000, 99, 0, 1);
+    fb_end_chunk(b);
+    /* second chunk: fresh delta state, ids from the first chunk still valid */
+    vt_encode_range_end(&b->enc, 1, 13000, 99);
+    struct vt_mem_record fr = {.op = VT_OP_FREE, .kind = VT_KIND_DEVICE, .api = 1, .thread = 1,
+                               .time_ns = 14000, .device = 0, .addr = 0x7f00deadb000, .stack = 1};
+    vt_encode_mem(&b->enc, &fr);
+    fr.addr = 0x1000; /* a lower address: negative delta */
+    fr.time_ns = 14001;
+    vt_encode_mem(&b->enc, &fr);
+    vt_encode_range_pop(&b->enc, 1, 15000, 0);
+    vt_encode_lost(&b->enc, 3);
+    vt_encode_trailer(&b->enc, 16000, 9, 2, 3);
+    fb_end_chunk(b);
+}
+
+static void test_encoder_output_decodes(void **state)
+{
+    (void)state;
+    struct file_builder b;
+    build_sample(&b);
+    struct tc_trace *t = tc_load_memory(b.file.data, b.file.len);
+    assert_int_equal(t->open_rc, 0);
+    if (t->rc < 0)
+        fail_msg("%s", vt_reader_error(t->reader)->message);
+    assert_int_equal(t->rc, 0);
+    assert_false(vt_reader_truncated(t->reader));
+    assert_int_equal(vt_reader_chunks(t->reader), 2);
+
+    static const enum vt_record_type order[] = {
+        VT_REC_PROCESS, VT_REC_MODULE, VT_REC_MODULE, VT_REC_THREAD, VT_REC_DEVICE,
+        VT_REC_STACK_NODE, VT_REC_STACK_NODE, VT_REC_STRING, VT_REC_API, VT_REC_API,
+        VT_REC_MEM, VT_REC_MEM, VT_REC_RANGE_PUSH, VT_REC_MARK, VT_REC_RANGE_START,
+        VT_REC_RANGE_END, VT_REC_MEM, VT_REC_MEM, VT_REC_RANGE_POP, VT_REC_LOST, VT_REC_TRAILER};
+    assert_int_equal(t->n, sizeof order / sizeof order[0]);
+    for (size_t i = 0; i < t->n; i++)
+        assert_int_equal(t->recs[i].type, order[i]);
+
+    const struct vt_process_info *p = t->recs[0].u.process;
+    assert_int_equal(p->pid, 4242);
+    assert_int_equal(p->ppid, 1);
+    assert_true(p->start_realtime_ns == 1700000000123456789ull);
+    assert_int_equal(p->start_mono_ns, 5000);
+    assert_string_equal(p->hostname, "node7");
+    assert_string_equal(p->exe, "/usr/bin/python3");
+    assert_int_equal(p->argc, 3);
+    assert_string_equal(p->argv[2], "--lr=0.1");
+    assert_int_equal(p->nenv, 2);
+    assert_string_equal(p->env[1].name, "CUDA_VISIBLE_DEVICES");
+    assert_string_equal(p->env[1].value, "0,1");
+    assert_string_equal(p->tool_version, "0.1.0");
+    assert_int_equal(p->stack_depth, 64);
+    assert_int_equal(p->flush_interval_ms, 100);
+
+    const struct vt_module_info *m = t->recs[1].u.module;
+    assert_int_equal(m->id, 1);
+    assert_int_equal(m->load_bias, 0x400000);
+    assert_int_equal(m->end, 0x480000);
+    assert_string_equal(m->path, "/usr/bin/python3");
+    assert_int_equal(m->build_id_len, 4);
+    assert_int_equal(m->build_id[3], 0xef);
+    assert_int_equal(t->recs[2].u.module->build_id_len, 0);
+
+    assert_int_equal(t->recs[3].u.thread->os_tid, 777);
+    assert_string_equal(t->recs[3].u.thread->name, "python3");
+    const struct vt_device_info *d = t->recs[4].u.device;
+    assert_memory_equal(d->uuid, uuid, VT_UUID_SIZE);
+    assert_string_equal(d->name, "Sim GPU");
+    assert_true(d->total_bytes == 80ull << 30);
+
+    assert_int_equal(t->recs[6].u.stack_node.id, 2);
+    assert_int_equal(t->recs[6].u.stack_node.parent, 1);
+    assert_true(t->recs[6].u.stack_node.ip == 0x7f0000002000);
+    assert_string_equal(t->recs[7].u.string.text, "train");
+    assert_string_equal(t->recs[9].u.api.name, "cudaMalloc");
+
+    const struct vt_record *ok = &t->recs[10];
+    assert_int_equal(ok->u.mem.op, VT_OP_ALLOC);
+    assert_int_equal(ok->u.mem.api, 1);
+    assert_int_equal(ok->u.mem.label, 3);
+    assert_int_equal(ok->time_ns, 10000);
+    assert_int_equal(ok->u.mem.device, 0);
+    assert_true(ok->u.mem.addr == 0x7f00deadb000);
+    assert_int_equal(ok->u.mem.size, 1 << 20);
+    assert_int_equal(ok->u.mem.stack, 2);
+    const struct vt_record *oom = &t->recs[11];
+    assert_int_equal(oom->time_ns, 10500);
+    assert_int_equal(oom->u.mem.result, 2);
+    assert_int_equal(oom->u.mem.device, -1);
+    assert_true(oom->u.mem.addr == 0);
+    assert_true(oom->u.mem.free_bytes == 1ull << 30);
+    assert_true(oom->u.mem.total_bytes == 80ull << 30);
+    assert_int_equal(t->recs[14].u.range.range_id, 99);
+    assert_int_equal(t->recs[14].u.range.name, 1);
+
+    /* chunk 2 */
+    assert_int_equal(t->recs[15].time_ns, 13000);
+    assert_int_equal(t->recs[15].u.range.range_id, 99);
+    assert_true(t->recs[16].u.mem.addr == 0x7f00deadb000);
+    assert_int_equal(t->recs[16].u.mem.op, VT_OP_FREE);
+    assert_true(t->recs[17].u.mem.addr == 0x1000);
+    assert_int_equal(t->recs[17].time_ns, 14001);
+    assert_int_equal(t->recs[19].u.lost.count, 3);
+    assert_int_equal(t->recs[20].time_ns, 16000);
+    assert_int_equal(t->recs[20].u.trailer.events, 9);
+    assert_int_equal(t->recs[20].u.trailer.chunks, 2);
+    assert_int_equal(t->recs[20].u.trailer.lost, 3);
+    tc_free(t);
+    fb_free(&b);
+}
+
+/* The chunk layout, checked byte by byte against the format header. */
+static void test_chunk_framing(void **state)
+{
+    (void)state;
+    struct file_builder b;
+    build_sample(&b);
+    const uint8_t *f = b.file.data;
+    assert_memory_equal(f, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
+    assert_int_equal(f[8] | f[9] << 8, VT_FORMAT_VERSION);
+    assert_int_equal(vt_get_le32(f + 12), 0);
+    size_t off = VT_PREAMBLE_SIZE, chunks = 0;
+    while (off < b.file.len) {
+        assert_int_equal(vt_get_le32(f + off), VT_CHUNK_MAGIC);
+        uint32_t csize = vt_get_le32(f + off + 4);
+        assert_true(vt_get_le32(f + off + 8) > 0);
+        /* a zstd frame: magic 0xFD2FB528, checksum flag set (bit 2 of FHD) */
+        assert_int_equal(vt_get_le32(f + off + 12), 0xFD2FB528u);
+        assert_true(f[off + 16] & 0x04);
+        off += VT_CHUNK_HEADER_SIZE + csize;
+        chunks++;
+    }
+    assert_int_equal(off, b.file.len);
+    assert_int_equal(chunks, 2);
+    fb_free(&b);
+}
+
+/* Cut anywhere: what decodes is exactly the complete chunks before the cut,
+ * never an error. */
+static void test_encoder_truncation(void **state)
+{
+    (void)state;
+    struct file_builder b;
+    build_sample(&b);
+    size_t first_chunk_end = VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE +
+                             vt_get_le32(b.file.data + VT_PREAMBLE_SIZE + 4);
+    for (size_t cut = 0; cut < b.file.len; cut++) {
+        struct tc_trace *t = tc_load_memory(b.file.data, cut);
+        if (cut < VT_PREAMBLE_SIZE) {
+            /* not even a preamble: refused or empty, never records */
+            assert_int_equal(t->n, 0);
+        } else {
+            assert_int_equal(t->rc, 0);
+            assert_true(vt_reader_truncated(t->reader));
+            assert_int_equal(t->n, cut < first_chunk_end ? 0 : 15);
+        }
+        tc_free(t);
+    }
+    fb_free(&b);
+}
+
+/* ---- trie and strings ---- */
+
+struct node_log {
+    uint64_t ids[64], parents[64], ips[64];
+    size_t n;
+};
+
+static void log_node(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    struct node_log *l = ctx;
+    l->ids[l->n] = id;
+    l->parents[l->n] = parent;
+    l->ips[l->n] = ip;
+    l->n++;
+}
+
+static void test_trie_dedup_and_prefix_sharing(void **state)
+{
+    (void)state;
+    struct vt_stack_trie t;
+    struct node_log log = {0};
+    vt_trie_init(&t);
+    /* innermost first, as unw_backtrace gives them */
+    const uint64_t a[] = {0xa, 0xb, 0xc};
+    const uint64_t b[] = {0xd, 0xb, 0xc}; /* same callers, other leaf */
+    const uint64_t c[] = {0xb, 0xc};      /* a prefix of both */
+    assert_int_equal(vt_trie_insert(&t, NULL, 0, log_node, &log), 0);
+    uint64_t ia = vt_trie_insert(&t, a, 3, log_node, &log);
+    assert_int_equal(log.n, 3);
+    /* ids 1.. in order of creation, outermost frame first */
+    assert_int_equal(log.ids[0], 1);
+    assert_int_equal(log.parents[0], 0);
+    assert_int_equal(log.ips[0], 0xc);
+    assert_int_equal(log.ips[2], 0xa);
+    assert_int_equal(ia, 3);
+    assert_int_equal(vt_trie_insert(&t, a, 3, log_node, &log), ia); /* same stack, same node */
+    assert_int_equal(log.n, 3);                                      /* nothing new */
+    uint64_t ib = vt_trie_insert(&t, b, 3, log_node, &log);
+    assert_int_equal(log.n, 4); /* one new edge: the leaf */
+    assert_int_equal(log.parents[3], 2);
+    assert_true(ib != ia);
+    assert_int_equal(vt_trie_insert(&t, c, 2, log_node, &log), 2);
+    assert_int_equal(log.n, 4);
+    /* many stacks: the table grows and keeps every edge */
+    for (uint64_t i = 0; i < 5000; i++) {
+        uint64_t s[2] = {0x1000 + i, 0xc};
+        uint64_t id = vt_trie_insert(&t, s, 2, NULL, NULL);
+        assert_int_equal(id, 5 + i);
+    }
+    for (uint64_t i = 0; i < 5000; i++) {
+        uint64_t s[2] = {0x1000 + i, 0xc};
+        assert_int_equal(vt_trie_insert(&t, s, 2, NULL, NULL), 5 + i);
+    }
+    vt_trie_free(&t);
+}
+
+static void test_string_interning(void **state)
+{
+    (void)state;
+    struct vt_string_table s;
+    int is_new;
+    vt_strings_init(&s);
+    assert_int_equal(vt_strings_intern(&s, "train", 5, &is_new), 1);
+    assert_true(is_new);
+    assert_int_equal(vt_strings_intern(&s, "eval", 4, &is_new), 2);
+    assert_int_equal(vt_strings_intern(&s, "train", 5, &is_new), 1);
+    assert_false(is_new);
+    assert_int_equal(vt_strings_intern(&s, "trai", 4, &is_new), 3); /* a prefix is another string */
+    assert_int_equal(vt_strings_intern(&s, "", 0, &is_new), 4);
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(name, sizeof name, "phase-%d", i);
+        assert_int_equal(vt_strings_intern(&s, name, (size_t)n, &is_new), 5 + i);
+    }
+    assert_int_equal(vt_strings_intern(&s, "phase-500", 9, &is_new), 505);
+    vt_strings_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uvarint_round_trip),
+        cmocka_unit_test(test_zigzag_round_trip),
+        cmocka_unit_test(test_encoder_output_decodes),
+        cmocka_unit_test(test_chunk_framing),
+        cmocka_unit_test(test_encoder_truncation),
+        cmocka_unit_test(test_trie_dedup_and_prefix_sharing),
+        cmocka_unit_test(test_string_interning),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,241 @@
+/*
+ * The recorder never harms the program: an output it cannot create or
+ * write costs one line on stderr, the program runs on, nothing hangs, and
+ * no existing file or symlink target is ever touched. Each case runs in a
+ * child process with its stderr captured.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "recorder.h"
+#include "recorder_control.h"
+#include "trace_check.h"
+
+#define CANNOT "vramtrace: cannot write trace"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    tc_make_tmpdir(dir, sizeof dir);
+    return dir[0] ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tc_remove_tmpdir(dir);
+    return 0;
+}
+
+static void record_some(int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct vt_mem_event ev = {.op = VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1,
+                                  .device = 0, .addr = (uint64_t)i * 0x9e3779b97f4aull,
+                                  .size = (uint64_t)i * 7919};
+        vt_record_mem(&ev);
+    }
+}
+
+/* In the child: start with the given output, record, stop; exit 0 only if
+ * the recorder's answer matched `expect_active`. */
+static void start_record_stop(void *arg)
+{
+    const char *output = arg;
+    setenv("VRAMTRACE_OUTPUT", output, 1);
+    bool active = vt_recorder_start();
+    record_some(1000); /* must be harmless either way */
+    vt_recorder_stop(true);
+    _exit(active ? 10 : 20);
+}
+
+static void expect_refused(const char *output)
+{
+    char err[4096];
+    int status = tc_run_child(start_record_stop, (void *)output, err, sizeof err);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 20); /* inactive, no crash */
+    assert_int_equal(tc_count_lines_with(err, "\n"), 1);
+    assert_int_equal(tc_count_lines_with(err, CANNOT), 1);
+    assert_non_null(strstr(err, "tracing disabled, the program continues"));
+}
+
+static void test_existing_file_untouched(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/exists.vtrace", dir);
+    FILE *f = fopen(path, "w");
+    fputs("precious", f);
+    fclose(f);
+    expect_refused(path);
+    size_t len;
+    uint8_t *data = tc_read_file(path, &len);
+    assert_int_equal(len, 8);
+    assert_memory_equal(data, "precious", 8);
+    free(data);
+}
+
+static void test_planted_symlink_not_followed(void **state)
+{
+    (void)state;
+    char victim[512], link[512];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(link, sizeof link, "%s/link.vtrace", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("victim", f);
+    fclose(f);
+    assert_int_equal(symlink(victim, link), 0);
+    expect_refused(link);
+    size_t len;
+    uint8_t *data = tc_read_file(victim, &len);
+    assert_int_equal(len, 6);
+    assert_memory_equal(data, "victim", 6);
+    free(data);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    /* a dangling symlink is not followed either (no file appears) */
+    char target[512], dangling[512];
+    snprintf(target, sizeof target, "%s/created-through-link", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.vtrace", dir);
+    assert_int_equal(symlink(target, dangling), 0);
+    expect_refused(dangling);
+    assert_int_equal(access(target, F_OK), -1);
+}
+
+static void test_missing_and_unwritable_directories(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/no/such/dir/t.vtrace", dir);
+    expect_refused(path);
+    snprintf(path, sizeof path, "%s/victim/t.vtrace", dir); /* a file as directory */
+    FILE *f = fopen(path, "r");
+    assert_null(f);
+    char file[512];
+    snprintf(file, sizeof file, "%s/plainfile", dir);
+    f = fopen(file, "w");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/t.vtrace", file);
+    expect_refused(path);
+    if (geteuid() != 0) {
+        char ro[512];
+        snprintf(ro, sizeof ro, "%s/readonly", dir);
+        mkdir(ro, 0500);
+        snprintf(path, sizeof path, "%s/t.vtrace", ro);
+        expect_refused(path);
+        rmdir(ro);
+    }
+    /* root can write anywhere but in filesystems that refuse new files */
+    expect_refused("/proc/vramtrace-cannot-be-here.vtrace");
+}
+
+static void test_dev_full_refused(void **state)
+{
+    (void)state;
+    expect_refused("/dev/full"); /* exists: O_EXCL refuses, nothing written to it */
+}
+
+static void *recorder_thread(void *arg)
+{
+    (void)arg;
+    record_some(200000);
+    return NULL;
+}
+
+/* Disk full while writing (a file size limit gives EFBIG the same way
+ * ENOSPC would come): one line, recording stops, the program runs on and is
+ * not killed by SIGXFSZ, the written prefix is a readable trace. */
+static void write_until_full(void *arg)
+{
+    const char *output = arg;
+    struct rlimit rl = {.rlim_cur = 16384, .rlim_max = RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    setenv("VRAMTRACE_OUTPUT", output, 1);
+    setenv("VRAMTRACE_FLUSH_MS", "5", 1);
+    if (!vt_recorder_start())
+        _exit(30);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, recorder_thread, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    bool still = vt_recorder_active();
+    vt_recorder_stop(true);
+    _exit(still ? 31 : 0);
+}
+
+static void test_disk_full_while_writing(void **state)
+{
+    (void)state;
+    char path[512], err[4096];
+    snprintf(path, sizeof path, "%s/full.vtrace", dir);
+    int status = tc_run_child(write_until_full, path, err, sizeof err);
+    if (!WIFEXITED(status))
+        fail_msg("child died with signal %d; stderr: %s", WTERMSIG(status), err);
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(tc_count_lines_with(err, "\n"), 1);
+    assert_int_equal(tc_count_lines_with(err, CANNOT), 1);
+    assert_non_null(strstr(err, strerror(EFBIG)));
+    struct tc_trace *t = tc_load_file(path);
+    assert_true(t->len <= 16384);
+    assert_int_equal(t->open_rc, 0);
+    assert_int_equal(t->rc, 0); /* a prefix, no error */
+    assert_true(vt_reader_truncated(t->reader));
+    assert_int_equal(t->recs[0].type, VT_REC_PROCESS);
+    tc_free(t);
+}
+
+static void disabled(void *arg)
+{
+    setenv("VRAMTRACE_OUTPUT", arg, 1);
+    setenv("VRAMTRACE_DISABLE", "1", 1);
+    bool active = vt_recorder_start();
+    record_some(100);
+    vt_recorder_stop(true);
+    _exit(active ? 10 : 20);
+}
+
+static void test_disable_does_nothing(void **state)
+{
+    (void)state;
+    char path[512], err[1024];
+    snprintf(path, sizeof path, "%s/disabled.vtrace", dir);
+    int status = tc_run_child(disabled, path, err, sizeof err);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 20);
+    assert_string_equal(err, "");
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_existing_file_untouched),
+        cmocka_unit_test(test_planted_symlink_not_followed),
+        cmocka_unit_test(test_missing_and_unwritable_directories),
+        cmocka_unit_test(test_dev_full_refused),
+        cmocka_unit_test(test_disk_full_while_writing),
+        cmocka_unit_test(test_disable_does_nothing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
