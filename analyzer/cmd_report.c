@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "report.h"
+#include "snapshot/snapshot_report.h"
 
 #define MAX_DEBUG_DIRS 16
 
@@ -134,6 +135,10 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     opt.sym.debug_dirs = debug_dirs;
+    /* A PyTorch memory snapshot (a pickle: first byte PROTO 0x80) is not a
+     * trace: analyzer/snapshot/ reports it (docs/SNAPSHOTS.md). */
+    if (argc - optind == 1 && vt_snap_is_pickle(argv[optind]))
+        return vt_snap_report(argv[optind], &opt, json, stdout, stderr);
     struct vt_analysis a;
     int status = vt_analysis_run(&a, argv + optind, (size_t)(argc - optind), stderr);
     if (status == 0) {

@@ -6,5 +6,6 @@
 int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_run(int argc, char **argv);
+int vt_cmd_simulate(int argc, char **argv);
 
 #endif

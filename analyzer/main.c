@@ -12,7 +12,8 @@
 #define VT_COMMANDS(X)                                                          \
     X("run", vt_cmd_run, "run a command under the tracer and list its traces") \
     X("report", vt_cmd_report, "explain peaks and out-of-memory failures")    \
-    X("dump", vt_cmd_dump, "print every record of a trace")
+    X("dump", vt_cmd_dump, "print every record of a trace")                   \
+    X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model")
 
 static void usage(FILE *out)
 {

@@ -417,11 +417,56 @@ static void free_live(struct vt_replay *rp, uint64_t idx, uint64_t time_ns)
     }
 }
 
+/*
+ * A mapping (cuMemMap, aux = the handle) is one more reference to a VMM
+ * physical handle: the driver keeps the memory of a released handle until
+ * its last mapping goes (cuMemUnmap, which names only the address). The
+ * mapping is remembered as (VA_MAP, address) -> handle in the live map.
+ */
+static void unmap_at(struct vt_replay *rp, uint64_t addr, uint64_t time_ns)
+{
+    uint64_t handle, idx;
+    if (!vt_pair_map_remove(&rp->live, VT_KIND_VA_MAP, addr, &handle))
+        return;
+    uint64_t *ref = vt_pair_map_get(&rp->live, VT_KIND_VMM_PHYSICAL, handle);
+    if (!ref)
+        return;
+    if (rp->entries[*ref].refs > 1) {
+        rp->entries[*ref].refs--;
+        return;
+    }
+    /* released while mapped: this unmap is when the memory really goes */
+    vt_pair_map_remove(&rp->live, VT_KIND_VMM_PHYSICAL, handle, &idx);
+    close_window_if_expired(&rp->ledgers[rp->entries[idx].ledger], time_ns);
+    free_live(rp, idx, time_ns);
+}
+
+static void map_event(struct vt_replay *rp, const struct vt_record *rec)
+{
+    if (rec->u.mem.result != 0)
+        return;
+    /* An unmap, or a new mapping over a mapped address (a missed unmap):
+     * the old mapping at that address goes. */
+    unmap_at(rp, rec->u.mem.addr, rec->time_ns);
+    if (rec->u.mem.op == VT_OP_FREE)
+        return;
+    uint64_t *ref = vt_pair_map_get(&rp->live, VT_KIND_VMM_PHYSICAL, rec->u.mem.aux);
+    if (!ref)
+        return; /* a handle created before tracing: nothing to hold */
+    if (!vt_pair_map_put(&rp->live, VT_KIND_VA_MAP, rec->u.mem.addr, rec->u.mem.aux)) {
+        rp->out_of_memory = true;
+        return;
+    }
+    rp->entries[*ref].refs++;
+}
+
 static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
 {
     rp->mem_events++;
     uint8_t kind = rec->u.mem.kind;
     enum vt_category cat = vt_kind_category(kind);
+    if (kind == VT_KIND_VA_MAP)
+        map_event(rp, rec);
     if (cat == VT_CAT_NONE) {
         rp->untracked_events++;
         return;

@@ -6,7 +6,9 @@
  * with its size, stack and thread; the matching FREE ends it (the free's own
  * size is ignored: cuMemFree does not know it). A size-0 ALLOC of a key
  * that is live is a new reference to it (cuMemRetainAllocationHandle): the
- * memory ends with the last reference's FREE. A stream-ordered free
+ * memory ends with the last reference's FREE. A mapping (cuMemMap) of a
+ * VMM handle is a reference too, ended by its cuMemUnmap: a handle released
+ * while mapped holds its physical memory until then. A stream-ordered free
  * (cuMemFreeAsync) counts when it is issued. Failed frees change nothing.
  * Live bytes are summed per ledger = (device, category) where category is
  * vt_kind_category(kind): device memory (plain, VMM physical handles,

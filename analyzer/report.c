@@ -47,7 +47,6 @@ size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, siz
         rep->sym[input] = vt_symbolizer_new(r, &rep->opt->sym);
     struct vt_symbolizer *s = rep->sym ? rep->sym[input] : NULL;
     size_t delivered = 0;
-    bool leading = true;
     uint64_t parent, ip;
     /* The trie's parents always have smaller ids, so this walk ends. */
     for (uint64_t node = stack; node && vt_reader_stack_node(r, node, &parent, &ip);
@@ -60,9 +59,12 @@ size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, siz
         else
             frames = &bare;
         for (size_t k = 0; k < n; k++) {
-            if (leading && is_tracer_frame(&frames[k]))
+            /* Not only the leading ones: a runtime hook (cudaMalloc) calls
+             * the real runtime, which calls a hooked driver function, so the
+             * tracer's frames also sit between the runtime's and the
+             * program's. */
+            if (is_tracer_frame(&frames[k]))
                 continue;
-            leading = false;
             if (max && delivered == max)
                 return delivered;
             fn(ctx, &frames[k]);

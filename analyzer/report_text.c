@@ -118,7 +118,9 @@ static void summary(struct vt_report *rep, FILE *out)
 }
 
 /* Several processes: how uneven the device peaks are (data-parallel ranks
- * should be alike; a straggler explains an OOM on one rank). */
+ * should be alike; a straggler explains an OOM on one rank). Only processes
+ * that hold device memory count: a launcher (torchrun, a shell) is traced
+ * too, and its 0 B would make every job look 100% unbalanced. */
 static void imbalance(struct vt_report *rep, FILE *out)
 {
     const struct vt_analysis *a = rep->a;
@@ -128,12 +130,17 @@ static void imbalance(struct vt_report *rep, FILE *out)
         if (!vt_report_input_selected(rep, i))
             continue;
         uint64_t peak = 0;
+        bool on_device = false;
         const struct vt_replay *rp = &a->inputs[i].replay;
         for (size_t k = 0; k < rp->nledgers; k++)
             if (rp->ledgers[k].category == VT_CAT_DEVICE &&
-                vt_report_ledger_selected(rep, &rp->ledgers[k]) &&
-                rp->ledgers[k].peak.peak_bytes > peak)
-                peak = rp->ledgers[k].peak.peak_bytes;
+                vt_report_ledger_selected(rep, &rp->ledgers[k])) {
+                on_device = true;
+                if (rp->ledgers[k].peak.peak_bytes > peak)
+                    peak = rp->ledgers[k].peak.peak_bytes;
+            }
+        if (!on_device)
+            continue;
         if (peak > max) {
             max = peak;
             max_i = i;

@@ -510,7 +510,6 @@ static void decode_process(struct vt_reader *r, struct cursor *c, struct vt_reco
         CHECK(false, "out of memory");
         return;
     }
-    r->process = p;
     p->pid = get_uv(c);
     p->ppid = get_uv(c);
     p->start_realtime_ns = get_uv(c);
@@ -522,7 +521,7 @@ static void decode_process(struct vt_reader *r, struct cursor *c, struct vt_reco
      * is a lie, refused before allocating. */
     CHECK(p->argc <= (uint64_t)(c->end - c->p), "argument count exceeds the chunk");
     if (c->bad)
-        return;
+        goto refused;
     const char **argv = calloc(p->argc + 1, sizeof *argv);
     p->argv = argv;
     CHECK(argv != NULL, "out of memory");
@@ -531,7 +530,7 @@ static void decode_process(struct vt_reader *r, struct cursor *c, struct vt_reco
     p->nenv = get_uv(c);
     CHECK(p->nenv <= (uint64_t)(c->end - c->p) / 2, "environment count exceeds the chunk");
     if (c->bad)
-        return;
+        goto refused;
     struct vt_env_var *env = calloc(p->nenv + 1, sizeof *env);
     p->env = env;
     CHECK(env != NULL, "out of memory");
@@ -544,7 +543,17 @@ static void decode_process(struct vt_reader *r, struct cursor *c, struct vt_reco
     p->flush_interval_ms = get_uv(c);
     if (!c->bad && !charge(r, (p->argc + p->nenv * 2) * sizeof(void *)))
         CHECK(false, "tables exceed the reader's memory limit");
+    if (c->bad)
+        goto refused;
+    /* Published only once whole: a record cut short must not leave a
+     * process whose argc promises arguments argv does not hold. */
+    r->process = p;
     rec->u.process = p;
+    return;
+refused:
+    free((void *)p->argv);
+    free((void *)p->env);
+    free(p);
 }
 
 static void decode_module(struct vt_reader *r, struct cursor *c, struct vt_record *rec)

@@ -12,8 +12,8 @@
  *   - every few steps an eval phase with a larger batch and a key/value
  *     cache that grows with every generated token: eval peaks above train.
  * Phases are NVTX ranges (train, forward, backward, optimizer, eval), as
- * PyTorch's torch.cuda.nvtx or DeepSpeed would emit them; vramtrace picks
- * them up as an NVTX injection library with no code change.
+ * PyTorch's torch.cuda.nvtx or DeepSpeed would emit them (example_phases.h);
+ * vramtrace picks them up as an NVTX injection library with no code change.
  *
  * Each tensor is one cudaMallocAsync/cudaFreeAsync, as PyTorch does with
  * PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, so the driver sees
@@ -24,11 +24,12 @@
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
-#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "example_phases.h"
 
 #define LAYERS 24
 #define MIB (1024.0 * 1024.0)
@@ -85,10 +86,10 @@ static void forward_layer(int i)
 
 static void forward(void)
 {
-    nvtxRangePushA("forward");
+    range_push("forward");
     for (int i = 0; i < LAYERS; i++)
         forward_layer(i);
-    nvtxRangePop();
+    range_pop();
 }
 
 /* --- backward runs on its own thread, like PyTorch's autograd engine --- */
@@ -106,6 +107,9 @@ static void backward_layer(int i)
 static void *autograd_engine(void *arg)
 {
     (void)arg;
+    /* Named by itself, before its first CUDA call, as PyTorch's engine does:
+     * the tracer records a thread's name with its first event. */
+    pthread_setname_np(pthread_self(), "pt_autograd_0");
     cudaSetDevice(0);
     pthread_mutex_lock(&backward_lock);
     for (;;) {
@@ -115,10 +119,10 @@ static void *autograd_engine(void *arg)
             break;
         pthread_mutex_unlock(&backward_lock);
 
-        nvtxRangePushA("backward");
+        range_push("backward");
         for (int i = LAYERS - 1; i >= 0; i--)
             backward_layer(i);
-        nvtxRangePop();
+        range_pop();
 
         pthread_mutex_lock(&backward_lock);
         backward_state = DONE;
@@ -147,35 +151,33 @@ static void adamw_init_state(int i)
 
 static void optimizer_step(void)
 {
-    nvtxRangePushA("optimizer");
+    range_push("optimizer");
     for (int i = 0; i < LAYERS; i++)
         if (!layers[i].exp_avg)
             adamw_init_state(i);
     for (int i = 0; i < LAYERS; i++) /* zero_grad(set_to_none=True) */
         device_free(&layers[i].grad);
-    nvtxRangePop();
+    range_pop();
 }
 
 static void train_step(void)
 {
-    nvtxRangePushA("train");
+    range_push("train");
     forward();
     backward();
     optimizer_step();
-    nvtxRangePop();
+    range_pop();
 }
 
-static void *grow_kv_cache(void **cache, int layer_count, int token)
+static void grow_kv_cache(void **cache, int layer_count, int token)
 {
-    (void)token;
     for (int i = 0; i < layer_count; i++)
         cache[i * sizes.eval_tokens + token] = device_alloc(sizes.kv_per_token);
-    return cache;
 }
 
 static void eval_generate(void)
 {
-    nvtxRangePushA("eval");
+    range_push("eval");
     void **cache = calloc((size_t)LAYERS * (size_t)sizes.eval_tokens, sizeof(void *));
     for (int t = 0; t < sizes.eval_tokens; t++) {
         for (int i = 0; i < LAYERS; i++) { /* no_grad: activations are transient */
@@ -187,7 +189,7 @@ static void eval_generate(void)
     for (size_t k = 0; k < (size_t)LAYERS * (size_t)sizes.eval_tokens; k++)
         device_free(&cache[k]);
     free(cache);
-    nvtxRangePop();
+    range_pop();
 }
 
 int main(int argc, char **argv)
@@ -216,7 +218,6 @@ int main(int argc, char **argv)
     }
     pthread_t engine;
     pthread_create(&engine, NULL, autograd_engine, NULL);
-    pthread_setname_np(engine, "pt_autograd_0");
 
     allocate_parameters();
     for (int step = 1; step <= steps; step++) {

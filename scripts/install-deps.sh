@@ -3,7 +3,7 @@
 # vramtrace. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-packages=(gcc clang pkg-config meson ninja-build python3
+packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
           libunwind-dev libzstd-dev libcmocka-dev libdw-dev)
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds vramtrace twice (plain, and with AddressSanitizer + UBSan) and runs
-# the whole test suite in both. Ends with the line "N passed, N failed".
+# the whole test suite in both, then fuzzes the analyzer briefly (clang).
+# Ends with the line "N passed, N failed".
 # Usage: scripts/test.sh [extra meson test args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,5 +23,18 @@ run_suite() {
 run_suite build || status=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 
-python3 scripts/count-tests.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json || status=1
+# A third build, clang with libFuzzer: each harness of tests/fuzz/ fuzzes for
+# VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Only the
+# harnesses are built; werror off, as clang warns where gcc does not.
+run_fuzz() {
+    if [ ! -d build-fuzz ]; then
+        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true -Dwerror=false >/dev/null || return 1
+    fi
+    meson compile -C build-fuzz fuzzers || return 1
+    meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz
+}
+run_fuzz || status=1
+
+python3 scripts/count-tests.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+    build-fuzz/meson-logs/testlog.json || status=1
 exit $status

@@ -18,8 +18,9 @@
  * VRAMTRACE_FLUSH_MS), and Ctrl-C in Python exits through the normal path
  * with a complete trace.
  *
- * Installed once, at start; if the program installs its own handler later,
- * ours is simply replaced and we never re-install it.
+ * Installed when tracing starts (once per process in libvramtrace.so); if
+ * the program installs its own handler later, ours is simply replaced and
+ * never put back.
  */
 #define _GNU_SOURCE
 #include "fatal_signals.h"
@@ -42,7 +43,6 @@ static const int fatal_signals[] = {
 #define VT_NSIG_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 
 static struct sigaction previous[VT_NSIG_FATAL];
-static bool installed;
 
 static int slot_of(int sig)
 {
@@ -76,15 +76,14 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 
 void vt_fatal_signals_install(void)
 {
-    if (installed)
-        return;
-    installed = true;
     for (unsigned i = 0; i < VT_NSIG_FATAL; i++) {
         struct sigaction cur;
         if (sigaction(fatal_signals[i], NULL, &cur) != 0)
             continue;
         if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
             continue; /* ignored stays ignored, untouched */
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal_signal)
+            continue; /* already ours (a second start in one process) */
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;

@@ -5,7 +5,7 @@
 #ifndef VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 #define VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 
-/* Installs the handlers (once per process; idempotent). */
+/* Installs the handlers where the disposition is not ours already. */
 void vt_fatal_signals_install(void);
 
 #endif

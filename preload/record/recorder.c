@@ -20,6 +20,7 @@
 #include <libunwind.h>
 
 #include "fatal_signals.h"
+#include "fork_guard.h"
 #include "modules.h"
 #include "options.h"
 #include "process_info.h"
@@ -62,7 +63,9 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
         return 0;
     void *buf[VT_MAX_STACK_DEPTH + 16];
     int want = (int)R.stack_depth + 16;
+    vt_fork_guard_enter(); /* unw_backtrace calls dl_iterate_phdr */
     int n = unw_backtrace(buf, want);
+    vt_fork_guard_leave();
     int i = 0;
     if (R.skip_by_extent) {
         while (i < n && (uint64_t)(uintptr_t)buf[i] >= R.self_start &&
@@ -120,7 +123,8 @@ void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char 
             memcpy(d->uuid, uuid, VT_UUID_SIZE);
         else
             memset(d->uuid, 0, VT_UUID_SIZE);
-        memcpy((char *)d + vt_raw_round(sizeof *d), name, len);
+        if (len)
+            memcpy((char *)d + vt_raw_round(sizeof *d), name, len);
         vt_tb_commit();
     }
     vt_in_tracer--;
@@ -145,8 +149,10 @@ static void record_range(uint8_t type, uint64_t range_id, const char *domain, co
         g->has_name = name != NULL;
         memset(g->pad, 0, sizeof g->pad);
         char *text = (char *)g + vt_raw_round(sizeof *g);
-        memcpy(text, domain, dlen);
-        memcpy(text + dlen, name, nlen);
+        if (dlen)
+            memcpy(text, domain, dlen);
+        if (nlen)
+            memcpy(text + dlen, name, nlen);
         vt_tb_commit();
     }
     vt_in_tracer--;
@@ -254,6 +260,7 @@ static bool open_and_start(void)
 
 static void fork_child(void)
 {
+    vt_fork_guard_child();
     if (!R.session)
         return;
     vt_in_tracer++;
@@ -275,7 +282,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void register_atfork(void)
 {
-    pthread_atfork(NULL, NULL, fork_child);
+    pthread_atfork(vt_fork_guard_prepare, vt_fork_guard_parent, fork_child);
 }
 
 bool vt_recorder_start(void)
@@ -293,8 +300,10 @@ bool vt_recorder_start(void)
     snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
     R.stack_depth = R.opts.num[VT_OPTION_STACK_DEPTH];
     bool is_main = false;
+    vt_fork_guard_enter();
     R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
                                             &R.self_end, &is_main) == 0 && !is_main;
+    vt_fork_guard_leave();
     if (build_path(false, "") != 0) {
         vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork_guard.h"
 #include "modules.h"
 #include "options.h"
 #include "stack_trie.h"
@@ -364,7 +365,9 @@ static void round_up_to(uint64_t cutoff, bool emergency)
 static void refresh_modules(bool force)
 {
     bool changed = atomic_exchange(&W.modules_changed, 0);
+    vt_fork_guard_enter(); /* dl_iterate_phdr: see fork_guard.h */
     vt_modules_refresh(&W.modules, force || changed, on_module, NULL);
+    vt_fork_guard_leave();
 }
 
 static void drain_pipe(int fd)

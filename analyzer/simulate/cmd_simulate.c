@@ -1,0 +1,213 @@
+/* `vramtrace simulate [OPTIONS] INPUT`: replay a tensor-level stream through
+ * the caching allocator model under several settings and capacities. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commands.h"
+#include "sim_report.h"
+
+#define MAX_ALLOCATORS 16
+#define MAX_CAPACITIES 16
+
+static void simulate_usage(FILE *out)
+{
+    fputs("usage: vramtrace simulate [OPTIONS] INPUT\n"
+          "Replay the allocations of INPUT (a PyTorch memory snapshot, or a tensor-level vramtrace\n"
+          "trace) through a model of PyTorch's CUDA caching allocator.\n\n"
+          "  -a, --allocator SPEC   'recorded' (the snapshot's own settings; the default), or\n"
+          "                         pytorch[:OPTIONS] with PYTORCH_CUDA_ALLOC_CONF syntax, e.g.\n"
+          "                         pytorch:max_split_size_mb:128,expandable_segments:True\n"
+          "                         (repeatable: runs side by side)\n"
+          "  -c, --capacity SIZE    device memory for the process, e.g. 24GiB, 16000MiB, 80GB\n"
+          "                         (repeatable; default unlimited)\n"
+          "  -m, --min-capacity     also search the smallest capacity that runs without failure\n"
+          "  -d, --device N         device of the input (default: the first with events)\n"
+          "  -s, --samples N        rows of the timeline (default 12, 0: none, max 200)\n"
+          "  -f, --frames N         Python frames shown per stack (default 6, 0: all)\n"
+          "  -j, --json             JSON instead of text (see docs/SNAPSHOTS.md)\n"
+          "  -h, --help             this help\n\n"
+          "Exit status: 0 (also when a run fails: that is a result), 2 on bad usage or input.\n",
+          out);
+}
+
+/* "24GiB", "24G" (binary), "80GB" (decimal), "512MiB", plain bytes. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0))
+        return false;
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {
+        {"", 1},           {"B", 1},          {"K", 1024.0},     {"KiB", 1024.0},
+        {"KB", 1e3},       {"M", 1048576.0},  {"MiB", 1048576.0}, {"MB", 1e6},
+        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+    };
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (!strcasecmp(end, units[k].suffix) &&
+            (strlen(units[k].suffix) < 2 || !strcmp(end, units[k].suffix) || units[k].suffix[1] != 'i')) {
+            double b = floor(v * units[k].mult);
+            if (b < 1 || b > 1.8e19)
+                return false;
+            *out = (uint64_t)b;
+            return true;
+        }
+    return false;
+}
+
+static bool parse_allocator(const char *spec, const struct sim_input *in, struct sim_case *c,
+                            char *err, size_t errlen)
+{
+    snprintf(c->label, sizeof c->label, "%s", spec);
+    vt_alloc_config_default(&c->cfg);
+    if (!strcmp(spec, "recorded")) {
+        if (in->has_recorded_cfg)
+            c->cfg = in->recorded_cfg;
+        return true;
+    }
+    if (!strncmp(spec, "pytorch", 7) && (spec[7] == 0 || spec[7] == ':'))
+        return vt_alloc_config_parse(&c->cfg, spec[7] ? spec + 8 : "", err, errlen);
+    snprintf(err, errlen, "'%s': expected 'recorded' or pytorch[:OPTIONS]", spec);
+    return false;
+}
+
+int vt_cmd_simulate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"allocator", required_argument, NULL, 'a'},
+        {"capacity", required_argument, NULL, 'c'},
+        {"min-capacity", no_argument, NULL, 'm'},
+        {"device", required_argument, NULL, 'd'},
+        {"samples", required_argument, NULL, 's'},
+        {"frames", required_argument, NULL, 'f'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *allocators[MAX_ALLOCATORS];
+    uint64_t capacities[MAX_CAPACITIES];
+    size_t nalloc = 0, ncap = 0;
+    bool min_capacity = false;
+    long device = -1;
+    struct sim_report_options ro = {.text_frames = 6};
+    size_t samples = 12;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "a:c:md:s:f:jh", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'a':
+            if (nalloc == MAX_ALLOCATORS) {
+                fprintf(stderr, "vramtrace simulate: at most %d --allocator\n", MAX_ALLOCATORS);
+                return 2;
+            }
+            allocators[nalloc++] = optarg;
+            break;
+        case 'c':
+            if (ncap == MAX_CAPACITIES) {
+                fprintf(stderr, "vramtrace simulate: at most %d --capacity\n", MAX_CAPACITIES);
+                return 2;
+            }
+            if (!parse_size(optarg, &capacities[ncap])) {
+                fprintf(stderr, "vramtrace simulate: --capacity wants a size like 24GiB, not '%s'\n", optarg);
+                return 2;
+            }
+            ncap++;
+            break;
+        case 'm':
+            min_capacity = true;
+            break;
+        case 'd':
+            errno = 0;
+            device = strtol(optarg, &end, 10);
+            if (errno || *end || device < 0 || device > 1023) {
+                fprintf(stderr, "vramtrace simulate: --device wants a device ordinal, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 's':
+        case 'f': {
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || *end || v < 0 || v > (c == 's' ? 200 : 1000)) {
+                fprintf(stderr, "vramtrace simulate: bad number '%s'\n", optarg);
+                return 2;
+            }
+            if (c == 's')
+                samples = (size_t)v;
+            else
+                ro.text_frames = (size_t)v;
+            break;
+        }
+        case 'j':
+            ro.json = true;
+            break;
+        case 'h':
+            simulate_usage(stdout);
+            return 0;
+        default:
+            simulate_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(optind >= argc ? "vramtrace simulate: no input given\n"
+                             : "vramtrace simulate: one input at a time\n",
+              stderr);
+        simulate_usage(stderr);
+        return 2;
+    }
+    struct sim_input in;
+    char err[512];
+    if (sim_input_load(&in, argv[optind], device, err, sizeof err)) {
+        fprintf(stderr, "vramtrace: %s\n", err);
+        sim_input_free(&in);
+        return 2;
+    }
+    if (nalloc == 0)
+        allocators[nalloc++] = "recorded";
+    if (ncap == 0)
+        capacities[ncap++] = 0;
+    size_t ncases = nalloc * ncap;
+    struct sim_case *cases = calloc(ncases, sizeof *cases);
+    int status = cases ? 0 : 2;
+    for (size_t a = 0; a < nalloc && status == 0; a++) {
+        struct sim_case proto;
+        if (!parse_allocator(allocators[a], &in, &proto, err, sizeof err)) {
+            fprintf(stderr, "vramtrace simulate: --allocator %s\n", err);
+            status = 2;
+            break;
+        }
+        for (size_t k = 0; k < ncap && status == 0; k++) {
+            struct sim_case *sc = &cases[a * ncap + k];
+            *sc = proto;
+            sc->capacity = capacities[k];
+            if (!sim_run(&in, &sc->cfg, sc->capacity, samples, &sc->res)) {
+                fprintf(stderr, "vramtrace simulate: %s\n", sc->res.error);
+                status = 2;
+            }
+            if (min_capacity && k == 0) {
+                sc->has_min_capacity = true;
+                sc->min_capacity = sim_min_capacity(&in, &sc->cfg);
+            }
+        }
+    }
+    if (status == 0) {
+        if (ro.json)
+            sim_report_json(&in, cases, ncases, stdout);
+        else
+            sim_report_text(&in, cases, ncases, &ro, stdout);
+    }
+    free(cases);
+    sim_input_free(&in);
+    return status;
+}

@@ -1,0 +1,187 @@
+/* Building the replay stream of `vramtrace simulate`: see sim_input.h. */
+#include "sim_input.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_reader.h"
+
+static bool push(struct sim_input *in, size_t *cap, const struct sim_event *e)
+{
+    if (in->nev == *cap) {
+        size_t n = *cap ? *cap * 2 : 1024;
+        void *p = realloc(in->ev, n * sizeof *in->ev);
+        if (!p)
+            return false;
+        in->ev = p;
+        *cap = n;
+    }
+    in->ev[in->nev++] = *e;
+    in->nalloc += e->kind == SIM_ALLOC;
+    in->nfree += e->kind == SIM_FREE;
+    in->nrelease += e->kind == SIM_RELEASE_CACHE;
+    return true;
+}
+
+static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t errlen)
+{
+    in->from_snapshot = true;
+    in->snap = calloc(1, sizeof *in->snap);
+    if (!in->snap) {
+        snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+        return 2;
+    }
+    if (vt_snap_analysis_run(in->snap, in->path, err, errlen))
+        return 2;
+    const struct vt_snap_device *d = NULL;
+    for (size_t k = 0; k < in->snap->ndevices && !d; k++) {
+        const struct vt_snap_device *c = &in->snap->devices[k];
+        if (device >= 0 ? c->device == device : c->tl.nev > 0)
+            d = c;
+    }
+    if (!d) {
+        snprintf(err, errlen, "%s: byte 0: %s", in->path,
+                 device >= 0 ? "no such device in the snapshot" : "no device has trace entries");
+        return 2;
+    }
+    in->device = d->device;
+    in->has_recorded_cfg = true;
+    in->recorded_cfg = in->snap->cfg;
+    in->has_truth = true;
+    in->truth = (struct sim_truth){
+        .peak_reserved = d->peak_reserved,
+        .initial_reserved = d->tl.initial.reserved,
+        .final_reserved = d->tl.final_reserved,
+        .peak_allocated = d->peak_allocated,
+        .segment_allocs = d->counts[VT_SNAP_SEGMENT_ALLOC],
+        .segment_frees = d->counts[VT_SNAP_SEGMENT_FREE],
+        .initial_segments = d->tl.initial.nsegs,
+        .final_segments = d->final_state.nsegs,
+    };
+    /* The start state: segments, and live blocks with the bytes they
+     * occupy (segment_map.h). */
+    struct vt_segmap map;
+    if (!vt_segmap_build(&map, &d->tl.initial, &in->snap->cfg)) {
+        snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+        return 2;
+    }
+    in->seed_segments = calloc(d->tl.initial.nsegs + 1, sizeof *in->seed_segments);
+    in->seed_blocks = calloc(map.nblocks + 1, sizeof *in->seed_blocks);
+    if (!in->seed_segments || !in->seed_blocks) {
+        vt_segmap_free(&map);
+        snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+        return 2;
+    }
+    memcpy(in->seed_segments, d->tl.initial.segs, d->tl.initial.nsegs * sizeof *in->seed_segments);
+    in->nseed_segments = d->tl.initial.nsegs;
+    for (size_t k = 0; k < map.nblocks; k++)
+        if (!map.blocks[k].free)
+            in->seed_blocks[in->nseed_blocks++] =
+                (struct sim_seed_block){map.blocks[k].addr, map.blocks[k].size, map.blocks[k].requested};
+    vt_segmap_free(&map);
+
+    in->truth.segment_sizes = calloc(in->truth.segment_allocs + 1, sizeof *in->truth.segment_sizes);
+    if (!in->truth.segment_sizes) {
+        snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+        return 2;
+    }
+    size_t nsizes = 0;
+    for (size_t i = 0; i < d->tl.nev; i++)
+        if (d->tl.ev[i].action == VT_SNAP_SEGMENT_ALLOC && nsizes < in->truth.segment_allocs)
+            in->truth.segment_sizes[nsizes++] = d->tl.ev[i].size;
+    size_t cap = 0;
+    bool in_burst = false;
+    for (size_t i = 0; i < d->tl.nev; i++) {
+        const struct vt_snap_event *e = &d->tl.ev[i];
+        struct sim_event s = {.id = e->addr, .size = e->size, .stream = e->stream,
+                              .source_index = i, .frames = e->frames};
+        bool keep = true;
+        if (e->action == VT_SNAP_ALLOC)
+            s.kind = SIM_ALLOC;
+        else if (vt_snap_timeline_is_free(&d->tl, e))
+            s.kind = SIM_FREE;
+        else if (e->action == VT_SNAP_SEGMENT_FREE && !in_burst)
+            s.kind = SIM_RELEASE_CACHE;
+        else
+            keep = false;
+        in_burst = e->action == VT_SNAP_SEGMENT_FREE;
+        if (keep && !push(in, &cap, &s)) {
+            snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int from_trace(struct sim_input *in, int64_t device, char *err, size_t errlen)
+{
+    struct vt_reader *r;
+    struct vt_read_error re;
+    if (vt_reader_open(in->path, &r, &re)) {
+        snprintf(err, errlen, "%s", re.message);
+        return 2;
+    }
+    in->device = device;
+    struct vt_record rec;
+    int rc;
+    size_t cap = 0, n = 0, whole = 0;
+    while ((rc = vt_reader_next(r, &rec)) > 0) {
+        n++;
+        if (rec.type != VT_REC_MEM || rec.u.mem.kind != VT_KIND_DEVICE || rec.u.mem.result != 0)
+            continue;
+        if (in->device < 0)
+            in->device = rec.u.mem.device;
+        if (rec.u.mem.device != in->device)
+            continue;
+        struct sim_event s = {.id = rec.u.mem.addr, .size = rec.u.mem.size, .source_index = n - 1,
+                              .stack = rec.u.mem.stack};
+        if (rec.u.mem.op == VT_OP_ALLOC && rec.u.mem.size > 0) {
+            s.kind = SIM_ALLOC;
+            whole += rec.u.mem.size % VT_PT_SMALL_BUFFER == 0;
+        } else if (rec.u.mem.op == VT_OP_FREE) {
+            s.kind = SIM_FREE;
+        } else {
+            continue;
+        }
+        if (!push(in, &cap, &s)) {
+            vt_reader_close(r);
+            snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
+            return 2;
+        }
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", vt_reader_error(r)->message);
+        vt_reader_close(r);
+        return 2;
+    }
+    vt_reader_close(r);
+    /* PyTorch's caching allocator only shows whole segments (multiples of
+     * 2 MiB) to the driver: such a trace is not tensor-level. */
+    in->segment_level = in->nalloc > 0 && whole == in->nalloc;
+    if (in->nalloc == 0) {
+        snprintf(err, errlen, "%s: byte 0: no device allocations to replay", in->path);
+        return 2;
+    }
+    return 0;
+}
+
+int sim_input_load(struct sim_input *in, const char *path, int64_t device, char *err, size_t errlen)
+{
+    memset(in, 0, sizeof *in);
+    in->path = path;
+    return vt_snap_is_pickle(path) ? from_snapshot(in, device, err, errlen)
+                                   : from_trace(in, device, err, errlen);
+}
+
+void sim_input_free(struct sim_input *in)
+{
+    free(in->ev);
+    free(in->seed_segments);
+    free(in->seed_blocks);
+    free(in->truth.segment_sizes);
+    if (in->snap) {
+        vt_snap_analysis_free(in->snap);
+        free(in->snap);
+    }
+    memset(in, 0, sizeof *in);
+}

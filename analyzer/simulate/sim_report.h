@@ -1,0 +1,33 @@
+/* Printing `vramtrace simulate` results: a side-by-side table of runs,
+ * each failure explained, the check against the snapshot's own segment
+ * events, and the reserved/allocated timeline (docs/SNAPSHOTS.md). */
+#ifndef VRAMTRACE_SIMULATE_SIM_REPORT_H
+#define VRAMTRACE_SIMULATE_SIM_REPORT_H
+
+#include <stdio.h>
+
+#include "sim_run.h"
+
+struct sim_case {
+    char label[256];              /* the allocator setting as given */
+    struct vt_alloc_config cfg;
+    uint64_t capacity;            /* 0: unlimited */
+    struct sim_result res;
+    bool has_min_capacity;
+    uint64_t min_capacity;
+};
+
+struct sim_report_options {
+    size_t text_frames;
+    bool json;
+};
+
+void sim_report_text(const struct sim_input *in, const struct sim_case *cases, size_t n,
+                     const struct sim_report_options *opt, FILE *out);
+void sim_report_json(const struct sim_input *in, const struct sim_case *cases, size_t n,
+                     FILE *out);
+
+/* Relative deviation of model from truth, in percent. */
+double sim_deviation_pct(uint64_t model, uint64_t truth);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * Benchmark 3's input: a big trace made directly with the trace encoder
+ * (preload/record/trace_encoder.h), without running anything.
+ *
+ *   synth_trace --events N --out FILE [--live K] [--stacks S] [--depth D]
+ *
+ * The trace is what a long training job with a flat live set looks like:
+ * first K allocations, then alternately the free of a random live one and
+ * a new allocation in its place, so at most K allocations are ever live and
+ * an analyzer whose memory grows with N (not K) shows it. Each allocation
+ * comes from one of S stacks (default 512) of D frames (default 24) that
+ * share prefixes as real call trees do (S leaves of a tree of branching 8),
+ * chosen with a skewed distribution (a few hot stacks, a long tail); sizes
+ * come from a table of 64 tensor-like sizes; time advances 1-4 us per
+ * event. Chunks are closed at 1 MiB of records, as the writer does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_encoder.h"
+
+#define CHUNK_RAW (1u << 20)
+#define API_ALLOC 1
+#define API_FREE 2
+#define THREAD_ID 1
+
+struct synth {
+    FILE *out;
+    struct vt_encoder enc;
+    void *cctx;
+    struct vt_bytes frame;
+    uint64_t chunks, events, time_ns, rng;
+};
+
+static uint64_t next_random(struct synth *s)
+{ /* splitmix64 */
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void flush_chunk(struct synth *s)
+{
+    if (s->enc.raw.len == 0)
+        return;
+    if (vt_chunk_frame(&s->enc, s->cctx, &s->frame) != 0 ||
+        fwrite(s->frame.data, 1, s->frame.len, s->out) != s->frame.len) {
+        fprintf(stderr, "synth_trace: cannot write a chunk\n");
+        exit(1);
+    }
+    s->chunks++;
+    vt_encoder_begin_chunk(&s->enc);
+}
+
+/* Builds the stack tree and returns the node id of each of the S leaves.
+ * Node ids are the order of the records, starting at 1; a parent (the
+ * caller) is written before its children. The first B levels branch eight
+ * ways (8^B >= S), so leaves share the prefixes of their base-8 numbers;
+ * below that each path goes on alone to D frames. */
+static uint64_t *make_stacks(struct synth *s, unsigned nstacks, unsigned depth)
+{
+    unsigned branch_levels = 1;
+    while ((1ull << (3 * branch_levels)) < nstacks)
+        branch_levels++;
+    uint64_t *leaf = malloc(nstacks * sizeof *leaf);
+    uint64_t *node = calloc((size_t)depth * nstacks, sizeof *node);
+    if (!leaf || !node) {
+        perror("synth_trace");
+        exit(1);
+    }
+    uint64_t next_id = 1;
+    for (unsigned i = 0; i < nstacks; i++) {
+        uint64_t parent = 0;
+        for (unsigned level = 0; level < depth; level++) {
+            unsigned prefix =
+                level < branch_levels ? i >> (3 * (branch_levels - 1 - level)) : i;
+            uint64_t *id = &node[(size_t)level * nstacks + prefix];
+            if (!*id) {
+                uint64_t ip = 0x400000u + level * 0x10000u + prefix * 0x10u + 0xbu;
+                vt_encode_stack_node(&s->enc, parent, ip);
+                *id = next_id++;
+            }
+            parent = *id;
+        }
+        leaf[i] = parent;
+    }
+    free(node);
+    return leaf;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s --events N --out FILE [--live K] [--stacks S] [--depth D]\n",
+            argv0);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    long long events = 1000000;
+    long live = 1000;
+    unsigned nstacks = 512, depth = 24;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc)
+            usage(argv[0]);
+        if (!strcmp(argv[i], "--events"))
+            events = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--out"))
+            path = argv[++i];
+        else if (!strcmp(argv[i], "--live"))
+            live = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--stacks"))
+            nstacks = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--depth"))
+            depth = (unsigned)atoi(argv[++i]);
+        else
+            usage(argv[0]);
+    }
+    if (!path || events < 2 || live < 1 || nstacks < 1 || depth < 1)
+        usage(argv[0]);
+
+    struct synth s = {.rng = 7, .time_ns = 1000000000ull};
+    s.out = fopen(path, "wb");
+    s.cctx = vt_chunk_cctx_new();
+    if (!s.out || !s.cctx) {
+        perror(path);
+        return 1;
+    }
+    vt_encoder_init(&s.enc);
+    uint8_t preamble[VT_PREAMBLE_SIZE];
+    vt_encode_preamble(preamble);
+    fwrite(preamble, 1, sizeof preamble, s.out);
+
+    const char *args[] = {"synth_trace"};
+    struct vt_process_facts facts = {
+        .pid = 4242, .ppid = 1, .start_realtime_ns = 1700000000000000000ull,
+        .start_mono_ns = s.time_ns, .hostname = "bench", .exe = "/bench/train.py",
+        .argc = 1, .argv = args, .tool_version = "synth", .stack_depth = depth,
+        .flush_interval_ms = 100,
+    };
+    vt_encode_process(&s.enc, &facts);
+    vt_encode_thread(&s.enc, THREAD_ID, 4242, "python", 6);
+    uint8_t uuid[VT_UUID_SIZE] = {1, 2, 3};
+    vt_encode_device(&s.enc, 0, uuid, "Synthetic GPU", 13, 80ull << 30);
+    vt_encode_api(&s.enc, API_ALLOC, "cuMemAlloc_v2");
+    vt_encode_api(&s.enc, API_FREE, "cuMemFree_v2");
+    uint64_t *leaf = make_stacks(&s, nstacks, depth);
+
+    /* A flat live set: slot k holds one allocation at a fixed address. */
+    uint64_t *slot_size = calloc((size_t)live, sizeof *slot_size);
+    uint64_t *slot_stack = calloc((size_t)live, sizeof *slot_stack);
+    static const uint64_t unit[4] = {512, 4096, 1u << 20, 16u << 20};
+    struct vt_mem_record m = {.kind = VT_KIND_DEVICE, .thread = THREAD_ID, .device = 0};
+    long long k_next = 0;
+    while (s.events < (uint64_t)events) {
+        uint64_t r = next_random(&s);
+        long k;
+        if (k_next < live) {
+            k = (long)k_next++;
+        } else {
+            k = (long)(r % (uint64_t)live);
+            m.op = VT_OP_FREE;
+            m.api = API_FREE;
+            m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
+            m.size = slot_size[k];
+            m.stack = slot_stack[k];
+            s.time_ns += 1000 + (r >> 40) % 3000;
+            m.time_ns = s.time_ns;
+            vt_encode_mem(&s.enc, &m);
+            s.events++;
+            r = next_random(&s);
+        }
+        /* Skewed stack choice: the minimum of two uniform draws. */
+        unsigned a = (unsigned)(r % nstacks), b = (unsigned)((r >> 16) % nstacks);
+        slot_stack[k] = leaf[a < b ? a : b];
+        slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15));
+        m.op = VT_OP_ALLOC;
+        m.api = API_ALLOC;
+        m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
+        m.size = slot_size[k];
+        m.stack = slot_stack[k];
+        s.time_ns += 1000 + (r >> 44) % 3000;
+        m.time_ns = s.time_ns;
+        vt_encode_mem(&s.enc, &m);
+        s.events++;
+        if (s.enc.raw.len >= CHUNK_RAW)
+            flush_chunk(&s);
+    }
+    vt_encode_trailer(&s.enc, s.time_ns, s.events, s.chunks + 1, 0);
+    flush_chunk(&s);
+    fclose(s.out);
+    printf("synth_trace events=%llu chunks=%llu\n", (unsigned long long)s.events,
+           (unsigned long long)s.chunks);
+    vt_encoder_free(&s.enc);
+    vt_bytes_free(&s.frame);
+    vt_chunk_cctx_free(s.cctx);
+    free(leaf);
+    free(slot_size);
+    free(slot_stack);
+    return 0;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The README demo: on a fresh Debian/Ubuntu machine, installs what is
+# missing, builds vramtrace, traces example 1 (a training loop with train and
+# eval phases, examples/train_eval_phases.c) on the simulated GPU, and
+# prints the report. No GPU or NVIDIA driver needed.
+#
+#     scripts/demo.sh [OUT_DIR]     (the trace goes to OUT_DIR, default a new temporary directory)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+build=${VRAMTRACE_BUILD:-build}
+if [ ! -f "$build/build.ninja" ]; then
+    cuda_opt=()
+    [ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda-include="$CUDA_INCLUDE")
+    meson setup "$build" "${cuda_opt[@]}" >/dev/null
+fi
+meson compile -C "$build" >/dev/null
+
+out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/vramtrace-demo.XXXXXX")}
+mkdir -p "$out"
+sim="$build/tests/simdriver"
+echo "\$ vramtrace run -- $build/examples/train_eval_phases      # on a simulated 24 GiB GPU"
+LD_LIBRARY_PATH="$sim:$sim/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$build/analyzer/vramtrace" run -o "$out/vramtrace.%p.vtrace" -- "$build/examples/train_eval_phases"
+echo
+echo "\$ vramtrace report $out"
+"$build/analyzer/vramtrace" report "$out"

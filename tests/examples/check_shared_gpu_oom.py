@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Example 2 (examples/shared_gpu_oom.sh): "23.52 GiB total, 28.25 MiB free,
+tried to allocate 32 MiB". The report must give, with the ledger's numbers:
+the request, the driver's free bytes at both failures, this process's bytes,
+the cached segment the allocator flushed before its retry, what the other
+processes held, and the verdict (contended: the others hold more)."""
+from example_harness import parse_args, run_example, format_bytes
+
+args = parse_args()
+run = run_example(args, ["{src}/examples/shared_gpu_oom.sh", "{build}", "{out}"],
+                  expect_status=1)
+led = run.ledger
+traced = run.traced_pids()
+run.equal("traced processes", len(traced), 1)
+pid = traced[0]
+ooms = run.device(pid)["ooms"]
+truth = led.failures(pid)
+run.equal("failed allocations", len(ooms), len(truth))
+run.equal("failed allocations in the ledger", len(truth), 2)
+
+for n, (o, t) in enumerate(zip(ooms, truth)):
+    what = "failure %d " % (n + 1)
+    run.equal(what + "requested_bytes", o["requested_bytes"], t["requested"])
+    run.equal(what + "free_bytes", o["free_bytes"], t["free"])
+    run.equal(what + "total_bytes", o["total_bytes"], t["total"])
+    run.equal(what + "process_bytes", o["process_bytes"], t["process_bytes"])
+    # Outside this process's traced allocations: the other processes (all
+    # they hold, contexts included) plus this process's own CUDA context.
+    outside = sum(t["others"].values()) + t["context"]
+    run.equal(what + "outside_bytes", o["outside_bytes"], outside)
+    run.equal(what + "released_after_bytes", o["released_after_bytes"], t["released"])
+    run.equal(what + "retry", o["retry"], t["retry"])
+    want_verdict = ("fragmented" if t["free"] >= t["requested"] else
+                    "contended" if outside >= t["requested"] - t["free"] and
+                    outside > t["process_bytes"] else "exhausted")
+    run.equal(what + "verdict", o["verdict"], want_verdict)
+    run.says("%s free of %s; this process held %s; outside it %s" % (
+        format_bytes(t["free"]), format_bytes(t["total"]),
+        format_bytes(t["process_bytes"]), format_bytes(outside)))
+
+# The story's own numbers, from the ledger: two other processes holding
+# 3.80 and 11.44 GiB, the retry failing with 28.25 MiB free for 32 MiB,
+# after a 20 MiB cached segment was given back.
+first, last = truth[0], truth[-1]
+run.equal("other processes", sorted(format_bytes(b) for b in first["others"].values()),
+          ["11.44 GiB", "3.80 GiB"])
+run.equal("free at the final failure", format_bytes(last["free"]), "28.25 MiB")
+run.equal("request", format_bytes(last["requested"]), "32.00 MiB")
+run.equal("cached segment flushed", format_bytes(first["released"]), "20.00 MiB")
+run.equal("verdict", ooms[-1]["verdict"] if ooms else None, "contended")
+run.says("%s released in %d frees within 1.0s; retry failed" % (
+    format_bytes(first["released"]), first["released_count"]))
+run.says("cuMemAlloc_v2 of %s failed" % format_bytes(last["requested"]))
+run.says("verdict: contended")
+run.finish()

@@ -1,0 +1,107 @@
+/*
+ * libFuzzer harness: the input is a PyTorch memory snapshot (a pickle),
+ * parsed by the data-only pickle reader and then reported as
+ * `vramtrace report [--json] SNAPSHOT.pickle` would (text and JSON).
+ * Seeds: corpus/snapshot/ (real snapshots cut down by make_snapshot_seeds.py)
+ * and, read-only, tests/data/pytorch-snapshots/ (cut to -max_len).
+ *
+ * Checks beyond "no crash": a pickle the reader refuses must make the
+ * report fail with status 2 and a "byte N" message, never a report; a
+ * report's JSON must be valid JSON.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "json_check.h"
+#include "snapshot/pickle_reader.h"
+#include "snapshot/snapshot_report.h"
+
+#define WALK_BUDGET 100000 /* nodes visited per input: the graph may be cyclic */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define REQUIRE(cond, ...)                                             \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            fprintf(stderr, "fuzz_snapshot: check failed: " __VA_ARGS__); \
+            fputc('\n', stderr);                                       \
+            abort();                                                   \
+        }                                                              \
+    } while (0)
+
+static volatile size_t sink;
+
+/* Reads every node reachable within a budget (memoized values are shared
+ * and may form cycles, so no generic walk may be unbounded). */
+static void walk(const struct pk_value *v, int depth, size_t *budget)
+{
+    if (!v || depth > 64 || *budget == 0)
+        return;
+    (*budget)--;
+    sink += v->type + v->len;
+    if (v->type == PK_STR)
+        sink += strlen(v->s);
+    if (v->type == PK_LIST || v->type == PK_TUPLE || v->type == PK_DICT)
+        for (size_t i = 0; i < v->n; i++)
+            walk(v->items[i], depth + 1, budget);
+}
+
+static FILE *null_out(void)
+{
+    static FILE *null;
+    if (!null)
+        null = fopen("/dev/null", "w");
+    REQUIRE(null != NULL, "cannot open /dev/null");
+    return null;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct pk_doc *doc;
+    char err[512];
+    bool parsed = pk_parse(data, size, "fuzz", &doc, err, sizeof err) == 0;
+    if (parsed) {
+        size_t budget = WALK_BUDGET;
+        walk(pk_doc_root(doc), 0, &budget);
+        pk_doc_free(doc);
+    } else {
+        REQUIRE(strstr(err, "fuzz: byte ") == err, "parse error without an offset: %s", err);
+    }
+
+    int fd = memfd_create("vt-fuzz-snapshot", MFD_CLOEXEC);
+    REQUIRE(fd >= 0 && write(fd, data, size) == (ssize_t)size, "memfd failed");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    struct vt_report_options opt = {.top = 1 + size % 12, .text_frames = size % 5};
+    opt.sym.disabled = true;
+
+    char *msg = NULL, *json = NULL;
+    size_t msg_len = 0, json_len = 0;
+    FILE *errs = open_memstream(&msg, &msg_len);
+    FILE *out = open_memstream(&json, &json_len);
+    REQUIRE(errs && out, "open_memstream failed");
+    int status = vt_snap_report(path, &opt, true, out, errs);
+    fclose(errs);
+    fclose(out);
+    REQUIRE(status == 0 || status == 2, "report status %d", status);
+    if (!parsed)
+        REQUIRE(status == 2, "the pickle reader refused the file, the report did not");
+    if (status == 2) {
+        REQUIRE(strstr(msg, path) && strstr(msg, "byte "), "error without file and offset: %s",
+                msg);
+    } else {
+        size_t bad = 0;
+        REQUIRE(vt_json_check(json, json_len, &bad), "snapshot JSON invalid at byte %zu of %zu",
+                bad, json_len);
+        REQUIRE(vt_snap_report(path, &opt, false, null_out(), null_out()) == 0,
+                "text report disagrees with the JSON one");
+    }
+    free(msg);
+    free(json);
+    close(fd);
+    return 0;
+}

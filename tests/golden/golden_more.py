@@ -1,0 +1,268 @@
+"""Golden scenarios 4-7 and the extras (stream-ordered frees, VMM physical
+memory); run by golden_check.py."""
+import os
+import signal
+import time
+
+from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, peak_of,
+                        pid_entries, report_ledger, report_process, running)
+
+
+def _phase_windows(out):
+    """{name: [(open_ns, close_ns)]} from the client's push/pop lines."""
+    windows, stack = {}, []
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[:1] == ["push"]:
+            stack.append((parts[1], int(parts[2])))
+        elif parts[:1] == ["pop"]:
+            name, t0 = stack.pop()
+            expect(name == parts[1], "client pops %s inside %s" % (parts[1], name))
+            windows.setdefault(name, []).append((t0, int(parts[2])))
+    expect(not stack and windows, "the client printed no complete phases")
+    return windows
+
+
+def scenario_phases(h):
+    """Scenario 4: each phase's peak = the ledger's largest total within the
+    phase's windows, counting the total the phase opened with."""
+    out = h.run([h.client("gold_phases")], extra={"NVTX_INJECTION64_PATH": h.lib}).stdout
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    series = running(entries, {pid})
+    truth = {}
+    for name, wins in _phase_windows(out).items():
+        best = None  # (total, entry or None for the opening, open_ns)
+        for t0, t1 in wins:
+            before = [total for e, total in series if e["ns"] < t0]
+            candidates = [(before[-1] if before else 0, None)] + \
+                         [(total, e) for e, total in series if t0 < e["ns"] < t1]
+            for total, e in candidates:
+                if best is None or total > best[0]:
+                    best = (total, e, t0)
+        truth[name] = (best, len(wins))
+    overall = peak_of(series)[1]
+    expect(all(b[0] < overall for b, _ in truth.values()) and
+           len({b[0] for b, _ in truth.values()}) == len(truth),
+           "scenario broken: phase peaks should differ from each other and from the peak")
+
+    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    expect_eq(dev["peak_bytes"], overall, "peak_bytes")
+    got = {p["name"]: p for p in dev["phases"]}
+    expect_eq(sorted(got), sorted(truth), "phase names")
+    for name, ((total, entry, t0), opened) in truth.items():
+        p = got[name]
+        expect_eq(p["peak_bytes"], total, "phase %s peak_bytes" % name)
+        expect_eq(p["opened"], opened, "phase %s opened" % name)
+        if entry is not None:
+            expect_time_of(p["peak_time_ns"], entries, entry, "phase %s peak_time_ns" % name)
+        else:  # the opening total: between the client's clock and its next call
+            first = min(e["ns"] for e in entries if e["pid"] == pid and e["ns"] > t0)
+            expect(t0 <= p["peak_time_ns"] < first,
+                   "phase %s peak_time_ns %d is not its opening (%d..%d)"
+                   % (name, p["peak_time_ns"], t0, first))
+    return ", ".join("%s %d" % (n, t[0][0]) for n, t in sorted(truth.items()))
+
+
+# (process, command): two processes on one GPU, interleaved in this order.
+# The combined peak (step 5) is neither process's own peak.
+TWO_PROCESS_SCRIPT = [
+    (0, "alloc 1024"), (1, "alloc 1024"), (1, "alloc 2048"), (1, "free 2048"),
+    (0, "alloc 2560"), (0, "free 2560"), (0, "free 1024"), (1, "alloc 3072"),
+    (1, "free 3072"), (0, "alloc 512"),
+]
+
+
+def scenario_two_processes(h):
+    """Scenario 5: two traced processes share a simulated GPU; the combined
+    peak and what each held then, and each process's own peak."""
+    name = "gold-%d" % os.getpid()
+    extra = {"VTSIM_SHARED": name}
+    procs = [h.popen([h.client("gold_steps")], extra=extra) for _ in range(2)]
+    try:
+        for who, command in TWO_PROCESS_SCRIPT:
+            procs[who].stdin.write(command + "\n")
+            expect(procs[who].stdout.readline() == "ok\n", "step %r failed" % command)
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=10)
+        if os.path.exists("/dev/shm/vtsim-" + name):
+            os.unlink("/dev/shm/vtsim-" + name)
+    expect(all(p.returncode == 0 for p in procs), "a step process failed")
+    pids = [p.pid for p in procs]
+    entries = h.ledger_entries()
+    peak_entry, peak = peak_of(running(entries, set(pids)))
+    at_peak = {pid: running(entries, {pid}, upto=peak_entry["line"] + 1)[-1][1] for pid in pids}
+    own = {pid: peak_of(running(entries, {pid}))[1] for pid in pids}
+    expect(peak < sum(own.values()) and peak > max(own.values()),
+           "scenario broken: the combined peak should be neither the sum nor one process's")
+
+    report = h.report(h.traces())
+    gpus = [g for g in report["gpus"] if {p["pid"] for p in g["processes"]} & set(pids)]
+    expect(len(gpus) == 1, "the two processes are on %d GPUs in the report" % len(gpus))
+    gpu = gpus[0]
+    expect_eq(gpu["peak_bytes"], peak, "gpus[].peak_bytes")
+    expect_eq({p["pid"]: p["bytes_at_peak"] for p in gpu["processes"]}, at_peak,
+              "gpus[].processes[].bytes_at_peak")
+    later = [e["ns"] for e in entries if e["line"] > peak_entry["line"]]
+    expect(peak_entry["ns"] <= gpu["peak_time_ns"] < min(later + [float("inf")]),
+           "gpus[].peak_time_ns is not the time of ledger line %d" % peak_entry["line"])
+    for pid in pids:
+        dev = report_ledger(report_process(report, pid))
+        expect_eq(dev["peak_bytes"], own[pid], "pid %d peak_bytes" % pid)
+    return "combined peak %d, at peak %s, own peaks %s" % (peak, at_peak, own)
+
+
+def scenario_pinned(h):
+    """Scenario 6: pinned host memory has its own peak beside the device's
+    (and managed memory's)."""
+    h.run([h.client("gold_pinned")])
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    proc = report_process(h.report(h.traces()), pid)
+    found = []
+    for category, device in (("host_pinned", -1), ("device", 0), ("managed", 0)):
+        peak_entry, peak = peak_of(running(entries, {pid}, category, device))
+        expect(peak > 0, "scenario broken: no %s memory in the ledger" % category)
+        led = report_ledger(proc, category, device)
+        expect(led is not None, "report has no %s entry" % category)
+        expect_eq(led["peak_bytes"], peak, "%s peak_bytes" % category)
+        expect_time_of(led["peak_time_ns"], entries, peak_entry, "%s peak_time_ns" % category)
+        found.append("%s %d" % (category, peak))
+    return ", ".join(found)
+
+
+# ledger op -> the trace record's op: one memory record each, in the same
+# order (what tests/tracer/tracer_check.py establishes)
+TRACED_OPS = {"alloc": "alloc", "free": "free", "ctx_retain": "alloc", "ctx_release": "free",
+              "ctx_create": "alloc", "ctx_destroy": "free", "host_alloc": "alloc",
+              "host_free": "free", "host_register": "alloc", "host_unregister": "free",
+              "vmm_reserve": "alloc", "vmm_address_free": "free", "vmm_create": "alloc",
+              "vmm_release": "free", "vmm_retain": "alloc", "vmm_map": "alloc",
+              "vmm_unmap": "free"}
+
+
+def _check_prefix(h, entries, pid, path, whole_peak, least=1):
+    """The report of a cut trace equals the ledger restricted to the memory
+    records the readable prefix holds (at least `least` of them)."""
+    report = h.report([path])
+    proc = report_process(report, pid)
+    expect(proc["truncated"] is True, "report does not say truncated")
+    mem = [r for r in h.dump(path) if r["type"] == "mem"]
+    traced = [e for e in pid_entries(entries, pid) if e["op"] in TRACED_OPS]
+    expect(len(mem) <= len(traced), "the trace has more records than the ledger")
+    expect(len(mem) >= least, "the readable prefix has %d memory records, expected at least %d"
+           % (len(mem), least))
+    for rec, e in zip(mem, traced):
+        expect(rec["op"] == TRACED_OPS[e["op"]] and rec["result"] == e["result"],
+               "trace record %s is not ledger line %d" % (rec, e["line"]))
+        if e["op"] in ("alloc", "free") and e["result"] == 0:
+            expect(rec["addr"] == e["addr"], "trace record %s is not ledger line %d"
+                   % (rec, e["line"]))
+    last = traced[len(mem) - 1]
+    series = running(entries, {pid}, upto=last["line"] + 1)
+    peak_entry, peak = peak_of(series)
+    expect(whole_peak is None or peak < whole_peak,
+           "scenario broken: the prefix already holds the whole run's peak")
+    dev = report_ledger(proc)
+    expect_eq(dev["peak_bytes"], peak, "truncated peak_bytes")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "truncated peak_time_ns")
+    expect_eq(dev["final_bytes"], series[-1][1], "truncated final_bytes")
+    expect_eq(dev["allocations"],
+              sum(1 for e, _ in series if e["op"] == "alloc"), "truncated allocations")
+    return len(mem), len(traced), peak
+
+
+def scenario_truncated(h):
+    """Scenario 7: a finished trace cut to half its size."""
+    h.run([h.client("gold_batches"), "10"], extra={"VRAMTRACE_FLUSH_MS": "10"})
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    whole = peak_of(running(entries, {pid}))[1]
+    (full,) = h.traces()
+    dev = report_ledger(report_process(h.report([full]), pid))
+    expect_eq(dev["peak_bytes"], whole, "whole trace peak_bytes")
+    with open(full, "rb") as f:
+        data = f.read()
+    # Half of the part that holds events: the definitions before them (the
+    # module map: larger under a sanitizer) are not what is being cut.
+    first = min(r["chunk_offset"] for r in h.dump(full) if r["type"] == "mem")
+    size = (first + len(data)) // 2
+    cut = os.path.join(h.tmp, "cut.vtrace")
+    with open(cut, "wb") as f:
+        f.write(data[:size])
+    kept, total, peak = _check_prefix(h, entries, pid, cut, whole)
+    return "cut at %d of %d bytes: %d of %d records, peak %d of %d" % (
+        size, len(data), kept, total, peak, whole)
+
+
+def scenario_killed(h):
+    """Scenario 7b: the client SIGKILLed mid-run, once the trace holds the
+    batches it said it finished (the writer flushes every 10 ms; waiting
+    for the file instead of sleeping keeps a loaded machine from failing
+    the test)."""
+    done = 4
+    least = 1 + 3 * done   # ctx_retain, then 3 records a batch
+    client = h.popen([h.client("gold_batches"), "10"], extra={"VRAMTRACE_FLUSH_MS": "10"})
+    try:
+        while client.stdout.readline() != "batch %d\n" % (done - 1):
+            expect(client.poll() is None, "the client ended early")
+        deadline = time.monotonic() + 5
+        while True:
+            paths = h.traces()
+            if paths and sum(1 for r in h.dump(paths[0], False) if r["type"] == "mem") >= least:
+                break
+            expect(time.monotonic() < deadline, "the first %d records never reached the trace"
+                   % least)
+            time.sleep(0.01)
+    finally:
+        client.kill()
+        client.wait(timeout=10)
+    expect(client.returncode == -signal.SIGKILL, "the client was not killed")
+    entries = h.ledger_entries()
+    pid = client.pid
+    (path,) = h.traces()
+    kept, total, peak = _check_prefix(h, entries, pid, path, None, least)
+    return "killed after batch %d: %d of %d records readable, peak %d" % (done - 1, kept, total,
+                                                                          peak)
+
+
+def scenario_async(h):
+    """Stream-ordered frees count when issued; the pool's cache is not the
+    program's."""
+    h.run([h.client("gold_async")])
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    peak_entry, peak = peak_of(running(entries, {pid}))
+    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    expect_eq(dev["peak_bytes"], peak, "peak_bytes")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns")
+    expect_eq(dev["final_bytes"], 0, "final_bytes")
+    return "peak %d" % peak
+
+
+def scenario_vmm(h):
+    """VMM: physical memory counts from cuMemCreate until the driver really
+    returns it (last release and last unmap)."""
+    h.run([h.client("gold_vmm")])
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    series = running(entries, {pid})
+    peak_entry, peak = peak_of(series)
+    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    expect_eq(dev["peak_bytes"], peak, "peak_bytes (physical)")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns")
+    expect_eq(dev["final_bytes"], series[-1][1], "final_bytes")
+    return "physical peak %d MiB" % (peak // MIB)
+
+
+SCENARIOS = {
+    "phases": scenario_phases,
+    "two_processes": scenario_two_processes,
+    "pinned": scenario_pinned,
+    "truncated": scenario_truncated,
+    "killed": scenario_killed,
+    "async": scenario_async,
+    "vmm": scenario_vmm,
+}
