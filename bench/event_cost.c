@@ -7,10 +7,17 @@
  * allocate/free pairs there, and prints the loop's wall time per pair:
  *   event_cost api=cuda depth=32 pairs=200000 ns_per_pair=412.7
  * Run untraced, and under a tracer, the difference is the tracer's cost
- * (scripts/bench.sh does the arithmetic). 1000 pairs run first, untimed, so
+ * (scripts/bench.sh does the arithmetic).
+ *
+ * --hook-lookups 1 (cuda only, untraced) adds the driver queries that
+ * vramtrace's hooks make around each pair today (one
+ * cuPointerGetAttribute(DEVICE_ORDINAL) after the allocation; DEVICE_ORDINAL
+ * and IS_MANAGED before the free, preload/hooks/record_actions.c), so the
+ * tracer's cost splits into "driver queries" and "recorder". 1000 pairs run first, untimed, so
  * that one-time work (a tracer's start, a driver's first call) is not
  * counted.
  */
+#include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,7 @@ struct run {
     enum bench_api api;
     long pairs;
     size_t size;
+    int hook_lookups;
     double ns_per_pair;
 };
 
@@ -28,13 +36,26 @@ struct run {
  * call: something observable happens after every return. */
 static volatile int depth_sink;
 
+static void one_pair(const struct run *r)
+{
+    uint64_t p = bench_alloc(r->api, r->size);
+    if (r->hook_lookups) {
+        int ordinal = -1;
+        unsigned managed = 0;
+        cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p);
+        cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)p);
+        cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)p);
+    }
+    bench_free(r->api, p);
+}
+
 static __attribute__((noinline)) void alloc_free_loop(struct run *r)
 {
     for (long i = 0; i < 1000; i++)
-        bench_free(r->api, bench_alloc(r->api, r->size));
+        one_pair(r);
     uint64_t t0 = bench_now_ns();
     for (long i = 0; i < r->pairs; i++)
-        bench_free(r->api, bench_alloc(r->api, r->size));
+        one_pair(r);
     uint64_t t1 = bench_now_ns();
     r->ns_per_pair = (double)(t1 - t0) / (double)r->pairs;
 }
@@ -53,7 +74,7 @@ static __attribute__((noinline)) int descend(int depth, struct run *r)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s --api cuda|malloc --pairs N --depth D [--size BYTES]\n", argv0);
+    fprintf(stderr, "usage: %s --api cuda|malloc --pairs N --depth D [--size BYTES] [--hook-lookups 0|1]\n", argv0);
     exit(2);
 }
 
@@ -71,12 +92,14 @@ int main(int argc, char **argv)
             r.pairs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--depth"))
             depth = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hook-lookups"))
+            r.hook_lookups = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--size"))
             r.size = (size_t)atol(argv[++i]);
         else
             usage(argv[0]);
     }
-    if (r.pairs <= 0 || depth <= 0 || r.size == 0)
+    if (r.pairs <= 0 || depth <= 0 || r.size == 0 || (r.hook_lookups && r.api != BENCH_API_CUDA))
         usage(argv[0]);
     bench_backend_init(r.api);
     descend(depth, &r);

@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 seconds=${1:-1200}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(trace_file trace_records)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(trace_records snapshot trace_file)
 
 if [ ! -d build-fuzz ]; then
-    CC=clang meson setup build-fuzz -Dfuzzing=true -Dwerror=false >/dev/null || exit 1
+    CC=clang meson setup build-fuzz -Dfuzzing=true -Dwerror=false -Db_sanitize=address,undefined \
+        -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >/dev/null || exit 1
 fi
 targets=()
 for h in "${harnesses[@]}"; do targets+=("tests/fuzz/fuzz_$h"); done

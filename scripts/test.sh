@@ -24,11 +24,14 @@ run_suite build || status=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 
 # A third build, clang with libFuzzer: each harness of tests/fuzz/ fuzzes for
-# VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Only the
-# harnesses are built; werror off, as clang warns where gcc does not.
+# VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Everything is
+# instrumented, only the harnesses are built; werror off, as clang warns
+# where gcc does not.
 run_fuzz() {
     if [ ! -d build-fuzz ]; then
-        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true -Dwerror=false >/dev/null || return 1
+        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true -Dwerror=false \
+            -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link \
+            >/dev/null || return 1
     fi
     meson compile -C build-fuzz fuzzers || return 1
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz

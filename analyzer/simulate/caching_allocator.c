@@ -100,7 +100,8 @@ static struct ca_segment *add_segment(struct ca_model *m, uint64_t addr, uint64_
         free(seg);
         return NULL;
     }
-    *seg = (struct ca_segment){addr, size, stream, small, expandable, b, NULL, m->segments};
+    *seg = (struct ca_segment){.addr = addr, .size = size, .stream = stream, .small_pool = small,
+                               .expandable = expandable, .first = b, .next_seg = m->segments};
     if (m->segments)
         m->segments->prev_seg = seg;
     m->segments = seg;
@@ -400,6 +401,14 @@ static void garbage_collect(struct ca_model *m)
     }
 }
 
+static bool overlaps(const struct ca_model *m, uint64_t addr, uint64_t size)
+{
+    for (const struct ca_segment *s = m->segments; s; s = s->next_seg)
+        if (addr < s->addr + s->size && s->addr < addr + size)
+            return true;
+    return false;
+}
+
 /* alloc_block: a new segment (cudaMalloc), or pages of an expandable one. */
 static struct ca_block *alloc_block(struct ca_model *m, uint64_t alloc_size, uint64_t size,
                                     int64_t stream, bool small)
@@ -410,10 +419,18 @@ static struct ca_block *alloc_block(struct ca_model *m, uint64_t alloc_size, uin
         return try_allocate_expandable_block(m, stream, small, size);
     if (m->capacity && m->st.reserved + alloc_size > m->capacity)
         return NULL;
-    struct ca_segment *seg = add_segment(m, m->next_addr, alloc_size, stream, small, false);
+    uint64_t addr = m->next_addr;
+    if (m->segment_address) {
+        uint64_t want = m->segment_address(m->segment_address_ctx, (size_t)m->st.cuda_mallocs + 1,
+                                           alloc_size);
+        if (want && !overlaps(m, want, alloc_size))
+            addr = want;
+    }
+    struct ca_segment *seg = add_segment(m, addr, alloc_size, stream, small, false);
     if (!seg)
         return NULL;
     m->st.cuda_mallocs++;
+    seg->ordinal = (size_t)m->st.cuda_mallocs;
     if (m->log_segments) {
         if (m->nsegment_log == m->segment_log_cap) {
             size_t cap = m->segment_log_cap ? m->segment_log_cap * 2 : 64;

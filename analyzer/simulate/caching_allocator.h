@@ -47,6 +47,7 @@ struct ca_segment {
     int64_t stream;
     bool small_pool, expandable;
     struct ca_block *first;    /* lowest block; the blocks tile the segment */
+    size_t ordinal;            /* k for the k-th cudaMalloc (1-based), 0 for seeds */
     struct ca_segment *prev_seg, *next_seg; /* all segments of the model */
 };
 
@@ -89,6 +90,11 @@ struct ca_model {
     /* Optional: sizes of the segments cudaMalloc'ed, in order (set
      * log_segments before the first malloc). */
     bool log_segments;
+    /* Optional: the address cudaMalloc returns for the k-th segment (the
+     * driver's choice, not the allocator's: replaying a snapshot, the
+     * recorded one); 0 or an address in use: the model picks. */
+    uint64_t (*segment_address)(void *ctx, size_t ordinal, uint64_t size);
+    void *segment_address_ctx;
     uint64_t *segment_log;
     size_t nsegment_log, segment_log_cap;
     char error[128];           /* out of memory inside the model */

@@ -30,6 +30,8 @@ static void simulate_usage(FILE *out)
           "  -s, --samples N        rows of the timeline (default 12, 0: none, max 200)\n"
           "  -f, --frames N         Python frames shown per stack (default 6, 0: all)\n"
           "  -j, --json             JSON instead of text (see docs/SNAPSHOTS.md)\n"
+          "      --model-addresses  snapshot input: new segments get the model's own addresses\n"
+          "                         (default: where the recorded segment_alloc put them)\n"
           "  -h, --help             this help\n\n"
           "Exit status: 0 (also when a run fails: that is a result), 2 on bad usage or input.\n",
           out);
@@ -90,6 +92,7 @@ int vt_cmd_simulate(int argc, char **argv)
         {"samples", required_argument, NULL, 's'},
         {"frames", required_argument, NULL, 'f'},
         {"json", no_argument, NULL, 'j'},
+        {"model-addresses", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -102,7 +105,7 @@ int vt_cmd_simulate(int argc, char **argv)
     size_t samples = 12;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "a:c:md:s:f:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:c:md:s:f:jAh", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'a':
@@ -150,6 +153,9 @@ int vt_cmd_simulate(int argc, char **argv)
         }
         case 'j':
             ro.json = true;
+            break;
+        case 'A':
+            sim_use_recorded_addresses = false;
             break;
         case 'h':
             simulate_usage(stdout);

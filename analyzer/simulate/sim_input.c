@@ -81,14 +81,18 @@ static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t
     vt_segmap_free(&map);
 
     in->truth.segment_sizes = calloc(in->truth.segment_allocs + 1, sizeof *in->truth.segment_sizes);
-    if (!in->truth.segment_sizes) {
+    in->truth.segment_addrs = calloc(in->truth.segment_allocs + 1, sizeof *in->truth.segment_addrs);
+    if (!in->truth.segment_sizes || !in->truth.segment_addrs) {
         snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
         return 2;
     }
     size_t nsizes = 0;
     for (size_t i = 0; i < d->tl.nev; i++)
         if (d->tl.ev[i].action == VT_SNAP_SEGMENT_ALLOC && nsizes < in->truth.segment_allocs)
+        {
+            in->truth.segment_addrs[nsizes] = d->tl.ev[i].addr;
             in->truth.segment_sizes[nsizes++] = d->tl.ev[i].size;
+        }
     size_t cap = 0;
     bool in_burst = false;
     for (size_t i = 0; i < d->tl.nev; i++) {
@@ -179,6 +183,7 @@ void sim_input_free(struct sim_input *in)
     free(in->seed_segments);
     free(in->seed_blocks);
     free(in->truth.segment_sizes);
+    free(in->truth.segment_addrs);
     if (in->snap) {
         vt_snap_analysis_free(in->snap);
         free(in->snap);

@@ -41,6 +41,7 @@ struct sim_truth {
     uint64_t peak_reserved, initial_reserved, final_reserved, peak_allocated;
     size_t segment_allocs, segment_frees, initial_segments, final_segments;
     uint64_t *segment_sizes;   /* segment_alloc sizes in trace order */
+    uint64_t *segment_addrs;   /* ... and addresses */
 };
 
 struct sim_input {

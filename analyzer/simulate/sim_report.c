@@ -134,10 +134,11 @@ void sim_report_text(const struct sim_input *in, const struct sim_case *cases, s
                 continue;
             fprintf(out, "  run %zu: reserved peak %s (%+.2f%%), cudaMalloc %" PRIu64 " (%zu of them the same size"
                          " as the recorded segment_alloc in that position), cudaFree %" PRIu64
-                         ", segments at end %" PRIu64 "\n",
+                         ", segments at end %" PRIu64 "; %zu of %zu allocations placed exactly where PyTorch put them\n",
                     k + 1, bytes(c->res.peak_reserved, b1),
                     sim_deviation_pct(c->res.peak_reserved, in->truth.peak_reserved), c->res.final.cuda_mallocs,
-                    c->res.segment_sizes_matching, c->res.final.cuda_frees, c->res.final.segments);
+                    c->res.segment_sizes_matching, c->res.final.cuda_frees, c->res.final.segments,
+                    c->res.placements_matching, in->nalloc);
         }
     }
     if (n && cases[0].res.nsamples) {
@@ -231,6 +232,7 @@ void sim_report_json(const struct sim_input *in, const struct sim_case *cases, s
         kv_uint(&j, "unmatched_frees", r->unmatched_frees);
         kv_uint(&j, "seed_failures", r->seed_failures);
         kv_uint(&j, "segment_sizes_matching", r->segment_sizes_matching);
+        kv_uint(&j, "placements_matching", r->placements_matching);
         vt_json_key(&j, "failure");
         if (r->verdict == SIM_OK) {
             vt_json_null(&j);

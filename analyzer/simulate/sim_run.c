@@ -37,6 +37,19 @@ static void seed(const struct sim_input *in, struct ca_model *m, struct vt_pair_
     }
 }
 
+bool sim_use_recorded_addresses = true;
+
+/* Replaying a snapshot, the k-th new segment lands where the k-th recorded
+ * segment_alloc did, if it has the same size: addresses decide best-fit
+ * ties among equal sizes, and they are the driver's choice. */
+static uint64_t recorded_address(void *ctx, size_t ordinal, uint64_t size)
+{
+    const struct sim_input *in = ctx;
+    if (ordinal == 0 || ordinal > in->truth.segment_allocs || in->truth.segment_sizes[ordinal - 1] != size)
+        return 0;
+    return in->truth.segment_addrs[ordinal - 1];
+}
+
 static void note_peak(struct ca_model *m, struct sim_result *res, size_t i)
 {
     if (m->st.allocated > res->peak_allocated)
@@ -62,6 +75,10 @@ bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint
     vt_pair_map_init(&live);
     seed(in, &m, &live, res);
     m.log_segments = in->has_truth;
+    if (in->has_truth && sim_use_recorded_addresses) {
+        m.segment_address = recorded_address;
+        m.segment_address_ctx = (void *)in;
+    }
     /* On a smaller device the recorded cache would have been flushed. */
     if (capacity && m.st.reserved > capacity)
         ca_empty_cache(&m);
@@ -92,6 +109,15 @@ bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint
             uint64_t old;
             if (vt_pair_map_remove(&live, e->id, 0, &old))
                 ca_free(&m, (struct ca_block *)(uintptr_t)old);
+            if (in->has_truth) {
+                const struct ca_segment *sg = b->seg;
+                uint64_t real_base = sg->addr;
+                if (sg->ordinal)
+                    real_base = sg->ordinal <= in->truth.segment_allocs
+                                    ? in->truth.segment_addrs[sg->ordinal - 1]
+                                    : 0;
+                res->placements_matching += real_base && real_base + (b->addr - sg->addr) == e->id;
+            }
             if (!vt_pair_map_put(&live, e->id, 0, (uint64_t)(uintptr_t)b)) {
                 snprintf(m.error, sizeof m.error, "out of memory");
                 break;

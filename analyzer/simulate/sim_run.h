@@ -33,6 +33,10 @@ struct sim_result {
     /* snapshot input: how many of the model's new segments have the size
      * of the recorded segment_alloc at the same position */
     size_t segment_sizes_matching;
+    /* ... and how many allocations the model placed exactly where PyTorch
+     * did (same segment - a seeded one, or the k-th new one for the k-th
+     * recorded segment_alloc - and same offset) */
+    size_t placements_matching;
     struct sim_sample samples[SIM_MAX_SAMPLES];
     size_t nsamples;
     char error[128];              /* the model ran out of host memory */
@@ -42,6 +46,10 @@ struct sim_result {
  * internal error (res->error). */
 bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint64_t capacity,
              size_t nsamples, struct sim_result *res);
+
+/* Snapshot input: new segments go where the recorded segment_allocs went
+ * (default true; false: the model's own increasing addresses). */
+extern bool sim_use_recorded_addresses;
 
 /* The smallest capacity (a multiple of 2 MiB) with no failure, by binary
  * search between the allocated peak and the unlimited run's reserved peak.

@@ -131,6 +131,7 @@ struct byte_chunk {
 };
 
 struct pk_doc {
+    struct pk_value none, true_, false_, empty_tuple; /* shared constants */
     struct node_chunk *nodes;
     struct byte_chunk *bytes;
     const struct pk_value *root;
@@ -487,16 +488,13 @@ static int step(struct parser *ps, bool *stop)
     case OP_EMPTY_LIST:
         return push(ps, new_node(ps, PK_LIST, off), off);
     case OP_EMPTY_TUPLE:
-        return push(ps, new_node(ps, PK_TUPLE, off), off);
+        return push(ps, &ps->doc->empty_tuple, off);
     case OP_NONE:
-        return push(ps, new_node(ps, PK_NONE, off), off);
+        return push(ps, &ps->doc->none, off);
     case OP_NEWTRUE:
-    case OP_NEWFALSE: {
-        struct pk_value *v = new_node(ps, PK_BOOL, off);
-        if (v)
-            v->b = op == OP_NEWTRUE;
-        return push(ps, v, off);
-    }
+        return push(ps, &ps->doc->true_, off);
+    case OP_NEWFALSE:
+        return push(ps, &ps->doc->false_, off);
     case OP_BININT:
         if (!(a = take(ps, 4, off, name)))
             return -1;
@@ -597,6 +595,10 @@ int pk_parse(const uint8_t *data, size_t len, const char *name, struct pk_doc **
         fail(&ps, 0, "out of memory");
         return -1;
     }
+    ps.doc->none.type = PK_NONE;
+    ps.doc->true_.type = ps.doc->false_.type = PK_BOOL;
+    ps.doc->true_.b = true;
+    ps.doc->empty_tuple.type = PK_TUPLE;
     if (len == 0 || data[0] != OP_PROTO) {
         fail(&ps, 0, "not a pickle (it does not start with the PROTO opcode 0x80)");
         pk_doc_free(ps.doc);
@@ -673,7 +675,8 @@ void pk_doc_free(struct pk_doc *doc)
     for (struct node_chunk *c = doc->nodes, *n; c; c = n) {
         n = c->next;
         for (size_t k = 0; k < c->used; k++)
-            free(c->v[k].items);
+            if (c->v[k].type >= PK_LIST)
+                free(c->v[k].items);
         free(c);
     }
     for (struct byte_chunk *c = doc->bytes, *n; c; c = n) {

@@ -11,8 +11,9 @@
  * even build a cycle: consumers walk the graph by a known schema with a
  * bounded depth, never generically.
  *
- * Memory is bounded by the input: each opcode creates at most one node and
- * one container slot, strings are at most the file's size in total, the
+ * Memory is bounded by the input (at most ~64 bytes per input byte): each
+ * opcode creates at most one 40-byte node and one container slot (None,
+ * True, False and () are shared, as in Python), strings are at most the file's size in total, the
  * MARK depth is limited, memo indices are checked, and every length field
  * is checked against the bytes left before anything is allocated.
  */
@@ -40,12 +41,18 @@ struct pk_value {
     bool b;
     bool big;
     uint64_t offset;          /* byte offset of the opcode that made it */
-    int64_t i;
-    double f;
-    const char *s;            /* PK_STR / PK_BYTES */
-    size_t len;
-    struct pk_value **items;  /* PK_LIST / PK_TUPLE / PK_DICT */
-    size_t n, cap;
+    union {
+        int64_t i;            /* PK_INT */
+        double f;             /* PK_FLOAT */
+        struct {              /* PK_STR / PK_BYTES */
+            const char *s;
+            size_t len;
+        };
+        struct {              /* PK_LIST / PK_TUPLE / PK_DICT */
+            struct pk_value **items;
+            size_t n, cap;
+        };
+    };
 };
 
 struct pk_doc;

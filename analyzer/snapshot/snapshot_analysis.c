@@ -137,10 +137,18 @@ static int cmp_ann(const void *a, const void *b)
     return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
 }
 
+/* Phases are held by index: phase_get() may move d->phases. */
 struct open_phase {
-    struct vt_snap_phase *ph;
+    size_t ph;
     size_t open;
 };
+#define NO_PHASE SIZE_MAX
+
+static size_t phase_index(struct vt_snap_device *d, const char *name, bool annotation)
+{
+    struct vt_snap_phase *ph = phase_get(d, name, annotation);
+    return ph ? (size_t)(ph - d->phases) : NO_PHASE;
+}
 
 static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
 {
@@ -173,14 +181,14 @@ static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
     d->peak_allocated = allocated;
     d->peak_reserved = reserved;
     bool ok = true;
-    struct vt_snap_phase *backward = NULL, *main_thread = NULL;
+    size_t backward = NO_PHASE, main_thread = NO_PHASE;
     for (size_t i = 0; i <= t->nev && ok; i++) {
         /* Annotations up to this event's time open or close phases; an
          * opening phase starts with what is allocated then. */
         while (next_ann < nann && (i == t->nev || ann[next_ann]->time_us <= t->ev[i].time_us)) {
             const struct vt_snap_annotation *an = ann[next_ann++];
-            struct vt_snap_phase *ph = phase_get(d, an->name, true);
-            if (!ph) {
+            size_t ph = phase_index(d, an->name, true);
+            if (ph == NO_PHASE) {
                 ok = false;
                 break;
             }
@@ -191,8 +199,8 @@ static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
                 open[nopen++] = (struct open_phase){ph, 0};
             if (an->start) {
                 open[k].open++;
-                ph->ranges++;
-                phase_note(ph, allocated, i);
+                d->phases[ph].ranges++;
+                phase_note(&d->phases[ph], allocated, i);
             } else if (open[k].open) {
                 open[k].open--;
             }
@@ -208,19 +216,19 @@ static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
                 d->peak_allocated_index = i + 1;
             }
             bool bw = vt_snap_frames_backward(e->frames);
-            struct vt_snap_phase **slot = bw ? &backward : &main_thread;
-            if (!*slot)
-                *slot = phase_get(d, bw ? "backward" : "main thread", false);
-            if (!*slot) {
+            size_t *slot = bw ? &backward : &main_thread;
+            if (*slot == NO_PHASE)
+                *slot = phase_index(d, bw ? "backward" : "main thread", false);
+            if (*slot == NO_PHASE) {
                 ok = false;
                 break;
             }
-            (*slot)->allocs++;
-            phase_note(*slot, allocated, i + 1);
+            d->phases[*slot].allocs++;
+            phase_note(&d->phases[*slot], allocated, i + 1);
             for (size_t k = 0; k < nopen; k++)
                 if (open[k].open) {
-                    open[k].ph->allocs++;
-                    phase_note(open[k].ph, allocated, i + 1);
+                    d->phases[open[k].ph].allocs++;
+                    phase_note(&d->phases[open[k].ph], allocated, i + 1);
                 }
         } else if (vt_snap_timeline_is_free(t, e)) {
             allocated = allocated > e->size ? allocated - e->size : 0;

@@ -8,10 +8,14 @@
  * (libunwind's unw_backtrace does, and so does the module scan), so without
  * care a traced program's child would hang where the untraced one would not.
  *
- * Every such call runs inside vt_fork_guard_enter/leave (a shared lock); the
- * atfork prepare handler takes the lock exclusively, so fork happens only
- * between those calls. The lock prefers the writer so that a stream of
- * hooks cannot starve a fork.
+ * So the whole of each recording call, and each piece of the writer's work,
+ * runs inside vt_fork_guard_enter/leave (a shared lock); the atfork prepare
+ * handler takes the lock exclusively, so fork happens only when no tracer
+ * code is running anywhere: no loader lock, no tracer lock, no allocator
+ * lock (some allocators - the sanitizers' - are not fork-safe) is held by
+ * the tracer at that moment. The lock prefers the writer so that a stream
+ * of hooks cannot starve a fork. The longest a fork can wait is one writer
+ * round, or a hook's bounded wait for a buffer block.
  */
 #ifndef VRAMTRACE_PRELOAD_FORK_GUARD_H
 #define VRAMTRACE_PRELOAD_FORK_GUARD_H

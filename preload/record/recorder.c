@@ -63,9 +63,7 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
         return 0;
     void *buf[VT_MAX_STACK_DEPTH + 16];
     int want = (int)R.stack_depth + 16;
-    vt_fork_guard_enter(); /* unw_backtrace calls dl_iterate_phdr */
     int n = unw_backtrace(buf, want);
-    vt_fork_guard_leave();
     int i = 0;
     if (R.skip_by_extent) {
         while (i < n && (uint64_t)(uintptr_t)buf[i] >= R.self_start &&
@@ -92,6 +90,7 @@ void vt_record_mem(const struct vt_mem_event *ev)
     if (!vt_recorder_active() || vt_in_tracer || !ev)
         return;
     vt_in_tracer++;
+    vt_fork_guard_enter();
     uint64_t ips[VT_MAX_STACK_DEPTH];
     size_t n = capture_stack(ips);
     uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
@@ -102,6 +101,7 @@ void vt_record_mem(const struct vt_mem_event *ev)
         memcpy((uint8_t *)m + vt_raw_round(sizeof *m), ips, n * sizeof ips[0]);
         vt_tb_commit();
     }
+    vt_fork_guard_leave();
     vt_in_tracer--;
 }
 
@@ -111,6 +111,7 @@ void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char 
     if (!vt_recorder_active() || vt_in_tracer)
         return;
     vt_in_tracer++;
+    vt_fork_guard_enter();
     size_t len = name ? strnlen(name, VT_MAX_NAME_LEN) : 0;
     uint32_t size = vt_raw_round(vt_raw_round(sizeof(struct vt_raw_device)) + len);
     struct vt_raw_device *d = (struct vt_raw_device *)vt_tb_begin(VT_REC_DEVICE, size, 0,
@@ -127,6 +128,7 @@ void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char 
             memcpy((char *)d + vt_raw_round(sizeof *d), name, len);
         vt_tb_commit();
     }
+    vt_fork_guard_leave();
     vt_in_tracer--;
 }
 
@@ -137,6 +139,7 @@ static void record_range(uint8_t type, uint64_t range_id, const char *domain, co
     if (!vt_recorder_active() || vt_in_tracer)
         return;
     vt_in_tracer++;
+    vt_fork_guard_enter();
     size_t dlen = domain ? strnlen(domain, VT_MAX_NAME_LEN) : 0;
     size_t nlen = name ? strnlen(name, VT_MAX_NAME_LEN) : 0;
     uint32_t size = vt_raw_round(vt_raw_round(sizeof(struct vt_raw_range)) + dlen + nlen);
@@ -155,6 +158,7 @@ static void record_range(uint8_t type, uint64_t range_id, const char *domain, co
             memcpy(text + dlen, name, nlen);
         vt_tb_commit();
     }
+    vt_fork_guard_leave();
     vt_in_tracer--;
 }
 
@@ -226,13 +230,17 @@ static int build_path(bool child, const char *parent_path)
 }
 
 /* Opens the file and starts the writer; false (after one stderr line) if
- * it cannot. */
-static bool open_and_start(void)
+ * it cannot. With defer_open (a forked child) the writer creates the file
+ * at the child's first event (see writer.c). */
+static bool open_and_start(bool defer_open)
 {
-    int fd = open(R.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        say_cannot_write(R.path, errno);
-        return false;
+    int fd = -1;
+    if (!defer_open) {
+        fd = open(R.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            say_cannot_write(R.path, errno);
+            return false;
+        }
     }
     size_t block = (size_t)R.opts.num[VT_OPTION_BUFFER_KB] * 1024;
     size_t max_blocks = VT_BUFFER_MEMORY_MAX / block;
@@ -248,8 +256,10 @@ static bool open_and_start(void)
     if (rc != 0) {
         vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
                R.path);
-        close(fd);
-        unlink(R.path); /* ours: created just now with O_EXCL */
+        if (fd >= 0) {
+            close(fd);
+            unlink(R.path); /* ours: created just now with O_EXCL */
+        }
         return false;
     }
     atomic_store(&vt_tb_active, 1);
@@ -272,7 +282,7 @@ static void fork_child(void)
     if (build_path(true, parent_path) != 0) {
         vt_say(2, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
         R.session = false;
-    } else if (!open_and_start()) {
+    } else if (!open_and_start(true)) {
         R.session = false;
     }
     vt_in_tracer--;
@@ -308,7 +318,7 @@ bool vt_recorder_start(void)
         vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
-    if (!open_and_start())
+    if (!open_and_start(false))
         goto out;
     R.session = true;
     pthread_once(&atfork_once, register_atfork);

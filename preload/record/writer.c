@@ -126,9 +126,38 @@ static void fail(int err)
     vt_tb_trim_pool();
 }
 
+/* A writer started without a file (a forked child) creates it when it has
+ * its first event: a child that records nothing (a data-loader worker, a
+ * fork that execs at once - the new program traces itself under the same
+ * pid) leaves no file behind. Until then the process record and the module
+ * map wait in the encoder. */
+static int ensure_open(void)
+{
+    if (W.fd >= 0)
+        return 0;
+    int fd = open(W.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fail(errno);
+        return -1;
+    }
+    W.fd = fd;
+    uint8_t preamble[VT_PREAMBLE_SIZE];
+    vt_encode_preamble(preamble);
+    int err = write_all(W.fd, preamble, sizeof preamble);
+    if (err) {
+        fail(err);
+        return -1;
+    }
+    return 0;
+}
+
 static void flush_chunk(void)
 {
     if (W.enc.records == 0 || atomic_load(&W.failed))
+        return;
+    if (W.fd < 0 && W.events == 0)
+        return; /* deferred open: nothing worth a file yet */
+    if (ensure_open())
         return;
     if (vt_chunk_frame(&W.enc, W.cctx, &W.frame) != 0) {
         fail(ENOMEM);
@@ -365,9 +394,7 @@ static void round_up_to(uint64_t cutoff, bool emergency)
 static void refresh_modules(bool force)
 {
     bool changed = atomic_exchange(&W.modules_changed, 0);
-    vt_fork_guard_enter(); /* dl_iterate_phdr: see fork_guard.h */
     vt_modules_refresh(&W.modules, force || changed, on_module, NULL);
-    vt_fork_guard_leave();
 }
 
 static void drain_pipe(int fd)
@@ -381,15 +408,21 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
-    uint8_t preamble[VT_PREAMBLE_SIZE];
-    vt_encode_preamble(preamble);
-    int err = write_all(W.fd, preamble, sizeof preamble);
-    if (err)
-        fail(err);
+    if (W.fd >= 0) {
+        uint8_t preamble[VT_PREAMBLE_SIZE];
+        vt_encode_preamble(preamble);
+        int err = write_all(W.fd, preamble, sizeof preamble);
+        if (err)
+            fail(err);
+    }
     /* The process record was encoded by vt_writer_start; the module map
      * follows it in the first chunk. */
+    /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
+     * happens only while this thread waits in poll, holding nothing. */
+    vt_fork_guard_enter();
     refresh_modules(true);
     flush_chunk();
+    vt_fork_guard_leave();
 
     while (!atomic_load(&W.failed)) {
         struct pollfd p = {.fd = W.wake_rd, .events = POLLIN};
@@ -397,27 +430,33 @@ static void *writer_main(void *arg)
         drain_pipe(W.wake_rd);
         if (atomic_load(&W.stop))
             break;
+        vt_fork_guard_enter();
         if (atomic_exchange(&W.emergency, 0)) {
             round_up_to(UINT64_MAX, true);
             ssize_t ignored = write(W.done_wr, "d", 1);
             (void)ignored;
-            continue;
+        } else {
+            refresh_modules(false);
+            round_up_to(now_ns(), false);
         }
-        refresh_modules(false);
-        round_up_to(now_ns(), false);
+        vt_fork_guard_leave();
     }
+    vt_fork_guard_enter();
     if (!atomic_load(&W.failed)) {
         /* Final round: the hooks are stopped, everything pending is written. */
         refresh_modules(false);
         round_up_to(UINT64_MAX, false);
-        vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
-        flush_chunk();
-        if (!atomic_load(&W.failed)) {
+        if (W.fd >= 0 || W.events > 0) {
+            vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
+            flush_chunk();
+        }
+        if (!atomic_load(&W.failed) && W.fd >= 0) {
             if (close(W.fd) != 0)
                 fail(errno);
             W.fd = -1;
         }
     }
+    vt_fork_guard_leave();
     return NULL;
 }
 

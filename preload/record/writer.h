@@ -17,8 +17,10 @@
 #include "trace_encoder.h"
 
 /* Starts the writer on an open, empty file (it writes the preamble, the
- * process record and the module map first). facts is copied. Returns 0,
- * or -1 (nothing started, fd left open). */
+ * process record and the module map first). With fd < 0 the writer creates
+ * path itself (O_EXCL) when the first event arrives, and no file at all if
+ * none does. facts is encoded at once (need not outlive the call). Returns
+ * 0, or -1 (nothing started, fd left open). */
 int vt_writer_start(int fd, const char *path, uint64_t flush_ms,
                     const struct vt_process_facts *facts);
 /* Final flush: writes every pending event and the trailer, closes the file

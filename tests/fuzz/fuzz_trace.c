@@ -133,6 +133,19 @@ static int decode(const struct vt_fuzz_image *img)
     REQUIRE(vt_reader_end_offset(r) <= img->len, "end offset past the file");
     for (size_t i = 0; i < vt_reader_module_count(r); i++)
         touch(vt_reader_module_at(r, i)->path);
+    /* Whatever the table offers after an error must be whole: the report
+     * prints argv[0..argc) and the environment without further checks. */
+    const struct vt_process_info *p = vt_reader_process(r);
+    if (p) {
+        for (uint64_t i = 0; i < p->argc; i++)
+            REQUIRE(p->argv && p->argv[i], "process record: argument %llu of %llu missing",
+                    (unsigned long long)i, (unsigned long long)p->argc);
+        for (uint64_t i = 0; i < p->nenv; i++)
+            REQUIRE(p->env && p->env[i].name && p->env[i].value,
+                    "process record: variable %llu of %llu missing", (unsigned long long)i,
+                    (unsigned long long)p->nenv);
+        REQUIRE(p->hostname && p->exe && p->tool_version, "process record: a string missing");
+    }
     vt_reader_close(r);
     return rc;
 }

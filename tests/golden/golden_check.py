@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from golden_lib import (MIB, GoldenFailure, Harness, client_pid, expect, expect_eq,
+from golden_lib import (GoldenFailure, Harness, client_pid, expect, expect_eq,
                         expect_time_of, innermost_function, peak_of, pid_entries,
                         report_ledger, report_process, running)
 import golden_more

@@ -115,6 +115,33 @@ static void test_fork_child_writes_own_trace(void **state)
     tc_free(c);
 }
 
+/* A child that records nothing (a data-loader worker, a fork that execs:
+ * the new program traces itself under the same pid) leaves no file. */
+static void test_fork_child_without_events_leaves_no_file(void **state)
+{
+    (void)state;
+    use_output("quiet");
+    assert_true(vt_recorder_start());
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        alarm(20);
+        usleep(50 * 1000); /* a few writer rounds */
+        vt_recorder_stop(true);
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    vt_recorder_stop(true);
+    char path[512];
+    trace_path_of(child, "quiet", path, sizeof path);
+    assert_int_equal(access(path, F_OK), -1);
+    trace_path_of(getpid(), "quiet", path, sizeof path);
+    assert_int_equal(access(path, F_OK), 0); /* the parent's is there */
+}
+
 static atomic_int hammering;
 
 static void *hammer(void *arg)
@@ -307,6 +334,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_child_writes_own_trace),
+        cmocka_unit_test(test_fork_child_without_events_leaves_no_file),
         cmocka_unit_test(test_fork_while_other_thread_records),
         cmocka_unit_test(test_fatal_signal_flushes_then_dies),
         cmocka_unit_test(test_fatal_signal_chains_to_program_handler),

@@ -76,6 +76,9 @@ for path in files:
     check(within(run["final_segments"], tl.final_segments, 5.0, 2),
           "%s: segments at end %d vs %d" % (name, run["final_segments"], tl.final_segments))
     check(run["peak_allocated_bytes"] == pk["peak_allocated"], name + ": allocated peak")
+    check(run["placements_matching"] >= 0.99 * pk["counts"].get("alloc", 0),
+          "%s: allocations placed where PyTorch put them: %d of %d"
+          % (name, run["placements_matching"], pk["counts"].get("alloc", 0)))
     sizes = [e["size"] for e in tl.ev if e["action"] == "segment_alloc"]
     check(run["segment_sizes_matching"] >= 0.95 * len(sizes),
           "%s: segment sizes in order %d of %d" % (name, run["segment_sizes_matching"], len(sizes)))
