@@ -90,9 +90,15 @@ static bool expand(struct path_list *out, const char *arg, FILE *err)
 
 static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
 {
+    if (a->last_gpu >= 0 && a->last_input == input && a->last_device == device)
+        return a->last_gpu;
     uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
-    if (hit)
+    if (hit) {
+        a->last_input = input;
+        a->last_device = device;
+        a->last_gpu = (long)*hit;
         return (long)*hit;
+    }
     const struct vt_reader *r = a->inputs[input].reader;
     const struct vt_device_info *dev = device >= 0 ? vt_reader_device(r, (uint64_t)device) : NULL;
     const struct vt_process_info *p = vt_reader_process(r);
@@ -208,6 +214,7 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
 {
     memset(a, 0, sizeof *a);
     vt_pair_map_init(&a->gpu_of);
+    a->last_gpu = -1;
     int status = 0;
     struct path_list files = {0};
     for (size_t i = 0; i < npaths; i++)

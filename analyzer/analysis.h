@@ -49,6 +49,11 @@ struct vt_analysis {
     struct vt_gpu *gpus;
     size_t ngpus, gpus_cap;
     struct vt_pair_map gpu_of;  /* (input, device + 1) -> gpu index */
+    /* The last gpu_of answer: consecutive events mostly come from one
+     * process and device. */
+    size_t last_input;
+    int64_t last_device;
+    long last_gpu;              /* -1: none yet */
     bool out_of_memory;
 };
 

@@ -1,15 +1,16 @@
 /* Open-addressing pair -> value map; see pair_map.h. */
 #include "pair_map.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
-static size_t hash_pair(uint64_t a, uint64_t b)
+static uint32_t hash_pair(uint64_t a, uint64_t b)
 {
     uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
     h ^= h >> 31;
     h *= 0xd6e8feb86659fd93ull;
     h ^= h >> 32;
-    return (size_t)h;
+    return (uint32_t)h;
 }
 
 void vt_pair_map_init(struct vt_pair_map *m)
@@ -45,14 +46,13 @@ uint64_t *vt_pair_map_get(const struct vt_pair_map *m, uint64_t a, uint64_t b)
     return s ? &s->value : NULL;
 }
 
-static void insert_new(struct vt_pair_slot *slots, size_t cap, uint64_t a, uint64_t b,
-                       uint64_t value)
+static void insert_new(struct vt_pair_slot *slots, size_t cap, struct vt_pair_slot entry)
 {
     size_t mask = cap - 1;
-    size_t i = hash_pair(a, b) & mask;
+    size_t i = entry.hash & mask;
     while (slots[i].used)
         i = (i + 1) & mask;
-    slots[i] = (struct vt_pair_slot){a, b, value, true};
+    slots[i] = entry;
 }
 
 static bool rehash(struct vt_pair_map *m, size_t ncap)
@@ -62,10 +62,19 @@ static bool rehash(struct vt_pair_map *m, size_t ncap)
         return false;
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].used)
-            insert_new(n, ncap, m->slots[i].a, m->slots[i].b, m->slots[i].value);
+            insert_new(n, ncap, m->slots[i]);
     free(m->slots);
     m->slots = n;
     m->cap = ncap;
+    return true;
+}
+
+bool vt_pair_map_put_new(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t value)
+{
+    if ((m->count + 1) * 4 > m->cap * 3 && !rehash(m, m->cap ? m->cap * 2 : 16))
+        return false;
+    insert_new(m->slots, m->cap, (struct vt_pair_slot){a, b, value, hash_pair(a, b), true});
+    m->count++;
     return true;
 }
 
@@ -76,11 +85,27 @@ bool vt_pair_map_put(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t val
         s->value = value;
         return true;
     }
-    if ((m->count + 1) * 4 > m->cap * 3 && !rehash(m, m->cap ? m->cap * 2 : 16))
-        return false;
-    insert_new(m->slots, m->cap, a, b, value);
-    m->count++;
-    return true;
+    return vt_pair_map_put_new(m, a, b, value);
+}
+
+void vt_pair_map_remove_at(struct vt_pair_map *m, uint64_t *value)
+{
+    size_t mask = m->cap - 1;
+    size_t hole = (size_t)((struct vt_pair_slot *)(void *)((char *)value -
+                                                           offsetof(struct vt_pair_slot, value)) -
+                           m->slots);
+    /* Backward shift: move later members of the probe run into the hole
+     * when their home slot allows it. */
+    for (size_t j = (hole + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
+        size_t home = m->slots[j].hash & mask;
+        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole].used = false;
+    m->count--;
 }
 
 bool vt_pair_map_remove(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t *value)
@@ -90,19 +115,6 @@ bool vt_pair_map_remove(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t 
         return false;
     if (value)
         *value = s->value;
-    size_t mask = m->cap - 1;
-    size_t hole = (size_t)(s - m->slots);
-    /* Backward shift: move later members of the probe run into the hole
-     * when their home slot allows it. */
-    for (size_t j = (hole + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {
-        size_t home = hash_pair(m->slots[j].a, m->slots[j].b) & mask;
-        bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-        if (movable) {
-            m->slots[hole] = m->slots[j];
-            hole = j;
-        }
-    }
-    m->slots[hole].used = false;
-    m->count--;
+    vt_pair_map_remove_at(m, &s->value);
     return true;
 }

@@ -46,39 +46,54 @@ static void append_site(struct vt_ledger_sites *l, uint32_t i)
     l->tail = i;
 }
 
-long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
-                     int64_t delta_bytes, int64_t delta_count)
+long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
 {
     uint64_t *idx = vt_pair_map_get(&l->index, stack, thread);
-    uint32_t i;
-    if (idx) {
-        i = (uint32_t)*idx;
-        unlink_site(l, i);
-    } else {
-        if (l->nsites == NONE - 1)
+    if (idx)
+        return (long)*idx;
+    if (l->nsites == NONE - 1)
+        return -1;
+    if (l->nsites == l->cap) {
+        uint32_t ncap = l->cap ? l->cap * 2 : 64;
+        struct vt_site *n = realloc(l->sites, (size_t)ncap * sizeof *n);
+        if (!n)
             return -1;
-        if (l->nsites == l->cap) {
-            uint32_t ncap = l->cap ? l->cap * 2 : 64;
-            struct vt_site *n = realloc(l->sites, (size_t)ncap * sizeof *n);
-            if (!n)
-                return -1;
-            l->sites = n;
-            l->cap = ncap;
-        }
-        i = l->nsites;
-        if (!vt_pair_map_put(&l->index, stack, thread, i))
-            return -1;
-        l->nsites++;
-        l->sites[i] = (struct vt_site){.stack = stack, .thread = thread, .prev = NONE, .next = NONE};
+        l->sites = n;
+        l->cap = ncap;
     }
+    uint32_t i = l->nsites;
+    if (!vt_pair_map_put_new(&l->index, stack, thread, i))
+        return -1;
+    l->nsites++;
+    /* last_change 0: not in the change list yet */
+    l->sites[i] = (struct vt_site){.stack = stack, .thread = thread, .prev = NONE, .next = NONE};
+    return (long)i;
+}
+
+void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int64_t delta_bytes,
+                        int64_t delta_count)
+{
     struct vt_site *s = &l->sites[i];
+    bool linked = s->last_change != 0; /* changed before: in the list */
     s->bytes += (uint64_t)delta_bytes;
     s->count += (uint64_t)delta_count;
     l->total_bytes += (uint64_t)delta_bytes;
     l->total_count += (uint64_t)delta_count;
     s->last_change = ++l->seq;
+    if (l->tail == i)
+        return; /* already the newest change */
+    if (linked)
+        unlink_site(l, i);
     append_site(l, i);
-    return (long)i;
+}
+
+long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
+                     int64_t delta_bytes, int64_t delta_count)
+{
+    long i = vt_sites_find_or_add(l, stack, thread);
+    if (i >= 0)
+        vt_sites_change_at(l, (uint32_t)i, delta_bytes, delta_count);
+    return i;
 }
 
 void vt_snapshot_init(struct vt_peak_snapshot *s)
@@ -117,7 +132,7 @@ static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
 bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
                        uint64_t time_ns)
 {
-    if (s->has_peak && l->total_bytes <= s->peak_bytes)
+    if (!vt_snapshot_is_new_peak(s, l))
         return false;
     if (!snapshot_fit(s, l->nsites))
         return false; /* out of memory: keep the older, consistent copy */

@@ -68,6 +68,13 @@ void vt_sites_free(struct vt_ledger_sites *l);
  * site index, or -1 when out of memory. */
 long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
                      int64_t delta_bytes, int64_t delta_count);
+/* The two halves of vt_sites_change, for a caller that remembers the index
+ * (sites are never removed, so an index stays valid for the ledger's life):
+ * the index of a site, created with nothing live if new (-1 when out of
+ * memory), and the change of a site by index. */
+long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread);
+void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t site, int64_t delta_bytes,
+                        int64_t delta_count);
 
 void vt_snapshot_init(struct vt_peak_snapshot *s);
 void vt_snapshot_free(struct vt_peak_snapshot *s);
@@ -76,6 +83,13 @@ void vt_snapshot_free(struct vt_peak_snapshot *s);
  * Returns true if it was a new peak. */
 bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
                        uint64_t time_ns);
+/* Whether vt_snapshot_offer would take a new peak now: inline, because most
+ * allocations are not new peaks and the test is all they cost. */
+static inline bool vt_snapshot_is_new_peak(const struct vt_peak_snapshot *s,
+                                           const struct vt_ledger_sites *l)
+{
+    return !s->has_peak || l->total_bytes > s->peak_bytes;
+}
 
 /* One site's bytes in a ranking. */
 struct vt_site_bytes {

@@ -110,6 +110,11 @@ static bool reserve(void **arr, size_t *cap, size_t n, size_t elem)
 
 static long find_ledger(const struct vt_replay *rp, int64_t device, enum vt_category cat)
 {
+    /* Consecutive events mostly hit the same ledger. */
+    size_t last = rp->last_ledger;
+    if (last < rp->nledgers && rp->ledgers[last].device == device &&
+        rp->ledgers[last].category == cat)
+        return (long)last;
     for (size_t i = 0; i < rp->nledgers; i++)
         if (rp->ledgers[i].device == device && rp->ledgers[i].category == cat)
             return (long)i;
@@ -125,8 +130,10 @@ struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt
 static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
 {
     long i = find_ledger(rp, device, cat);
-    if (i >= 0)
+    if (i >= 0) {
+        rp->last_ledger = (size_t)i;
         return i;
+    }
     if (!reserve((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers, sizeof *rp->ledgers))
         return -1;
     struct vt_ledger *l = &rp->ledgers[rp->nledgers];
@@ -372,31 +379,33 @@ static void release_entry(struct vt_replay *rp, uint32_t idx)
     rp->free_entries[rp->nfree_entries++] = idx;
 }
 
-static void ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint64_t stack,
-                          uint64_t thread, int64_t bytes, int64_t count, uint64_t time_ns)
+/* site: from vt_sites_find_or_add, < 0 if that ran out of memory. */
+static void ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site,
+                          int64_t bytes, int64_t count, uint64_t time_ns)
 {
     uint64_t old = l->sites.total_bytes;
-    if (vt_sites_change(&l->sites, stack, thread, bytes, count) < 0) {
+    if (site < 0) {
         rp->out_of_memory = true;
         return;
     }
+    vt_sites_change_at(&l->sites, (uint32_t)site, bytes, count);
     if (kind < VT_KIND_COUNT_)
         l->kind_bytes[kind] += (uint64_t)bytes;
     if (bytes > 0) {
-        vt_snapshot_offer(&l->peak, &l->sites, time_ns);
-        offer_open_phases(rp, l, time_ns);
+        if (vt_snapshot_is_new_peak(&l->peak, &l->sites))
+            vt_snapshot_offer(&l->peak, &l->sites, time_ns);
+        if (rp->nopen)
+            offer_open_phases(rp, l, time_ns);
     }
     if (rp->on_change && l->category == VT_CAT_DEVICE)
         rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
 }
 
-/* Finds the live entry a free refers to: its own kind first, then the
- * other kinds of the same category (a graph allocation freed with
- * cuMemFreeAsync, say). */
-static bool take_live(struct vt_replay *rp, uint8_t kind, uint64_t addr, uint64_t *idx)
+/* Finds the live entry a free refers to in the other kinds of its category
+ * (a graph allocation freed with cuMemFreeAsync, say): the caller has
+ * looked for its own kind first. */
+static bool take_live_other_kind(struct vt_replay *rp, uint8_t kind, uint64_t addr, uint64_t *idx)
 {
-    if (vt_pair_map_remove(&rp->live, kind, addr, idx))
-        return true;
     enum vt_category cat = vt_kind_category(kind);
     for (unsigned k = 1; k < VT_KIND_COUNT_; k++)
         if (k != kind && vt_kind_category(k) == cat && vt_pair_map_remove(&rp->live, k, addr, idx))
@@ -410,7 +419,9 @@ static void free_live(struct vt_replay *rp, uint64_t idx, uint64_t time_ns)
     release_entry(rp, (uint32_t)idx);
     struct vt_ledger *l = &rp->ledgers[e.ledger];
     l->frees++;
-    ledger_change(rp, l, e.kind, e.stack, e.thread, -(int64_t)e.size, -1, time_ns);
+    long site = e.site != UINT32_MAX ? (long)e.site
+                                     : vt_sites_find_or_add(&l->sites, e.stack, e.thread);
+    ledger_change(rp, l, e.kind, site, -(int64_t)e.size, -1, time_ns);
     if (l->pending_oom >= 0) {
         l->ooms[l->pending_oom].released_bytes += e.size;
         l->ooms[l->pending_oom].released_count++;
@@ -478,11 +489,14 @@ static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
         }
         uint64_t idx;
         uint64_t *ref = vt_pair_map_get(&rp->live, kind, rec->u.mem.addr);
-        if (ref && rp->entries[*ref].refs > 1) {
-            rp->entries[*ref].refs--; /* another reference remains */
-            return;
-        }
-        if (!take_live(rp, kind, rec->u.mem.addr, &idx)) {
+        if (ref) {
+            if (rp->entries[*ref].refs > 1) {
+                rp->entries[*ref].refs--; /* another reference remains */
+                return;
+            }
+            idx = *ref;
+            vt_pair_map_remove_at(&rp->live, ref);
+        } else if (!take_live_other_kind(rp, kind, rec->u.mem.addr, &idx)) {
             rp->unmatched_frees++;
             return;
         }
@@ -511,24 +525,35 @@ static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
         l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
         l->pending_oom = -1;
     }
-    uint64_t old;
-    if (vt_pair_map_remove(&rp->live, kind, rec->u.mem.addr, &old)) {
+    long e;
+    if (ref) {
         /* The tracer missed a free (or the driver reused an address it had
-         * freed without telling us): the old allocation is gone. */
+         * freed without telling us): the old allocation is gone, the new
+         * one takes its slot in the live map (which free_live does not
+         * touch, so ref stays valid). */
         rp->replaced_allocs++;
-        free_live(rp, old, rec->time_ns);
+        free_live(rp, *ref, rec->time_ns);
         l = &rp->ledgers[li];
+        e = new_entry(rp);
+        if (e < 0) {
+            vt_pair_map_remove_at(&rp->live, ref);
+            rp->out_of_memory = true;
+            return;
+        }
+        *ref = (uint64_t)e;
+    } else {
+        e = new_entry(rp);
+        if (e < 0 || !vt_pair_map_put_new(&rp->live, kind, rec->u.mem.addr, (uint64_t)e)) {
+            rp->out_of_memory = true;
+            return;
+        }
     }
-    long e = new_entry(rp);
-    if (e < 0 || !vt_pair_map_put(&rp->live, kind, rec->u.mem.addr, (uint64_t)e)) {
-        rp->out_of_memory = true;
-        return;
-    }
+    long site = vt_sites_find_or_add(&l->sites, rec->u.mem.stack, rec->u.mem.thread);
     rp->entries[e] = (struct vt_live_entry){rec->u.mem.size, rec->u.mem.stack, rec->u.mem.thread,
-                                            (uint32_t)li, 1, kind};
+                                            (uint32_t)li,
+                                            site < 0 ? UINT32_MAX : (uint32_t)site, 1, kind};
     l->allocs++;
-    ledger_change(rp, l, kind, rec->u.mem.stack, rec->u.mem.thread, (int64_t)rec->u.mem.size, 1,
-                  rec->time_ns);
+    ledger_change(rp, l, kind, site, (int64_t)rec->u.mem.size, 1, rec->time_ns);
 }
 
 void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec)

@@ -115,6 +115,7 @@ typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_l
 struct vt_live_entry {
     uint64_t size, stack, thread;
     uint32_t ledger;
+    uint32_t site;   /* index in the ledger's sites, UINT32_MAX: none (out of memory) */
     uint32_t refs;   /* references (cuMemRetainAllocationHandle adds one) */
     uint8_t kind;
 };
@@ -129,6 +130,7 @@ struct vt_replay {
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
+    size_t last_ledger;              /* where the previous lookup found one */
 
     struct vt_pair_map phase_stacks; /* (thread|domain<<32, depth) -> name; depth UINT64_MAX -> depth */
     struct vt_pair_map ranges;       /* (range id, 0) -> name */

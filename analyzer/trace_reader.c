@@ -17,6 +17,8 @@
 
 #include <zstd.h>
 
+#include "pair_map.h"
+
 /* Ids below this may be defined in any order (API ids are the hooks' own
  * numbering, so they are sparse); above it a new id may exceed the largest
  * one defined so far by one only. Tables therefore grow linearly with the
@@ -74,6 +76,10 @@ struct vt_reader {
     struct id_table threads, apis;
     struct vt_module_info **modules;
     size_t nmodules, modules_cap;
+    /* module id -> index of its latest record: an unload finds its module
+     * at once (a scan per unload is quadratic: a hostile file of a million
+     * loads and unloads would hang the reader for an hour). */
+    struct vt_pair_map module_index;
     struct vt_device_info *devices[VT_DEVICE_ORDINAL_MAX];
 };
 
@@ -208,6 +214,7 @@ static struct vt_reader *new_reader(const char *name)
         return NULL;
     r->path = strdup(name ? name : "(memory)");
     r->fd = -1;
+    vt_pair_map_init(&r->module_index);
     r->dctx = ZSTD_createDCtx();
     if (!r->path || !r->dctx) {
         vt_reader_close(r);
@@ -322,6 +329,7 @@ void vt_reader_close(struct vt_reader *r)
     for (size_t i = 0; i < r->nmodules; i++)
         free(r->modules[i]);
     free(r->modules);
+    vt_pair_map_free(&r->module_index);
     for (unsigned i = 0; i < VT_DEVICE_ORDINAL_MAX; i++)
         free(r->devices[i]);
     free(r->path);
@@ -437,6 +445,23 @@ static uint8_t get_byte(struct cursor *c)
         return 0;
     }
     return *c->p++;
+}
+
+/* n raw bytes; returns a pointer into the chunk, NULL (and bad) if the
+ * record ends first. One bounds check for the whole field (a byte-by-byte
+ * loop of get_byte() also made GCC 12 -O3 warn falsely about the copy). */
+static const uint8_t *get_raw(struct cursor *c, size_t n)
+{
+    if (c->bad)
+        return NULL;
+    if (n > (size_t)(c->end - c->p)) {
+        c->bad = true;
+        c->why = "record runs past the end of the chunk";
+        return NULL;
+    }
+    const uint8_t *s = c->p;
+    c->p += n;
+    return s;
 }
 
 /* A length-prefixed string; returns a pointer into the chunk. */
@@ -581,7 +606,8 @@ static void decode_module(struct vt_reader *r, struct cursor *c, struct vt_recor
     }
     r->modules_cap = (size_t)cap;
     struct vt_module_info *copy = malloc(sizeof *copy);
-    if (!copy) {
+    if (!copy || !vt_pair_map_put(&r->module_index, m.id, 0, r->nmodules)) {
+        free(copy);
         CHECK(false, "out of memory");
         return;
     }
@@ -618,9 +644,7 @@ static void decode_thread(struct vt_reader *r, struct cursor *c, struct vt_recor
 static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t ord = get_uv(c);
-    uint8_t uuid[VT_UUID_SIZE];
-    for (unsigned i = 0; i < VT_UUID_SIZE; i++)
-        uuid[i] = get_byte(c);
+    const uint8_t *uuid = get_raw(c, VT_UUID_SIZE);
     const char *name = get_owned_str(r, c);
     uint64_t total = get_uv(c);
     CHECK(ord < VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
@@ -797,13 +821,10 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
         break;
     case VT_REC_MODULE_UNLOAD: {
         uint64_t id = get_uv(c);
-        bool found = false;
-        for (size_t i = r->nmodules; i-- > 0 && !c->bad;)
-            if (r->modules[i]->id == id && !r->modules[i]->unloaded) {
-                r->modules[i]->unloaded = true;
-                found = true;
-                break;
-            }
+        const uint64_t *index = c->bad ? NULL : vt_pair_map_get(&r->module_index, id, 0);
+        bool found = index && !r->modules[*index]->unloaded;
+        if (found)
+            r->modules[*index]->unloaded = true;
         CHECK(found, "unload of an unknown module id");
         rec->u.module_unload.id = id;
         break;

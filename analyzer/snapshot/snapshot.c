@@ -90,15 +90,15 @@ static int load_block(const char *path, const struct pk_value *b, struct vt_snap
     return 0;
 }
 
-static int load_segment(const char *path, const struct pk_value *s, struct vt_snap_segment *out,
-                        char *err, size_t errlen)
+static int load_segment(const char *path, size_t index, const struct pk_value *s,
+                        struct vt_snap_segment *out, char *err, size_t errlen)
 {
     if (!s || s->type != PK_DICT)
-        return bad(err, errlen, path, s, "a segment is not a dict");
+        return bad(err, errlen, path, s, "segments[%zu] is not a dict", index);
     if (!pk_get_int(s, "device", &out->device))
         out->device = 0;
     if (!get_u64(s, "address", &out->addr) || !get_u64(s, "total_size", &out->total_size))
-        return bad(err, errlen, path, s, "a segment without a valid address or total_size");
+        return bad(err, errlen, path, s, "segments[%zu] has no valid address or total_size", index);
     if (!pk_get_int(s, "stream", &out->stream))
         out->stream = 0;
     const char *type = pk_get_str(s, "segment_type");
@@ -107,7 +107,7 @@ static int load_segment(const char *path, const struct pk_value *s, struct vt_sn
         out->is_expandable = false;
     const struct pk_value *blocks = pk_dict_get(s, "blocks");
     if (!pk_is_seq(blocks))
-        return bad(err, errlen, path, s, "a segment without a list of blocks");
+        return bad(err, errlen, path, s, "segments[%zu] has no list of blocks", index);
     out->blocks = calloc(blocks->n ? blocks->n : 1, sizeof *out->blocks);
     if (!out->blocks)
         return bad(err, errlen, path, s, "out of memory");
@@ -218,7 +218,7 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
     if (!s->segments)
         return bad(err, errlen, path, root, "out of memory");
     for (size_t k = 0; k < segments->n; k++, s->nsegments++)
-        if (load_segment(path, segments->items[k], &s->segments[k], err, errlen)) {
+        if (load_segment(path, k, segments->items[k], &s->segments[k], err, errlen)) {
             s->nsegments++;
             return 2;
         }

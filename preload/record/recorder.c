@@ -8,7 +8,6 @@
 #include "recorder.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +84,23 @@ bool vt_recorder_active(void)
     return atomic_load_explicit(&vt_tb_active, memory_order_relaxed) != 0;
 }
 
+/* An event a hook is about to record: false if it must not. An event
+ * refused because the recorder is closing (process exit: the final flush
+ * has begun, other threads still run) is counted as lost rather than
+ * silently dropped. The tracer's own calls (vt_in_tracer) are no events. */
+static bool may_record(void)
+{
+    if (vt_in_tracer)
+        return false;
+    if (vt_recorder_active())
+        return true;
+    vt_tb_note_refused();
+    return false;
+}
+
 void vt_record_mem(const struct vt_mem_event *ev)
 {
-    if (!vt_recorder_active() || vt_in_tracer || !ev)
+    if (!ev || !may_record())
         return;
     vt_in_tracer++;
     vt_fork_guard_enter();
@@ -108,7 +121,7 @@ void vt_record_mem(const struct vt_mem_event *ev)
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,
                       uint64_t total_bytes)
 {
-    if (!vt_recorder_active() || vt_in_tracer)
+    if (!may_record())
         return;
     vt_in_tracer++;
     vt_fork_guard_enter();
@@ -136,7 +149,7 @@ void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char 
  * names itself, then opens its first phase), so the name is checked now. */
 static void record_range(uint8_t type, uint64_t range_id, const char *domain, const char *name)
 {
-    if (!vt_recorder_active() || vt_in_tracer)
+    if (!may_record())
         return;
     vt_in_tracer++;
     vt_fork_guard_enter();
@@ -200,12 +213,6 @@ static const char *env_lookup(const char *name, void *ctx)
     return getenv(name);
 }
 
-static void say_cannot_write(const char *path, int err)
-{
-    vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
-           path, strerror(err));
-}
-
 /* Expands the template for this process. A forked child whose template
  * has no %p would get its parent's name: it gets ".<pid>" appended. */
 static int build_path(bool child, const char *parent_path)
@@ -229,19 +236,10 @@ static int build_path(bool child, const char *parent_path)
     return 0;
 }
 
-/* Opens the file and starts the writer; false (after one stderr line) if
- * it cannot. With defer_open (a forked child) the writer creates the file
- * at the child's first event (see writer.c). */
-static bool open_and_start(bool defer_open)
+/* Starts the writer, which creates the file at this process's first event
+ * (writer.h); false (after one stderr line) if it cannot start. */
+static bool start_writer(void)
 {
-    int fd = -1;
-    if (!defer_open) {
-        fd = open(R.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            say_cannot_write(R.path, errno);
-            return false;
-        }
-    }
     size_t block = (size_t)R.opts.num[VT_OPTION_BUFFER_KB] * 1024;
     size_t max_blocks = VT_BUFFER_MEMORY_MAX / block;
     if (max_blocks < 8)
@@ -251,20 +249,16 @@ static bool open_and_start(bool defer_open)
     struct vt_process_info_buf info;
     vt_process_info_collect(&info, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC),
                             R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
-    int rc = vt_writer_start(fd, R.path, R.opts.num[VT_OPTION_FLUSH_MS], &info.facts);
+    int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
+                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts);
     vt_process_info_free(&info);
     if (rc != 0) {
         vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
                R.path);
-        if (fd >= 0) {
-            close(fd);
-            unlink(R.path); /* ours: created just now with O_EXCL */
-        }
         return false;
     }
+    vt_tb_open();
     atomic_store(&vt_tb_active, 1);
-    if (R.opts.num[VT_OPTION_VERBOSE])
-        vt_say(2, "vramtrace: pid %ld writing %s\n", (long)getpid(), R.path);
     return true;
 }
 
@@ -282,7 +276,7 @@ static void fork_child(void)
     if (build_path(true, parent_path) != 0) {
         vt_say(2, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
         R.session = false;
-    } else if (!open_and_start(true)) {
+    } else if (!start_writer()) {
         R.session = false;
     }
     vt_in_tracer--;
@@ -318,7 +312,7 @@ bool vt_recorder_start(void)
         vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
-    if (!open_and_start(false))
+    if (!start_writer())
         goto out;
     R.session = true;
     pthread_once(&atfork_once, register_atfork);
@@ -334,7 +328,7 @@ void vt_recorder_stop(bool release_memory)
     if (!R.session)
         return;
     vt_in_tracer++;
-    atomic_store(&vt_tb_active, 0);
+    vt_tb_close(); /* from here on, other threads' events are counted as lost */
     vt_writer_stop();
     if (release_memory)
         vt_tb_release_all();
@@ -344,5 +338,8 @@ void vt_recorder_stop(bool release_memory)
 
 const char *vt_recorder_path(void)
 {
-    return R.session ? R.path : "";
+    if (!R.session)
+        return "";
+    const char *created = vt_writer_created_path();
+    return created ? created : R.path;
 }

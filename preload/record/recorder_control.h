@@ -17,7 +17,8 @@ bool vt_recorder_start(void);
  * exit other threads may still be inside a hook, so memory is kept. */
 void vt_recorder_stop(bool release_memory);
 
-/* The path of the trace being written ("" if none). */
+/* The path of the trace being written: the file created, else (no event
+ * yet) the name it will be created under unless taken; "" if not tracing. */
 const char *vt_recorder_path(void);
 
 #endif

@@ -12,6 +12,8 @@
 
 atomic_int vt_tb_active;
 atomic_ullong vt_tb_lost;
+/* Set by vt_tb_close: refused events are lost events from then on. */
+static atomic_int closing;
 void (*vt_tb_wake_writer)(void);
 
 /* How long a hook waits for a free block before it takes more memory: the
@@ -231,11 +233,30 @@ static struct vt_thread_buf *pending_tb(void)
     return tls_tb;
 }
 
+void vt_tb_open(void)
+{
+    atomic_store(&closing, 0);
+}
+
+void vt_tb_close(void)
+{
+    atomic_store(&closing, 1);
+    atomic_store(&vt_tb_active, 0);
+}
+
+void vt_tb_note_refused(void)
+{
+    if (atomic_load_explicit(&closing, memory_order_relaxed))
+        atomic_fetch_add(&vt_tb_lost, 1);
+}
+
 struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
                                   enum vt_name_check check)
 {
-    if (!atomic_load_explicit(&vt_tb_active, memory_order_acquire))
+    if (!atomic_load_explicit(&vt_tb_active, memory_order_acquire)) {
+        vt_tb_note_refused();
         return NULL;
+    }
     if (size > pool.block_bytes) {
         atomic_fetch_add(&vt_tb_lost, 1);
         return NULL;
@@ -289,9 +310,13 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     h->nips = nips;
     return h;
 fail:
-    if (atomic_load(&vt_tb_active))
+    if (atomic_load(&vt_tb_active)) {
         atomic_fetch_add(&vt_tb_lost, 1); /* no memory for a block */
+        pthread_mutex_unlock(&tb->lock);
+        return NULL;
+    }
 stopped:
+    vt_tb_note_refused();
     pthread_mutex_unlock(&tb->lock);
     return NULL;
 }
@@ -427,6 +452,7 @@ void vt_tb_after_fork_child(void)
      * left alone (not freed: they may be mid-update) - their events belong
      * to the parent's trace. */
     atomic_fetch_add(&generation, 1);
+    atomic_store(&closing, 0);
     pthread_mutex_init(&list_lock, NULL);
     list_head = NULL;
     pool_init_locks();

@@ -70,6 +70,15 @@ void vt_tb_release_all(void);
  * parent's), the calling thread re-registers on its next event. */
 void vt_tb_after_fork_child(void);
 
+/* Recording begins (clears the closing state). */
+void vt_tb_open(void);
+/* The final flush begins: hooks stop appending, and from now on every event
+ * they are refused is counted in vt_tb_lost (the writer puts the count in
+ * the trailer), not silently dropped. */
+void vt_tb_close(void);
+/* A hook was refused an event (recorder not active): counted if closing. */
+void vt_tb_note_refused(void);
+
 /* ---- the hook side ---- */
 
 enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };

@@ -35,6 +35,7 @@
 #include "stack_trie.h"
 #include "string_table.h"
 #include "thread_buffer.h"
+#include "trace_file.h"
 
 /* A chunk is closed early when its records reach this size, so that one
  * busy interval does not make one huge chunk (and a huge loss if cut). */
@@ -45,7 +46,10 @@
 
 static struct {
     int fd;
-    char path[4096];
+    char path[4096];         /* the name asked for; then the one created */
+    char created_path[4096]; /* published by `created` for other threads */
+    atomic_int created;
+    bool verbose;
     uint64_t flush_ms;
     pthread_t thread;
     bool running;
@@ -111,35 +115,62 @@ static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
     tb->wq_tail = NULL;
 }
 
-/* The trace cannot be written: say so once, stop recording, let go of the
- * buffers. Hooks keep passing calls through; the program runs on. */
-static void fail(int err)
+/* Stops recording and lets go of the buffers. Hooks keep passing calls
+ * through; the program runs on. */
+static void stop_recording(void)
 {
-    if (atomic_exchange(&W.failed, 1))
-        return;
     atomic_store(&vt_tb_active, 0);
-    vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
-           W.path, strerror(err));
-    close(W.fd);
+    if (W.fd >= 0)
+        close(W.fd);
     W.fd = -1;
     vt_tb_for_each(discard_buffer, NULL);
     vt_tb_trim_pool();
 }
 
-/* A writer started without a file (a forked child) creates it when it has
- * its first event: a child that records nothing (a data-loader worker, a
- * fork that execs at once - the new program traces itself under the same
- * pid) leaves no file behind. Until then the process record and the module
- * map wait in the encoder. */
+/* The trace cannot be written: say so once, stop recording. */
+static void fail(int err)
+{
+    if (atomic_exchange(&W.failed, 1))
+        return;
+    vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
+           W.path, strerror(err));
+    stop_recording();
+}
+
+/* Every process creates its file when it has its first event: a process
+ * that records nothing (a shell, a launcher, a wrapper script that execs
+ * the real program under the same pid, a data-loader worker) leaves no file
+ * behind. Until then the process record and the module map wait in the
+ * encoder; they are the first chunk of the file. A creation error is said
+ * now, once (fail), and tracing steps aside. */
 static int ensure_open(void)
 {
     if (W.fd >= 0)
         return 0;
-    int fd = open(W.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char actual[sizeof W.path];
+    unsigned alternatives;
+    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives);
     if (fd < 0) {
-        fail(errno);
+        int err = errno;
+        if (alternatives > 0) {
+            char last[sizeof W.path];
+            if (vt_trace_file_alternative(W.path, alternatives, last, sizeof last) != 0)
+                snprintf(last, sizeof last, "(name too long)");
+            if (!atomic_exchange(&W.failed, 1)) {
+                vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
+                          "tracing disabled, the program continues\n", W.path, last, strerror(err));
+                stop_recording();
+            }
+        } else {
+            fail(err);
+        }
         return -1;
     }
+    snprintf(W.path, sizeof W.path, "%s", actual);
+    snprintf(W.created_path, sizeof W.created_path, "%s", actual);
+    atomic_store_explicit(&W.created, 1, memory_order_release);
+    if (W.verbose)
+        vt_say(2, "vramtrace: pid %ld writing %s\n", (long)getpid(), W.path);
     W.fd = fd;
     uint8_t preamble[VT_PREAMBLE_SIZE];
     vt_encode_preamble(preamble);
@@ -408,15 +439,8 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
-    if (W.fd >= 0) {
-        uint8_t preamble[VT_PREAMBLE_SIZE];
-        vt_encode_preamble(preamble);
-        int err = write_all(W.fd, preamble, sizeof preamble);
-        if (err)
-            fail(err);
-    }
     /* The process record was encoded by vt_writer_start; the module map
-     * follows it in the first chunk. */
+     * follows it in the first chunk, written with the first event. */
     /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
      * happens only while this thread waits in poll, holding nothing. */
     vt_fork_guard_enter();
@@ -446,6 +470,14 @@ static void *writer_main(void *arg)
         /* Final round: the hooks are stopped, everything pending is written. */
         refresh_modules(false);
         round_up_to(UINT64_MAX, false);
+        /* Events other threads tried to record since the hooks were
+         * stopped (vt_tb_note_refused) are counted as lost: the trailer is
+         * the last thing the file can say. */
+        uint64_t lost = atomic_load(&vt_tb_lost);
+        if (lost > W.lost_reported && (W.fd >= 0 || W.events > 0)) {
+            vt_encode_lost(&W.enc, lost - W.lost_reported);
+            W.lost_reported = lost;
+        }
         if (W.fd >= 0 || W.events > 0) {
             vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
             flush_chunk();
@@ -501,10 +533,12 @@ static void wake_from_hook(void)
     vt_writer_wake();
 }
 
-int vt_writer_start(int fd, const char *path, uint64_t flush_ms,
+int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
                     const struct vt_process_facts *facts)
 {
-    W.fd = fd;
+    W.fd = -1;
+    W.verbose = verbose;
+    atomic_store(&W.created, 0);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.flush_ms = flush_ms;
     atomic_store(&W.stop, 0);
@@ -594,8 +628,14 @@ void vt_writer_emergency_flush(int timeout_ms)
     poll(&p, 1, timeout_ms);
 }
 
+const char *vt_writer_created_path(void)
+{
+    return atomic_load_explicit(&W.created, memory_order_acquire) ? W.created_path : NULL;
+}
+
 void vt_writer_after_fork_child(void)
 {
+    atomic_store(&W.created, 0);
     /* The parent's writer thread does not exist here and its state may be
      * mid-update: leave it (a small leak), close the parent's descriptors
      * in this process, and start clean. */

@@ -16,13 +16,17 @@
 
 #include "trace_encoder.h"
 
-/* Starts the writer on an open, empty file (it writes the preamble, the
- * process record and the module map first). With fd < 0 the writer creates
- * path itself (O_EXCL) when the first event arrives, and no file at all if
- * none does. facts is encoded at once (need not outlive the call). Returns
- * 0, or -1 (nothing started, fd left open). */
-int vt_writer_start(int fd, const char *path, uint64_t flush_ms,
+/* Starts the writer. The file is created (trace_file.h: new, 0600, never
+ * through a symlink, a numbered name if path is taken) when the first event
+ * arrives, with the preamble, the process record and the module map; a
+ * process without events leaves no file. facts is encoded at once (need not
+ * outlive the call). verbose: say the path when the file is created.
+ * Returns 0, or -1 (nothing started). */
+int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
                     const struct vt_process_facts *facts);
+/* The file actually created (path or a numbered alternative), NULL while
+ * none is. */
+const char *vt_writer_created_path(void);
 /* Final flush: writes every pending event and the trailer, closes the file
  * and joins the thread. Hooks must have been stopped (vt_tb_active = 0). */
 void vt_writer_stop(void);

@@ -1,7 +1,9 @@
 /*
  * The recorder never harms the program: an output it cannot create or
- * write costs one line on stderr, the program runs on, nothing hangs, and
- * no existing file or symlink target is ever touched. Each case runs in a
+ * write costs one line on stderr (when the file is created, at the first
+ * event), the program runs on, nothing hangs, and no existing file or
+ * symlink target is ever touched: a name taken by a file or a link sends
+ * the trace to a numbered name instead (trace_file.h). Each case runs in a
  * child process with its stderr captured.
  */
 #define _GNU_SOURCE
@@ -54,16 +56,41 @@ static void record_some(int n)
     }
 }
 
-/* In the child: start with the given output, record, stop; exit 0 only if
- * the recorder's answer matched `expect_active`. */
+/* In the child: start with the given output, record (the file is created
+ * at the first writer round), stop. Exits 20 if the recorder stepped aside
+ * (inactive within 5 s of the first events), 10 if it kept recording. */
 static void start_record_stop(void *arg)
 {
     const char *output = arg;
     setenv("VRAMTRACE_OUTPUT", output, 1);
+    setenv("VRAMTRACE_FLUSH_MS", "5", 1);
     bool active = vt_recorder_start();
     record_some(1000); /* must be harmless either way */
+    for (int i = 0; i < 500 && active && vt_recorder_active(); i++)
+        usleep(10 * 1000);
+    active = active && vt_recorder_active();
     vt_recorder_stop(true);
     _exit(active ? 10 : 20);
+}
+
+/* The output's name was taken: the trace went to expect_path instead,
+ * silently, complete, new and private. */
+static void expect_fallback(const char *output, const char *expect_path)
+{
+    char err[4096];
+    int status = tc_run_child(start_record_stop, (void *)output, err, sizeof err);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 10);
+    assert_string_equal(err, "");
+    struct stat st;
+    assert_int_equal(lstat(expect_path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0600);
+    struct tc_trace *t = tc_load_file(expect_path);
+    assert_int_equal(t->rc, 0);
+    assert_false(vt_reader_truncated(t->reader));
+    assert_int_equal(tc_count(t, VT_REC_MEM), 1000);
+    tc_free(t);
 }
 
 static void expect_refused(const char *output)
@@ -85,7 +112,12 @@ static void test_existing_file_untouched(void **state)
     FILE *f = fopen(path, "w");
     fputs("precious", f);
     fclose(f);
-    expect_refused(path);
+    char alt[512];
+    snprintf(alt, sizeof alt, "%s/exists.1.vtrace", dir);
+    expect_fallback(path, alt);
+    /* taken twice: the next number */
+    snprintf(alt, sizeof alt, "%s/exists.2.vtrace", dir);
+    expect_fallback(path, alt);
     size_t len;
     uint8_t *data = tc_read_file(path, &len);
     assert_int_equal(len, 8);
@@ -103,7 +135,9 @@ static void test_planted_symlink_not_followed(void **state)
     fputs("victim", f);
     fclose(f);
     assert_int_equal(symlink(victim, link), 0);
-    expect_refused(link);
+    char alt[512];
+    snprintf(alt, sizeof alt, "%s/link.1.vtrace", dir);
+    expect_fallback(link, alt);
     size_t len;
     uint8_t *data = tc_read_file(victim, &len);
     assert_int_equal(len, 6);
@@ -117,7 +151,8 @@ static void test_planted_symlink_not_followed(void **state)
     snprintf(target, sizeof target, "%s/created-through-link", dir);
     snprintf(dangling, sizeof dangling, "%s/dangling.vtrace", dir);
     assert_int_equal(symlink(target, dangling), 0);
-    expect_refused(dangling);
+    snprintf(alt, sizeof alt, "%s/dangling.1.vtrace", dir);
+    expect_fallback(dangling, alt);
     assert_int_equal(access(target, F_OK), -1);
 }
 
@@ -151,7 +186,34 @@ static void test_missing_and_unwritable_directories(void **state)
 static void test_dev_full_refused(void **state)
 {
     (void)state;
-    expect_refused("/dev/full"); /* exists: O_EXCL refuses, nothing written to it */
+    /* exists and is no file: O_EXCL refuses, nothing written to it, and no
+     * numbered name is made beside it (a device is no name collision) */
+    expect_refused("/dev/full");
+    assert_int_equal(access("/dev/full.1", F_OK), -1);
+}
+
+/* Every numbered name taken too: one line naming the last one tried. */
+static void test_all_numbered_names_taken(void **state)
+{
+    (void)state;
+    char path[512], err[4096];
+    snprintf(path, sizeof path, "%s/busy.vtrace", dir);
+    for (int n = 0; n <= 99; n++) {
+        char p[512];
+        if (n)
+            snprintf(p, sizeof p, "%s/busy.%d.vtrace", dir, n);
+        else
+            snprintf(p, sizeof p, "%s", path);
+        FILE *f = fopen(p, "w");
+        fclose(f);
+    }
+    int status = tc_run_child(start_record_stop, path, err, sizeof err);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 20);
+    assert_int_equal(tc_count_lines_with(err, "\n"), 1);
+    assert_int_equal(tc_count_lines_with(err, CANNOT), 1);
+    assert_non_null(strstr(err, "busy.99.vtrace"));
+    assert_int_equal(access("busy.100.vtrace", F_OK), -1);
 }
 
 static void *recorder_thread(void *arg)
@@ -234,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_planted_symlink_not_followed),
         cmocka_unit_test(test_missing_and_unwritable_directories),
         cmocka_unit_test(test_dev_full_refused),
+        cmocka_unit_test(test_all_numbered_names_taken),
         cmocka_unit_test(test_disk_full_while_writing),
         cmocka_unit_test(test_disable_does_nothing),
     };
