@@ -250,6 +250,14 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
     }
     for (size_t i = 0; i < a->ninputs; i++)
         advance(&a->inputs[i]);
+    if (a->ninputs == 1) {
+        /* One trace: nothing to merge, its records go in file order. */
+        struct vt_input *in = &a->inputs[0];
+        while (in->state == 1) {
+            vt_replay_feed(&in->replay, &in->peek);
+            advance(in);
+        }
+    }
     for (;;) {
         struct vt_input *next = NULL;
         for (size_t i = 0; i < a->ninputs; i++) {

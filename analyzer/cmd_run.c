@@ -126,7 +126,8 @@ struct candidate {
 
 /* Traces in the template's directory changed since start that match the
  * template (a forked child without %p gets ".<pid>" appended, hence the
- * trailing '*'), written by the child or one of its descendants. */
+ * trailing '*'; a taken name sends a trace to "<stem>.<n>.vtrace", see
+ * preload/record/trace_file.h), written by the child or its descendants. */
 static void list_traces(const char *tmpl, pid_t child, const struct timespec *start, bool quiet)
 {
     char dir[PATH_MAX] = ".", base[PATH_MAX], pattern[2 * PATH_MAX];
@@ -138,6 +139,10 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
     }
     template_pattern(slash ? slash + 1 : tmpl, base, sizeof base);
     snprintf(pattern, sizeof pattern, "%s*", base);
+    char numbered[2 * PATH_MAX] = "";
+    size_t blen = strlen(base), slen = strlen(".vtrace");
+    if (blen > slen && !strcmp(base + blen - slen, ".vtrace"))
+        snprintf(numbered, sizeof numbered, "%.*s.*.vtrace*", (int)(blen - slen), base);
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -145,7 +150,8 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
     size_t nc = 0, cap = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (fnmatch(pattern, de->d_name, 0) != 0)
+        if (fnmatch(pattern, de->d_name, 0) != 0 &&
+            (!numbered[0] || fnmatch(numbered, de->d_name, 0) != 0))
             continue;
         char *path;
         if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)

@@ -4,15 +4,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-static uint32_t hash_pair(uint64_t a, uint64_t b)
-{
-    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
-    h ^= h >> 31;
-    h *= 0xd6e8feb86659fd93ull;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
 void vt_pair_map_init(struct vt_pair_map *m)
 {
     m->slots = NULL;
@@ -28,22 +19,10 @@ void vt_pair_map_free(struct vt_pair_map *m)
 
 static struct vt_pair_slot *find(const struct vt_pair_map *m, uint64_t a, uint64_t b)
 {
-    if (!m->cap)
-        return NULL;
-    size_t mask = m->cap - 1;
-    for (size_t i = hash_pair(a, b) & mask;; i = (i + 1) & mask) {
-        struct vt_pair_slot *s = &m->slots[i];
-        if (!s->used)
-            return NULL;
-        if (s->a == a && s->b == b)
-            return s;
-    }
-}
-
-uint64_t *vt_pair_map_get(const struct vt_pair_map *m, uint64_t a, uint64_t b)
-{
-    struct vt_pair_slot *s = find(m, a, b);
-    return s ? &s->value : NULL;
+    uint64_t *value = vt_pair_map_get(m, a, b);
+    return value ? (struct vt_pair_slot *)(void *)((char *)value -
+                                                   offsetof(struct vt_pair_slot, value))
+                 : NULL;
 }
 
 static void insert_new(struct vt_pair_slot *slots, size_t cap, struct vt_pair_slot entry)
@@ -73,7 +52,7 @@ bool vt_pair_map_put_new(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t
 {
     if ((m->count + 1) * 4 > m->cap * 3 && !rehash(m, m->cap ? m->cap * 2 : 16))
         return false;
-    insert_new(m->slots, m->cap, (struct vt_pair_slot){a, b, value, hash_pair(a, b), true});
+    insert_new(m->slots, m->cap, (struct vt_pair_slot){a, b, value, vt_pair_hash(a, b), true});
     m->count++;
     return true;
 }
@@ -91,9 +70,9 @@ bool vt_pair_map_put(struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t val
 void vt_pair_map_remove_at(struct vt_pair_map *m, uint64_t *value)
 {
     size_t mask = m->cap - 1;
-    size_t hole = (size_t)((struct vt_pair_slot *)(void *)((char *)value -
-                                                           offsetof(struct vt_pair_slot, value)) -
-                           m->slots);
+    struct vt_pair_slot *slot =
+        (struct vt_pair_slot *)(void *)((char *)value - offsetof(struct vt_pair_slot, value));
+    size_t hole = (size_t)(slot - m->slots);
     /* Backward shift: move later members of the probe run into the hole
      * when their home slot allows it. */
     for (size_t j = (hole + 1) & mask; m->slots[j].used; j = (j + 1) & mask) {

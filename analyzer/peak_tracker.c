@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
+#define NONE VT_SITE_NONE
 
 void vt_sites_init(struct vt_ledger_sites *l)
 {
@@ -18,32 +18,6 @@ void vt_sites_free(struct vt_ledger_sites *l)
     free(l->sites);
     vt_pair_map_free(&l->index);
     vt_sites_init(l);
-}
-
-static void unlink_site(struct vt_ledger_sites *l, uint32_t i)
-{
-    struct vt_site *s = &l->sites[i];
-    if (s->prev != NONE)
-        l->sites[s->prev].next = s->next;
-    else
-        l->head = s->next;
-    if (s->next != NONE)
-        l->sites[s->next].prev = s->prev;
-    else
-        l->tail = s->prev;
-    s->prev = s->next = NONE;
-}
-
-static void append_site(struct vt_ledger_sites *l, uint32_t i)
-{
-    struct vt_site *s = &l->sites[i];
-    s->prev = l->tail;
-    s->next = NONE;
-    if (l->tail != NONE)
-        l->sites[l->tail].next = i;
-    else
-        l->head = i;
-    l->tail = i;
 }
 
 long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
@@ -68,23 +42,6 @@ long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t th
     /* last_change 0: not in the change list yet */
     l->sites[i] = (struct vt_site){.stack = stack, .thread = thread, .prev = NONE, .next = NONE};
     return (long)i;
-}
-
-void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int64_t delta_bytes,
-                        int64_t delta_count)
-{
-    struct vt_site *s = &l->sites[i];
-    bool linked = s->last_change != 0; /* changed before: in the list */
-    s->bytes += (uint64_t)delta_bytes;
-    s->count += (uint64_t)delta_count;
-    l->total_bytes += (uint64_t)delta_bytes;
-    l->total_count += (uint64_t)delta_count;
-    s->last_change = ++l->seq;
-    if (l->tail == i)
-        return; /* already the newest change */
-    if (linked)
-        unlink_site(l, i);
-    append_site(l, i);
 }
 
 long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,

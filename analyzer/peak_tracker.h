@@ -36,6 +36,8 @@
 
 #include "pair_map.h"
 
+#define VT_SITE_NONE UINT32_MAX /* no site (end of the change list) */
+
 struct vt_site {
     uint64_t stack, thread;   /* the site's key */
     uint64_t bytes, count;    /* live now */
@@ -73,8 +75,39 @@ long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
  * the index of a site, created with nothing live if new (-1 when out of
  * memory), and the change of a site by index. */
 long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread);
-void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t site, int64_t delta_bytes,
-                        int64_t delta_count);
+static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t site,
+                                      int64_t delta_bytes, int64_t delta_count);
+
+/* Inline: every event changes one site. */
+static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int64_t delta_bytes,
+                                      int64_t delta_count)
+{
+    struct vt_site *s = &l->sites[i];
+    bool linked = s->last_change != 0; /* changed before: in the list */
+    s->bytes += (uint64_t)delta_bytes;
+    s->count += (uint64_t)delta_count;
+    l->total_bytes += (uint64_t)delta_bytes;
+    l->total_count += (uint64_t)delta_count;
+    s->last_change = ++l->seq;
+    if (l->tail == i)
+        return; /* already the newest change */
+    if (linked) { /* unlink */
+        if (s->prev != VT_SITE_NONE)
+            l->sites[s->prev].next = s->next;
+        else
+            l->head = s->next;
+        /* not the tail, so a next exists */
+        l->sites[s->next].prev = s->prev;
+    }
+    /* append at the tail */
+    s->prev = l->tail;
+    s->next = VT_SITE_NONE;
+    if (l->tail != VT_SITE_NONE)
+        l->sites[l->tail].next = i;
+    else
+        l->head = i;
+    l->tail = i;
+}
 
 void vt_snapshot_init(struct vt_peak_snapshot *s);
 void vt_snapshot_free(struct vt_peak_snapshot *s);

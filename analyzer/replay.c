@@ -35,30 +35,58 @@ const char *vt_category_name(enum vt_category c)
     }
 }
 
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
 /*
- * The verdict of a failed allocation, from the driver's own numbers:
- *   - fragmented: the driver reported at least the requested bytes free, so
- *     the memory exists but not as one piece the driver could hand out;
- *   - contended: not enough free, but the memory held outside this process
- *     (total - free - this process's traced bytes) covers the shortfall and
- *     is more than this process holds: other holders are the main reason;
- *   - exhausted: otherwise - this process's own allocations fill the device.
- * "Outside" also holds this process's CUDA context and anything it
- * allocated before tracing started; see docs/REPORT.md.
+ * The verdict of a failed allocation (R requested, F free on the device,
+ * P this process's reserved bytes, C of them cache its allocator gave back
+ * before retrying, K its contexts, W = total - F - P - K the others):
+ *   - fragmented: F + C >= R: enough was free, on the device or cached, but
+ *     not as one block large enough;
+ *   - contended: W covers the shortfall R - F - C and is more than this
+ *     process's own live allocations (P - C): the others are the reason;
+ *   - exhausted: otherwise - this process's own live allocations fill it.
+ * With K unknown (0) W also holds the context; see docs/REPORT.md.
  */
+enum vt_verdict vt_oom_verdict_of(const struct vt_oom_numbers *n)
+{
+    if (!n->driver_info)
+        return VT_VERDICT_UNKNOWN;
+    uint64_t cached = n->cached_bytes < n->process_bytes ? n->cached_bytes : n->process_bytes;
+    if (n->free_bytes + cached >= n->requested)
+        return VT_VERDICT_FRAGMENTED;
+    uint64_t used = minus(n->total_bytes, n->free_bytes);
+    uint64_t others = minus(minus(used, n->process_bytes), n->context_bytes);
+    uint64_t shortfall = n->requested - n->free_bytes - cached;
+    if (others >= shortfall && others > n->process_bytes - cached)
+        return VT_VERDICT_CONTENDED;
+    return VT_VERDICT_EXHAUSTED;
+}
+
 enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
                                uint64_t process_bytes, bool driver_info)
 {
-    if (!driver_info)
-        return VT_VERDICT_UNKNOWN;
-    if (free_bytes >= requested)
-        return VT_VERDICT_FRAGMENTED;
-    uint64_t used = total_bytes > free_bytes ? total_bytes - free_bytes : 0;
-    uint64_t outside = used > process_bytes ? used - process_bytes : 0;
-    uint64_t shortfall = requested - free_bytes;
-    if (outside >= shortfall && outside > process_bytes)
-        return VT_VERDICT_CONTENDED;
-    return VT_VERDICT_EXHAUSTED;
+    struct vt_oom_numbers n = {requested, free_bytes, total_bytes, process_bytes, 0, 0,
+                               driver_info};
+    return vt_oom_verdict_of(&n);
+}
+
+void vt_oom_diagnose(struct vt_oom *o)
+{
+    /* Frees between a failure and its retry are the caching allocator's
+     * flush: memory it held as cache, unusable for this request. Without a
+     * retry they may be ordinary frees, so the cache is not known. */
+    o->cached_known = o->retry != VT_RETRY_NOT_SEEN;
+    o->cached_bytes = o->cached_known ? o->released_bytes : 0;
+    o->context_known = o->contexts > 0 && o->contexts_unmeasured == 0;
+    uint64_t context = o->context_known ? o->context_bytes : 0;
+    o->other_bytes = o->driver_info ? minus(o->outside_bytes, context) : 0;
+    struct vt_oom_numbers n = {o->requested_bytes, o->free_bytes, o->total_bytes,
+                               o->process_bytes, o->cached_bytes, context, o->driver_info};
+    o->verdict = vt_oom_verdict_of(&n);
 }
 
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
@@ -91,6 +119,7 @@ void vt_replay_free(struct vt_replay *rp)
         ledger_free(&rp->ledgers[i]);
     free(rp->ledgers);
     free(rp->open);
+    free(rp->contexts);
     memset(rp, 0, sizeof *rp);
 }
 
@@ -299,6 +328,52 @@ static void mark(struct vt_replay *rp, const struct vt_record *rec)
             m->device_bytes += rp->ledgers[i].sites.total_bytes;
 }
 
+/* ---- contexts (what they cost separates this process from the others) ---- */
+
+static long find_context(const struct vt_replay *rp, uint64_t handle)
+{
+    for (size_t i = 0; i < rp->ncontexts; i++)
+        if (rp->contexts[i].handle == handle)
+            return (long)i;
+    return -1;
+}
+
+static void context_event(struct vt_replay *rp, const struct vt_record *rec)
+{
+    if (rec->u.mem.result != 0 || rec->u.mem.addr == 0)
+        return;
+    long i = find_context(rp, rec->u.mem.addr);
+    if (rec->u.mem.op == VT_OP_FREE) {
+        /* a primary release, or cuCtxDestroy (which names no device) */
+        if (i >= 0 && --rp->contexts[i].refs == 0)
+            rp->contexts[i] = rp->contexts[--rp->ncontexts];
+        return;
+    }
+    if (i >= 0) { /* another retain of a live primary context */
+        rp->contexts[i].refs++;
+        return;
+    }
+    if (!reserve((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts, sizeof *rp->contexts)) {
+        rp->out_of_memory = true;
+        return;
+    }
+    rp->contexts[rp->ncontexts++] =
+        (struct vt_context_entry){rec->u.mem.addr, rec->u.mem.device, rec->u.mem.size, 1};
+}
+
+static void note_contexts(const struct vt_replay *rp, struct vt_oom *o)
+{
+    for (size_t i = 0; i < rp->ncontexts; i++) {
+        const struct vt_context_entry *c = &rp->contexts[i];
+        if (c->device != o->device)
+            continue;
+        o->contexts++;
+        o->context_bytes += c->size;
+        if (c->size == 0)
+            o->contexts_unmeasured++;
+    }
+}
+
 /* ---- failures and the flush window ---- */
 
 static void close_window_if_expired(struct vt_ledger *l, uint64_t time_ns)
@@ -312,10 +387,13 @@ static void close_window_if_expired(struct vt_ledger *l, uint64_t time_ns)
 static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct vt_record *rec)
 {
     l->failed_allocs++;
+    bool is_retry = false;
     if (l->pending_oom >= 0) {
         struct vt_oom *prev = &l->ooms[l->pending_oom];
-        if (prev->requested_bytes == rec->u.mem.size)
+        if (prev->requested_bytes == rec->u.mem.size) {
             prev->retry = VT_RETRY_FAILED;
+            is_retry = true;
+        }
         l->pending_oom = -1;
     }
     if (l->nooms == VT_OOM_MAX ||
@@ -336,8 +414,6 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
         uint64_t used = o->total_bytes > o->free_bytes ? o->total_bytes - o->free_bytes : 0;
         o->outside_bytes = used > o->process_bytes ? used - o->process_bytes : 0;
     }
-    o->verdict = vt_oom_verdict(o->requested_bytes, o->free_bytes, o->total_bytes,
-                                o->process_bytes, o->driver_info);
     o->kind = rec->u.mem.kind;
     o->device = rec->u.mem.device;
     o->stack = rec->u.mem.stack;
@@ -347,6 +423,9 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     o->result = rec->u.mem.result;
     o->phase = innermost_phase(rp, rec->u.mem.thread);
     o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
+    o->retry_of_previous = is_retry;
+    note_contexts(rp, o);
+    vt_oom_diagnose(o); /* provisional: the flush and retry come later */
     l->pending_oom = (long)l->nooms++;
 }
 
@@ -478,6 +557,8 @@ static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
     enum vt_category cat = vt_kind_category(kind);
     if (kind == VT_KIND_VA_MAP)
         map_event(rp, rec);
+    else if (kind == VT_KIND_CONTEXT)
+        context_event(rp, rec);
     if (cat == VT_CAT_NONE) {
         rp->untracked_events++;
         return;
@@ -594,6 +675,10 @@ void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec)
 
 void vt_replay_finish(struct vt_replay *rp)
 {
-    for (size_t i = 0; i < rp->nledgers; i++)
-        rp->ledgers[i].pending_oom = -1;
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        struct vt_ledger *l = &rp->ledgers[i];
+        l->pending_oom = -1;
+        for (size_t k = 0; k < l->nooms; k++)
+            vt_oom_diagnose(&l->ooms[k]);
+    }
 }

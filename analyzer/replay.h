@@ -30,7 +30,10 @@
  * VT_OOM_FLUSH_WINDOW_NS: frees in that window are the caching allocator
  * releasing its cache (PyTorch frees every unsplit cached segment and
  * retries once); a successful allocation of the same size is the retry.
- * The verdict (vt_oom_verdict) is documented in replay.c and docs/REPORT.md.
+ * The verdict (vt_oom_verdict_of) is documented in replay.c and docs/REPORT.md.
+ * Contexts: the tracer records what creating a context cost (an estimate,
+ * 0 when it could not be measured); the live contexts of the failing device
+ * separate this process's context from the other processes' memory.
  */
 #ifndef VRAMTRACE_ANALYZER_REPLAY_H
 #define VRAMTRACE_ANALYZER_REPLAY_H
@@ -70,6 +73,15 @@ struct vt_oom {
     uint64_t process_bytes;            /* this ledger's live bytes then */
     uint64_t kind_bytes[VT_KIND_COUNT_];
     uint64_t outside_bytes;            /* total - free - process (if driver_info) */
+    /* this process's live contexts on the device then */
+    uint64_t context_bytes;            /* sum of their measured sizes */
+    uint32_t contexts, contexts_unmeasured;
+    bool retry_of_previous;            /* the failed retry of the previous failure */
+    /* the diagnosis, made when the replay ends (vt_oom_diagnose) */
+    bool cached_known;                 /* a retry followed: the flush is known */
+    uint64_t cached_bytes;             /* freed between the failure and its retry */
+    bool context_known;                /* every live context was measured */
+    uint64_t other_bytes;              /* other processes (+ the context if !context_known) */
     enum vt_verdict verdict;
     uint8_t kind;
     int64_t device;
@@ -107,6 +119,14 @@ struct vt_mark {
     uint64_t device_bytes; /* sum of this process's device ledgers then */
 };
 
+/* A live context of this process (primary: one entry, a reference per retain). */
+struct vt_context_entry {
+    uint64_t handle;
+    int64_t device;
+    uint64_t size;        /* estimated cost, 0: not measured */
+    uint32_t refs;
+};
+
 struct vt_replay;
 /* Called after a device-category ledger's total changed (GPU merge). */
 typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
@@ -137,6 +157,9 @@ struct vt_replay {
     struct { uint64_t name, count; } *open;  /* names open now */
     size_t nopen, open_cap;
 
+    struct vt_context_entry *contexts; /* live contexts (few) */
+    size_t ncontexts, contexts_cap;
+
     struct vt_mark marks[VT_MARKS_MAX];
     size_t nmarks;
     uint64_t marks_total;
@@ -164,9 +187,21 @@ struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt
 /* The phase peak of a name in a ledger, NULL if that phase never opened. */
 const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name);
 
+/* The numbers a verdict is made of (docs/REPORT.md, "Allocation failures"). */
+struct vt_oom_numbers {
+    uint64_t requested, free_bytes, total_bytes;
+    uint64_t process_bytes;   /* this process's reserved bytes (live allocations) */
+    uint64_t cached_bytes;    /* of those, cache the allocator could give back (0: unknown) */
+    uint64_t context_bytes;   /* this process's contexts (0: unknown) */
+    bool driver_info;
+};
 /* The verdict rule, exposed for tests and docs. */
+enum vt_verdict vt_oom_verdict_of(const struct vt_oom_numbers *n);
+/* The same without cache and context figures. */
 enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
                                uint64_t process_bytes, bool driver_info);
+/* Fills the diagnosis fields of a failure once what followed it is known. */
+void vt_oom_diagnose(struct vt_oom *o);
 
 const char *vt_category_name(enum vt_category c);
 

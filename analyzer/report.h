@@ -65,6 +65,10 @@ const char *vt_report_command(const struct vt_report *rep, size_t input, char *b
 const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n);
 /* Device UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form). */
 const char *vt_format_uuid(const uint8_t uuid[VT_UUID_SIZE], char *buf, size_t n);
+/* The numbers of an allocation failure in one line (report_oom.c); prev is
+ * the ledger's previous failure (NULL if none). */
+const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, char *buf,
+                             size_t n);
 /* Seconds since the process's first event, "+1.234s". */
 const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_t t, char *buf,
                               size_t n);

@@ -72,10 +72,10 @@ static void kind_bytes_json(struct vt_json *j, const uint64_t *kind_bytes)
 }
 
 static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
-                     const struct vt_oom *o)
+                     const struct vt_oom *o, const struct vt_oom *prev)
 {
     const struct vt_reader *r = rep->a->inputs[input].reader;
-    char buf[64];
+    char buf[64], story[512];
     vt_json_begin_object(j);
     vt_json_key(j, "time_ns");
     vt_json_uint(j, o->time_ns);
@@ -100,12 +100,38 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_uint(j, o->outside_bytes);
     else
         vt_json_null(j);
+    vt_json_key(j, "contexts");
+    vt_json_uint(j, o->contexts);
+    vt_json_key(j, "context_bytes");
+    if (o->context_known)
+        vt_json_uint(j, o->context_bytes);
+    else
+        vt_json_null(j);
+    vt_json_key(j, "other_processes_bytes");
+    if (o->driver_info && o->context_known)
+        vt_json_uint(j, o->other_bytes);
+    else
+        vt_json_null(j);
+    vt_json_key(j, "cached_bytes");
+    if (o->cached_known)
+        vt_json_uint(j, o->cached_bytes);
+    else
+        vt_json_null(j);
+    vt_json_key(j, "retry_succeeded");
+    if (o->retry == VT_RETRY_NOT_SEEN)
+        vt_json_null(j);
+    else
+        vt_json_bool(j, o->retry == VT_RETRY_SUCCEEDED);
+    vt_json_key(j, "retry_of_previous");
+    vt_json_bool(j, o->retry_of_previous);
     vt_json_key(j, "largest_free_block_bytes");
     vt_json_null(j);
     vt_json_key(j, "largest_free_block_note");
-    vt_json_string(j, "not visible at the driver: the driver does not report its largest free "
+    vt_json_string(j, "not visible in a trace: the driver does not report its largest free "
                       "block, and with a caching allocator free space inside cached segments "
-                      "never reaches the driver");
+                      "never reaches the driver (a PyTorch memory snapshot shows it)");
+    vt_json_key(j, "narrative");
+    vt_json_string(j, vt_oom_narrative(o, prev, story, sizeof story));
     vt_json_key(j, "verdict");
     vt_json_string(j, vt_verdict_name(o->verdict));
     vt_json_key(j, "kind");
@@ -207,7 +233,7 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_key(j, "ooms");
     vt_json_begin_array(j);
     for (size_t i = 0; i < l->nooms; i++)
-        oom_json(rep, j, input, &l->ooms[i]);
+        oom_json(rep, j, input, &l->ooms[i], i ? &l->ooms[i - 1] : NULL);
     vt_json_end_array(j);
     vt_json_end_object(j);
 }

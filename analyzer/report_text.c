@@ -207,9 +207,9 @@ static const char *verdict_story(enum vt_verdict v)
     case VT_VERDICT_EXHAUSTED:
         return "this process's own allocations fill the device";
     case VT_VERDICT_CONTENDED:
-        return "memory held outside this process (other processes, contexts) is the main reason";
+        return "other processes hold the memory this one is short of";
     case VT_VERDICT_FRAGMENTED:
-        return "the driver had enough free memory, but not in one piece";
+        return "enough was free, on the device or in the cache, but not in one block";
     default:
         return "the driver's free/total were not captured";
     }
@@ -240,6 +240,9 @@ static void failures(struct vt_report *rep, FILE *out)
                         vt_reader_api(a->inputs[i].reader, o->api),
                         vt_format_bytes(o->requested_bytes, b1, sizeof b1), vt_kind_name(o->kind),
                         o->result);
+                char story[512];
+                fprintf(out, "    %s\n", vt_oom_narrative(o, m ? &l->ooms[m - 1] : NULL,
+                                                          story, sizeof story));
                 fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict),
                         verdict_story(o->verdict));
                 if (o->driver_info)
@@ -254,7 +257,6 @@ static void failures(struct vt_report *rep, FILE *out)
                 fprintf(out, "    then: %s released in %" PRIu64 " frees within %.1fs; retry %s\n",
                         vt_format_bytes(o->released_bytes, b1, sizeof b1), o->released_count,
                         (double)VT_OOM_FLUSH_WINDOW_NS / 1e9, vt_retry_name(o->retry));
-                fputs("    largest free block: not visible at the driver\n", out);
                 fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
                 if (o->phase)
                     fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));

@@ -762,6 +762,108 @@ static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *
     rec->u.mem.total_bytes = total_b;
 }
 
+/*
+ * The fast path for VT_REC_MEM, nearly every record of a trace: when at
+ * least the largest possible MEM record remains in the chunk, no field can
+ * run past the end, so fields are decoded without the per-field bounds and
+ * error bookkeeping of the cursor. Anything unusual (an over-long varint, a
+ * value a check refuses) makes it return false having changed nothing, and
+ * the checked decoder runs instead: errors and their messages are the
+ * checked decoder's alone.
+ */
+#define VT_UVARINT_MAX 10 /* bytes of the longest 64-bit varint */
+/* type, op, kind, then up to 12 varints (with the failure's free/total) */
+#define VT_MEM_RECORD_MAX (3 + 12 * VT_UVARINT_MAX)
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/* vt_get_uvarint without the end test: the caller guarantees
+ * VT_UVARINT_MAX readable bytes. False on a varint longer than 64 bits.
+ * Varints of 2 to 8 bytes are decoded from one 64-bit load without a
+ * branch per byte (addresses and sizes are several bytes long, and their
+ * lengths vary from record to record: a loop mispredicts). */
+static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p[0] < 0x80) { /* ids, small counts */
+        *pp = p + 1;
+        *out = p[0];
+        return true;
+    }
+    if (p[1] < 0x80) { /* times between events, stack ids */
+        *pp = p + 2;
+        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        return true;
+    }
+    uint64_t w = load_le64(p);
+    uint64_t stops = ~w & 0x8080808080808080ull; /* bytes without a continuation bit */
+    if (stops != 0) {
+        unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* 8 x the varint's length */
+        if (bits < 64)
+            w &= (1ull << bits) - 1;
+        /* Squeeze out the continuation bits: 7-bit groups -> 14 -> 28 -> 56. */
+        w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+        w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+        w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+        *pp = p + bits / 8;
+        *out = w;
+        return true;
+    }
+    /* 9 or 10 bytes: the checked decoder's rules, bytes known present */
+    return vt_get_uvarint(pp, p + VT_UVARINT_MAX, out) == 0;
+}
+
+static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
+                                                               struct vt_record *rec)
+{
+    const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
+    uint8_t op = p[0], kind = p[1];
+    p += 2;
+    uint64_t api, label, thread, dt, dev, zz, size, stack, result, aux;
+    uint64_t free_b = 0, total_b = 0;
+    if (!fast_uv(&p, &api) || !fast_uv(&p, &label) || !fast_uv(&p, &thread) ||
+        !fast_uv(&p, &dt) || !fast_uv(&p, &dev) || !fast_uv(&p, &zz) || !fast_uv(&p, &size) ||
+        !fast_uv(&p, &stack) || !fast_uv(&p, &result) || !fast_uv(&p, &aux))
+        return false;
+    if (op == VT_OP_ALLOC && result != 0 && (!fast_uv(&p, &free_b) || !fast_uv(&p, &total_b)))
+        return false;
+    /* The checks of decode_mem, in one test. */
+    if ((op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 || api == 0 ||
+        id_get(&r->apis, api) == NULL || (label != 0 && id_get(&r->apis, label) == NULL) ||
+        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
+        return false;
+    r->delta.last_time_ns += dt;
+    r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
+    rec->type = VT_REC_MEM;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = r->raw_pos;
+    rec->time_ns = r->delta.last_time_ns;
+    rec->u.mem.op = op;
+    rec->u.mem.kind = kind;
+    rec->u.mem.api = api;
+    rec->u.mem.label = label;
+    rec->u.mem.thread = thread;
+    rec->u.mem.device = (int64_t)dev - 1;
+    rec->u.mem.addr = r->delta.last_addr;
+    rec->u.mem.size = size;
+    rec->u.mem.stack = stack;
+    rec->u.mem.result = result;
+    rec->u.mem.aux = aux;
+    rec->u.mem.free_bytes = free_b;
+    rec->u.mem.total_bytes = total_b;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    return true;
+}
+
 static void decode_range(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t thread = get_uv(c);
@@ -805,6 +907,9 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
         if (rc <= 0)
             return rc;
     }
+    if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
+        decode_mem_fast(r, rec))
+        return 1;
     memset(rec, 0, sizeof *rec);
     struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
     struct cursor *c = &cur;

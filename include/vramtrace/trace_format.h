@@ -142,7 +142,7 @@ enum vt_kind {
     VT_KIND_ARRAY = 8,        /* cuArrayCreate/3DCreate/Destroy: device memory, keyed by handle */
     VT_KIND_GRAPH = 9,        /* graph memory nodes (allocated by graph launches) */
     VT_KIND_IPC = 10,         /* memory of another process opened by IPC: not ours */
-    VT_KIND_CONTEXT = 11,     /* context create/destroy: size unknown (0), labels the baseline */
+    VT_KIND_CONTEXT = 11,     /* context create/destroy: size = estimated cost, 0 unknown (docs/HOOKS.md) */
     VT_KIND_EXTERNAL = 12,    /* imported external memory */
     VT_KIND_COUNT_
 };

@@ -148,6 +148,11 @@ void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size);
 void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
 void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev);
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
+/* A context's creation cost (context_size.c): the pre-call measurement of a
+ * cuCtxCreate* (primary 0) or cuDevicePrimaryCtxRetain (primary 1), and the
+ * estimate in bytes after it (0: not created by this call, or unknown). */
+struct vt_pre vt_pre_ctx_create(CUdevice dev, int primary);
+uint64_t vt_ctx_created_size(CUresult rc, const CUcontext *pctx, CUdevice dev, int primary);
 
 /* Says something once on stderr (the tracer's only voice). */
 void vt_warn_once(int *said, const char *message);

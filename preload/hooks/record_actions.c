@@ -314,8 +314,11 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
     uintptr_t ctx = rc == CUDA_SUCCESS && pctx ? (uintptr_t)*pctx : 0;
     if (ctx && dev >= 0 && dev < VT_MAX_PRIMARY)
         atomic_store(&primary_ctx[dev], ctx);
+    /* size: what creating it cost, estimated (context_size.c); 0 if this
+     * retain did not create it or it could not be measured */
+    uint64_t size = vt_ctx_created_size(rc, pctx, dev, 1);
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, 0, 0);
+        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, size, 0);
 }
 
 void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev)
@@ -327,7 +330,8 @@ void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev)
 
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
 {
+    uint64_t size = vt_ctx_created_size(rc, pctx, dev, 0); /* estimate, 0: unknown */
     if (vt_recorder_active())
         emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev,
-             rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, 0, 0);
+             rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, size, 0);
 }

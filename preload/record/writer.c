@@ -184,12 +184,8 @@ static int ensure_open(void)
 
 static void flush_chunk(void)
 {
-    if (W.enc.records == 0 || atomic_load(&W.failed))
-        return;
-    if (W.fd < 0 && W.events == 0)
-        return; /* deferred open: nothing worth a file yet */
-    if (ensure_open())
-        return;
+    if (W.enc.records == 0 || atomic_load(&W.failed) || W.fd < 0)
+        return; /* no file until the first event (create_file) */
     if (vt_chunk_frame(&W.enc, W.cctx, &W.frame) != 0) {
         fail(ENOMEM);
         return;
@@ -201,6 +197,18 @@ static void flush_chunk(void)
     }
     W.chunks++;
     vt_encoder_begin_chunk(&W.enc);
+}
+
+/* The first event is about to be encoded: create the file and write what
+ * the encoder holds so far (the process record and the module map) as the
+ * first chunk on its own, so that the header is on disk however the events
+ * fare (a small file size limit, a crash). */
+static int create_file(void)
+{
+    if (ensure_open())
+        return -1;
+    flush_chunk();
+    return atomic_load(&W.failed) ? -1 : 0;
 }
 
 /* ---- ids defined before first use ---- */
@@ -405,6 +413,8 @@ static void round_up_to(uint64_t cutoff, bool emergency)
         }
         if (!best)
             break;
+        if (W.fd < 0 && create_file() != 0)
+            return;
         emit(best, best_h);
         best->wq_head->read += best_h->size;
         if (W.enc.raw.len >= VT_CHUNK_TARGET_RAW)
@@ -474,11 +484,11 @@ static void *writer_main(void *arg)
          * stopped (vt_tb_note_refused) are counted as lost: the trailer is
          * the last thing the file can say. */
         uint64_t lost = atomic_load(&vt_tb_lost);
-        if (lost > W.lost_reported && (W.fd >= 0 || W.events > 0)) {
+        if (lost > W.lost_reported && W.fd >= 0) {
             vt_encode_lost(&W.enc, lost - W.lost_reported);
             W.lost_reported = lost;
         }
-        if (W.fd >= 0 || W.events > 0) {
+        if (W.fd >= 0) {
             vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
             flush_chunk();
         }

@@ -2,6 +2,7 @@
  * brute-force copy at every new maximum. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,11 +97,74 @@ static void test_against_brute_force(void **state)
     vt_sites_free(&l);
 }
 
+/* The sites' index (and the replay's live set): the open-addressing map
+ * against a plain array, under random puts, put_news, removes by key and by
+ * value pointer, on few keys with equal halves so that probe runs collide,
+ * wrap around the table and are shifted back by removals. */
+static void test_pair_map_against_reference(void **state)
+{
+    (void)state;
+    enum { KEYS = 300, STEPS = 60000 };
+    static uint64_t ref[KEYS]; /* value + 1, 0: absent */
+    memset(ref, 0, sizeof ref);
+    struct vt_pair_map m;
+    vt_pair_map_init(&m);
+    unsigned seed = 777;
+    size_t count = 0;
+    for (int step = 0; step < STEPS; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 8) % KEYS;
+        uint64_t a = k % 7, b = (uint64_t)k * 0x100000000ull; /* few distinct a's */
+        uint64_t *v = vt_pair_map_get(&m, a, b);
+        assert_int_equal(v != NULL, ref[k] != 0);
+        if (v)
+            assert_int_equal(*v + 1, ref[k]);
+        switch ((seed >> 20) % 4) {
+        case 0: /* put (insert or overwrite) */
+            assert_true(vt_pair_map_put(&m, a, b, (uint64_t)step));
+            count += ref[k] == 0;
+            ref[k] = (uint64_t)step + 1;
+            break;
+        case 1: /* put_new when absent, else remove_at */
+            if (!v) {
+                assert_true(vt_pair_map_put_new(&m, a, b, (uint64_t)step));
+                ref[k] = (uint64_t)step + 1;
+                count++;
+            } else {
+                vt_pair_map_remove_at(&m, v);
+                ref[k] = 0;
+                count--;
+            }
+            break;
+        default: { /* remove by key */
+            uint64_t old = 0;
+            bool had = vt_pair_map_remove(&m, a, b, &old);
+            assert_int_equal(had, ref[k] != 0);
+            if (had) {
+                assert_int_equal(old + 1, ref[k]);
+                count--;
+            }
+            ref[k] = 0;
+            break;
+        }
+        }
+        assert_int_equal(m.count, count);
+    }
+    for (unsigned k = 0; k < KEYS; k++) {
+        uint64_t *v = vt_pair_map_get(&m, k % 7, (uint64_t)k * 0x100000000ull);
+        assert_int_equal(v != NULL, ref[k] != 0);
+        if (v)
+            assert_int_equal(*v + 1, ref[k]);
+    }
+    vt_pair_map_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_three_stacks),
         cmocka_unit_test(test_against_brute_force),
+        cmocka_unit_test(test_pair_map_against_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

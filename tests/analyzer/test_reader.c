@@ -327,6 +327,168 @@ static void test_bad_records(void **state)
     expect_record_error(fill_huge_thread_id, "thread id out of range");
 }
 
+/* ---- the MEM fast path (decoding without per-field bounds checks) ---- */
+
+static uint64_t next_random(uint64_t *state)
+{ /* splitmix64 */
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A value of a random bit length, so that varints of every length from 1
+ * to 10 bytes occur, with the edges 2^7k - 1 and 2^7k among them. */
+static uint64_t any_length(uint64_t *state)
+{
+    uint64_t r = next_random(state);
+    unsigned bits = (unsigned)(r % 65);
+    switch (r >> 60) {
+    case 0: /* all ones: the largest value of its length */
+        return bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+    case 1: /* a power of two: one more byte than the value below it */
+        return bits == 64 ? 0 : 1ull << bits;
+    default:
+        return bits == 64 ? next_random(state) : next_random(state) >> (64 - bits) >> 0;
+    }
+}
+
+#define FAST_RECORDS 3000
+
+/* Every field of every MEM record comes back as written, whether it was
+ * decoded by the fast path (most of the chunk) or the checked decoder (the
+ * last records of each chunk, closer to its end than the largest record). */
+static void test_mem_fields_every_varint_length(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 7, 1, 1 << 30);
+    vt_encode_api(&b.enc, 200, "cuMemAllocAsync");
+    static struct vt_mem_record want[FAST_RECORDS];
+    uint64_t rng = 12345, t = 1;
+    for (int i = 0; i < FAST_RECORDS; i++) {
+        struct vt_mem_record *m = &want[i];
+        bool alloc = next_random(&rng) & 1;
+        m->op = alloc ? VT_OP_ALLOC : VT_OP_FREE;
+        m->kind = (uint8_t)(1 + next_random(&rng) % (VT_KIND_COUNT_ - 1));
+        m->api = i % 3 == 0 ? 200 : TB_API_ALLOC;
+        m->label = i % 5 == 0 ? TB_API_FREE : 0;
+        m->thread = i % 2 ? TB_MAIN : TB_AUTOGRAD;
+        t += any_length(&rng) >> 8; /* times only go forward */
+        m->time_ns = t;
+        m->device = (int64_t)(next_random(&rng) % 5) - 1;
+        m->addr = any_length(&rng);
+        m->size = any_length(&rng);
+        m->stack = next_random(&rng) % 4; /* 0..3: nodes of the standard header */
+        m->result = i % 7 == 0 ? any_length(&rng) : 0;
+        m->aux = any_length(&rng);
+        if (alloc && m->result != 0) {
+            m->free_bytes = any_length(&rng);
+            m->total_bytes = any_length(&rng);
+        }
+        vt_encode_mem(&b.enc, m);
+        if (i == FAST_RECORDS / 2)
+            tb_flush(&b); /* a chunk end in the middle, too */
+    }
+    tb_trailer(&b, t);
+
+    struct vt_reader *r;
+    struct vt_read_error err;
+    assert_int_equal(vt_reader_open_memory(b.file.data, b.file.len, "fast", &r, &err), 0);
+    struct vt_record rec;
+    int rc, n = 0;
+    while ((rc = vt_reader_next(r, &rec)) > 0) {
+        if (rec.type != VT_REC_MEM)
+            continue;
+        assert_true(n < FAST_RECORDS);
+        const struct vt_mem_record *m = &want[n++];
+        assert_int_equal(rec.time_ns, m->time_ns);
+        assert_int_equal(rec.u.mem.op, m->op);
+        assert_int_equal(rec.u.mem.kind, m->kind);
+        assert_int_equal(rec.u.mem.api, m->api);
+        assert_int_equal(rec.u.mem.label, m->label);
+        assert_int_equal(rec.u.mem.thread, m->thread);
+        assert_int_equal(rec.u.mem.device, m->device);
+        assert_int_equal(rec.u.mem.addr, m->addr);
+        assert_int_equal(rec.u.mem.size, m->size);
+        assert_int_equal(rec.u.mem.stack, m->stack);
+        assert_int_equal(rec.u.mem.result, m->result);
+        assert_int_equal(rec.u.mem.aux, m->aux);
+        assert_int_equal(rec.u.mem.free_bytes, m->free_bytes);
+        assert_int_equal(rec.u.mem.total_bytes, m->total_bytes);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, FAST_RECORDS);
+    assert_false(vt_reader_truncated(r));
+    vt_reader_close(r);
+    tb_free(&b);
+}
+
+/* A bad MEM record far from the chunk's end (where the fast path decodes)
+ * gets the checked decoder's error, at its own record offset. */
+static void expect_mem_error_mid_chunk(const uint8_t *bad, size_t len, const char *reason)
+{
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 1, 1, 1 << 20);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 512, TB_STACK_A);
+    size_t at = b.enc.raw.len;
+    vt_bytes_reserve(&b.enc.raw, len);
+    memcpy(b.enc.raw.data + b.enc.raw.len, bad, len);
+    b.enc.raw.len += len;
+    for (int i = 0; i < 40; i++) /* plenty of bytes after it */
+        tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20 + (uint64_t)i, 0, 0x2000 + (uint64_t)i, 512,
+                 TB_STACK_B);
+    tb_flush(&b);
+    char msg[600], want[64];
+    assert_int_equal(read_expect_error(b.file.data, b.file.len, msg, sizeof msg), -1);
+    if (!strstr(msg, reason))
+        fail_msg("message '%s' lacks '%s'", msg, reason);
+    snprintf(want, sizeof want, "record at offset %zu of", at);
+    if (!strstr(msg, want))
+        fail_msg("message '%s' lacks '%s'", msg, want);
+    tb_free(&b);
+}
+
+static void test_mem_errors_mid_chunk(void **state)
+{
+    (void)state;
+    /* type, op, kind, api, label, thread, dt, device, da, size, stack, result, aux */
+    static const uint8_t unknown_api[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 77, 0, 1, 1,
+                                          1, 2, 1, 1, 0, 0};
+    expect_mem_error_mid_chunk(unknown_api, sizeof unknown_api,
+                               "api id refers to no api record");
+    static const uint8_t unknown_label[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 78, 1, 1,
+                                            1, 2, 1, 1, 0, 0};
+    expect_mem_error_mid_chunk(unknown_label, sizeof unknown_label,
+                               "label api id refers to no api record");
+    static const uint8_t bad_op[] = {VT_REC_MEM, 9, VT_KIND_DEVICE, 1, 0, 1, 1,
+                                     1, 2, 1, 1, 0, 0};
+    expect_mem_error_mid_chunk(bad_op, sizeof bad_op, "unknown memory operation");
+    static const uint8_t kind_zero[] = {VT_REC_MEM, VT_OP_FREE, 0, 2, 0, 1, 1, 1, 2, 0, 0, 0, 0};
+    expect_mem_error_mid_chunk(kind_zero, sizeof kind_zero, "memory kind 0");
+    static const uint8_t bad_thread[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 9, 1,
+                                         1, 2, 1, 1, 0, 0};
+    expect_mem_error_mid_chunk(bad_thread, sizeof bad_thread,
+                               "thread id refers to no thread record");
+    static const uint8_t bad_device[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1,
+                                         0x82, 0x40, 2, 1, 1, 0, 0}; /* 8194 */
+    expect_mem_error_mid_chunk(bad_device, sizeof bad_device, "device ordinal out of range");
+    static const uint8_t bad_stack[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1,
+                                        1, 2, 1, 99, 0, 0};
+    expect_mem_error_mid_chunk(bad_stack, sizeof bad_stack, "stack node id out of range");
+    /* an 11-byte varint (size) and a 10-byte one beyond 64 bits (address) */
+    static const uint8_t long_varint[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1, 1,
+                                          2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0x01, 1, 0, 0};
+    expect_mem_error_mid_chunk(long_varint, sizeof long_varint, "varint runs past the end");
+    static const uint8_t wide_varint[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1, 1,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0x02, 1, 1, 0, 0};
+    expect_mem_error_mid_chunk(wide_varint, sizeof wide_varint, "varint runs past the end");
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -349,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_bad_records),
         cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_mem_fields_every_varint_length),
+        cmocka_unit_test(test_mem_errors_mid_chunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

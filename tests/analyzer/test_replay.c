@@ -162,6 +162,16 @@ static void test_verdict_rule(void **state)
     /* outside larger than this process but too small to cover the need */
     assert_int_equal(vt_oom_verdict(9, 0, 10, 4, true), VT_VERDICT_EXHAUSTED);
     assert_int_equal(vt_oom_verdict(4, 1, 10, 2, false), VT_VERDICT_UNKNOWN);
+    /* with the cache a flush released and the contexts' cost */
+    struct vt_oom_numbers n = {.requested = 4, .free_bytes = 1, .total_bytes = 10,
+                               .process_bytes = 6, .cached_bytes = 3, .driver_info = true};
+    assert_int_equal(vt_oom_verdict_of(&n), VT_VERDICT_FRAGMENTED); /* 1 free + 3 cached */
+    n.cached_bytes = 1;   /* short 2; others 3 > own live 5? no */
+    assert_int_equal(vt_oom_verdict_of(&n), VT_VERDICT_EXHAUSTED);
+    n.process_bytes = 2;  /* others 7 cover 2 and exceed own live 1 */
+    assert_int_equal(vt_oom_verdict_of(&n), VT_VERDICT_CONTENDED);
+    n.context_bytes = 6;  /* the "others" were this process's contexts: 1 left */
+    assert_int_equal(vt_oom_verdict_of(&n), VT_VERDICT_EXHAUSTED);
 }
 
 static void test_phases(void **state)

@@ -1,0 +1,373 @@
+/*
+ * The traced program of the reliability tests: allocates and frees device
+ * memory on the simulated driver in one of several ways, and ends the way
+ * the scenario says (killed from outside, a crash, exit from a thread...).
+ *
+ *   rel_client MODE [ARGS]
+ *
+ * Times it prints are CLOCK_MONOTONIC nanoseconds, the clock of the
+ * simulated driver's ledger, so the harness can compare them.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vramtrace/vramtrace.h"
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "rel_client %s:%d: check failed: %s\n", __FILE__, __LINE__, \
+                    #cond);                                                          \
+            exit(90);                                                                \
+        }                                                                            \
+    } while (0)
+#define CHECK_CU(call) CHECK((call) == CUDA_SUCCESS)
+
+static CUcontext ctx;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void init_driver(void)
+{
+    CHECK_CU(cuInit(0));
+    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, 0));
+    CHECK_CU(cuCtxSetCurrent(ctx));
+}
+
+static void one_pair(size_t size)
+{
+    CUdeviceptr p = 0;
+    CHECK_CU(cuMemAlloc(&p, size));
+    CHECK_CU(cuMemFree(p));
+}
+
+/* ---- endless allocating threads (killed, crashed or exited under) ---- */
+
+static atomic_int spin_ready;
+
+static void *spin_worker(void *arg)
+{
+    size_t base = (size_t)(uintptr_t)arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    atomic_fetch_add(&spin_ready, 1);
+    for (uint64_t i = 0;; i++) {
+        one_pair((base + 1) * 4096 + (i % 64) * 512);
+        if (i % 16 == 15)
+            usleep(200); /* a steady stream, not a flood: the ledger stays small */
+    }
+    return NULL;
+}
+
+static void start_spinners(int n)
+{
+    pthread_t t;
+    for (int i = 0; i < n; i++)
+        CHECK(pthread_create(&t, NULL, spin_worker, (void *)(uintptr_t)i) == 0);
+    while (atomic_load(&spin_ready) < n)
+        usleep(1000);
+}
+
+/* Prints "ready" (the harness times the kill from it), runs for ms, then
+ * prints the time just before the end and ends the way `how` says. */
+static void *ender(void *arg)
+{
+    const char *how = arg;
+    uint64_t t = mono_ns();
+    printf("end %llu\n", (unsigned long long)t);
+    fflush(stdout);
+    if (!strcmp(how, "segv")) {
+        static volatile uintptr_t nowhere = 16; /* opaque to the compiler */
+        *(volatile int *)nowhere = 1;
+    } else if (!strcmp(how, "abort")) {
+        abort();
+    } else if (!strcmp(how, "exit")) {
+        exit(7); /* from a thread, others still allocating */
+    } else if (!strcmp(how, "_exit")) {
+        _exit(7);
+    }
+    return NULL;
+}
+
+static int mode_spin(int argc, char **argv)
+{
+    /* spin THREADS [MS HOW]: HOW = segv | abort | exit | _exit (from a
+     * thread of its own); without MS runs until killed */
+    int threads = argc > 2 ? atoi(argv[2]) : 4;
+    init_driver();
+    start_spinners(threads);
+    printf("ready %llu\n", (unsigned long long)mono_ns());
+    fflush(stdout);
+    if (argc > 4) {
+        usleep((useconds_t)atoi(argv[3]) * 1000);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, ender, argv[4]) == 0);
+        pthread_join(t, NULL);
+    }
+    for (;;)
+        pause();
+}
+
+/* ---- load: every event once, per-thread order, by sequence numbers ---- */
+
+/* Sizes carry (thread, sequence): 512 * (thread << 17 | i), + 512 so that
+ * none is 0. Every thread holds one allocation at a time. */
+#define LOAD_SEQ_BITS 17
+
+static int load_pairs;
+
+static void *load_worker(void *arg)
+{
+    uint64_t t = (uint64_t)(uintptr_t)arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    for (int i = 0; i < load_pairs; i++)
+        one_pair(512 * ((t << LOAD_SEQ_BITS | (uint64_t)i) + 1));
+    return NULL;
+}
+
+static int mode_load(int argc, char **argv)
+{
+    int threads = argc > 2 ? atoi(argv[2]) : 16;
+    load_pairs = argc > 3 ? atoi(argv[3]) : 100000;
+    CHECK(load_pairs < (1 << LOAD_SEQ_BITS));
+    init_driver();
+    pthread_t th[64];
+    CHECK(threads <= 64);
+    for (int i = 0; i < threads; i++)
+        CHECK(pthread_create(&th[i], NULL, load_worker, (void *)(uintptr_t)i) == 0);
+    for (int i = 0; i < threads; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    printf("load %d x %d pairs\n", threads, load_pairs);
+    return 0;
+}
+
+/* ---- processes ---- */
+
+static int mode_forkstorm(int argc, char **argv)
+{
+    int n = argc > 2 ? atoi(argv[2]) : 100;
+    init_driver();
+    one_pair(1 << 20);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            one_pair((size_t)(i + 1) << 12);
+            exit(0);
+        }
+        int st;
+        CHECK(waitpid(pid, &st, 0) == pid);
+        ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    printf("forks %d ok %d\n", n, ok);
+    return ok == n ? 0 : 1;
+}
+
+/* A forks+execs B forks+execs C: each allocates, the parent waits. */
+static int mode_chain(int argc, char **argv)
+{
+    int depth = argc > 2 ? atoi(argv[2]) : 3;
+    init_driver();
+    one_pair((size_t)depth << 20);
+    if (depth > 1) {
+        char next[16];
+        snprintf(next, sizeof next, "%d", depth - 1);
+        fflush(NULL);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            execl("/proc/self/exe", argv[0], "chain", next, (char *)NULL);
+            _exit(127);
+        }
+        int st;
+        CHECK(waitpid(pid, &st, 0) == pid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    printf("chain %d done\n", depth);
+    return 0;
+}
+
+/* fork while another thread is inside the tracer (holding its locks, or
+ * in libunwind / dl_iterate_phdr): the children must not hang. */
+static atomic_int hammering = 1;
+
+static void *hammer(void *arg)
+{
+    (void)arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    atomic_fetch_add(&spin_ready, 1);
+    while (atomic_load(&hammering))
+        one_pair(8192);
+    return NULL;
+}
+
+static int mode_forkbusy(int argc, char **argv)
+{
+    int n = argc > 2 ? atoi(argv[2]) : 30;
+    init_driver();
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, hammer, NULL) == 0);
+    while (atomic_load(&spin_ready) < 2)
+        usleep(100);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            alarm(10); /* a hang fails instead of blocking the harness */
+            one_pair(4096);
+            if (i % 2) { /* half of them fork again, with the lock state they inherited */
+                pid_t g = fork();
+                if (g == 0) {
+                    one_pair(4096);
+                    exit(0);
+                }
+                int st;
+                waitpid(g, &st, 0);
+                exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+            }
+            exit(0);
+        }
+        int st;
+        CHECK(waitpid(pid, &st, 0) == pid);
+        ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    atomic_store(&hammering, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    printf("forks %d ok %d\n", n, ok);
+    return ok == n ? 0 : 1;
+}
+
+/* ---- signals: a SIGALRM storm, the program's own EINTR handling ---- */
+
+static atomic_ulong alarms;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&alarms, 1);
+}
+
+static int mode_alarms(int argc, char **argv)
+{
+    int pairs = argc > 2 ? atoi(argv[2]) : 20000;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: slow calls fail with EINTR */
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+    struct itimerval it = {{0, 1000}, {0, 1000}}; /* ~1 kHz */
+    CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+    init_driver();
+    unsigned long eintr_reads = 0, eintr_sleeps = 0;
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    uint64_t sum = 0;
+    for (int i = 0; i < pairs; i++) {
+        CUdeviceptr p = 0;
+        CHECK_CU(cuMemAlloc(&p, (size_t)(i % 1000 + 1) * 512));
+        sum += (uint64_t)(i % 1000 + 1);
+        CHECK_CU(cuMemFree(p));
+        if (i % 1000 == 999) {
+            /* a read that blocks until the data arrives: interrupted calls
+             * are the program's to retry, and it counts them */
+            pid_t w = fork();
+            CHECK(w >= 0);
+            if (w == 0) {
+                struct timespec d = {0, 3 * 1000 * 1000};
+                while (nanosleep(&d, &d) != 0 && errno == EINTR)
+                    ;
+                ssize_t ignored = write(fds[1], "x", 1);
+                (void)ignored;
+                _exit(0);
+            }
+            char c;
+            ssize_t r;
+            while ((r = read(fds[0], &c, 1)) < 0 && errno == EINTR)
+                eintr_reads++;
+            CHECK(r == 1);
+            while (waitpid(w, NULL, 0) < 0 && errno == EINTR)
+                ;
+            struct timespec d = {0, 2 * 1000 * 1000};
+            while (nanosleep(&d, &d) != 0) {
+                CHECK(errno == EINTR);
+                eintr_sleeps++;
+            }
+        }
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    /* what must not depend on the tracer goes to stdout; the counts of
+     * interruptions vary run to run, so only their presence is printed */
+    printf("pairs %d sum %llu interrupted %s\n", pairs, (unsigned long long)sum,
+           eintr_reads + eintr_sleeps > 0 ? "yes" : "no");
+    fprintf(stderr, "alarms %lu eintr reads %lu sleeps %lu\n", atomic_load(&alarms), eintr_reads,
+            eintr_sleeps);
+    return 0;
+}
+
+/* ---- hostile names: thread and phase names with format directives ---- */
+
+static void *named(void *arg)
+{
+    pthread_setname_np(pthread_self(), (const char *)arg);
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    vramtrace_phase_push("%n%s%n%s phase");
+    one_pair(1 << 16);
+    vramtrace_mark("%x%p%n mark");
+    vramtrace_phase_pop();
+    return NULL;
+}
+
+static int mode_names(void)
+{
+    init_driver();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, named, "%n%s%n%s") == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    printf("names done\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "spin"))
+        return mode_spin(argc, argv);
+    if (!strcmp(mode, "load"))
+        return mode_load(argc, argv);
+    if (!strcmp(mode, "forkstorm"))
+        return mode_forkstorm(argc, argv);
+    if (!strcmp(mode, "chain"))
+        return mode_chain(argc, argv);
+    if (!strcmp(mode, "forkbusy"))
+        return mode_forkbusy(argc, argv);
+    if (!strcmp(mode, "alarms"))
+        return mode_alarms(argc, argv);
+    if (!strcmp(mode, "names"))
+        return mode_names();
+    fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names ...\n");
+    return 2;
+}

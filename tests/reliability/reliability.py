@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""The tracer survives what kills the job: the reliability scenarios.
+
+    reliability.py --vramtrace BIN --lib LIB --simdir DIR --client EXE
+                   --check EXE [--preload-first PATHS] SCENARIO [ARGS...]
+
+Every scenario runs rel_client (or other programs) under libvramtrace.so on
+the simulated driver and checks the result against independent truth: the
+driver's ledger (VTSIM_LEDGER), the client's own sequence numbers, or the
+same program run without the tracer. docs/RELIABILITY.md says which
+guarantee each scenario proves. Python 3 standard library only.
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import re
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+A = None          # parsed arguments
+TIMEOUT = 30      # no run may take longer: a hang is a failure, not a stall
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def traced_env(tmp, ledger=True, flush_ms=None, output=None, extra=None):
+    env = dict(os.environ)
+    preload = [p for p in A.preload_first.split(":") if p] + [A.lib]
+    env["LD_PRELOAD"] = ":".join(preload)
+    env["LD_LIBRARY_PATH"] = A.simdir + ":" + env.get("LD_LIBRARY_PATH", "")
+    env["VRAMTRACE_OUTPUT"] = output or os.path.join(tmp, "trace.%p.vtrace")
+    if ledger:
+        env["VTSIM_LEDGER"] = os.path.join(tmp, "ledger.txt")
+    if flush_ms:
+        env["VRAMTRACE_FLUSH_MS"] = str(flush_ms)
+    env.update(extra or {})
+    return env
+
+
+def plain_env(tmp, extra=None):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.pop("VRAMTRACE_OUTPUT", None)
+    env["LD_LIBRARY_PATH"] = A.simdir + ":" + env.get("LD_LIBRARY_PATH", "")
+    env.update(extra or {})
+    return env
+
+
+def traces(tmp, pattern="trace.*.vtrace"):
+    return sorted(glob.glob(os.path.join(tmp, pattern)))
+
+
+def check(*args):
+    """rel_check; returns its summary line, fails the test on a mismatch."""
+    p = subprocess.run([A.check] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    if p.returncode != 0:
+        fail("rel_check %s: %s%s" % (" ".join(map(str, args)), p.stdout, p.stderr))
+    return p.stdout.strip()
+
+
+def summary_field(line, key):
+    """'... required 12, ...' -> 12"""
+    words = line.replace(",", "").replace(":", "").split()
+    return int(words[words.index(key) + 1])
+
+
+def analyzer_reads(path):
+    """vramtrace dump and report both accept the trace (exit 0)."""
+    for cmd in (["dump", path], ["report", path]):
+        p = subprocess.run([A.vramtrace] + cmd, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        if p.returncode != 0:
+            fail("vramtrace %s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+
+
+def one_trace(tmp):
+    found = traces(tmp)
+    if len(found) != 1:
+        fail("%d trace files, expected 1: %s" % (len(found), found))
+    return found[0]
+
+
+def start_spinner(tmp, env, args):
+    p = subprocess.Popen([A.client, "spin"] + [str(a) for a in args], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("ready"):
+        p.kill()
+        fail("client did not start: %r %s" % (line, p.stderr.read()))
+    return p
+
+
+# ---- killed: SIGKILL at random moments ----
+
+def scenario_kill(runs, seed):
+    """Every ledger event older than the flush interval (plus a margin for
+    the writer's own round) is in the trace, whatever the moment of death;
+    the trace is always readable."""
+    rng = random.Random(seed)
+    flush_ms, margin_ms = 20, A.margin_ms
+    required = present = 0
+    truncated = 0
+    for run in range(runs):
+        with tempfile.TemporaryDirectory(prefix="vt-rel-kill-") as tmp:
+            env = traced_env(tmp, flush_ms=flush_ms)
+            p = start_spinner(tmp, env, [4])
+            time.sleep(rng.uniform(0.05, 0.6))
+            t_kill = time.monotonic_ns()
+            p.send_signal(signal.SIGKILL)
+            p.wait(timeout=TIMEOUT)
+            p.stdout.close()
+            p.stderr.close()
+            if p.returncode != -signal.SIGKILL:
+                fail("run %d: client exited %d before the kill" % (run, p.returncode))
+            path = one_trace(tmp)
+            before = t_kill - (flush_ms + margin_ms) * 1000000
+            line = check("ledger", path, os.path.join(tmp, "ledger.txt"), "--before", before)
+            required += summary_field(line, "required")
+            present += summary_field(line, "trace")
+            truncated += "truncated yes" in line or "trailer no" in line
+            analyzer_reads(path)
+    if required == 0:
+        fail("no run had an event old enough to be required: the test proved nothing")
+    print("ok: %d SIGKILLs (seed %d): %d required events all present, %d events checked, "
+          "%d unclosed traces all readable" % (runs, seed, required, present, truncated))
+
+
+# ---- crashes and exits ----
+
+def scenario_end(how, seed):
+    """segv / abort: everything up to the crash (fatal-signal flush).
+    exit (from a thread): a closed trace with everything up to the exit.
+    _exit: no destructor runs: like SIGKILL, the flush interval is lost."""
+    rng = random.Random(seed)
+    flush_ms = 20
+    expect = {"segv": -signal.SIGSEGV, "abort": -signal.SIGABRT, "exit": 7, "_exit": 7}[how]
+    with tempfile.TemporaryDirectory(prefix="vt-rel-end-") as tmp:
+        env = traced_env(tmp, flush_ms=flush_ms)
+        ms = rng.randint(100, 400) + (300 if how == "_exit" else 0)  # older than the lag
+        p = subprocess.run([A.client, "spin", "4", str(ms), how], env=env, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        if p.returncode != expect:
+            fail("%s: exit %d, expected %d: %s" % (how, p.returncode, expect, p.stderr))
+        end = [int(l.split()[1]) for l in p.stdout.splitlines() if l.startswith("end ")]
+        if not end:
+            fail("%s: the client printed no end time" % how)
+        # Between the driver's ledger line and the hook's append a thread can
+        # be preempted (2 cores, 5 threads): A.crash_margin_ms covers that.
+        lag_ms = A.crash_margin_ms if how in ("segv", "abort", "exit") else \
+            flush_ms + A.margin_ms
+        path = one_trace(tmp)
+        line = check("ledger", path, os.path.join(tmp, "ledger.txt"),
+                     "--before", end[0] - lag_ms * 1000000)
+        if summary_field(line, "required") == 0:
+            fail("%s: nothing was required: the test proved nothing" % how)
+        if how == "exit" and "trailer yes" not in line:
+            fail("exit from a thread: the trace was not closed: " + line)
+        analyzer_reads(path)
+        print("ok: %s after %d ms: %s" % (how, ms, line))
+
+
+# ---- disk full, unwritable, missing, file size limit ----
+
+def run_pair(cmd, tmp, env_traced, preexec=None):
+    plain = subprocess.run(cmd, env=plain_env(tmp), capture_output=True, text=True,
+                           timeout=TIMEOUT, preexec_fn=preexec)
+    t0 = time.monotonic()
+    traced = subprocess.run(cmd, env=env_traced, capture_output=True, text=True,
+                            timeout=TIMEOUT, preexec_fn=preexec)
+    return plain, traced, time.monotonic() - t0
+
+
+def expect_one_line(name, plain, traced, what):
+    if (plain.returncode, plain.stdout) != (traced.returncode, traced.stdout):
+        fail("%s: traced run differs: exit %d vs %d, stdout %r vs %r" %
+             (name, traced.returncode, plain.returncode, traced.stdout, plain.stdout))
+    ours = [l for l in traced.stderr.splitlines() if l.startswith("vramtrace")]
+    theirs_plain = plain.stderr.splitlines()
+    theirs_traced = [l for l in traced.stderr.splitlines() if not l.startswith("vramtrace")]
+    if len(ours) != 1 or "cannot write trace" not in ours[0] or what not in ours[0]:
+        fail("%s: expected one line about %r, got %r" % (name, what, ours))
+    if theirs_plain != theirs_traced:
+        fail("%s: the program's own stderr changed: %r vs %r" % (name, theirs_traced,
+                                                                 theirs_plain))
+    return ours[0]
+
+
+def scenario_disk():
+    cmd = [A.client, "load", "2", "20000"]
+    with tempfile.TemporaryDirectory(prefix="vt-rel-disk-") as tmp:
+        cases = [("dev_full", "/dev/full", "File exists", None),
+                 ("missing_dir", os.path.join(tmp, "no", "such", "t.%p.vtrace"),
+                  "No such file", None)]
+        if os.geteuid() == 0:
+            # root writes through directory permissions: sysfs refuses it
+            cases.append(("read_only_dir", "/sys/vt-cannot-be-here.%p.vtrace",
+                          "Permission denied", None))
+        else:
+            ro = os.path.join(tmp, "ro")
+            os.mkdir(ro, 0o500)
+            cases.append(("read_only_dir", os.path.join(ro, "t.%p.vtrace"),
+                          "Permission denied", None))
+
+        def small_fsize():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))
+        cases.append(("file_size_limit", os.path.join(tmp, "small.%p.vtrace"),
+                      "File too large", small_fsize))
+        for name, output, what, preexec in cases:
+            env = traced_env(tmp, ledger=False, output=output, flush_ms=10)
+            plain, traced, secs = run_pair(cmd, tmp, env, preexec)
+            line = expect_one_line(name, plain, traced, what)
+            print("ok: %s: exit %d and stdout unchanged, %.1f s, said: %s" %
+                  (name, traced.returncode, secs, line))
+            if name == "file_size_limit":
+                for path in traces(tmp, "small.*.vtrace"):
+                    if os.path.getsize(path) > 8192:
+                        fail("file size limit: %s is larger than the limit" % path)
+                    analyzer_reads(path)
+
+
+# ---- load ----
+
+def scenario_load(threads, pairs):
+    with tempfile.TemporaryDirectory(prefix="vt-rel-load-") as tmp:
+        env = traced_env(tmp, ledger=False, extra={"VTSIM_MEMORY": "64GiB"})
+        t0 = time.monotonic()
+        p = subprocess.run([A.client, "load", str(threads), str(pairs)], env=env,
+                           capture_output=True, text=True, timeout=120)
+        secs = time.monotonic() - t0
+        if p.returncode != 0:
+            fail("load client exit %d: %s" % (p.returncode, p.stderr))
+        path = one_trace(tmp)
+        line = check("seq", path, threads, pairs)
+        print("%s (client %.1f s, trace %d bytes)" % (line, secs, os.path.getsize(path)))
+
+
+# ---- processes ----
+
+def check_all_complete(tmp, expect):
+    found = traces(tmp)
+    if len(found) != expect:
+        fail("%d traces, expected %d (one per process that recorded)" % (len(found), expect))
+    pids = set()
+    for path in found:
+        line = check("ledger", path, os.path.join(tmp, "ledger.txt"), "--complete")
+        pids.add(summary_field(line, "pid"))
+    if len(pids) != expect:
+        fail("traces of %d distinct pids, expected %d" % (len(pids), expect))
+    return len(found)
+
+
+def scenario_procs(what):
+    with tempfile.TemporaryDirectory(prefix="vt-rel-proc-") as tmp:
+        env = traced_env(tmp)
+        if what == "forkstorm":
+            args, expect = ["forkstorm", "100"], 101
+        elif what == "chain":
+            args, expect = ["chain", "3"], 3
+        else:
+            args, expect = ["forkbusy", "30"], 1 + 30 + 15
+        t0 = time.monotonic()
+        p = subprocess.run([A.client] + args, env=env, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        if p.returncode != 0:
+            fail("%s: exit %d: %s %s" % (what, p.returncode, p.stdout, p.stderr))
+        n = check_all_complete(tmp, expect)
+        print("ok: %s: %d processes, %d complete traces matching the ledger, %.1f s" %
+              (what, expect, n, time.monotonic() - t0))
+
+
+def scenario_wrapper():
+    """A shell script that execs the real program (a pyenv shim): the shell
+    records nothing and leaves no file; the program's trace is there, under
+    the same pid, and `vramtrace run` lists it."""
+    with tempfile.TemporaryDirectory(prefix="vt-rel-wrap-") as tmp:
+        script = os.path.join(tmp, "shim.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nexec \"%s\" chain 1 \"$@\"\n" % A.client)
+        os.chmod(script, 0o755)
+        env = traced_env(tmp)
+        env.pop("LD_PRELOAD")
+        # vramtrace run puts the sanitizer runtimes first itself
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+        tmpl = os.path.join(tmp, "trace.%p.vtrace")
+        p = subprocess.run([A.vramtrace, "run", "-o", tmpl, "--", script], env=env,
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        if p.returncode != 0:
+            fail("vramtrace run shim: exit %d: %s" % (p.returncode, p.stderr))
+        path = one_trace(tmp)
+        line = check("ledger", path, os.path.join(tmp, "ledger.txt"), "--complete")
+        if path not in p.stderr:
+            fail("vramtrace run did not list %s: %s" % (path, p.stderr))
+        print("ok: wrapper script + exec: one trace, listed: " + line)
+
+
+# ---- signals ----
+
+def scenario_alarms(pairs):
+    with tempfile.TemporaryDirectory(prefix="vt-rel-alarm-") as tmp:
+        cmd = [A.client, "alarms", str(pairs)]
+        plain, traced, secs = run_pair(cmd, tmp, traced_env(tmp))
+        if plain.returncode != 0 or traced.returncode != 0:
+            fail("alarms: exit %d / %d: %s" % (plain.returncode, traced.returncode,
+                                              traced.stderr))
+        if plain.stdout != traced.stdout or "interrupted yes" not in traced.stdout:
+            fail("alarms: stdout %r vs %r" % (traced.stdout, plain.stdout))
+        if any(l.startswith("vramtrace") for l in traced.stderr.splitlines()):
+            fail("alarms: the tracer complained: " + traced.stderr)
+        # the untraced run wrote no ledger (no VTSIM_LEDGER): only the traced one
+        path = one_trace(tmp)
+        line = check("ledger", path, os.path.join(tmp, "ledger.txt"), "--complete")
+        print("ok: SIGALRM storm: %s; %s" % (traced.stderr.strip(), line))
+
+
+# ---- unchanged behaviour ----
+
+def scenario_unchanged(cases):
+    """Each case 'name|exe|arg ...[|disabled,unordered]': stdout and exit status
+    identical with and without the tracer. 'disabled': the program checks
+    that the tracer's hooks are there (a tracer test client), so its
+    baseline is the library loaded with VRAMTRACE_DISABLE=1 (hooks pass
+    through, nothing is recorded)."""
+    n = 0
+    for case in cases:
+        name, exe, *rest = case.split("|")
+        args = rest[0].split() if rest and rest[0] else []
+        flags = rest[1].split(",") if len(rest) > 1 else []
+        baseline_disabled = "disabled" in flags
+        # 'unordered': processes print in the order they finish and name
+        # their pids (a launcher): compare the sorted lines, pids masked
+        unordered = "unordered" in flags
+        with tempfile.TemporaryDirectory(prefix="vt-rel-same-") as tmp:
+            extra = {"LD_LIBRARY_PATH": A.simdir + ":" + os.path.join(A.simdir, "runtime")}
+            env = traced_env(tmp, ledger=False, extra=dict(extra))
+            env["NVTX_INJECTION64_PATH"] = A.lib
+            base_env = plain_env(tmp, extra)
+            if baseline_disabled:
+                base_env = dict(env, VRAMTRACE_DISABLE="1")
+            plain = subprocess.run([exe] + args, env=base_env, cwd=tmp,
+                                   capture_output=True, text=True, timeout=TIMEOUT)
+            traced = subprocess.run([exe] + args, env=env, cwd=tmp, capture_output=True,
+                                    text=True, timeout=TIMEOUT)
+            def norm(out):
+                if not unordered:
+                    return out
+                return sorted(re.sub(r"pid \d+", "pid N", l) for l in out.splitlines())
+            if (plain.returncode, norm(plain.stdout)) != (traced.returncode, norm(traced.stdout)):
+                fail("%s: with the tracer exit %d stdout %r; without exit %d stdout %r" %
+                     (name, traced.returncode, traced.stdout[:400], plain.returncode,
+                      plain.stdout[:400]))
+            if not traces(tmp, "trace.*.vtrace") and plain.returncode == 0:
+                fail("%s: the traced run wrote no trace" % name)
+            print("ok: %-28s exit %d, %d stdout bytes identical (baseline: %s)" %
+                  (name, plain.returncode, len(plain.stdout),
+                   "tracer disabled" if baseline_disabled else "no tracer"))
+            n += 1
+    print("ok: %d programs behave the same with and without the tracer" % n)
+
+
+# ---- security ----
+
+def dump_json(path):
+    p = subprocess.run([A.vramtrace, "dump", "--json", path], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    if p.returncode != 0:
+        fail("dump %s: %s" % (path, p.stderr))
+    return [json.loads(l) for l in p.stdout.splitlines()]
+
+
+def expect_private_file(path):
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o600:
+        fail("%s: mode %o, expected a regular file 0600" % (path, st.st_mode))
+
+
+def scenario_security():
+    with tempfile.TemporaryDirectory(prefix="vt-rel-sec-") as tmp:
+        # format directives in the output template and in names
+        tmpl = os.path.join(tmp, "%n%s%x.%p.vtrace")
+        env = traced_env(tmp, output=tmpl)
+        p = subprocess.run([A.client, "names"], env=env, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        if p.returncode != 0 or p.stdout != "names done\n":
+            fail("names client: exit %d %r %s" % (p.returncode, p.stdout, p.stderr))
+        found = glob.glob(os.path.join(glob.escape(tmp), "%n%s%x.*.vtrace"))
+        if len(found) != 1:
+            fail("no trace under the literal template name: %s" % os.listdir(tmp))
+        expect_private_file(found[0])
+        recs = dump_json(found[0])
+        threads = [r.get("name") for r in recs if r["type"] == "thread"]
+        texts = json.dumps(recs)
+        for want in ("%n%s%n%s phase", "%x%p%n mark"):
+            if want not in texts:
+                fail("%r is not in the trace verbatim" % want)
+        if "%n%s%n%s" not in threads:
+            fail("thread name not verbatim: %s" % threads)
+        print("ok: '%n%s' in the template, thread, phase and mark names kept verbatim")
+
+        # a planted symlink, an existing file: never followed, never touched
+        victim = os.path.join(tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("victim")
+        link = os.path.join(tmp, "fixed.vtrace")
+        os.symlink(victim, link)
+        existing = os.path.join(tmp, "existing.vtrace")
+        with open(existing, "w") as f:
+            f.write("precious")
+        for name, output in (("symlink", link), ("existing file", existing)):
+            env = traced_env(tmp, output=output)
+            p = subprocess.run([A.client, "names"], env=env, capture_output=True, text=True,
+                               timeout=TIMEOUT)
+            if p.returncode != 0 or "vramtrace" in p.stderr:
+                fail("%s: exit %d, stderr %s" % (name, p.returncode, p.stderr))
+            alt = output[:-len(".vtrace")] + ".1.vtrace"
+            expect_private_file(alt)
+            dump_json(alt)
+            print("ok: %s: trace went to %s (0600, readable)" % (name, os.path.basename(alt)))
+        if open(victim).read() != "victim" or open(existing).read() != "precious":
+            fail("an existing file was changed")
+        if not os.path.islink(link):
+            fail("the planted symlink was replaced")
+        # vramtrace run lists the numbered file
+        env = plain_env(tmp, {"VTSIM_LEDGER": os.path.join(tmp, "ledger.txt")})
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+        p = subprocess.run([A.vramtrace, "run", "-o", existing, "--", A.client, "names"],
+                           env=env, capture_output=True, text=True, timeout=TIMEOUT)
+        alt2 = existing[:-len(".vtrace")] + ".2.vtrace"
+        if p.returncode != 0 or ("trace " + alt2) not in p.stderr:
+            fail("vramtrace run did not list %s: %s" % (alt2, p.stderr))
+        print("ok: victim and existing file untouched; vramtrace run lists %s" %
+              os.path.basename(alt2))
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--simdir", required=True)
+    ap.add_argument("--client", required=True)
+    ap.add_argument("--check", required=True)
+    ap.add_argument("--preload-first", default="")
+    ap.add_argument("--margin-ms", type=int, default=150,
+                    help="time a writer round may take beyond the flush interval")
+    ap.add_argument("--crash-margin-ms", type=int, default=50,
+                    help="time a hook may be preempted between the driver's ledger line "
+                         "and its append")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("scenario")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    A = ap.parse_args()
+    seed = A.seed if A.seed is not None else random.randrange(1 << 30)
+    s, args = A.scenario, A.args
+    if s == "kill":
+        scenario_kill(int(args[0]), seed)
+    elif s == "end":
+        scenario_end(args[0], seed)
+    elif s == "disk":
+        scenario_disk()
+    elif s == "load":
+        scenario_load(int(args[0]), int(args[1]))
+    elif s == "procs":
+        scenario_procs(args[0])
+    elif s == "wrapper":
+        scenario_wrapper()
+    elif s == "alarms":
+        scenario_alarms(int(args[0]))
+    elif s == "unchanged":
+        scenario_unchanged(args)
+    elif s == "security":
+        scenario_security()
+    else:
+        fail("unknown scenario " + s)
+
+
+if __name__ == "__main__":
+    main()
