@@ -198,6 +198,10 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
         f_uint(o, "id", rec->u.stack_node.id);
         f_uint(o, "parent", rec->u.stack_node.parent);
         f_hex(o, "ip", rec->u.stack_node.ip);
+        if (vt_ip_is_py_frame(rec->u.stack_node.ip)) { /* a Python frame */
+            f_uint(o, "py_code", vt_py_frame_code(rec->u.stack_node.ip));
+            f_uint(o, "line", vt_py_frame_line(rec->u.stack_node.ip));
+        }
         break;
     case VT_REC_STRING:
         f_uint(o, "id", rec->u.string.id);
@@ -206,6 +210,12 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
     case VT_REC_API:
         f_uint(o, "id", rec->u.api.id);
         f_str(o, "name", rec->u.api.name);
+        break;
+    case VT_REC_PY_CODE:
+        f_uint(o, "id", rec->u.py_code->id);
+        f_str(o, "qualname", rec->u.py_code->qualname);
+        f_str(o, "filename", rec->u.py_code->filename);
+        f_uint(o, "first_line", rec->u.py_code->first_line);
         break;
     case VT_REC_MEM:
         dump_mem(o, r, rec);

@@ -458,9 +458,11 @@ static void release_entry(struct vt_replay *rp, uint32_t idx)
     rp->free_entries[rp->nfree_entries++] = idx;
 }
 
-/* site: from vt_sites_find_or_add, < 0 if that ran out of memory. */
-static void ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site,
-                          int64_t bytes, int64_t count, uint64_t time_ns)
+/* site: from vt_sites_find_or_add, < 0 if that ran out of memory.
+ * Inlined (as free_live below): together they run once per event. */
+static inline __attribute__((always_inline)) void
+ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site, int64_t bytes,
+              int64_t count, uint64_t time_ns)
 {
     uint64_t old = l->sites.total_bytes;
     if (site < 0) {
@@ -492,7 +494,8 @@ static bool take_live_other_kind(struct vt_replay *rp, uint8_t kind, uint64_t ad
     return false;
 }
 
-static void free_live(struct vt_replay *rp, uint64_t idx, uint64_t time_ns)
+static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp, uint64_t idx,
+                                                           uint64_t time_ns)
 {
     struct vt_live_entry e = rp->entries[idx];
     release_entry(rp, (uint32_t)idx);

@@ -12,11 +12,36 @@
 struct where_ctx {
     FILE *out;
     size_t n;
+    /* A stack with Python frames shows its innermost native frame (the
+     * API called), then its Python frames: what the user wrote. */
+    bool python;
+    size_t native, shown_python, max;
 };
+
+static bool is_python_frame(const struct vt_frame *f)
+{
+    return f->module && !strcmp(f->module, "python");
+}
+
+static void note_python(void *ctx, const struct vt_frame *f)
+{
+    if (is_python_frame(f))
+        *(bool *)ctx = true;
+}
 
 static void where_frame(void *ctx, const struct vt_frame *f)
 {
     struct where_ctx *w = ctx;
+    if (w->python) {
+        if (!is_python_frame(f)) {
+            if (w->native++ == 1)
+                fputs(" <- ...", w->out);
+            if (w->native > 1)
+                return;
+        } else if (w->max && w->shown_python++ >= w->max) {
+            return;
+        }
+    }
     fputs(w->n++ ? " <- " : "", w->out);
     if (f->function)
         fputs(f->function, w->out);
@@ -32,8 +57,9 @@ static void where_frame(void *ctx, const struct vt_frame *f)
 
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
-    struct where_ctx w = {out, 0};
-    vt_report_frames(rep, input, stack, rep->opt->text_frames, where_frame, &w);
+    struct where_ctx w = {.out = out, .max = rep->opt->text_frames};
+    vt_report_frames(rep, input, stack, 0, note_python, &w.python);
+    vt_report_frames(rep, input, stack, w.python ? 0 : rep->opt->text_frames, where_frame, &w);
     if (w.n == 0)
         fputs("(no stack recorded)", out);
 }

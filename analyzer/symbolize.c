@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pair_map.h"
+#include "python_frames.h"
 
 #define MAX_INLINE_DEPTH 16
 
@@ -21,6 +22,7 @@ struct module_entry {
 };
 
 struct vt_symbolizer {
+    const struct vt_reader *reader; /* Python frames name its code records */
     Dwfl *dwfl;
     char *debuginfo_path;
     Dwfl_Callbacks callbacks;
@@ -95,6 +97,7 @@ struct vt_symbolizer *vt_symbolizer_new(const struct vt_reader *r,
     if (!s)
         return NULL;
     vt_pair_map_init(&s->cache);
+    s->reader = r;
     s->disabled = opt && opt->disabled;
     /* libdwfl's search path: "" (beside the file), .debug, then our dirs. */
     size_t len = 64;
@@ -302,9 +305,16 @@ size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame 
     }
     size_t first = s->nframes, n = 0;
     uint64_t pc = ip ? ip - 1 : 0; /* a return address points after the call */
-    const struct module_entry *e = module_of(s, pc);
-    if (e && e->mod && s->dwfl)
+    const struct module_entry *e = vt_ip_is_py_frame(ip) ? NULL : module_of(s, pc);
+    if (vt_ip_is_py_frame(ip)) {
+        struct vt_frame *f = push_frame(s);
+        if (f) {
+            vt_python_frame(s->reader, ip, f);
+            n = 1;
+        }
+    } else if (e && e->mod && s->dwfl) {
         n = symbolize_in_module(s, e, ip, pc);
+    }
     if (n == 0) {
         struct vt_frame *f = push_frame(s);
         if (!f) {

@@ -74,6 +74,8 @@ struct vt_reader {
     uint64_t *node_parent, *node_ip;
     uint64_t nnodes, nodes_cap;
     struct id_table threads, apis;
+    struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
+    uint64_t npy_codes, py_codes_cap;
     struct vt_module_info **modules;
     size_t nmodules, modules_cap;
     /* module id -> index of its latest record: an unload finds its module
@@ -322,6 +324,7 @@ void vt_reader_close(struct vt_reader *r)
     free(r->strings);
     free(r->node_parent);
     free(r->node_ip);
+    free(r->py_codes); /* names live in the arena */
     for (uint64_t i = 0; i < r->threads.cap; i++)
         free(r->threads.items[i]);
     free(r->threads.items);
@@ -700,6 +703,25 @@ static void decode_string(struct vt_reader *r, struct cursor *c, struct vt_recor
     rec->u.string.len = len;
 }
 
+/* Python code ids follow the order of their records, like stack nodes. */
+static void decode_py_code(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    struct vt_py_code_info info;
+    info.id = get_uv(c);
+    info.qualname = get_owned_str(r, c);
+    info.filename = get_owned_str(r, c);
+    info.first_line = get_uv(c);
+    CHECK(c->bad || info.id == r->npy_codes + 1, "python code id out of order");
+    if (c->bad)
+        return;
+    if (!grow(r, (void **)&r->py_codes, &r->py_codes_cap, r->npy_codes, sizeof info)) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->py_codes[r->npy_codes++] = info;
+    rec->u.py_code = &r->py_codes[r->npy_codes - 1];
+}
+
 static void decode_api(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t id = get_uv(c);
@@ -949,6 +971,9 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
     case VT_REC_API:
         decode_api(r, c, rec);
         break;
+    case VT_REC_PY_CODE:
+        decode_py_code(r, c, rec);
+        break;
     case VT_REC_MEM:
         decode_mem(r, c, rec);
         break;
@@ -1021,6 +1046,11 @@ bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *pare
     return true;
 }
 
+const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id)
+{
+    return id >= 1 && id <= r->npy_codes ? &r->py_codes[id - 1] : NULL;
+}
+
 const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id)
 {
     return id_get(&r->threads, id);
@@ -1051,7 +1081,8 @@ const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_
     X(VT_REC_STRING, "string") X(VT_REC_API, "api") X(VT_REC_MEM, "mem")                       \
     X(VT_REC_RANGE_PUSH, "range_push") X(VT_REC_RANGE_POP, "range_pop")                        \
     X(VT_REC_RANGE_START, "range_start") X(VT_REC_RANGE_END, "range_end")                      \
-    X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")
+    X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")      \
+    X(VT_REC_PY_CODE, "py_code")
 
 #define VT_KINDS(X)                                                                              \
     X(VT_KIND_DEVICE, "device") X(VT_KIND_MANAGED, "managed") X(VT_KIND_HOST_PINNED, "host_pinned") \

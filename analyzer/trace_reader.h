@@ -90,6 +90,14 @@ struct vt_thread_info {
     const char *name;   /* latest name seen */
 };
 
+/* A Python code object (VT_REC_PY_CODE): what a Python frame names. */
+struct vt_py_code_info {
+    uint64_t id;
+    const char *qualname;
+    const char *filename;
+    uint64_t first_line;
+};
+
 struct vt_device_info {
     uint64_t ordinal;
     uint8_t uuid[VT_UUID_SIZE];
@@ -113,6 +121,7 @@ struct vt_record {
         struct { uint64_t id, parent, ip; } stack_node;   /* VT_REC_STACK_NODE */
         struct { uint64_t id; const char *text; size_t len; } string; /* VT_REC_STRING */
         struct { uint64_t id; const char *name; } api;    /* VT_REC_API */
+        const struct vt_py_code_info *py_code;   /* VT_REC_PY_CODE */
         struct {
             uint8_t op, kind;
             uint64_t api, label;   /* api ids (label 0: none) */
@@ -173,6 +182,9 @@ uint64_t vt_reader_stack_node_count(const struct vt_reader *r);             /* i
 /* parent and ip of node id (1..count); false for 0 or unknown. */
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip);
 const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id);
+/* A Python code object by id (stack node ips with VT_PY_FRAME_TAG name
+ * them), NULL for 0 or unknown. */
+const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id);
 const char *vt_reader_api(const struct vt_reader *r, uint64_t id);
 /* Modules in order of appearance (index 0..count-1, not the id). */
 size_t vt_reader_module_count(const struct vt_reader *r);

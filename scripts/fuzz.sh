@@ -28,8 +28,10 @@ for h in "${harnesses[@]}"; do
     echo "== $h: $seconds s"
     VT_FUZZ_SECONDS=$seconds VT_FUZZ_ARGS="-fork=1 -ignore_crashes=1 ${VT_FUZZ_ARGS:-}" \
         tests/fuzz/run_fuzzer.sh "build-fuzz/tests/fuzz/fuzz_$h" "$h" "tests/fuzz/corpus/$h" \
-        "$work" "${extra[@]}" 2>&1 | tee "$work.log" | grep -E "^#[0-9]+.*(pulse|DONE)|INFO: fuzzed|crash|ERROR" | tail -5
-    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        "$work" "${extra[@]}" > "$work.log" 2>&1 || status=1
+    # Fork mode's progress lines: "#EXECUTIONS: cov: .. corp: N .. time: Ss"
+    grep -E '^#[0-9]+: ' "$work.log" | tail -1
+    grep -E 'INFO: exiting|ERROR|deadly signal' "$work.log" | tail -3
     echo "   corpus: $(ls "$work/corpus" | wc -l) inputs, $(du -sh "$work/corpus" | cut -f1); findings: $(ls "$work" | grep -cE '^(crash|leak|timeout|oom)-')"
 done
 exit $status

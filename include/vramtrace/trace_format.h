@@ -79,7 +79,7 @@ enum vt_record_type {
     /* One stack-trie node (an edge ip -> parent). Node ids start at 1 and
      * follow the order of these records; node 0 is the empty stack.
      * uv parent node id, uv instruction pointer (a return address, as
-     * unw_backtrace reports it) */
+     * unw_backtrace reports it, or a Python frame: VT_PY_FRAME_TAG) */
     VT_REC_STACK_NODE = 6,
     /* An interned string (phase names, NVTX domains). Ids start at 1; 0 is
      * "none". str text */
@@ -120,7 +120,40 @@ enum vt_record_type {
     /* Last record of a cleanly closed trace. dt time, uv events written,
      * uv chunks written (including this one), uv events lost */
     VT_REC_TRAILER = 16,
+    /* A Python code object (a function) that stack nodes refer to, emitted
+     * before the first stack node that uses it. Ids start at 1 and follow
+     * the order of these records. uv code id, str qualified name,
+     * str file name, uv first line. See VT_PY_FRAME_TAG. */
+    VT_REC_PY_CODE = 17,
 };
+
+/* A stack node's ip with the top bit set is not an instruction pointer but
+ * a Python frame: VT_PY_FRAME_TAG | code id << 32 | line (0: unknown),
+ * code id naming a VT_REC_PY_CODE record. No user-space return address has
+ * the top bit set. The recorder puts a thread's Python frames where its
+ * native stack enters the interpreter (docs/PYTHON.md). */
+#define VT_PY_FRAME_TAG (UINT64_C(1) << 63)
+#define VT_PY_CODE_ID_MAX 0x7fffffffu
+
+static inline uint64_t vt_py_frame_ip(uint64_t code_id, uint32_t line)
+{
+    return VT_PY_FRAME_TAG | (code_id & VT_PY_CODE_ID_MAX) << 32 | line;
+}
+
+static inline int vt_ip_is_py_frame(uint64_t ip)
+{
+    return (ip & VT_PY_FRAME_TAG) != 0;
+}
+
+static inline uint64_t vt_py_frame_code(uint64_t ip)
+{
+    return (ip >> 32) & VT_PY_CODE_ID_MAX;
+}
+
+static inline uint32_t vt_py_frame_line(uint64_t ip)
+{
+    return (uint32_t)ip;
+}
 
 /* What an operation did to memory. */
 enum vt_op {

@@ -61,7 +61,7 @@ void *vt_real_dlopen(const char *file, int mode);
 int vt_real_dlclose(void *handle);
 /* The glibc dlsym itself (resolved with dlvsym), NULL if unavailable. */
 typedef void *(*vt_dlsym_fn)(void *, const char *);
-#define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 vt_dlsym_fn vt_real_dlsym_fn(void);
 
 /* ---- the driver object and its real functions (driver_link.c) ---- */

@@ -23,6 +23,7 @@
 #include "modules.h"
 #include "options.h"
 #include "process_info.h"
+#include "python_stack.h"
 #include "recorder_control.h"
 #include "thread_buffer.h"
 #include "writer.h"
@@ -61,7 +62,10 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
     if (R.stack_depth == 0)
         return 0;
     void *buf[VT_MAX_STACK_DEPTH + 16];
-    int want = (int)R.stack_depth + 16;
+    /* A Python thread's stack is cut where it enters the interpreter,
+     * which may lie deeper than the depth kept (python_stack.h). */
+    bool python = vt_py_stack_active();
+    int want = python ? (int)(sizeof buf / sizeof buf[0]) : (int)R.stack_depth + 16;
     int n = unw_backtrace(buf, want);
     int i = 0;
     if (R.skip_by_extent) {
@@ -71,6 +75,8 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
     } else {
         i = n < VT_SELF_FRAMES_STATIC ? n : VT_SELF_FRAMES_STATIC;
     }
+    if (python)
+        return vt_py_stack_merge(buf + i, (size_t)(n - i), ips, R.stack_depth);
     size_t k = 0;
     for (; i < n && k < R.stack_depth; i++)
         ips[k++] = (uint64_t)(uintptr_t)buf[i];

@@ -392,12 +392,11 @@ void vt_tb_reap_exited(void)
     struct vt_thread_buf **link = &list_head;
     while (*link) {
         struct vt_thread_buf *tb = *link;
-        bool done = false;
-        if (tb->exited) {
-            pthread_mutex_lock(&tb->lock);
-            done = !tb->current && !tb->ready_head && !tb->wq_head;
-            pthread_mutex_unlock(&tb->lock);
-        }
+        /* exited is written by the exiting thread under the lock (found
+         * by ThreadSanitizer: reading it unlocked was a data race) */
+        pthread_mutex_lock(&tb->lock);
+        bool done = tb->exited && !tb->current && !tb->ready_head && !tb->wq_head;
+        pthread_mutex_unlock(&tb->lock);
         if (done) {
             *link = tb->next;
             pthread_mutex_destroy(&tb->lock);

@@ -214,6 +214,16 @@ void vt_encode_api(struct vt_encoder *e, uint64_t id, const char *name)
     put_cstr(e, name);
 }
 
+void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, size_t qualname_len,
+                       const char *filename, size_t filename_len, uint64_t first_line)
+{
+    begin(e, VT_REC_PY_CODE);
+    put_uv(e, id);
+    put_str(e, qualname, qualname_len);
+    put_str(e, filename, filename_len);
+    put_uv(e, first_line);
+}
+
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
 {
     begin(e, VT_REC_MEM);

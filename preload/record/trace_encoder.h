@@ -83,6 +83,8 @@ void vt_encode_device(struct vt_encoder *e, uint64_t ordinal,
 void vt_encode_stack_node(struct vt_encoder *e, uint64_t parent, uint64_t ip);
 void vt_encode_string(struct vt_encoder *e, const char *text, size_t len);
 void vt_encode_api(struct vt_encoder *e, uint64_t id, const char *name);
+void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, size_t qualname_len,
+                       const char *filename, size_t filename_len, uint64_t first_line);
 
 /* A VT_REC_MEM record, with file ids already resolved. */
 struct vt_mem_record {

@@ -31,6 +31,7 @@
 
 #include "fork_guard.h"
 #include "modules.h"
+#include "python_codes.h"
 #include "options.h"
 #include "stack_trie.h"
 #include "string_table.h"
@@ -312,7 +313,9 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h)
         };
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
-        r.stack = vt_trie_insert(&W.trie, ips, h->nips, on_stack_node, NULL);
+        uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
+        r.stack = vt_trie_insert(&W.trie, vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips),
+                                 h->nips, on_stack_node, NULL);
         if (r.stack == UINT64_MAX)
             r.stack = 0;
         vt_encode_mem(&W.enc, &r);
@@ -560,6 +563,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
     vt_encoder_init(&W.enc);
     memset(&W.frame, 0, sizeof W.frame);
     vt_trie_init(&W.trie);
+    vt_py_codes_reset();
     vt_strings_init(&W.strings);
     vt_modules_init(&W.modules);
     W.cctx = vt_chunk_cctx_new();

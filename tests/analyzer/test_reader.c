@@ -349,7 +349,7 @@ static uint64_t any_length(uint64_t *state)
     case 1: /* a power of two: one more byte than the value below it */
         return bits == 64 ? 0 : 1ull << bits;
     default:
-        return bits == 64 ? next_random(state) : next_random(state) >> (64 - bits) >> 0;
+        return bits == 0 ? 0 : next_random(state) >> (64 - bits);
     }
 }
 

@@ -1,0 +1,566 @@
+/*
+ * Python frames of the hook's own thread; see python_stack.h.
+ *
+ * What this file never does, and why (docs/PYTHON.md):
+ *  - PyGILState_Ensure: the hook's thread often holds PyTorch's allocator
+ *    mutex while another thread holds the GIL and waits for that mutex.
+ *  - PyThreadState_GetFrame, PyFrame_GetBack, PyFrame_GetCode, any other
+ *    call returning a new reference: refcount writes and allocation without
+ *    the GIL corrupt the heap.
+ *  - A profile hook: one slot per thread (torch.profiler takes it), and a
+ *    cost on every Python call.
+ * Instead the thread state comes from PyGILState_GetThisThreadState (a TSS
+ * read, what faulthandler uses from a signal handler) and everything else
+ * is plain loads at offsets from python_layout.h, checked against the
+ * running interpreter at start-up. Every code object is checked to be one
+ * (its type is PyCode_Type) before it is read.
+ *
+ * Code objects are resolved once and cached by address: an entry keeps the
+ * code's name, file name and first line, copied as UTF-8 into an arena. A
+ * freed code object's address may be reused by another; an entry counts
+ * only while the code at that address still has the same name and file
+ * objects and first line, else a new entry replaces it. Entries are never
+ * changed once published, so the writer thread can read any id it is
+ * given. All memory is mapped once at start-up: the hook never allocates.
+ */
+#define _GNU_SOURCE
+#include "python_stack.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "options.h"
+#include "python_layout.h"
+#include "raw_event.h"
+
+/* The real dlsym (preload/hooks/real_dl.c): libvramtrace.so defines dlsym
+ * itself. Weak: the recorder library alone (tests) has no hooks, and there
+ * plain dlsym is the real one. */
+extern void *vt_real_dlsym(void *handle, const char *name)
+    __attribute__((weak, visibility("hidden")));
+
+#define MAX_CODES 65536u        /* recorder code ids 1 .. MAX_CODES - 1 */
+#define SLOT_COUNT 131072u      /* open addressing, code address -> id */
+#define MAX_PROBES 32
+#define ARENA_BYTES (8u << 20)  /* names and file names, UTF-8 */
+#define NAME_MAX_BYTES 1024
+#define UNKNOWN_CODE 1u         /* "<unknown>": what a full table yields */
+
+static const struct vt_py_layout layouts[] = {
+#define VT_PY_LAYOUT_ROW(mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs) \
+    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs},
+    VT_PY_LAYOUTS(VT_PY_LAYOUT_ROW)
+#undef VT_PY_LAYOUT_ROW
+};
+
+enum { PY_UNKNOWN, PY_WAITING, PY_BUSY, PY_ON, PY_OFF };
+
+struct code_entry {
+    const void *code, *name_obj, *filename_obj;
+    int32_t first_line;
+    uint32_t name_len, filename_len;
+    const char *name, *filename;
+};
+
+static atomic_int state = PY_UNKNOWN;
+
+static struct {
+    const struct vt_py_layout *L;
+    int (*is_initialized)(void);
+    int (*is_finalizing)(void);
+    void *(*this_thread_state)(void);
+    const void *code_type, *unicode_type, *bytes_type;
+    uintptr_t eval_start, eval_end;
+
+    struct code_entry *entries;
+    _Atomic uint32_t *slots;
+    atomic_uint nentries;
+    char *arena;
+    atomic_size_t arena_used;
+} P;
+
+/* ---- plain loads (memcpy: no alignment assumptions) ---- */
+
+static inline const uint8_t *load_ptr(const uint8_t *base, int off)
+{
+    const uint8_t *p;
+    memcpy(&p, base + off, sizeof p);
+    return p;
+}
+
+static inline int32_t load_i32(const uint8_t *base, int off)
+{
+    int32_t v;
+    memcpy(&v, base + off, sizeof v);
+    return v;
+}
+
+static inline int64_t load_i64(const uint8_t *base, int off)
+{
+    int64_t v;
+    memcpy(&v, base + off, sizeof v);
+    return v;
+}
+
+static inline bool has_type(const uint8_t *obj, const void *type)
+{
+    return obj && load_ptr(obj, VT_PY_OB_TYPE) == type;
+}
+
+/* ---- line tables ---- */
+
+/* 3.10: (unsigned byte delta, signed line delta) pairs; -128: no line. */
+static int line_310(const uint8_t *t, size_t len, int line, int64_t addr)
+{
+    int64_t end = 0;
+    for (size_t i = 0; i + 1 < len; i += 2) {
+        int ldelta = (int8_t)t[i + 1];
+        end += t[i];
+        int ar_line = -1;
+        if (ldelta != -128) {
+            line += ldelta;
+            ar_line = line;
+        }
+        if (addr < end)
+            return ar_line;
+    }
+    return -1;
+}
+
+/* 6-bit varint of the location table (Objects/locations.md). */
+static unsigned scan_varint(const uint8_t **p, const uint8_t *end)
+{
+    unsigned val = 0, shift = 0;
+    while (*p < end) {
+        unsigned b = *(*p)++;
+        if (shift < 32)
+            val |= (b & 63u) << shift;
+        shift += 6;
+        if (!(b & 64))
+            break;
+    }
+    return val;
+}
+
+/* 3.11+: entries of (code, length) with a line delta per code. */
+static int line_311(const uint8_t *t, size_t len, int line, int64_t addr)
+{
+    const uint8_t *p = t, *end = t + len;
+    int64_t range_end = 0;
+    while (p < end) {
+        uint8_t b = *p;
+        unsigned code = (b >> 3) & 15u;
+        int delta = 0;
+        if (code == 13 || code == 14) { /* no columns / long form */
+            const uint8_t *q = p + 1;
+            unsigned u = scan_varint(&q, end);
+            delta = (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
+        } else if (code >= 10 && code <= 12) { /* one-line forms */
+            delta = (int)code - 10;
+        }
+        line += delta;
+        int ar_line = code == 15 ? -1 : line;
+        range_end += (int64_t)((b & 7u) + 1) * 2;
+        if (addr < range_end)
+            return ar_line;
+        do
+            p++;
+        while (p < end && !(*p & 128));
+    }
+    return -1;
+}
+
+int vt_py_line_from_table(int minor, const uint8_t *table, size_t len, int first_line,
+                          int64_t addr)
+{
+    if (addr < 0)
+        return first_line;
+    return minor == 10 ? line_310(table, len, first_line, addr)
+                       : line_311(table, len, first_line, addr);
+}
+
+/* ---- strings ---- */
+
+static size_t put_utf8(char *out, size_t room, uint32_t cp)
+{
+    if (cp < 0x80) {
+        if (room < 1)
+            return 0;
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        if (room < 2)
+            return 0;
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        if (room < 3)
+            return 0;
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    if (room < 4 || cp > 0x10ffff)
+        return 0;
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* A str object's text as UTF-8 (cut to cap at a character boundary), from
+ * the compact layout: 1, 2 or 4 bytes per character right after the
+ * object's header. Anything else (not a str, a legacy string) is "?". */
+static size_t copy_str(const uint8_t *obj, char *out, size_t cap)
+{
+    if (!has_type(obj, P.unicode_type)) {
+        out[0] = '?';
+        return 1;
+    }
+    uint32_t st = (uint32_t)load_i32(obj, VT_PY_STR_STATE);
+    int64_t n = load_i64(obj, VT_PY_STR_LENGTH);
+    unsigned kind = VT_PY_STR_KIND(st);
+    if (!VT_PY_STR_COMPACT(st) || n < 0 || (kind != 1 && kind != 2 && kind != 4)) {
+        out[0] = '?';
+        return 1;
+    }
+    const uint8_t *data = obj + (VT_PY_STR_ASCII(st) ? P.L->str_ascii : P.L->str_compact);
+    size_t used = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t cp;
+        if (kind == 1) {
+            cp = data[i];
+        } else if (kind == 2) {
+            uint16_t c;
+            memcpy(&c, data + 2 * i, 2);
+            cp = c;
+        } else {
+            memcpy(&cp, data + 4 * i, 4);
+        }
+        size_t w = put_utf8(out + used, cap - used, cp);
+        if (!w)
+            break;
+        used += w;
+    }
+    return used;
+}
+
+/* ---- the code cache ---- */
+
+static const char *arena_copy(const char *s, size_t len)
+{
+    size_t at = atomic_fetch_add_explicit(&P.arena_used, len, memory_order_relaxed);
+    if (at > ARENA_BYTES || len > ARENA_BYTES - at)
+        return NULL;
+    memcpy(P.arena + at, s, len);
+    return P.arena + at;
+}
+
+/* A new, published-once entry for code; 0 if the tables are full. */
+static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
+                          const uint8_t *filename_obj, int32_t first_line)
+{
+    if (atomic_load_explicit(&P.nentries, memory_order_relaxed) >= MAX_CODES)
+        return 0;
+    char name[NAME_MAX_BYTES], file[NAME_MAX_BYTES];
+    size_t nl = copy_str(name_obj, name, sizeof name);
+    size_t fl = copy_str(filename_obj, file, sizeof file);
+    const char *n = arena_copy(name, nl), *f = arena_copy(file, fl);
+    if (!n || !f)
+        return 0;
+    uint32_t id = atomic_fetch_add_explicit(&P.nentries, 1, memory_order_relaxed);
+    if (id >= MAX_CODES)
+        return 0;
+    struct code_entry *e = &P.entries[id];
+    e->code = code;
+    e->name_obj = name_obj;
+    e->filename_obj = filename_obj;
+    e->first_line = first_line;
+    e->name = n;
+    e->name_len = (uint32_t)nl;
+    e->filename = f;
+    e->filename_len = (uint32_t)fl;
+    return id; /* published by the release CAS on a slot, or by the event */
+}
+
+static uint32_t code_id(const uint8_t *code)
+{
+    const struct vt_py_layout *L = P.L;
+    const uint8_t *name = load_ptr(code, L->co_qualname >= 0 ? L->co_qualname : L->co_name);
+    const uint8_t *file = load_ptr(code, L->co_filename);
+    int32_t first = load_i32(code, L->co_firstlineno);
+    uintptr_t h = (uintptr_t)code;
+    h = (h >> 4) ^ (h >> 17);
+    for (unsigned probe = 0; probe < MAX_PROBES; probe++) {
+        _Atomic uint32_t *slot = &P.slots[(h + probe) & (SLOT_COUNT - 1)];
+        uint32_t id = atomic_load_explicit(slot, memory_order_acquire);
+        if (id == 0) {
+            uint32_t nid = new_entry(code, name, file, first);
+            if (!nid)
+                return UNKNOWN_CODE;
+            /* Lost the race for the slot: nid is still right for this
+             * code, only not cached; a later call caches it. */
+            atomic_compare_exchange_strong_explicit(slot, &id, nid, memory_order_acq_rel,
+                                                    memory_order_acquire);
+            return nid;
+        }
+        const struct code_entry *e = &P.entries[id];
+        if (e->code != code)
+            continue;
+        if (e->name_obj == name && e->filename_obj == file && e->first_line == first)
+            return id;
+        /* The address now holds another code object: replace the entry. */
+        uint32_t nid = new_entry(code, name, file, first);
+        if (!nid)
+            return UNKNOWN_CODE;
+        atomic_compare_exchange_strong_explicit(slot, &id, nid, memory_order_acq_rel,
+                                                memory_order_acquire);
+        return nid;
+    }
+    return UNKNOWN_CODE;
+}
+
+bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out)
+{
+    if (atomic_load_explicit(&state, memory_order_acquire) != PY_ON || code_id == 0 ||
+        code_id >= MAX_CODES || code_id >= atomic_load(&P.nentries))
+        return false;
+    const struct code_entry *e = &P.entries[code_id];
+    out->qualname = e->name;
+    out->qualname_len = e->name_len;
+    out->filename = e->filename;
+    out->filename_len = e->filename_len;
+    out->first_line = e->first_line > 0 ? (uint32_t)e->first_line : 0;
+    return true;
+}
+
+/* ---- the frame walk ---- */
+
+/* The line a frame is at; 0 if unknown. Sets *incomplete for a frame that
+ * has not started its first traceable instruction (CPython skips those). */
+static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *incomplete)
+{
+    const struct vt_py_layout *L = P.L;
+    int64_t addr;
+    *incomplete = false;
+    if (L->minor == 10) {
+        int32_t lasti = load_i32(frame, L->fr_instr);
+        addr = lasti < 0 ? -1 : (int64_t)lasti * 2;
+    } else {
+        const uint8_t *instr = load_ptr(frame, L->fr_instr);
+        addr = (int64_t)(instr - (code + L->co_code));
+        uint8_t owner = frame[L->fr_owner];
+        if (owner != VT_PY_OWNER_GENERATOR && addr / 2 < load_i32(code, L->co_firsttraceable))
+            *incomplete = true;
+    }
+    const uint8_t *table = load_ptr(code, L->co_linetable);
+    int32_t first = load_i32(code, L->co_firstlineno);
+    if (!has_type(table, P.bytes_type))
+        return 0;
+    int64_t len = load_i64(table, VT_PY_OB_SIZE);
+    if (len < 0)
+        return 0;
+    int line = vt_py_line_from_table(L->minor, table + VT_PY_BYTES_DATA, (size_t)len, first, addr);
+    return line > 0 ? (uint32_t)line : 0;
+}
+
+static const uint8_t *innermost_frame(const uint8_t *tstate)
+{
+    const struct vt_py_layout *L = P.L;
+    const uint8_t *f = load_ptr(tstate, L->ts_frame);
+    if (f && L->cf_current >= 0)
+        f = load_ptr(f, L->cf_current); /* tstate->cframe->current_frame */
+    return f;
+}
+
+/* Up to max Python frames of the calling thread, innermost first. */
+static size_t walk(uint64_t *out, size_t max)
+{
+    const struct vt_py_layout *L = P.L;
+    if (!P.is_initialized() || (P.is_finalizing && P.is_finalizing()))
+        return 0; /* thread states may be gone */
+    const uint8_t *tstate = P.this_thread_state();
+    if (!tstate)
+        return 0;
+    size_t n = 0, seen = 0;
+    /* seen bounds the walk even on a chain that never ends. */
+    for (const uint8_t *f = innermost_frame(tstate); f && n < max && seen < 4 * max + 64;
+         f = load_ptr(f, L->fr_previous), seen++) {
+        if (L->fr_owner >= 0 && f[L->fr_owner] == L->owner_cstack)
+            continue; /* the C entry shim */
+        const uint8_t *code = load_ptr(f, L->fr_code);
+        if (!has_type(code, P.code_type))
+            continue;
+        bool incomplete;
+        uint32_t line = frame_line(f, code, &incomplete);
+        if (incomplete)
+            continue;
+        out[n++] = vt_py_frame_ip(code_id(code), line);
+    }
+    return n;
+}
+
+static bool in_eval(uintptr_t ret)
+{
+    /* A return address points after its call: look at ret - 1. */
+    return ret - 1 >= P.eval_start && ret - 1 < P.eval_end;
+}
+
+size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth)
+{
+    if (depth > VT_MAX_STACK_DEPTH)
+        depth = VT_MAX_STACK_DEPTH;
+    size_t e = 0;
+    while (e < n && !in_eval((uintptr_t)native[e]))
+        e++;
+    size_t k = 0;
+    if (e < n) {
+        for (; k < e && k < depth; k++)
+            out[k] = (uint64_t)(uintptr_t)native[k];
+        size_t room = VT_MAX_STACK_DEPTH - k;
+        size_t py = walk(out + k, depth < room ? depth : room);
+        if (py > 0)
+            return k + py;
+    }
+    /* No interpreter frame, or no Python frame: the native stack. */
+    for (k = 0; k < n && k < depth; k++)
+        out[k] = (uint64_t)(uintptr_t)native[k];
+    return k;
+}
+
+/* ---- start-up ---- */
+
+static void *sym(const char *name)
+{
+    return vt_real_dlsym ? vt_real_dlsym(RTLD_DEFAULT, name) : dlsym(RTLD_DEFAULT, name);
+}
+
+static bool say_no(const char *why, unsigned minor)
+{
+    vt_say(2, "vramtrace: Python 3.%u: %s; stacks stay native (no Python frames)\n", minor, why);
+    return false;
+}
+
+/* 3.13's own description of its layout must agree with the table. */
+static bool debug_offsets_agree(const uint8_t *rt, const struct vt_py_layout *L, unsigned long hexver)
+{
+    if (!rt || memcmp(rt, VT_PY_DEBUG_COOKIE, 8) != 0)
+        return false;
+    uint64_t v[13];
+    static const int at[13] = {VT_PY313_DBG_VERSION, VT_PY313_DBG_FREE_THREADED,
+        VT_PY313_DBG_TSTATE_CURRENT_FRAME, VT_PY313_DBG_FRAME_PREVIOUS,
+        VT_PY313_DBG_FRAME_EXECUTABLE, VT_PY313_DBG_FRAME_INSTR_PTR, VT_PY313_DBG_FRAME_OWNER,
+        VT_PY313_DBG_CODE_FILENAME, VT_PY313_DBG_CODE_NAME, VT_PY313_DBG_CODE_QUALNAME,
+        VT_PY313_DBG_CODE_LINETABLE, VT_PY313_DBG_CODE_FIRSTLINENO, VT_PY313_DBG_CODE_ADAPTIVE};
+    for (int i = 0; i < 13; i++)
+        memcpy(&v[i], rt + at[i], 8);
+    return (v[0] >> 16) == (hexver >> 16) && v[1] == 0 && v[2] == (uint64_t)L->ts_frame &&
+           v[3] == (uint64_t)L->fr_previous && v[4] == (uint64_t)L->fr_code &&
+           v[5] == (uint64_t)L->fr_instr && v[6] == (uint64_t)L->fr_owner &&
+           v[7] == (uint64_t)L->co_filename && v[8] == (uint64_t)L->co_name &&
+           v[9] == (uint64_t)L->co_qualname && v[10] == (uint64_t)L->co_linetable &&
+           v[11] == (uint64_t)L->co_firstlineno && v[12] == (uint64_t)L->co_code;
+}
+
+/* Py_Version (3.11+) or the text of Py_GetVersion (3.10) as 0xMMmmppLS. */
+static unsigned long python_version(void)
+{
+    const unsigned long *pv = sym("Py_Version");
+    if (pv)
+        return *pv;
+    const char *(*get)(void) = (const char *(*)(void))sym("Py_GetVersion");
+    unsigned major = 0, minor = 0, micro = 0;
+    if (!get || sscanf(get(), "%u.%u.%u", &major, &minor, &micro) < 2)
+        return 0;
+    return (unsigned long)major << 24 | minor << 16 | micro << 8 | 0xf0;
+}
+
+static void *map_zeroed(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static bool set_up(void)
+{
+    unsigned long ver = python_version();
+    unsigned major = (unsigned)(ver >> 24), minor = (unsigned)(ver >> 16) & 0xff;
+    unsigned level = (unsigned)(ver >> 4) & 0xf;
+    if (major != 3)
+        return say_no("unknown version", minor);
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i].minor == (int)minor)
+            P.L = &layouts[i];
+    if (!P.L)
+        return say_no("version not supported", minor);
+    if (level < 0xc) /* alpha and beta releases may still move fields */
+        return say_no("pre-release not supported", minor);
+    /* Debug builds (Py_REF_DEBUG) define these; release builds do not. */
+    if (sym("_Py_NegativeRefcount") || sym("_Py_RefTotal") || sym("_Py_GetGlobalRefTotal"))
+        return say_no("debug build not supported", minor);
+    if (minor >= 13 && !debug_offsets_agree(sym("_PyRuntime"), P.L, ver))
+        return say_no("free-threaded build, or its layout differs from the one known",
+                      minor);
+    P.this_thread_state = (void *(*)(void))sym("PyGILState_GetThisThreadState");
+    P.is_finalizing = (int (*)(void))sym(minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
+    P.code_type = sym("PyCode_Type");
+    P.unicode_type = sym("PyUnicode_Type");
+    P.bytes_type = sym("PyBytes_Type");
+    void *eval = sym("_PyEval_EvalFrameDefault");
+    Dl_info info;
+    const ElfW(Sym) *esym = NULL;
+    if (!P.this_thread_state || !P.code_type || !P.unicode_type || !P.bytes_type || !eval ||
+        !dladdr1(eval, &info, (void **)&esym, RTLD_DL_SYMENT) || !esym || !esym->st_size)
+        return say_no("interpreter symbols not found", minor);
+    P.eval_start = (uintptr_t)eval;
+    P.eval_end = P.eval_start + esym->st_size;
+    P.entries = map_zeroed(MAX_CODES * sizeof *P.entries);
+    P.slots = map_zeroed(SLOT_COUNT * sizeof *P.slots);
+    P.arena = map_zeroed(ARENA_BYTES);
+    if (!P.entries || !P.slots || !P.arena)
+        return say_no("no memory for the code table", minor);
+    /* id 0 is no code; id 1 is what frames get once the table is full. */
+    static const char unknown[] = "<unknown>";
+    P.entries[UNKNOWN_CODE].name = unknown;
+    P.entries[UNKNOWN_CODE].name_len = sizeof unknown - 1;
+    P.entries[UNKNOWN_CODE].filename = "";
+    atomic_store(&P.nentries, UNKNOWN_CODE + 1);
+    return true;
+}
+
+bool vt_py_stack_active(void)
+{
+    int s = atomic_load_explicit(&state, memory_order_acquire);
+    if (s == PY_ON)
+        return P.is_initialized();
+    if (s != PY_UNKNOWN && s != PY_WAITING)
+        return false;
+    /* One thread finds out; the others record native stacks meanwhile. */
+    if (!atomic_compare_exchange_strong(&state, &s, PY_BUSY))
+        return false;
+    if (!P.is_initialized) {
+        P.is_initialized = (int (*)(void))sym("Py_IsInitialized");
+        if (!P.is_initialized) {
+            atomic_store_explicit(&state, PY_OFF, memory_order_release);
+            return false; /* not a Python process: nothing to say */
+        }
+    }
+    if (!P.is_initialized()) {
+        atomic_store_explicit(&state, PY_WAITING, memory_order_release);
+        return false;
+    }
+    bool ok = set_up();
+    atomic_store_explicit(&state, ok ? PY_ON : PY_OFF, memory_order_release);
+    return ok;
+}

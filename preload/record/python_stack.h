@@ -1,0 +1,62 @@
+/*
+ * Python frames in the tracer's stacks (docs/PYTHON.md).
+ *
+ * In a Python program the native stack at cudaMalloc is mostly interpreter
+ * frames; what the user needs is file:line of their own code. The hook's
+ * thread reads its own Python frame chain, read-only, the way CPython's
+ * faulthandler does: no GIL, no Python API, no reference counts, nothing
+ * allocated. The chain cannot change under us: its thread is the one
+ * sitting in the hook.
+ *
+ * A captured stack becomes: the native frames from the hook down to the
+ * first interpreter frame (_PyEval_EvalFrameDefault), then the thread's
+ * Python frames, innermost first, as tagged ips (VT_PY_FRAME_TAG | code id
+ * | line, trace_format.h); the native frames below (Py_RunMain, main) are
+ * dropped. Code ids here are the recorder's own; the writer renumbers them
+ * per trace file (python_codes.h) and describes each before first use.
+ */
+#ifndef VRAMTRACE_PRELOAD_PYTHON_STACK_H
+#define VRAMTRACE_PRELOAD_PYTHON_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when the calling thread's stack should be merged with Python frames:
+ * the process runs a supported CPython that is initialized and not
+ * finalizing. The first calls find out (lazily, once Py_IsInitialized()
+ * says so); a process without Python costs one symbol lookup, ever. An
+ * unsupported Python (version, debug or free-threaded build, a layout that
+ * does not match) is said once on stderr, then stacks stay native. */
+bool vt_py_stack_active(void);
+
+/* Builds the event's stack in out (at most VT_MAX_STACK_DEPTH entries) from
+ * n native return addresses, innermost first (the tracer's own frames
+ * already skipped): native frames up to the first interpreter frame (at
+ * most depth of them), then up to depth Python frames. Without an
+ * interpreter frame or without Python frames on this thread, the first
+ * depth native frames. Returns the number of entries. Call only when
+ * vt_py_stack_active() said true. */
+size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth);
+
+/* What a recorder code id stands for (for the writer thread). Strings are
+ * UTF-8, not NUL-terminated, valid for the life of the process. */
+struct vt_py_code_desc {
+    const char *qualname;
+    size_t qualname_len;
+    const char *filename;
+    size_t filename_len;
+    uint32_t first_line;
+};
+/* false for an id the recorder never handed out. */
+bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out);
+
+/* ---- for tests ---- */
+
+/* Line of byte offset addr in a code object's line table, as CPython's
+ * PyCode_Addr2Line computes it: minor 10 is the 3.10 table, 11+ the
+ * location table of 3.11 onwards. -1: no line. */
+int vt_py_line_from_table(int minor, const uint8_t *table, size_t len, int first_line,
+                          int64_t addr);
+
+#endif

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Python frames in the tracer's stacks, end to end, for one interpreter.
+
+Runs py_client.py under `vramtrace run` with the given Python on the
+simulated GPU, then compares `vramtrace report --json` (and --no-symbols,
+and `dump --json`) with the truth the client took with Python's own
+sys._getframe at each cudaMalloc line:
+  - each allocation site's stack in the peak breakdown: native frames from
+    the runtime down to where the interpreter was entered, then exactly the
+    client's Python frames (function, file, line), innermost first, and
+    nothing after them;
+  - a threading.Thread shows its own Python stack;
+  - the helper's native thread keeps a native stack, no Python frame;
+  - the ledger of the simulated driver holds each allocation the client
+    logged (pointer and size).
+Exit 77 when the interpreter is absent (a skipped test).
+
+    check_frames.py --python PY --build BUILD_DIR --src SOURCE_DIR
+                    --native-lib LIB [--preload-first LIBS] [--tamper]
+
+--tamper expects a wrong line for one frame: the check must then fail.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", default="")
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--native-lib", required=True)
+    ap.add_argument("--preload-first", default="")
+    ap.add_argument("--tamper", action="store_true")
+    return ap.parse_args()
+
+
+def ledger_allocs(path):
+    live = {}
+    with open(path) as f:
+        for line in f:
+            e = dict(x.split("=", 1) for x in line.rstrip("\n").split("\t") if "=" in x)
+            if e.get("op") == "alloc":
+                live[int(e["addr"], 0)] = int(e["size"], 0)
+    return live
+
+
+def main():
+    args = parse_args()
+    if not args.python or not os.access(args.python, os.X_OK):
+        print("skip: no interpreter %r" % args.python)
+        sys.exit(77)
+    build = os.path.abspath(args.build)
+    here = os.path.dirname(os.path.abspath(__file__))
+    vramtrace = os.path.join(build, "analyzer", "vramtrace")
+    sim = os.path.join(build, "tests", "simdriver")
+    tmp = tempfile.mkdtemp(prefix="vt-pyframes-")
+    out = os.path.join(tmp, "traces")
+    os.mkdir(out)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VTSIM_", "VRAMTRACE_", "PYTHON"))}
+    env["LD_LIBRARY_PATH"] = sim + ":" + os.path.join(sim, "runtime")
+    env["VTSIM_LEDGER"] = os.path.join(tmp, "ledger.txt")
+    env["VTPY_FACTS"] = os.path.join(tmp, "facts.json")
+    env["VTPY_NATIVE_LIB"] = os.path.abspath(args.native_lib)
+    env.pop("LD_PRELOAD", None)
+    if args.preload_first:
+        env["LD_PRELOAD"] = args.preload_first
+    client = os.path.join(here, "py_client.py")
+    proc = subprocess.run([vramtrace, "run", "-o", os.path.join(out, "t.%p.vtrace"), "--",
+                           args.python, client], env=env, capture_output=True, text=True,
+                          timeout=60)
+    if proc.returncode != 0:
+        print(proc.stdout + proc.stderr, file=sys.stderr)
+        print("FAIL: the client exited %d" % proc.returncode, file=sys.stderr)
+        sys.exit(1)
+    failures = []
+    if "stacks stay native" in proc.stderr:
+        failures.append("the tracer refused this Python: " + proc.stderr.strip())
+    with open(env["VTPY_FACTS"]) as f:
+        truth = json.load(f)
+    facts = truth["facts"]
+    if args.tamper:
+        facts[0]["python"][0]["line"] += 1
+
+    ledger = ledger_allocs(env["VTSIM_LEDGER"])
+    for fact in facts:
+        if ledger.get(fact["ptr"]) != fact["bytes"]:
+            failures.append("%s: the ledger has no allocation of %d bytes at %s"
+                            % (fact["site"], fact["bytes"], fact["ptr"]))
+
+    def report(*extra):
+        r = subprocess.run([vramtrace, "report", "--json", "--top", "50"] + list(extra) + [out],
+                           env=env, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            print(r.stderr, file=sys.stderr)
+            print("FAIL: vramtrace report exited %d" % r.returncode, file=sys.stderr)
+            sys.exit(1)
+        rep = json.loads(r.stdout)
+        procs = [p for p in rep["processes"] if p["devices"]]
+        if len(procs) != 1:
+            failures.append("expected one process with device memory, got %d" % len(procs))
+            return {}
+        dev = [d for d in procs[0]["devices"] if d["kind"] == "device"][0]
+        return {s["bytes"]: s for s in dev["peak_breakdown"]}
+
+    def check_site(fact, site, symbols):
+        name = "%s (%s)" % (fact["site"], "symbols" if symbols else "--no-symbols")
+        if site is None:
+            failures.append("%s: no peak breakdown row of %d bytes" % (name, fact["bytes"]))
+            return
+        frames = site["frames"]
+        py = [i for i, f in enumerate(frames) if f["module"] == "python"]
+        got = [{"function": frames[i]["function"], "file": frames[i]["file"],
+                "line": frames[i]["line"]} for i in py]
+        if got != fact["python"]:
+            failures.append("%s: Python frames\n  report: %s\n  truth:  %s"
+                            % (name, got, fact["python"]))
+        if py and py != list(range(py[0], len(frames))):
+            failures.append("%s: frames after the Python ones (the native frames below the "
+                            "interpreter must be dropped): %s" % (name, frames[py[0]:]))
+        native = frames[:py[0]] if py else frames
+        if not native:
+            failures.append("%s: no native frame above the Python ones" % name)
+        if symbols:
+            names = [f["function"] or "" for f in native]
+            if not names or names[0] != "cudaMalloc":
+                failures.append("%s: the innermost frame is %r, not cudaMalloc"
+                                % (name, names[:1]))
+            if any(n.startswith("_PyEval_EvalFrame") for n in names) and py:
+                failures.append("%s: interpreter frames kept above the Python ones: %s"
+                                % (name, names))
+            if fact["site"] == "native" and "vtpy_native_thread_main" not in names:
+                failures.append("%s: the native thread's own function is missing: %s"
+                                % (name, names))
+
+    for symbols in (True, False):
+        rows = report() if symbols else report("--no-symbols")
+        for fact in facts:
+            check_site(fact, rows.get(fact["bytes"]), symbols)
+
+    # The text report shows each Python site as: the API, "...", then the
+    # Python frames (what the user wrote), innermost first.
+    text = subprocess.run([vramtrace, "report", "--top", "50", out], env=env,
+                          capture_output=True, text=True, timeout=60).stdout
+    for fact in facts:
+        if not fact["python"]:
+            continue
+        want = "cudaMalloc (simcudart_api.c:"
+        py = " <- ".join("%s (%s:%d)" % (f["function"], os.path.basename(f["file"]), f["line"])
+                         for f in fact["python"][:2])
+        if not any(want in l and ") <- ... <- " + py in l for l in text.splitlines()):
+            failures.append("%s: the text report has no row ending in ... <- %s" % (fact["site"], py))
+
+    # The sites the client must have had, with the stacks the test is about.
+    sites = {f["site"]: f for f in facts}
+    for want in ("layer0", "layer1", "latin1", "ucs2", "recursive", "thread", "native"):
+        if want not in sites:
+            failures.append("the client did not log site %s" % want)
+    if "thread" in sites and not any(f["function"] == "worker" for f in sites["thread"]["python"]):
+        failures.append("the worker thread's truth lacks worker(): the client changed")
+    if "thread" in sites and any(f["function"] == "main" for f in sites["thread"]["python"]):
+        failures.append("the worker thread's truth has main(): the client changed")
+
+    # The trace describes each Python code before a stack node uses it.
+    dump = subprocess.run([vramtrace, "dump", "--json"] +
+                          [os.path.join(out, n) for n in sorted(os.listdir(out))],
+                          env=env, capture_output=True, text=True, timeout=60)
+    described = set()
+    for line in dump.stdout.splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "py_code":
+            described.add(rec["id"])
+        elif rec["type"] == "stack_node" and "py_code" in rec and rec["py_code"] not in described:
+            failures.append("stack node %d uses Python code %d before its record"
+                            % (rec["id"], rec["py_code"]))
+    if not described:
+        failures.append("the trace has no py_code record")
+
+    if failures:
+        for f in failures:
+            print("FAIL: " + f, file=sys.stderr)
+        sys.exit(1)
+    print("ok: Python %d.%d: %d allocation sites, every Python frame as Python itself saw it"
+          % (truth["version"][0], truth["version"][1], len(facts)))
+
+
+if __name__ == "__main__":
+    main()

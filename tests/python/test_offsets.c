@@ -1,0 +1,153 @@
+/*
+ * The tracer's table of CPython layouts (preload/record/python_layout.h),
+ * checked with offsetof() against one Python version's own headers
+ * (internal ones included); meson builds this once per installed version.
+ * The library itself never includes Python headers.
+ */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <frameobject.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#if PY_VERSION_HEX >= 0x030B0000
+#include "internal/pycore_code.h"
+#include "internal/pycore_frame.h"
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+#include "internal/pycore_runtime.h"
+#endif
+
+#include "python_layout.h"
+
+static int failures;
+
+static void same(const char *what, long table, long header)
+{
+    if (table != header) {
+        printf("FAIL: %s: table says %ld, Python %s headers say %ld\n", what, table, PY_VERSION,
+               header);
+        failures++;
+    }
+}
+
+#define SAME(field, expr) same(#field, L->field, (long)(expr))
+
+int main(void)
+{
+    static const struct vt_py_layout rows[] = {
+#define ROW(mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs) \
+    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs},
+        VT_PY_LAYOUTS(ROW)
+#undef ROW
+    };
+    const struct vt_py_layout *L = NULL;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].minor == PY_MINOR_VERSION)
+            L = &rows[i];
+    if (!L) {
+        printf("FAIL: Python %s has no row in the table\n", PY_VERSION);
+        return 1;
+    }
+    same("ob_type", VT_PY_OB_TYPE, offsetof(PyObject, ob_type));
+    same("ob_size", VT_PY_OB_SIZE, offsetof(PyVarObject, ob_size));
+    same("bytes data", VT_PY_BYTES_DATA, offsetof(PyBytesObject, ob_sval));
+    same("str length", VT_PY_STR_LENGTH, offsetof(PyASCIIObject, length));
+    same("str state", VT_PY_STR_STATE, offsetof(PyASCIIObject, state));
+    SAME(str_ascii, sizeof(PyASCIIObject));
+    SAME(str_compact, sizeof(PyCompactUnicodeObject));
+    SAME(co_filename, offsetof(PyCodeObject, co_filename));
+    SAME(co_name, offsetof(PyCodeObject, co_name));
+    SAME(co_firstlineno, offsetof(PyCodeObject, co_firstlineno));
+    SAME(co_linetable, offsetof(PyCodeObject, co_linetable));
+    same("co_firstlineno is an int", 4, sizeof(((PyCodeObject *)0)->co_firstlineno));
+
+    /* The state bits: build a state word with the compiler's own bitfield
+     * layout and read it back with the table's macros. */
+    PyASCIIObject probe;
+    memset(&probe, 0, sizeof probe);
+    probe.state.kind = PyUnicode_2BYTE_KIND;
+    probe.state.compact = 1;
+    probe.state.ascii = 0;
+    uint32_t word;
+    memcpy(&word, (char *)&probe + VT_PY_STR_STATE, sizeof word);
+    same("state kind bits", VT_PY_STR_KIND(word), PyUnicode_2BYTE_KIND);
+    same("state compact bit", VT_PY_STR_COMPACT(word), 1);
+    same("state ascii bit", VT_PY_STR_ASCII(word), 0);
+    memset(&probe, 0, sizeof probe);
+    probe.state.ascii = 1;
+    memcpy(&word, (char *)&probe + VT_PY_STR_STATE, sizeof word);
+    same("state ascii bit set", VT_PY_STR_ASCII(word), 1);
+    same("state kind clear", VT_PY_STR_KIND(word), 0);
+
+#if PY_VERSION_HEX < 0x030B0000
+    SAME(ts_frame, offsetof(PyThreadState, frame));
+    SAME(fr_previous, offsetof(PyFrameObject, f_back));
+    SAME(fr_code, offsetof(PyFrameObject, f_code));
+    SAME(fr_instr, offsetof(PyFrameObject, f_lasti));
+    same("f_lasti is an int", 4, sizeof(((PyFrameObject *)0)->f_lasti));
+    SAME(cf_current, -1);
+    SAME(fr_owner, -1);
+    SAME(co_qualname, -1);
+#else
+#if PY_VERSION_HEX < 0x030D0000
+    SAME(ts_frame, offsetof(PyThreadState, cframe));
+    SAME(cf_current, offsetof(_PyCFrame, current_frame));
+    SAME(fr_code, offsetof(_PyInterpreterFrame, f_code));
+    SAME(fr_instr, offsetof(_PyInterpreterFrame, prev_instr));
+#else
+    SAME(ts_frame, offsetof(PyThreadState, current_frame));
+    SAME(cf_current, -1);
+    SAME(fr_code, offsetof(_PyInterpreterFrame, f_executable));
+    SAME(fr_instr, offsetof(_PyInterpreterFrame, instr_ptr));
+#endif
+    SAME(fr_previous, offsetof(_PyInterpreterFrame, previous));
+    SAME(fr_owner, offsetof(_PyInterpreterFrame, owner));
+    same("owner is one byte", 1, sizeof(((_PyInterpreterFrame *)0)->owner));
+    same("generator owner", VT_PY_OWNER_GENERATOR, FRAME_OWNED_BY_GENERATOR);
+#if PY_VERSION_HEX >= 0x030C0000
+    SAME(owner_cstack, FRAME_OWNED_BY_CSTACK);
+#else
+    SAME(owner_cstack, -1);
+#endif
+    SAME(co_qualname, offsetof(PyCodeObject, co_qualname));
+    SAME(co_code, offsetof(PyCodeObject, co_code_adaptive));
+    SAME(co_firsttraceable, offsetof(PyCodeObject, _co_firsttraceable));
+    same("_co_firsttraceable is an int", 4, sizeof(((PyCodeObject *)0)->_co_firsttraceable));
+    same("code unit", 2, sizeof(_Py_CODEUNIT));
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030E0000
+    same("debug cookie", 0, offsetof(_Py_DebugOffsets, cookie));
+    same("debug version", VT_PY313_DBG_VERSION, offsetof(_Py_DebugOffsets, version));
+    same("debug free_threaded", VT_PY313_DBG_FREE_THREADED,
+         offsetof(_Py_DebugOffsets, free_threaded));
+    same("debug current_frame", VT_PY313_DBG_TSTATE_CURRENT_FRAME,
+         offsetof(_Py_DebugOffsets, thread_state.current_frame));
+    same("debug previous", VT_PY313_DBG_FRAME_PREVIOUS,
+         offsetof(_Py_DebugOffsets, interpreter_frame.previous));
+    same("debug executable", VT_PY313_DBG_FRAME_EXECUTABLE,
+         offsetof(_Py_DebugOffsets, interpreter_frame.executable));
+    same("debug instr_ptr", VT_PY313_DBG_FRAME_INSTR_PTR,
+         offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr));
+    same("debug owner", VT_PY313_DBG_FRAME_OWNER,
+         offsetof(_Py_DebugOffsets, interpreter_frame.owner));
+    same("debug filename", VT_PY313_DBG_CODE_FILENAME,
+         offsetof(_Py_DebugOffsets, code_object.filename));
+    same("debug name", VT_PY313_DBG_CODE_NAME, offsetof(_Py_DebugOffsets, code_object.name));
+    same("debug qualname", VT_PY313_DBG_CODE_QUALNAME,
+         offsetof(_Py_DebugOffsets, code_object.qualname));
+    same("debug linetable", VT_PY313_DBG_CODE_LINETABLE,
+         offsetof(_Py_DebugOffsets, code_object.linetable));
+    same("debug firstlineno", VT_PY313_DBG_CODE_FIRSTLINENO,
+         offsetof(_Py_DebugOffsets, code_object.firstlineno));
+    same("debug co_code_adaptive", VT_PY313_DBG_CODE_ADAPTIVE,
+         offsetof(_Py_DebugOffsets, code_object.co_code_adaptive));
+    same("debug offsets at the start of _PyRuntime", 0,
+         offsetof(_PyRuntimeState, debug_offsets));
+#endif
+    if (failures)
+        return 1;
+    printf("ok: Python %s: every offset of the table matches its headers\n", PY_VERSION);
+    return 0;
+}
