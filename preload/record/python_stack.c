@@ -357,8 +357,10 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
         int32_t lasti = load_i32(frame, L->fr_instr);
         addr = lasti < 0 ? -1 : (int64_t)lasti * 2;
     } else {
-        const uint8_t *instr = load_ptr(frame, L->fr_instr);
-        addr = (int64_t)(instr - (code + L->co_code));
+        /* As integers: the instruction pointer may not point into code
+         * (an incomplete frame points one unit before it). */
+        uintptr_t instr = (uintptr_t)load_ptr(frame, L->fr_instr);
+        addr = (int64_t)(instr - ((uintptr_t)code + (uintptr_t)L->co_code));
         uint8_t owner = frame[L->fr_owner];
         if (owner != VT_PY_OWNER_GENERATOR && addr / 2 < load_i32(code, L->co_firsttraceable))
             *incomplete = true;

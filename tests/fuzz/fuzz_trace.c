@@ -213,6 +213,36 @@ static void render(const struct vt_analysis *a, const struct vt_fuzz_options *fo
     vt_report_free(&rep);
 }
 
+/* `dump --json` with its stdout caught: every line must be a JSON value
+ * (scripts read it line by line). Returns its exit status. */
+static int dump_json_lines(char **argv)
+{
+    int fd = memfd_create("vt-fuzz-dump", MFD_CLOEXEC);
+    int saved = dup(STDOUT_FILENO);
+    REQUIRE(fd >= 0 && saved >= 0, "memfd/dup failed");
+    fflush(stdout);
+    dup2(fd, STDOUT_FILENO);
+    int status = vt_cmd_dump(3, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    off_t len = lseek(fd, 0, SEEK_END);
+    char *text = len > 0 ? mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    REQUIRE(len <= 0 || text != MAP_FAILED, "mmap failed");
+    for (off_t pos = 0; pos < len;) {
+        const char *nl = memchr(text + pos, '\n', (size_t)(len - pos));
+        REQUIRE(nl != NULL, "dump --json: last line not terminated");
+        size_t line = (size_t)(nl - (text + pos)), bad = 0;
+        REQUIRE(vt_json_check(text + pos, line, &bad), "dump --json: line at byte %lld is not JSON (at %zu)",
+                (long long)pos, bad);
+        pos += (off_t)line + 1;
+    }
+    if (len > 0)
+        munmap(text, (size_t)len);
+    close(fd);
+    return status;
+}
+
 void vt_fuzz_trace_images(const struct vt_fuzz_image *images, size_t n,
                           const struct vt_fuzz_options *opt)
 {
@@ -246,7 +276,7 @@ void vt_fuzz_trace_images(const struct vt_fuzz_image *images, size_t n,
         char *dump_json[] = {"dump", "--json", paths[i], NULL};
         int want = bad[i] ? 2 : 0;
         int s1 = vt_cmd_dump(2, dump_text);
-        int s2 = vt_cmd_dump(3, dump_json);
+        int s2 = dump_json_lines(dump_json);
         REQUIRE(s1 == want && s2 == want, "dump exit status %d / %d, the reader says %d", s1, s2,
                 want);
         close(fds[i]);

@@ -69,8 +69,8 @@ static void *spin_worker(void *arg)
     atomic_fetch_add(&spin_ready, 1);
     for (uint64_t i = 0;; i++) {
         one_pair((base + 1) * 4096 + (i % 64) * 512);
-        if (i % 16 == 15)
-            usleep(200); /* a steady stream, not a flood: the ledger stays small */
+        if (i % 4 == 3)
+            usleep(200); /* a steady stream, not a flood: writer rounds stay short */
     }
     return NULL;
 }

@@ -146,7 +146,8 @@ def scenario_end(how, seed):
     flush_ms = 20
     with tempfile.TemporaryDirectory(prefix="vt-rel-end-") as tmp:
         env = traced_env(tmp, flush_ms=flush_ms)
-        ms = rng.randint(100, 400) + (300 if how == "_exit" else 0)  # older than the lag
+        # _exit loses the last flush interval + round: run longer than that
+        ms = rng.randint(100, 400) + (flush_ms + A.margin_ms if how == "_exit" else 0)
         # The status must be the one the program has without the tracer
         # (-11, -6, 7; under ASan its own SEGV report exits 1 - the
         # tracer's handler chains to it).
