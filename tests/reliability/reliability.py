@@ -115,7 +115,8 @@ def scenario_kill(runs, seed):
         with tempfile.TemporaryDirectory(prefix="vt-rel-kill-") as tmp:
             env = traced_env(tmp, flush_ms=flush_ms)
             p = start_spinner(tmp, env, [4])
-            time.sleep(rng.uniform(0.05, 0.6))
+            # from "nothing is old enough yet" to well past the lag
+            time.sleep(rng.uniform(0.05, 0.45 + (flush_ms + margin_ms) / 1000))
             t_kill = time.monotonic_ns()
             p.send_signal(signal.SIGKILL)
             p.wait(timeout=TIMEOUT)
