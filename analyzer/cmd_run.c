@@ -206,11 +206,11 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
         fprintf(stderr, "vramtrace: trace %s (pid %" PRIu64 ")", c[i].path, c[i].pid);
         if (st == 0 && a.ninputs == 1) {
             const struct vt_replay *rp = &a.inputs[0].replay;
-            char b[32];
+            char b[32], lab[48];
             for (size_t k = 0; k < rp->nledgers; k++) {
                 const struct vt_ledger *l = &rp->ledgers[k];
-                fprintf(stderr, "%s %s %" PRId64 " peak %s", k ? ";" : ":", vt_category_name(l->category),
-                        l->device, vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
+                fprintf(stderr, "%s %s peak %s", k ? ";" : ":", vt_ledger_label(l, lab, sizeof lab),
+                        vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
                 if (l->nooms)
                     fprintf(stderr, " (%zu failed allocation%s)", l->nooms, l->nooms == 1 ? "" : "s");
             }

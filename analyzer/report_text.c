@@ -84,17 +84,6 @@ static void print_sites(struct vt_report *rep, FILE *out, size_t input, const ch
     }
 }
 
-static const char *ledger_label(const struct vt_ledger *l, char *buf, size_t n)
-{
-    if (l->category == VT_CAT_HOST_PINNED)
-        snprintf(buf, n, "pinned host");
-    else if (l->device < 0)
-        snprintf(buf, n, "%s dev ?", l->category == VT_CAT_MANAGED ? "managed" : "device");
-    else
-        snprintf(buf, n, "%s %" PRId64, l->category == VT_CAT_MANAGED ? "managed" : "device",
-                 l->device);
-    return buf;
-}
 
 static void summary(struct vt_report *rep, FILE *out)
 {
@@ -123,7 +112,7 @@ static void summary(struct vt_report *rep, FILE *out)
                         ? vt_reader_device(a->inputs[i].reader, (uint64_t)l->device)
                         : NULL;
                 fprintf(out, "%8" PRIu64 " %5s  %-14s %12s %12s %10s %5zu  %s\n",
-                        p ? p->pid : 0, rank_s, ledger_label(l, lab, sizeof lab),
+                        p ? p->pid : 0, rank_s, vt_ledger_label(l, lab, sizeof lab),
                         vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
                         dev ? vt_format_bytes(dev->total_bytes, c, sizeof c) : "-",
                         l->peak.has_peak
@@ -308,7 +297,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
     if (!rep->opt->phase) {
         fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",
-                p ? p->pid : 0, ledger_label(l, lab, sizeof lab),
+                p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
                 vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
                 vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), l->peak.peak_count);
         size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
@@ -322,7 +311,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
             continue;
         if (!header) {
             fprintf(out, "  phases of pid %" PRIu64 " %s (peak while open):\n", p ? p->pid : 0,
-                    ledger_label(l, lab, sizeof lab));
+                    vt_ledger_label(l, lab, sizeof lab));
             fprintf(out, "    %-24s %12s %10s %7s\n", "phase", "peak", "at", "opened");
             header = true;
         }
@@ -336,7 +325,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     }
     if (rep->opt->phase && !header)
         fprintf(out, "  pid %" PRIu64 " %s: no phase named \"%s\"\n", p ? p->pid : 0,
-                ledger_label(l, lab, sizeof lab), rep->opt->phase);
+                vt_ledger_label(l, lab, sizeof lab), rep->opt->phase);
 }
 
 int vt_report_text(struct vt_report *rep, FILE *out)
