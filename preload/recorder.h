@@ -67,6 +67,12 @@ void vt_record_mark(const char *domain, const char *name);
  * recorder re-reads the module map later, off the caller's path. */
 void vt_record_modules_changed(void);
 
+/* The process is about to exec (exec hooks): no destructor will run, so
+ * everything recorded so far is written now (a writer round, waited for
+ * a bounded time). Takes no lock; does nothing in a vfork child (whose
+ * memory is the parent's). If the exec fails, recording just goes on. */
+void vt_record_before_exec(void);
+
 /* The per-thread recursion guard shared by hooks and recorder: while it is
  * set, hooks pass straight through (the tracer's own driver calls, and
  * anything the recorder triggers, are not recorded). Initial-exec TLS: no

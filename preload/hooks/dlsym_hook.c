@@ -89,8 +89,10 @@ VT_EXPORT int dlclose(void *handle);
 VT_EXPORT int dlclose(void *handle)
 {
     int rc = vt_real_dlclose(handle);
-    if (rc == 0)
+    if (rc == 0) {
+        vt_runtime_labels_forget(); /* a runtime may have gone with it */
         vt_record_modules_changed();
+    }
     return rc;
 }
 

@@ -81,6 +81,8 @@ void *vt_driver_helper(unsigned helper);
 
 /* ---- the per-thread label set by runtime entry points (runtime_labels.c) */
 extern __thread uint16_t vt_runtime_label __attribute__((tls_model("initial-exec")));
+/* An object was unloaded: forget every cached real runtime function. */
+void vt_runtime_labels_forget(void);
 
 /* ---- facts gathered before the real call (a free asks what it frees) ---- */
 struct vt_pre {
@@ -108,6 +110,9 @@ void vt_pool_remember(CUmemoryPool pool, int device, int is_host);
 void vt_pool_forget(CUmemoryPool pool);
 /* 1 and fills device/is_host if the pool is known, else 0. */
 int vt_pool_lookup(CUmemoryPool pool, int *device, int *is_host);
+/* 1 if any known pool puts its memory on the host (a free's kind may
+ * then depend on its pool), else 0. Lock-free. */
+int vt_pool_any_host(void);
 
 /* ---- recording actions (record_actions.c); see driver_hooks.def ---- */
 struct vt_pre vt_pre_device_free(CUdeviceptr dptr);
@@ -117,6 +122,10 @@ struct vt_pre vt_pre_vmm_handle(CUmemGenericAllocationHandle handle);
 void vt_on_get_proc_address(CUresult rc, const char *symbol, void **pfn);
 void vt_on_ptr_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
                      size_t size, uint64_t aux);
+/* An allocation in the calling thread's current context (cuMemAlloc,
+ * cuMemAllocManaged, cuMemAllocPitch): device from that context. */
+void vt_on_ctx_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
+                     size_t size);
 void vt_on_pitch_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, const size_t *pitch,
                        size_t width, size_t height);
 void vt_on_pool_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, size_t size,

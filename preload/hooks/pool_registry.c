@@ -10,6 +10,7 @@
 #include "hooks_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #define VT_MAX_POOLS 256
 
@@ -21,6 +22,15 @@ struct pool_entry {
 
 static struct pool_entry pools[VT_MAX_POOLS];
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Host pools in the table (under the lock; read without it by
+ * vt_pool_any_host, which a free asks before any driver query). */
+static atomic_int host_pools;
+
+static void count_host(const struct pool_entry *e, int delta)
+{
+    if (e->pool != NULL && e->is_host)
+        atomic_fetch_add(&host_pools, delta);
+}
 
 void vt_pool_remember(CUmemoryPool pool, int device, int is_host)
 {
@@ -36,8 +46,11 @@ void vt_pool_remember(CUmemoryPool pool, int device, int is_host)
         if (!slot && pools[i].pool == NULL)
             slot = &pools[i];
     }
-    if (slot) /* full table: the pool stays unknown, devices come from pointers */
+    if (slot) { /* full table: the pool stays unknown, devices come from pointers */
+        count_host(slot, -1);
         *slot = (struct pool_entry){ pool, device, is_host };
+        count_host(slot, 1);
+    }
     pthread_mutex_unlock(&pools_lock);
 }
 
@@ -46,9 +59,12 @@ void vt_pool_forget(CUmemoryPool pool)
     if (pool == NULL)
         return;
     pthread_mutex_lock(&pools_lock);
-    for (int i = 0; i < VT_MAX_POOLS; i++)
-        if (pools[i].pool == pool)
+    for (int i = 0; i < VT_MAX_POOLS; i++) {
+        if (pools[i].pool == pool) {
+            count_host(&pools[i], -1);
             pools[i].pool = NULL;
+        }
+    }
     pthread_mutex_unlock(&pools_lock);
 }
 
@@ -67,6 +83,11 @@ int vt_pool_lookup(CUmemoryPool pool, int *device, int *is_host)
     }
     pthread_mutex_unlock(&pools_lock);
     return found;
+}
+
+int vt_pool_any_host(void)
+{
+    return atomic_load_explicit(&host_pools, memory_order_relaxed) > 0;
 }
 
 /* A fork while another thread held the lock would leave it held forever in

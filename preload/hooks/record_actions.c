@@ -36,7 +36,20 @@ static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int devi
     vt_record_mem(&ev);
 }
 
-/* ---- pre-call look-ups for frees (the pointer still exists) ---- */
+/* ---- pre-call look-ups for frees (the pointer still exists) ----
+ *
+ * A free needs no device: the analyzer matches it to its allocation by
+ * (kind, address) and charges the allocation's device (docs/REPORT.md),
+ * so frees of the per-event paths record device -1 and ask the driver
+ * only what can change the KIND, and only when it can: every driver query
+ * here was a lock in the driver on every free. */
+
+/* Managed allocations made and not yet seen freed (cuMemAllocManaged
+ * succeeded; a cuMemFree found IS_MANAGED). While there are none, a
+ * cuMemFree frees DEVICE memory without asking. Counted whether or not
+ * the recorder runs, so a trace started later still knows. Errs only
+ * upward (a managed block freed some other way): then frees ask again. */
+static atomic_long managed_live;
 
 static int ptr_attribute(CUdeviceptr ptr, CUpointer_attribute which, void *out)
 {
@@ -56,19 +69,22 @@ struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind)
 struct vt_pre vt_pre_device_free(CUdeviceptr dptr)
 {
     /* cuMemFree frees cuMemAlloc and cuMemAllocManaged memory alike. */
-    struct vt_pre pre = vt_pre_ptr(dptr, VT_KIND_DEVICE);
+    struct vt_pre pre = { -1, VT_KIND_DEVICE };
     unsigned int managed = 0;
-    if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed) && managed)
+    if (atomic_load_explicit(&managed_live, memory_order_relaxed) > 0 && vt_recorder_active() &&
+        ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed) && managed)
         pre.kind = VT_KIND_MANAGED;
     return pre;
 }
 
 struct vt_pre vt_pre_async_free(CUdeviceptr dptr)
 {
-    struct vt_pre pre = vt_pre_ptr(dptr, VT_KIND_DEVICE);
+    /* Only a host pool (CUDA 13) changes the kind; none known, no question. */
+    struct vt_pre pre = { -1, VT_KIND_DEVICE };
     CUmemoryPool pool = NULL;
     int device, is_host;
-    if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, &pool) &&
+    if (vt_pool_any_host() && vt_recorder_active() &&
+        ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, &pool) &&
         vt_pool_lookup(pool, &device, &is_host) && is_host)
         pre.kind = VT_KIND_HOST_PINNED;
     return pre;
@@ -117,12 +133,29 @@ void vt_on_ptr_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr
     emit(api, rc, VT_OP_ALLOC, kind, device, addr, size, aux);
 }
 
+void vt_on_ctx_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
+                     size_t size)
+{
+    if (kind == VT_KIND_MANAGED && rc == CUDA_SUCCESS)
+        atomic_fetch_add(&managed_live, 1);
+    if (!vt_recorder_active())
+        return;
+    uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
+    /* The memory is on the device of the calling thread's current context
+     * (there is no other for these calls): asking the context is a
+     * thread-local read in the driver, asking the pointer a global lock. */
+    int device = vt_current_device();
+    if (device < 0 && rc == CUDA_SUCCESS)
+        device = vt_device_of_ptr(addr);
+    emit(api, rc, VT_OP_ALLOC, kind, device, addr, size, 0);
+}
+
 void vt_on_pitch_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, const size_t *pitch,
                        size_t width, size_t height)
 {
     /* The driver pads each row to the pitch it chose: that is what it used. */
     size_t size = rc == CUDA_SUCCESS && pitch ? *pitch * height : width * height;
-    vt_on_ptr_alloc(api, rc, VT_KIND_DEVICE, dptr, size, 0);
+    vt_on_ctx_alloc(api, rc, VT_KIND_DEVICE, dptr, size);
 }
 
 void vt_on_pool_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, size_t size,
@@ -143,6 +176,8 @@ void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_
 {
     /* Stream-ordered frees are recorded when issued (aux = stream): the
      * memory is reusable by later work on that stream from then on. */
+    if (pre->kind == VT_KIND_MANAGED && rc == CUDA_SUCCESS)
+        atomic_fetch_sub(&managed_live, 1);
     if (vt_recorder_active())
         emit(api, rc, VT_OP_FREE, pre->kind, pre->device, addr, 0, aux);
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ static struct {
     uint64_t stack_depth;
     uint64_t self_start, self_end; /* the library's mapped extent */
     bool skip_by_extent;
+    pid_t pid; /* the session's process (a vfork child shares R, not the pid) */
 } R;
 
 static uint64_t clock_ns(clockid_t c)
@@ -57,17 +59,15 @@ static uint64_t clock_ns(clockid_t c)
 
 /* ---- stacks ---- */
 
-static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
+/* Frames of the library on top of a captured stack (the hook's wrapper,
+ * its action, the recorder), the most seen so far; -1 before the first
+ * capture. The walk asks for depth + this many (+1) frames rather than a
+ * fixed margin: each frame walked costs ~75 instructions of libunwind. */
+static atomic_int self_frames_max = -1;
+
+static size_t self_frames_at(void *const *buf, size_t n)
 {
-    if (R.stack_depth == 0)
-        return 0;
-    void *buf[VT_MAX_STACK_DEPTH + 16];
-    /* A Python thread's stack is cut where it enters the interpreter,
-     * which may lie deeper than the depth kept (python_stack.h). */
-    bool python = vt_py_stack_active();
-    int want = python ? (int)(sizeof buf / sizeof buf[0]) : (int)R.stack_depth + 16;
-    int n = unw_backtrace(buf, want);
-    int i = 0;
+    size_t i = 0;
     if (R.skip_by_extent) {
         while (i < n && (uint64_t)(uintptr_t)buf[i] >= R.self_start &&
                (uint64_t)(uintptr_t)buf[i] < R.self_end)
@@ -75,10 +75,37 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
     } else {
         i = n < VT_SELF_FRAMES_STATIC ? n : VT_SELF_FRAMES_STATIC;
     }
+    return i;
+}
+
+static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
+{
+    if (R.stack_depth == 0)
+        return 0;
+    void *buf[VT_MAX_STACK_DEPTH + 16];
+    const int cap = (int)(sizeof buf / sizeof buf[0]);
+    /* A Python thread's stack is cut where it enters the interpreter,
+     * which may lie deeper than the depth kept (python_stack.h). */
+    bool python = vt_py_stack_active();
+    int seen = atomic_load_explicit(&self_frames_max, memory_order_relaxed);
+    int want = python ? cap : (int)R.stack_depth + (seen < 0 ? 16 : seen + 1);
+    if (want > cap)
+        want = cap;
+    int n = unw_backtrace(buf, want);
+    size_t i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
+    if ((int)i > seen)
+        atomic_store_explicit(&self_frames_max, (int)i, memory_order_relaxed);
+    if (!python && n == want && want < cap && (size_t)n - i < R.stack_depth) {
+        /* this path has more frames of ours than any before: walk again */
+        n = unw_backtrace(buf, cap);
+        i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
+    }
+    if (n <= 0)
+        return 0;
     if (python)
-        return vt_py_stack_merge(buf + i, (size_t)(n - i), ips, R.stack_depth);
+        return vt_py_stack_merge(buf + i, (size_t)n - i, ips, R.stack_depth);
     size_t k = 0;
-    for (; i < n && k < R.stack_depth; i++)
+    for (; i < (size_t)n && k < R.stack_depth; i++)
         ips[k++] = (uint64_t)(uintptr_t)buf[i];
     return k;
 }
@@ -111,7 +138,10 @@ void vt_record_mem(const struct vt_mem_event *ev)
     vt_in_tracer++;
     vt_fork_guard_enter();
     uint64_t ips[VT_MAX_STACK_DEPTH];
-    size_t n = capture_stack(ips);
+    /* A free gets no stack: the analyzer charges it to its allocation's
+     * stack, never to its own (docs/REPORT.md, "The live set"), and the
+     * walk is most of an event's cost (docs/PERFORMANCE.md). */
+    size_t n = ev->op == VT_OP_FREE ? 0 : capture_stack(ips);
     uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
     struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
                                                             VT_NAME_CHECK_SOMETIMES);
@@ -271,6 +301,7 @@ static bool start_writer(void)
 static void fork_child(void)
 {
     vt_fork_guard_child();
+    R.pid = getpid();
     if (!R.session)
         return;
     vt_in_tracer++;
@@ -320,6 +351,7 @@ bool vt_recorder_start(void)
     }
     if (!start_writer())
         goto out;
+    R.pid = getpid();
     R.session = true;
     pthread_once(&atfork_once, register_atfork);
     vt_fatal_signals_install();
@@ -340,6 +372,21 @@ void vt_recorder_stop(bool release_memory)
         vt_tb_release_all();
     R.session = false;
     vt_in_tracer--;
+}
+
+/* How long an exec waits for the trace (a writer round, normally a few ms;
+ * longer only if the disk stalls). */
+#define VT_EXEC_FLUSH_TIMEOUT_MS 1000
+
+void vt_record_before_exec(void)
+{
+    /* In a vfork child (or a raw clone without atfork handlers) the
+     * recorder, the buffers, even this thread's TLS are the PARENT's, which
+     * runs on after the exec: nothing of the parent's may be touched, and
+     * nothing is lost. getpid() tells: R.pid is the parent's there. */
+    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+        return;
+    vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
 }
 
 const char *vt_recorder_path(void)

@@ -3,12 +3,15 @@
 #include "thread_buffer.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "asym_fence.h"
 
 atomic_int vt_tb_active;
 atomic_ullong vt_tb_lost;
@@ -41,6 +44,9 @@ static atomic_uint generation = 1;
 static __thread struct vt_thread_buf *tls_tb __attribute__((tls_model("initial-exec")));
 static __thread unsigned tls_gen __attribute__((tls_model("initial-exec")));
 static __thread bool tls_announced __attribute__((tls_model("initial-exec")));
+/* The hook in progress holds its buffer's lock (slow path) rather than
+ * just being "busy" (fast path); see buf_enter. */
+static __thread bool tls_locked __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
@@ -100,6 +106,7 @@ static void make_exit_key(void)
 int vt_tb_init(size_t block_bytes, size_t max_blocks)
 {
     pthread_once(&key_once, make_exit_key);
+    vt_asym_init(); /* before any hook appends: both sides agree on the fence */
     pool_init_locks();
     pool.free = NULL;
     pool.total = 0;
@@ -192,9 +199,96 @@ static struct vt_thread_buf *register_thread(void)
     return tb;
 }
 
-/* Room for size bytes in the current block; called and returns with the
- * lock held (dropped while waiting for a block). NULL: nothing recorded. */
-static void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
+/*
+ * Who may touch a buffer's blocks. The owner appends without taking the
+ * lock: it marks the buffer busy, and only if the writer is collecting it
+ * right now does it step back and take the lock (which the writer holds
+ * while collecting). The writer takes the lock, says it is collecting and
+ * waits until the owner is not busy. Dekker's handshake, with the fence
+ * asymmetric (asym_fence.h): a hook pays two plain stores instead of a
+ * mutex's two atomic read-modify-writes; the writer pays a membarrier per
+ * buffer per round.
+ *
+ * The writer's ordering argument (writer.c) holds as with the lock: a hook
+ * stamps its event while busy; if the writer, after its barrier, sees the
+ * buffer not busy, any hook of that buffer not yet visible as busy stamps
+ * after the barrier, hence after the writer's cutoff.
+ */
+static void buf_enter(struct vt_thread_buf *tb)
+{
+    atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
+    vt_asym_light();
+    if (!atomic_load_explicit(&tb->collecting, memory_order_acquire)) {
+        tls_locked = false;
+        return;
+    }
+    atomic_store_explicit(&tb->busy, 0, memory_order_release);
+    pthread_mutex_lock(&tb->lock);
+    tls_locked = true;
+}
+
+static void buf_leave(struct vt_thread_buf *tb)
+{
+    if (tls_locked)
+        pthread_mutex_unlock(&tb->lock);
+    else
+        atomic_store_explicit(&tb->busy, 0, memory_order_release);
+}
+
+static void timespec_after_ms(struct timespec *ts, clockid_t clock, int ms)
+{
+    clock_gettime(clock, ts);
+    ts->tv_nsec += (long)ms * 1000000L;
+    ts->tv_sec += ts->tv_nsec / 1000000000L;
+    ts->tv_nsec %= 1000000000L;
+}
+
+/* The writer's side. timeout_ms < 0: wait as long as it takes. */
+static bool writer_lock(struct vt_thread_buf *tb, int timeout_ms)
+{
+    struct timespec deadline;
+    if (timeout_ms < 0) {
+        pthread_mutex_lock(&tb->lock);
+    } else {
+        timespec_after_ms(&deadline, CLOCK_REALTIME, timeout_ms); /* timedlock's clock */
+        if (pthread_mutex_timedlock(&tb->lock, &deadline) != 0)
+            return false;
+        timespec_after_ms(&deadline, CLOCK_MONOTONIC, timeout_ms);
+    }
+    if (tb->exited)
+        return true; /* its owner is gone: nobody appends without the lock */
+    atomic_store_explicit(&tb->collecting, 1, memory_order_relaxed);
+    vt_asym_heavy();
+    for (unsigned round = 0; atomic_load_explicit(&tb->busy, memory_order_acquire); round++) {
+        if (timeout_ms >= 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > deadline.tv_sec ||
+                (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec)) {
+                atomic_store_explicit(&tb->collecting, 0, memory_order_release);
+                pthread_mutex_unlock(&tb->lock);
+                return false; /* its owner may be the crashed thread */
+            }
+        }
+        if (round < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 20 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return true;
+}
+
+static void writer_unlock(struct vt_thread_buf *tb)
+{
+    atomic_store_explicit(&tb->collecting, 0, memory_order_release);
+    pthread_mutex_unlock(&tb->lock);
+}
+
+/* Room for size bytes in the current block; called and returns inside
+ * buf_enter (left while waiting for a block). NULL: nothing recorded. */
+static __attribute__((noinline)) void *reserve_slow(struct vt_thread_buf *tb, uint32_t size)
 {
     for (;;) {
         struct vt_block *b = tb->current;
@@ -213,11 +307,11 @@ static void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
                 vt_tb_block_put(b);
             }
         }
-        pthread_mutex_unlock(&tb->lock);
+        buf_leave(tb); /* the writer may take the ready blocks meanwhile */
         if (handed && vt_tb_wake_writer)
             vt_tb_wake_writer();
         struct vt_block *nb = block_get();
-        pthread_mutex_lock(&tb->lock);
+        buf_enter(tb);
         if (!nb)
             return NULL;
         if (!atomic_load(&vt_tb_active)) {
@@ -226,6 +320,18 @@ static void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
         }
         tb->current = nb;
     }
+}
+
+/* The common case inline: room in the current block. */
+static inline void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
+{
+    struct vt_block *b = tb->current;
+    if (b && b->cap - b->used >= size) {
+        void *p = (uint8_t *)b->data + b->used;
+        b->used += size;
+        return p;
+    }
+    return reserve_slow(tb, size);
 }
 
 static struct vt_thread_buf *pending_tb(void)
@@ -282,7 +388,7 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
         }
     }
 
-    pthread_mutex_lock(&tb->lock);
+    buf_enter(tb);
     if (!atomic_load(&vt_tb_active))
         goto stopped;
     if (announce) {
@@ -302,7 +408,7 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     struct vt_raw_header *h = reserve_locked(tb, size);
     if (!h)
         goto fail;
-    /* Under the lock: see writer.c for why. */
+    /* Inside buf_enter: see writer.c and buf_enter for why. */
     h->time_ns = now_ns();
     h->size = size;
     h->type = type;
@@ -312,18 +418,18 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
 fail:
     if (atomic_load(&vt_tb_active)) {
         atomic_fetch_add(&vt_tb_lost, 1); /* no memory for a block */
-        pthread_mutex_unlock(&tb->lock);
+        buf_leave(tb);
         return NULL;
     }
 stopped:
     vt_tb_note_refused();
-    pthread_mutex_unlock(&tb->lock);
+    buf_leave(tb);
     return NULL;
 }
 
 void vt_tb_commit(void)
 {
-    pthread_mutex_unlock(&pending_tb()->lock);
+    buf_leave(pending_tb());
 }
 
 /* ---- writer side ---- */
@@ -348,17 +454,8 @@ static void wq_append(struct vt_thread_buf *tb, struct vt_block *b)
 
 bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms)
 {
-    if (timeout_ms < 0) {
-        pthread_mutex_lock(&tb->lock);
-    } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts); /* timedlock uses the realtime clock */
-        ts.tv_nsec += (long)timeout_ms * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        if (pthread_mutex_timedlock(&tb->lock, &ts) != 0)
-            return false;
-    }
+    if (!writer_lock(tb, timeout_ms))
+        return false;
     struct vt_block *ready = tb->ready_head;
     tb->ready_head = tb->ready_tail = NULL;
     struct vt_block *cur = tb->current;
@@ -366,7 +463,7 @@ bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms)
         tb->current = NULL;
     else
         cur = NULL;
-    pthread_mutex_unlock(&tb->lock);
+    writer_unlock(tb);
     while (ready) {
         struct vt_block *next = ready->next;
         wq_append(tb, ready);
@@ -396,7 +493,7 @@ void vt_tb_reap_exited(void)
          * by ThreadSanitizer: reading it unlocked was a data race) */
         pthread_mutex_lock(&tb->lock);
         bool done = tb->exited && !tb->current && !tb->ready_head && !tb->wq_head;
-        pthread_mutex_unlock(&tb->lock);
+        pthread_mutex_unlock(&tb->lock); /* exited: its owner appends no more */
         if (done) {
             *link = tb->next;
             pthread_mutex_destroy(&tb->lock);

@@ -3,13 +3,14 @@
  *
  * Each thread that records gets a vt_thread_buf (found through an
  * initial-exec TLS pointer, registered in a global list on first use). A
- * hook appends raw events to the buffer's current block under the buffer's
- * own mutex, which only the writer thread ever contends for. Full blocks are
+ * hook appends raw events to the buffer's current block, marking the buffer
+ * busy (no lock: only the writer thread ever contends, and it waits for the
+ * owner instead - thread_buffer.c, buf_enter). Full blocks are
  * queued on the buffer for the writer; a fresh one comes from a global pool.
  * When the pool is at its limit the hook wakes the writer and waits for a
  * block to come back (it never drops an event just because it is busy).
  *
- * The timestamp of an event is taken while its buffer's lock is held: see
+ * The timestamp of an event is taken while its buffer is busy: see
  * writer.c for why that makes the writer's merge globally ordered.
  */
 #ifndef VRAMTRACE_PRELOAD_THREAD_BUFFER_H
@@ -25,7 +26,7 @@
 
 struct vt_block {
     struct vt_block *next;
-    uint32_t used; /* bytes appended (owner, under the buffer lock) */
+    uint32_t used; /* bytes appended (owner, inside buf_enter) */
     uint32_t read; /* bytes the writer has consumed (writer only) */
     uint32_t cap;
     uint32_t pad;
@@ -35,8 +36,11 @@ struct vt_block {
 struct vt_thread_buf {
     pthread_mutex_t lock;
     struct vt_thread_buf *next; /* global list (list lock) */
+    atomic_int busy;       /* the owner is appending (thread_buffer.c: buf_enter) */
+    atomic_int collecting; /* the writer holds the lock and waits for !busy */
 
-    /* under lock */
+    /* the owner inside buf_enter, or the writer holding the lock and
+     * having seen !busy; `exited` under the lock */
     struct vt_block *current;               /* being appended to; NULL: none */
     struct vt_block *ready_head, *ready_tail; /* full, waiting for the writer */
     bool exited;                            /* the thread is gone */

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -57,6 +58,10 @@ static struct {
     int wake_rd, wake_wr; /* anyone -> writer */
     int done_rd, done_wr; /* writer -> emergency flush waiter */
     atomic_int stop, emergency, modules_changed, failed;
+    /* vt_writer_flush_now: requests made, and the last request a finished
+     * round covers (a round started after reading it) */
+    atomic_ullong flush_asked, flush_done;
+    atomic_int started; /* the thread runs writer_main (vt_writer_start) */
 
     struct vt_encoder enc;
     void *cctx;
@@ -452,6 +457,7 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
+    atomic_store(&W.started, 1);
     /* The process record was encoded by vt_writer_start; the module map
      * follows it in the first chunk, written with the first event. */
     /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
@@ -473,8 +479,16 @@ static void *writer_main(void *arg)
             ssize_t ignored = write(W.done_wr, "d", 1);
             (void)ignored;
         } else {
+            /* Read before the round's cutoff is taken: every event of a
+             * thread that asked (stamped before it asked) is <= cutoff. */
+            unsigned long long asked = atomic_load(&W.flush_asked);
             refresh_modules(false);
             round_up_to(now_ns(), false);
+            if (asked != atomic_load(&W.flush_done)) {
+                atomic_store(&W.flush_done, asked);
+                ssize_t ignored = write(W.done_wr, "d", 1);
+                (void)ignored;
+            }
         }
         vt_fork_guard_leave();
     }
@@ -546,6 +560,31 @@ static void wake_from_hook(void)
     vt_writer_wake();
 }
 
+/* Returns once the new thread runs writer_main (bounded). Before that, the
+ * C library and a sanitizer runtime set the thread up - ASan allocates
+ * there, outside the fork guard, and its allocator is not fork-safe: a
+ * program forking right after the tracer started (or a child forking
+ * again right after its own writer started) could copy a held allocator
+ * lock into its child, whose next thread start then hung (the 20 s hang of
+ * record_lifecycle under ASan, docs/RELIABILITY.md). From writer_main on,
+ * everything the thread does that a fork could catch is inside the guard. */
+#define VT_WRITER_START_WAIT_MS 2000
+
+static void wait_until_started(void)
+{
+    uint64_t deadline = now_ns() + VT_WRITER_START_WAIT_MS * 1000000ull;
+    for (unsigned i = 0; !atomic_load(&W.started); i++) {
+        if (i < 100) {
+            sched_yield();
+        } else {
+            if (now_ns() >= deadline)
+                return;
+            struct timespec ts = {0, 100 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
                     const struct vt_process_facts *facts)
 {
@@ -558,6 +597,8 @@ int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
+    atomic_store(&W.flush_asked, 0);
+    atomic_store(&W.flush_done, 0);
     W.events = W.chunks = W.lost_reported = 0;
     W.next_thread_id = 0;
     vt_encoder_init(&W.enc);
@@ -580,10 +621,12 @@ int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&W.started, 0);
     int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         goto fail_pipes;
+    wait_until_started();
     W.running = true;
     vt_tb_wake_writer = wake_from_hook;
     return 0;
@@ -642,6 +685,31 @@ void vt_writer_emergency_flush(int timeout_ms)
     poll(&p, 1, timeout_ms);
 }
 
+/* Touches no lock, only atomics and two pipes: safe from any context
+ * (a signal handler's exec included). Waits in short slices because a
+ * concurrent waiter (another exec, the fatal-signal flush) may take the
+ * answer byte from the pipe; the counters are the real answer. */
+void vt_writer_flush_now(int timeout_ms)
+{
+    if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
+        return;
+    if (pthread_equal(pthread_self(), W.thread))
+        return; /* the writer itself: nobody else to do the round */
+    unsigned long long target = atomic_fetch_add(&W.flush_asked, 1) + 1;
+    vt_writer_wake();
+    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    while (atomic_load(&W.flush_done) < target && !atomic_load(&W.failed) &&
+           !atomic_load(&W.stop)) {
+        uint64_t now = now_ns();
+        if (now >= deadline)
+            return;
+        uint64_t left_ms = (deadline - now + 999999) / 1000000;
+        struct pollfd p = {.fd = W.done_rd, .events = POLLIN};
+        poll(&p, 1, left_ms < 10 ? (int)left_ms : 10);
+        drain_pipe(W.done_rd);
+    }
+}
+
 const char *vt_writer_created_path(void)
 {
     return atomic_load_explicit(&W.created, memory_order_acquire) ? W.created_path : NULL;
@@ -650,6 +718,8 @@ const char *vt_writer_created_path(void)
 void vt_writer_after_fork_child(void)
 {
     atomic_store(&W.created, 0);
+    atomic_store(&W.flush_asked, 0);
+    atomic_store(&W.flush_done, 0);
     /* The parent's writer thread does not exist here and its state may be
      * mid-update: leave it (a small leak), close the parent's descriptors
      * in this process, and start clean. */

@@ -37,6 +37,10 @@ void vt_writer_modules_changed(void);
 /* From a fatal signal handler (async-signal-safe): has the writer write
  * everything pending and waits for it at most timeout_ms. */
 void vt_writer_emergency_flush(int timeout_ms);
+/* Has the writer do a round now and waits, at most timeout_ms, until one
+ * that started after the call has written everything recorded before it
+ * (before exec: the new image would lose it). No lock is taken. */
+void vt_writer_flush_now(int timeout_ms);
 /* In a forked child: forget the parent's writer (its thread does not exist
  * here; its file is the parent's). */
 void vt_writer_after_fork_child(void);

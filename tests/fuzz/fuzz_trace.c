@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "commands.h"
 #include "json_check.h"
+#include "python_frames.h"
 #include "report.h"
 #include "trace_reader.h"
 
@@ -45,6 +46,13 @@ static void walk_stack(const struct vt_reader *r, uint64_t node)
                 (unsigned long long)node);
         REQUIRE(++steps <= vt_reader_stack_node_count(r), "stack of node %llu loops",
                 (unsigned long long)node);
+        if (vt_ip_is_py_frame(ip)) { /* a Python frame: resolved from the trace */
+            struct vt_frame f;
+            memset(&f, 0, sizeof f);
+            vt_python_frame(r, ip, &f);
+            touch(f.function);
+            touch(f.file);
+        }
         sink += ip;
         node = parent;
     }
@@ -84,6 +92,10 @@ static void touch_record(const struct vt_reader *r, const struct vt_record *rec)
         break;
     case VT_REC_API:
         touch(rec->u.api.name);
+        break;
+    case VT_REC_PY_CODE:
+        touch(rec->u.py_code->qualname);
+        touch(rec->u.py_code->filename);
         break;
     case VT_REC_MEM:
         touch(vt_reader_api(r, rec->u.mem.api));

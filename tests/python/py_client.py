@@ -19,10 +19,10 @@ import sys
 import threading
 
 MiB = 1 << 20
-# RTLD_GLOBAL: the helper library's cudaMalloc reaches the tracer's runtime
-# label hook, which looks for the real runtime after itself in the global
-# scope or among objects named libcudart* (not libsimcudart).
-cudart = ctypes.CDLL("libsimcudart.so", mode=ctypes.RTLD_GLOBAL)
+# RTLD_LOCAL (ctypes' default), as Python loads extension modules: the
+# helper library's cudaMalloc reaches the tracer's runtime label hook, which
+# finds the runtime in the helper's own dependency tree (docs/HOOKS.md).
+cudart = ctypes.CDLL("libsimcudart.so")
 cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 cudart.cudaSetDevice.argtypes = [ctypes.c_int]
 facts = []

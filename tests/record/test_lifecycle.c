@@ -146,11 +146,12 @@ static void test_fork_child_without_events_leaves_no_file(void **state)
     assert_int_equal(access(path, F_OK), 0); /* the parent's is there */
 }
 
-static atomic_int hammering;
+static atomic_int hammering, hammer_running;
 
 static void *hammer(void *arg)
 {
     (void)arg;
+    atomic_store(&hammer_running, 1);
     while (atomic_load(&hammering))
         record_tagged(0xD, 50);
     return NULL;
@@ -166,7 +167,14 @@ static void test_fork_while_other_thread_records(void **state)
     assert_true(vt_recorder_start());
     atomic_store(&hammering, 1);
     pthread_t th;
+    atomic_store(&hammer_running, 0);
     pthread_create(&th, NULL, hammer, NULL);
+    /* A thread being created is set up by the C library and, under ASan,
+     * by its runtime, whose allocator is not fork-safe: a fork in that
+     * window can leave the child's allocator locked. That is the
+     * program's own thread, not the tracer's: wait until it runs. */
+    while (!atomic_load(&hammer_running))
+        usleep(100);
     for (int k = 0; k < 20; k++) {
         fflush(NULL);
         pid_t child = fork();

@@ -369,7 +369,8 @@ static void test_stack_depth_option(void **state)
             depth++;
             id = parent;
         }
-        assert_int_equal(depth, 2);
+        /* frees carry no stack: the analyzer charges them to their allocation */
+        assert_int_equal(depth, t->recs[i].u.mem.op == VT_OP_FREE ? 0 : 2);
     }
     tc_free(t);
 

@@ -2,14 +2,15 @@
  * Checks a trace against independent truth, fast enough for traces of
  * millions of events (the analyzer's reader, no JSON in between).
  *
- *   rel_check ledger TRACE LEDGER [--before NS] [--complete]
+ *   rel_check ledger TRACE LEDGER [--before NS] [--after NS] [--complete]
  *     The memory operations (cuMemAlloc_v2 / cuMemFree_v2) of the trace's
  *     process in the simulated driver's ledger, thread by thread: the
  *     trace's must be exactly a prefix of the ledger's (same entry point,
  *     address, size, result, same order: nothing invented, nothing doubled,
  *     nothing skipped); every ledger operation stamped before NS must be in
  *     that prefix; with --complete the prefix is everything and the trace
- *     was closed (trailer).
+ *     was closed (trailer). --after: ledger operations stamped before NS
+ *     are not this trace's (the image before an exec, same pid).
  *   rel_check seq TRACE THREADS PAIRS
  *     rel_client load: every (thread, sequence) allocation exactly once, in
  *     sequence order on one OS thread, each followed by the free of its
@@ -179,7 +180,7 @@ static void group_by_tid(struct ops *o)
     free(k);
 }
 
-static void load_ledger(const char *path, uint64_t pid, struct ops *out)
+static void load_ledger(const char *path, uint64_t pid, uint64_t after, struct ops *out)
 {
     struct vtsim_ledger l;
     if (vtsim_ledger_load(path, &l) != 0) {
@@ -190,7 +191,8 @@ static void load_ledger(const char *path, uint64_t pid, struct ops *out)
         const char *line = l.lines[i];
         bool alloc = vtsim_ledger_is(line, "alloc", "cuMemAlloc_v2");
         bool freed = vtsim_ledger_is(line, "free", "cuMemFree_v2");
-        if ((!alloc && !freed) || (uint64_t)vtsim_ledger_num(line, "pid", -1) != pid)
+        if ((!alloc && !freed) || (uint64_t)vtsim_ledger_num(line, "pid", -1) != pid ||
+            (uint64_t)vtsim_ledger_num(line, "ns", 0) < after)
             continue;
         struct op o = {
             .tid = (uint64_t)vtsim_ledger_num(line, "tid", 0),
@@ -218,11 +220,13 @@ static int check_ledger(int argc, char **argv)
 {
     if (argc < 4)
         return 2;
-    uint64_t before = 0;
+    uint64_t before = 0, after = 0;
     bool complete = false;
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--before") && i + 1 < argc)
             before = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--after") && i + 1 < argc)
+            after = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--complete"))
             complete = true;
         else
@@ -231,7 +235,7 @@ static int check_ledger(int argc, char **argv)
     struct trace t;
     load_trace(argv[2], &t);
     struct ops want = {0};
-    load_ledger(argv[3], t.pid, &want);
+    load_ledger(argv[3], t.pid, after, &want);
     group_by_tid(&t.mem);
     group_by_tid(&want);
     size_t gi = 0, required = 0, matched = 0;
@@ -367,7 +371,7 @@ int main(int argc, char **argv)
     else if (argc > 1 && !strcmp(argv[1], "seq"))
         rc = check_seq(argc, argv);
     if (rc == 2)
-        fputs("usage: rel_check ledger TRACE LEDGER [--before NS] [--complete]\n"
+        fputs("usage: rel_check ledger TRACE LEDGER [--before NS] [--after NS] [--complete]\n"
               "       rel_check seq TRACE THREADS PAIRS\n", stderr);
     return rc;
 }

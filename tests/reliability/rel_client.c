@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -327,6 +328,107 @@ static int mode_alarms(int argc, char **argv)
     return 0;
 }
 
+/* ---- exec right after recording: the trace must not lose the events ---- */
+
+extern char **environ;
+
+/* Runs the exec function named `how` on path with argv (3 arguments and
+ * NULL); returns only if it failed. */
+static int exec_by(const char *how, const char *path, char *const argv[])
+{
+    if (!strcmp(how, "execve"))
+        return execve(path, argv, environ);
+    if (!strcmp(how, "execv"))
+        return execv(path, argv);
+    if (!strcmp(how, "execvp"))
+        return execvp(path, argv);
+    if (!strcmp(how, "execvpe"))
+        return execvpe(path, argv, environ);
+    if (!strcmp(how, "execl"))
+        return execl(path, argv[0], argv[1], argv[2], (char *)NULL);
+    if (!strcmp(how, "execlp"))
+        return execlp(path, argv[0], argv[1], argv[2], (char *)NULL);
+    if (!strcmp(how, "execle"))
+        return execle(path, argv[0], argv[1], argv[2], (char *)NULL, environ);
+    if (!strcmp(how, "execveat"))
+        return execveat(AT_FDCWD, path, argv, environ, 0);
+    if (!strcmp(how, "fexecve")) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        int rc = fexecve(fd, argv, environ);
+        int err = errno;
+        close(fd);
+        errno = err;
+        return rc;
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+/* exec HOW PAIRS: PAIRS allocations, a failing exec (its result and errno
+ * on stdout: the same with and without the tracer), one more pair, then
+ * at once the exec of `execimage PAIRS` (the time just before it on
+ * stderr: "exec-at NS"). */
+static int mode_exec(int argc, char **argv)
+{
+    CHECK(argc > 3);
+    const char *how = argv[2];
+    int pairs = atoi(argv[3]);
+    init_driver();
+    for (int i = 0; i < pairs; i++)
+        one_pair(512 * (size_t)(i + 1));
+    char *failing[] = {argv[0], "execimage", "0", NULL};
+    /* /dev/null exists but is no program (fexecve needs a file to open) */
+    const char *bad = !strcmp(how, "fexecve") ? "/dev/null" : "/nonexistent/vt-no-such-program";
+    errno = 0;
+    int rc = exec_by(how, bad, failing);
+    printf("%s of a non-program: rc %d, %s\n", how, rc, strerror(errno));
+    one_pair(512 * (size_t)(pairs + 1)); /* recording goes on after a failed exec */
+    char *next[] = {argv[0], "execimage", argv[3], NULL};
+    fprintf(stderr, "exec-at %llu\n", (unsigned long long)mono_ns());
+    fflush(NULL);
+    exec_by(how, "/proc/self/exe", next);
+    CHECK(!"the exec of /proc/self/exe failed");
+    return 1;
+}
+
+/* The image an exec started: allocates again and exits normally. */
+static int mode_execimage(int argc, char **argv)
+{
+    int pairs = argc > 2 ? atoi(argv[2]) : 0;
+    init_driver();
+    for (int i = 0; i < pairs; i++)
+        one_pair(512 * (size_t)(100000 + i));
+    printf("image after the exec: %d pairs\n", pairs);
+    return 0;
+}
+
+/* vfork PAIRS: the child of a vfork (which shares this process's memory,
+ * even the thread's TLS) execs a program that records nothing; the parent
+ * records before and after: no hang, a complete trace of the parent. */
+static int mode_vfork(int argc, char **argv)
+{
+    int pairs = argc > 2 ? atoi(argv[2]) : 100;
+    init_driver();
+    for (int i = 0; i < pairs; i++)
+        one_pair(512 * (size_t)(i + 1));
+    fflush(NULL);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execl("/proc/self/exe", argv[0], "noop", (char *)NULL);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    for (int i = 0; i < pairs; i++)
+        one_pair(512 * (size_t)(pairs + i + 1));
+    printf("vfork+exec child exit 0, %d pairs before and after\n", pairs);
+    return 0;
+}
+
 /* ---- hostile names: thread and phase names with format directives ---- */
 
 static void *named(void *arg)
@@ -368,6 +470,15 @@ int main(int argc, char **argv)
         return mode_alarms(argc, argv);
     if (!strcmp(mode, "names"))
         return mode_names();
-    fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names ...\n");
+    if (!strcmp(mode, "exec"))
+        return mode_exec(argc, argv);
+    if (!strcmp(mode, "execimage"))
+        return mode_execimage(argc, argv);
+    if (!strcmp(mode, "vfork"))
+        return mode_vfork(argc, argv);
+    if (!strcmp(mode, "noop"))
+        return 0;
+    fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
+                    "exec|execimage|vfork|noop ...\n");
     return 2;
 }

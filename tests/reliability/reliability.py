@@ -313,6 +313,56 @@ def scenario_wrapper():
         print("ok: wrapper script + exec: one trace, listed: " + line)
 
 
+# ---- exec right after recording ----
+
+EXEC_PAIRS = 300
+
+
+def scenario_exec(variants):
+    """For each exec function: PAIRS allocations, a failing exec, one more
+    pair, then at once a real exec of the client itself, which allocates
+    again. The flush interval is 60 s, so only the exec hook can have
+    written the first image's events: its trace (trace.PID.vtrace) must
+    hold every ledger operation before the exec; the new image's trace
+    (same pid: trace.PID.1.vtrace) everything after, closed. The failing
+    exec's result and errno, and all of stdout, are those of the untraced
+    run. 'vfork': a vfork child execs; the parent's trace is complete."""
+    for how in variants:
+        with tempfile.TemporaryDirectory(prefix="vt-rel-exec-") as tmp:
+            big = {"VRAMTRACE_BUFFER_KB": "4096"}  # no block fills: no early round
+            env = traced_env(tmp, flush_ms=60000, extra=big)
+            args = ["vfork", "100"] if how == "vfork" else ["exec", how, str(EXEC_PAIRS)]
+            plain, traced, secs = run_pair([A.client] + args, tmp, env)
+            if traced.returncode != 0 or (plain.returncode, plain.stdout) != \
+                    (traced.returncode, traced.stdout):
+                fail("%s: traced exit %d stdout %r, untraced exit %d stdout %r; stderr %s" %
+                     (how, traced.returncode, traced.stdout, plain.returncode, plain.stdout,
+                      traced.stderr))
+            ledger = os.path.join(tmp, "ledger.txt")
+            if how == "vfork":
+                line = check("ledger", one_trace(tmp), ledger, "--complete")
+                print("ok: vfork+exec: %.2f s, the parent's trace is complete: %s" % (secs, line))
+                continue
+            at = [int(l.split()[1]) for l in traced.stderr.splitlines()
+                  if l.startswith("exec-at ")]
+            found = traces(tmp)
+            second = [f for f in found if f.endswith(".1.vtrace")]
+            first = [f for f in found if f not in second]
+            if len(at) != 1 or len(first) != 1 or len(second) != 1:
+                fail("%s: exec-at %s, traces %s (expected the image before the exec, and "
+                     "the one after it under the numbered name)" % (how, at, found))
+            line1 = check("ledger", first[0], ledger, "--before", at[0])
+            want = 2 * (EXEC_PAIRS + 1)
+            if summary_field(line1, "required") != want or summary_field(line1, "trace") != want:
+                fail("%s: the image before the exec: %s (expected %d operations)" %
+                     (how, line1, want))
+            line2 = check("ledger", second[0], ledger, "--after", at[0], "--complete")
+            if summary_field(line2, "required") != 2 * EXEC_PAIRS:
+                fail("%s: the image after the exec: %s" % (how, line2))
+            analyzer_reads(first[0])
+            print("ok: %-8s %.2f s; before the exec: %s; after: %s" % (how, secs, line1, line2))
+
+
 # ---- signals ----
 
 def scenario_alarms(pairs):
@@ -490,6 +540,8 @@ def main():
         scenario_unchanged(args)
     elif s == "security":
         scenario_security()
+    elif s == "exec":
+        scenario_exec(args)
     else:
         fail("unknown scenario " + s)
 
