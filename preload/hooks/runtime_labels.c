@@ -98,7 +98,7 @@ static void *cached_fn(unsigned api, uintptr_t pc, unsigned gen)
  * running constructors that may record (and so wait for a pending fork). */
 static int extent_of(const void *addr, uintptr_t *start, uintptr_t *end)
 {
-    uint64_t s, e;
+    uint64_t s = 0, e = 0;
     bool is_main;
     vt_fork_guard_enter();
     int rc = vt_modules_extent_of(addr, &s, &e, &is_main);
@@ -192,6 +192,8 @@ static void remember(unsigned api, const void *ra, void *fn, unsigned gen)
     uintptr_t start, end;
     if (extent_of(ra, &start, &end) != 0)
         return; /* code outside every object (JIT): asked again next time */
+    if (atomic_load(&bindings_claimed) >= VT_BINDINGS_MAX)
+        return;
     unsigned i = atomic_fetch_add(&bindings_claimed, 1);
     if (i >= VT_BINDINGS_MAX)
         return;

@@ -38,7 +38,6 @@ void vt_asym_init_in_child(void)
 
 void vt_asym_heavy(void)
 {
-    atomic_thread_fence(memory_order_seq_cst);
     if (!atomic_load(&vt_asym_cheap) || membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
         return;
     /* Registered, yet refused: threads that relied on it may have stores

@@ -21,21 +21,28 @@
 extern atomic_int vt_asym_cheap;
 
 /* Registers with membarrier (once; again in a forked child, which is a new
- * process for the kernel). Call before the first vt_asym_light. */
+ * process for the kernel). Call before the first vt_asym_store_load. */
 void vt_asym_init(void);
 void vt_asym_init_in_child(void);
 
-/* The hot side: a store before this is ordered before a load after it,
- * as seen by a vt_asym_heavy caller. */
-static inline void vt_asym_light(void)
+/* The hot side's handshake: stores v into mine, then returns what theirs
+ * holds, the store ordered before the load as seen by a vt_asym_heavy
+ * caller. Without membarrier both are sequentially consistent operations
+ * (C11 orders those totally: Dekker holds, and ThreadSanitizer, which
+ * refuses bare fences, understands it); with it, a compiler barrier. */
+static inline int vt_asym_store_load(atomic_int *mine, int v, atomic_int *theirs)
 {
-    if (atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed))
+    if (atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed)) {
+        atomic_store_explicit(mine, v, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
-    else
-        atomic_thread_fence(memory_order_seq_cst);
+        return atomic_load_explicit(theirs, memory_order_acquire);
+    }
+    atomic_store(mine, v);
+    return atomic_load(theirs);
 }
 
-/* The rare side: a full barrier here and on every thread of the process. */
+/* The rare side, between its own sequentially consistent store and load:
+ * with membarrier, a full barrier on every running thread of the process. */
 void vt_asym_heavy(void);
 
 #endif

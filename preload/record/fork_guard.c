@@ -28,7 +28,7 @@
 #define VT_GUARD_SLOTS 1024
 
 struct guard_slot {
-    atomic_uint inside; /* written by the owner (shared slot: by all) */
+    atomic_int inside; /* written by the owner (shared slot: by all) */
     atomic_int owned;
 } __attribute__((aligned(64))); /* one cache line each: no false sharing */
 
@@ -105,13 +105,15 @@ void vt_fork_guard_enter(void)
         s = claim_slot();
     unsigned round = 0;
     for (;;) {
+        int fork_on;
         if (s == &shared_slot) {
-            atomic_fetch_add(&s->inside, 1); /* a full barrier itself */
+            atomic_fetch_add(&s->inside, 1); /* sequentially consistent */
+            fork_on = atomic_load(&forking);
         } else {
-            atomic_store_explicit(&s->inside, 1, memory_order_relaxed);
-            vt_asym_light(); /* prepare's vt_asym_heavy pairs with this */
+            /* prepare's vt_asym_heavy pairs with this */
+            fork_on = vt_asym_store_load(&s->inside, 1, &forking);
         }
-        if (!atomic_load_explicit(&forking, memory_order_acquire))
+        if (!fork_on)
             return;
         /* A fork is on its way: step back until it is done. */
         if (s == &shared_slot)
@@ -148,12 +150,12 @@ void vt_fork_guard_prepare(void)
         if (&slots[i] == tls_slot && self_inside)
             continue;
         unsigned round = 0;
-        while (atomic_load_explicit(&slots[i].inside, memory_order_acquire))
+        while (atomic_load(&slots[i].inside)) /* seq_cst: see vt_asym_store_load */
             wait_a_little(&round);
     }
-    unsigned own = self_inside && tls_slot == &shared_slot ? 1 : 0;
+    int own = self_inside && tls_slot == &shared_slot ? 1 : 0;
     unsigned round = 0;
-    while (atomic_load_explicit(&shared_slot.inside, memory_order_acquire) > own)
+    while (atomic_load(&shared_slot.inside) > own)
         wait_a_little(&round);
 }
 

@@ -104,9 +104,9 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
         return 0;
     if (python)
         return vt_py_stack_merge(buf + i, (size_t)n - i, ips, R.stack_depth);
-    size_t k = 0;
-    for (; i < (size_t)n && k < R.stack_depth; i++)
-        ips[k++] = (uint64_t)(uintptr_t)buf[i];
+    size_t k = (size_t)n - i < R.stack_depth ? (size_t)n - i : R.stack_depth;
+    _Static_assert(sizeof buf[0] == sizeof ips[0], "a return address is 64 bits");
+    memcpy(ips, buf + i, k * sizeof ips[0]);
     return k;
 }
 

@@ -216,9 +216,7 @@ static struct vt_thread_buf *register_thread(void)
  */
 static void buf_enter(struct vt_thread_buf *tb)
 {
-    atomic_store_explicit(&tb->busy, 1, memory_order_relaxed);
-    vt_asym_light();
-    if (!atomic_load_explicit(&tb->collecting, memory_order_acquire)) {
+    if (!vt_asym_store_load(&tb->busy, 1, &tb->collecting)) {
         tls_locked = false;
         return;
     }
@@ -257,9 +255,9 @@ static bool writer_lock(struct vt_thread_buf *tb, int timeout_ms)
     }
     if (tb->exited)
         return true; /* its owner is gone: nobody appends without the lock */
-    atomic_store_explicit(&tb->collecting, 1, memory_order_relaxed);
-    vt_asym_heavy();
-    for (unsigned round = 0; atomic_load_explicit(&tb->busy, memory_order_acquire); round++) {
+    atomic_store(&tb->collecting, 1);
+    vt_asym_heavy(); /* pairs with buf_enter's vt_asym_store_load */
+    for (unsigned round = 0; atomic_load(&tb->busy); round++) {
         if (timeout_ms >= 0) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);

@@ -117,12 +117,6 @@ static void put_dt(struct vt_encoder *e, uint64_t t)
     e->delta.last_time_ns = t;
 }
 
-static void put_da(struct vt_encoder *e, uint64_t addr)
-{
-    put_uv(e, vt_zigzag((int64_t)(addr - e->delta.last_addr)));
-    e->delta.last_addr = addr;
-}
-
 static void begin(struct vt_encoder *e, enum vt_record_type t)
 {
     put_byte(e, (uint8_t)t);
@@ -224,25 +218,47 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
     put_uv(e, first_line);
 }
 
+/* Largest MEM record: type, op, kind, then at most 12 varints. */
+#define VT_MEM_RECORD_MAX (3 + 12 * VT_UVARINT_MAX)
+
+/* The writer's per-event record: one capacity check for the whole record
+ * instead of one per field (same bytes as put_uv and put_dt would give;
+ * tests/record/test_encoder decodes them). The address is a "da" field:
+ * zigzag of the difference to the chunk's previous address. */
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
 {
-    begin(e, VT_REC_MEM);
-    put_byte(e, m->op);
-    put_byte(e, m->kind);
-    put_uv(e, m->api);
-    put_uv(e, m->label);
-    put_uv(e, m->thread);
-    put_dt(e, m->time_ns);
-    put_uv(e, m->device < 0 ? 0 : (uint64_t)m->device + 1);
-    put_da(e, m->addr);
-    put_uv(e, m->size);
-    put_uv(e, m->stack);
-    put_uv(e, m->result);
-    put_uv(e, m->aux);
-    if (m->op == VT_OP_ALLOC && m->result != 0) {
-        put_uv(e, m->free_bytes);
-        put_uv(e, m->total_bytes);
+    if (!vt_bytes_reserve(&e->raw, VT_MEM_RECORD_MAX))
+        return;
+    uint8_t *p = e->raw.data + e->raw.len;
+    *p++ = (uint8_t)VT_REC_MEM;
+    e->records++;
+    *p++ = m->op;
+    *p++ = m->kind;
+    p += vt_put_uvarint(p, m->api);
+    p += vt_put_uvarint(p, m->label);
+    p += vt_put_uvarint(p, m->thread);
+    uint64_t t = m->time_ns;
+    if (!e->have_time) {
+        p += vt_put_uvarint(p, t);
+        e->have_time = true;
+    } else {
+        if (t < e->delta.last_time_ns)
+            t = e->delta.last_time_ns; /* clamped, as put_dt does */
+        p += vt_put_uvarint(p, t - e->delta.last_time_ns);
     }
+    e->delta.last_time_ns = t;
+    p += vt_put_uvarint(p, m->device < 0 ? 0 : (uint64_t)m->device + 1);
+    p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
+    e->delta.last_addr = m->addr;
+    p += vt_put_uvarint(p, m->size);
+    p += vt_put_uvarint(p, m->stack);
+    p += vt_put_uvarint(p, m->result);
+    p += vt_put_uvarint(p, m->aux);
+    if (m->op == VT_OP_ALLOC && m->result != 0) {
+        p += vt_put_uvarint(p, m->free_bytes);
+        p += vt_put_uvarint(p, m->total_bytes);
+    }
+    e->raw.len = (size_t)(p - e->raw.data);
 }
 
 void vt_encode_range_push(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
