@@ -107,6 +107,30 @@ bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites 
     return true;
 }
 
+bool vt_snapshot_copy(struct vt_peak_snapshot *dst, const struct vt_peak_snapshot *src,
+                      const struct vt_ledger_sites *l)
+{
+    if (!snapshot_fit(dst, l->nsites))
+        return false;
+    /* A site unchanged since both copies were taken holds the same bytes in
+     * both; any other was changed after the older one, so it is in the
+     * newest part of the change list. src->cap covers every site that
+     * existed when src was taken: a site past it was created later, with
+     * nothing live at src's instant. */
+    uint64_t since = dst->taken_at < src->taken_at ? dst->taken_at : src->taken_at;
+    for (uint32_t i = l->tail; i != NONE && l->sites[i].last_change > since;
+         i = l->sites[i].prev) {
+        dst->bytes[i] = i < src->cap ? src->bytes[i] : 0;
+        dst->count[i] = i < src->cap ? src->count[i] : 0;
+    }
+    dst->taken_at = src->taken_at;
+    dst->peak_bytes = src->peak_bytes;
+    dst->peak_count = src->peak_count;
+    dst->peak_time_ns = src->peak_time_ns;
+    dst->has_peak = src->has_peak;
+    return true;
+}
+
 static int by_bytes_desc(const void *pa, const void *pb)
 {
     const struct vt_site_bytes *a = pa, *b = pb;

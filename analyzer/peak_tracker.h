@@ -116,6 +116,13 @@ void vt_snapshot_free(struct vt_peak_snapshot *s);
  * Returns true if it was a new peak. */
 bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
                        uint64_t time_ns);
+/* Makes dst the copy of src (both snapshots of the ledger l, src taken
+ * with vt_snapshot_offer): peak, time and per-site bytes at src's instant.
+ * Only sites changed since the older of the two copies can differ, so this
+ * walks those (as vt_snapshot_offer does), not every site. Returns false
+ * when out of memory (dst is then unchanged). */
+bool vt_snapshot_copy(struct vt_peak_snapshot *dst, const struct vt_peak_snapshot *src,
+                      const struct vt_ledger_sites *l);
 /* Whether vt_snapshot_offer would take a new peak now: inline, because most
  * allocations are not new peaks and the test is all they cost. */
 static inline bool vt_snapshot_is_new_peak(const struct vt_peak_snapshot *s,

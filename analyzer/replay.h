@@ -24,6 +24,19 @@
  * name was open (the total at the moment it opened counts), when, and a
  * per-site snapshot at that instant (see peak_tracker.h).
  *
+ * A name is open from the range that opens it when none was open (its
+ * "mark") until the last of its ranges ends. Its peak over that interval is
+ * the largest total since its mark: a "max since mark", kept per ledger by
+ * struct vt_phase_level (replay.c explains it), so that an allocation costs
+ * one comparison however many phases are open, and a phase opening or
+ * closing costs O(ledgers) plus a binary search. Phase records are found
+ * through an index (name -> record), never by scanning.
+ *
+ * Ledgers: at most VT_LEDGERS_MAX (device, category) pairs per process;
+ * memory events of further ones are counted (ledger_overflow_events), not
+ * replayed: opening a phase visits every ledger, so their number must stay
+ * bounded whatever device ordinals a file names.
+ *
  * Out of memory: a failed ALLOC (result != 0) records the request, the
  * driver's free/total captured right after it, the bytes this process held
  * on the device by kind and by site, and then watches the same ledger for
@@ -49,6 +62,7 @@
 #define VT_OOM_TOP 8      /* sites kept per failure */
 #define VT_OOM_MAX 4096   /* failures kept per ledger (more are counted) */
 #define VT_MARKS_MAX 256
+#define VT_LEDGERS_MAX 256 /* (device, category) pairs: 85 devices x 3 */
 
 enum vt_verdict {
     VT_VERDICT_UNKNOWN = 0,  /* the driver's free/total were not available */
@@ -100,6 +114,20 @@ struct vt_phase_peak {
     struct vt_peak_snapshot snap;
 };
 
+/*
+ * Open phase names whose peak since their mark is the same, in one ledger:
+ * a run of consecutive marks (from first_mark to the next level's). See
+ * replay.c, "phases".
+ */
+struct vt_phase_level {
+    uint64_t first_mark;   /* the oldest mark of the run (marks count up) */
+    uint64_t value;        /* the ledger's largest total since each member's mark */
+    uint64_t seq;          /* the ledger's change number when it was reached */
+    struct vt_peak_snapshot *snap; /* the ledger then; NULL: reached when the
+                                    * members opened, already offered to them */
+    uint32_t members;      /* open names in the run */
+};
+
 struct vt_ledger {
     int64_t device;       /* ordinal, -1 unknown */
     enum vt_category category;
@@ -107,8 +135,14 @@ struct vt_ledger {
     struct vt_peak_snapshot peak;
     uint64_t kind_bytes[VT_KIND_COUNT_];
     uint64_t allocs, frees, failed_allocs;
-    struct vt_phase_peak *phases;
+    struct vt_phase_peak *phases;  /* in the order they were first seen */
     size_t nphases, phases_cap;
+    struct vt_pair_map phase_index; /* (name, 0) -> index in phases */
+    struct vt_phase_level *levels;  /* oldest first: values never increase */
+    size_t nlevels, levels_cap, empty_levels;
+    struct vt_peak_snapshot *spare_snaps[4]; /* released by levels, for reuse */
+    size_t nspare_snaps;
+    bool phase_records_made;       /* open names have records (first allocation) */
     struct vt_oom *ooms;
     size_t nooms, ooms_cap;
     long pending_oom;     /* index of the failure whose window is open, -1 */
@@ -151,11 +185,15 @@ struct vt_replay {
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
     size_t last_ledger;              /* where the previous lookup found one */
+    struct vt_pair_map ledger_index; /* (device, category) -> index in ledgers */
+    uint64_t ledger_overflow_events; /* memory events past VT_LEDGERS_MAX ledgers */
 
     struct vt_pair_map phase_stacks; /* (thread|domain<<32, depth) -> name; depth UINT64_MAX -> depth */
     struct vt_pair_map ranges;       /* (range id, 0) -> name */
-    struct { uint64_t name, count; } *open;  /* names open now */
+    struct { uint64_t name, count, mark; } *open;  /* names open now */
     size_t nopen, open_cap;
+    struct vt_pair_map open_index;   /* (name, 0) -> index in open */
+    uint64_t marks_made;             /* the last mark given (0: none yet) */
 
     struct vt_context_entry *contexts; /* live contexts (few) */
     size_t ncontexts, contexts_cap;
