@@ -163,7 +163,4 @@ void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice
 struct vt_pre vt_pre_ctx_create(CUdevice dev, int primary);
 uint64_t vt_ctx_created_size(CUresult rc, const CUcontext *pctx, CUdevice dev, int primary);
 
-/* Says something once on stderr (the tracer's only voice). */
-void vt_warn_once(int *said, const char *message);
-
 #endif
