@@ -3,6 +3,7 @@
 #include "analysis.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,10 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
         }
         if (in->replay.out_of_memory)
             a->out_of_memory = true;
+        if (in->replay.ledger_overflow_events)
+            fprintf(err, "vramtrace: warning: %s: more than %d (device, memory kind) pairs; "
+                         "%" PRIu64 " memory events of the others ignored\n",
+                    in->path, VT_LEDGERS_MAX, in->replay.ledger_overflow_events);
     }
     if (a->out_of_memory)
         fprintf(err, "vramtrace: warning: the analyzer ran out of memory; figures are partial\n");

@@ -1,5 +1,6 @@
 /* One process's replay: live set, ledgers, phases, failures. See replay.h. */
 #include "replay.h"
+#include "replay_phases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,15 +97,15 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
     vt_pair_map_init(&rp->live);
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
+    vt_pair_map_init(&rp->ledger_index);
+    vt_pair_map_init(&rp->open_index);
 }
 
 static void ledger_free(struct vt_ledger *l)
 {
     vt_sites_free(&l->sites);
     vt_snapshot_free(&l->peak);
-    for (size_t i = 0; i < l->nphases; i++)
-        vt_snapshot_free(&l->phases[i].snap);
-    free(l->phases);
+    vt_phases_free_ledger(l);
     free(l->ooms);
 }
 
@@ -113,6 +114,8 @@ void vt_replay_free(struct vt_replay *rp)
     vt_pair_map_free(&rp->live);
     vt_pair_map_free(&rp->phase_stacks);
     vt_pair_map_free(&rp->ranges);
+    vt_pair_map_free(&rp->ledger_index);
+    vt_pair_map_free(&rp->open_index);
     free(rp->entries);
     free(rp->free_entries);
     for (size_t i = 0; i < rp->nledgers; i++)
@@ -124,7 +127,7 @@ void vt_replay_free(struct vt_replay *rp)
 }
 
 /* Grows a dynamic array to hold n+1 elements. */
-static bool reserve(void **arr, size_t *cap, size_t n, size_t elem)
+bool vt_replay_reserve(void **arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
         return true;
@@ -144,10 +147,8 @@ static long find_ledger(const struct vt_replay *rp, int64_t device, enum vt_cate
     if (last < rp->nledgers && rp->ledgers[last].device == device &&
         rp->ledgers[last].category == cat)
         return (long)last;
-    for (size_t i = 0; i < rp->nledgers; i++)
-        if (rp->ledgers[i].device == device && rp->ledgers[i].category == cat)
-            return (long)i;
-    return -1;
+    uint64_t *i = vt_pair_map_get(&rp->ledger_index, (uint64_t)device, cat);
+    return i ? (long)*i : -1;
 }
 
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
@@ -163,7 +164,11 @@ static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category ca
         rp->last_ledger = (size_t)i;
         return i;
     }
-    if (!reserve((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers, sizeof *rp->ledgers))
+    if (rp->nledgers == VT_LEDGERS_MAX)
+        return -2;
+    if (!vt_replay_reserve((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers,
+                           sizeof *rp->ledgers) ||
+        !vt_pair_map_put_new(&rp->ledger_index, (uint64_t)device, cat, rp->nledgers))
         return -1;
     struct vt_ledger *l = &rp->ledgers[rp->nledgers];
     memset(l, 0, sizeof *l);
@@ -172,82 +177,12 @@ static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category ca
     l->pending_oom = -1;
     vt_sites_init(&l->sites);
     vt_snapshot_init(&l->peak);
+    vt_pair_map_init(&l->phase_index);
+    vt_phases_new_ledger(rp, l);
     return (long)rp->nledgers++;
 }
 
-const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name)
-{
-    for (size_t i = 0; i < l->nphases; i++)
-        if (l->phases[i].name == name)
-            return &l->phases[i];
-    return NULL;
-}
-
-static struct vt_phase_peak *get_phase(struct vt_ledger *l, uint64_t name)
-{
-    struct vt_phase_peak *p = (struct vt_phase_peak *)vt_ledger_phase(l, name);
-    if (p)
-        return p;
-    if (!reserve((void **)&l->phases, &l->phases_cap, l->nphases, sizeof *l->phases))
-        return NULL;
-    p = &l->phases[l->nphases++];
-    memset(p, 0, sizeof *p);
-    p->name = name;
-    vt_snapshot_init(&p->snap);
-    return p;
-}
-
-/* ---- phases ---- */
-
-static void offer_open_phases(struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
-{
-    for (size_t k = 0; k < rp->nopen; k++) {
-        struct vt_phase_peak *p = get_phase(l, rp->open[k].name);
-        if (p)
-            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
-        else
-            rp->out_of_memory = true;
-    }
-}
-
-static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
-{
-    size_t k;
-    for (k = 0; k < rp->nopen && rp->open[k].name != name; k++)
-        ;
-    if (k == rp->nopen) {
-        if (!reserve((void **)&rp->open, &rp->open_cap, rp->nopen, sizeof *rp->open)) {
-            rp->out_of_memory = true;
-            return;
-        }
-        rp->open[rp->nopen].name = name;
-        rp->open[rp->nopen].count = 0;
-        rp->nopen++;
-    }
-    rp->open[k].count++;
-    /* The total at the moment a phase opens is the phase's first candidate
-     * peak, in every ledger. */
-    for (size_t i = 0; i < rp->nledgers; i++) {
-        struct vt_phase_peak *p = get_phase(&rp->ledgers[i], name);
-        if (!p) {
-            rp->out_of_memory = true;
-            continue;
-        }
-        p->opened++;
-        vt_snapshot_offer(&p->snap, &rp->ledgers[i].sites, time_ns);
-    }
-}
-
-static void phase_close(struct vt_replay *rp, uint64_t name)
-{
-    for (size_t k = 0; k < rp->nopen; k++) {
-        if (rp->open[k].name != name)
-            continue;
-        if (--rp->open[k].count == 0)
-            rp->open[k] = rp->open[--rp->nopen];
-        return;
-    }
-}
+/* ---- ranges (phases themselves: replay_phases.c) ---- */
 
 static uint64_t stack_key(uint64_t thread, uint64_t domain)
 {
@@ -264,7 +199,7 @@ static void range_push(struct vt_replay *rp, const struct vt_record *rec)
         rp->out_of_memory = true;
         return;
     }
-    phase_open(rp, rec->u.range.name, rec->time_ns);
+    vt_phases_open(rp, rec->u.range.name, rec->time_ns);
 }
 
 static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
@@ -278,7 +213,7 @@ static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t d = --*depth;
     uint64_t name = 0;
     vt_pair_map_remove(&rp->phase_stacks, key, d, &name);
-    phase_close(rp, name);
+    vt_phases_close(rp, name);
 }
 
 static uint64_t innermost_phase(const struct vt_replay *rp, uint64_t thread)
@@ -296,19 +231,19 @@ static void range_start(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t old;
     /* A reused id without an end: close the old range first. */
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &old))
-        phase_close(rp, old);
+        vt_phases_close(rp, old);
     if (!vt_pair_map_put(&rp->ranges, rec->u.range.range_id, 0, rec->u.range.name)) {
         rp->out_of_memory = true;
         return;
     }
-    phase_open(rp, rec->u.range.name, rec->time_ns);
+    vt_phases_open(rp, rec->u.range.name, rec->time_ns);
 }
 
 static void range_end(struct vt_replay *rp, const struct vt_record *rec)
 {
     uint64_t name;
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &name))
-        phase_close(rp, name);
+        vt_phases_close(rp, name);
     else
         rp->unmatched_pops++;
 }
@@ -353,7 +288,8 @@ static void context_event(struct vt_replay *rp, const struct vt_record *rec)
         rp->contexts[i].refs++;
         return;
     }
-    if (!reserve((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts, sizeof *rp->contexts)) {
+    if (!vt_replay_reserve((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts,
+                           sizeof *rp->contexts)) {
         rp->out_of_memory = true;
         return;
     }
@@ -397,7 +333,7 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
         l->pending_oom = -1;
     }
     if (l->nooms == VT_OOM_MAX ||
-        !reserve((void **)&l->ooms, &l->ooms_cap, l->nooms, sizeof *l->ooms)) {
+        !vt_replay_reserve((void **)&l->ooms, &l->ooms_cap, l->nooms, sizeof *l->ooms)) {
         rp->ooms_dropped++;
         return;
     }
@@ -439,7 +375,7 @@ static long new_entry(struct vt_replay *rp)
         return -1;
     if (rp->nentries == rp->entries_cap) {
         size_t cap = rp->entries_cap;
-        if (!reserve((void **)&rp->entries, &cap, rp->nentries, sizeof *rp->entries))
+        if (!vt_replay_reserve((void **)&rp->entries, &cap, rp->nentries, sizeof *rp->entries))
             return -1;
         rp->entries_cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
     }
@@ -450,7 +386,7 @@ static void release_entry(struct vt_replay *rp, uint32_t idx)
 {
     if (rp->nfree_entries == rp->free_entries_cap) {
         size_t cap = rp->free_entries_cap;
-        if (!reserve((void **)&rp->free_entries, &cap, rp->nfree_entries,
+        if (!vt_replay_reserve((void **)&rp->free_entries, &cap, rp->nfree_entries,
                      sizeof *rp->free_entries))
             return; /* leaks one slot; harmless */
         rp->free_entries_cap = (uint32_t)cap;
@@ -475,8 +411,7 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site
     if (bytes > 0) {
         if (vt_snapshot_is_new_peak(&l->peak, &l->sites))
             vt_snapshot_offer(&l->peak, &l->sites, time_ns);
-        if (rp->nopen)
-            offer_open_phases(rp, l, time_ns);
+        vt_phases_after_alloc(rp, l, time_ns);
     }
     if (rp->on_change && l->category == VT_CAT_DEVICE)
         rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
@@ -596,7 +531,10 @@ static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
     }
     long li = get_ledger(rp, rec->u.mem.device, cat);
     if (li < 0) {
-        rp->out_of_memory = true;
+        if (li == -2)
+            rp->ledger_overflow_events++;
+        else
+            rp->out_of_memory = true;
         return;
     }
     struct vt_ledger *l = &rp->ledgers[li];
@@ -678,6 +616,7 @@ void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec)
 
 void vt_replay_finish(struct vt_replay *rp)
 {
+    vt_phases_finish(rp);
     for (size_t i = 0; i < rp->nledgers; i++) {
         struct vt_ledger *l = &rp->ledgers[i];
         l->pending_oom = -1;

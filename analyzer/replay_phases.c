@@ -1,0 +1,338 @@
+/*
+ * Phase peaks: for each phase name and ledger, the largest total while the
+ * name was open (replay.h gives the meaning; this file the bookkeeping).
+ *
+ * Why not simply offer every new total to every open name: that costs
+ * O(open names) per allocation, and a 9 KB trace that opens 4,000 nested
+ * ranges and then allocates 20,000 times took minutes to report
+ * (docs/RELIABILITY.md, finding 4). Instead, "max since mark":
+ *
+ * A name's mark is the moment it opened (from closed). Its peak over that
+ * open interval is the largest total of the ledger since its mark. Marks
+ * are numbered in order; of two open names, the later mark's interval is
+ * the tail of the earlier's, so "max since mark" never increases from older
+ * to newer marks. Consecutive marks with the same max form a level (struct
+ * vt_phase_level); a ledger keeps its levels as a stack, oldest first:
+ *
+ *   - an allocation makes the total T: only levels below T change, and those
+ *     are the newest ones; they merge into one level whose max is T, reached
+ *     now, with one snapshot of the ledger (brought up to date the way
+ *     peak_tracker.h describes, reusing the newest merged level's copy).
+ *     Most allocations do not exceed the newest level: one comparison,
+ *     however many names are open (vt_phases_after_alloc);
+ *   - a name opening pushes a level holding the current total, or joins the
+ *     newest level if the ledger has not changed since it was made. The
+ *     total at that moment is offered to the name's record right away (as
+ *     the eager scheme did), so such a level carries no snapshot;
+ *   - a name closing finds its level (the last with first_mark <= its mark:
+ *     a binary search, usually the newest), leaves it, and folds the
+ *     level's max into its record: a copy of the level's snapshot when that
+ *     is a new peak for the name (vt_snapshot_copy walks only the sites
+ *     changed since the record's last copy).
+ *
+ * A level is made once (at an open) and merged away once, so an event costs
+ * O(1) amortized; opening or closing a name costs O(ledgers) and a binary
+ * search. A level nobody is in any more gives its snapshot back at once
+ * (a few are kept for reuse) and is dropped from the top, or, in the middle,
+ * when such levels become half of the stack.
+ *
+ * The results are those of the eager scheme, ties included (the earliest
+ * instant of the largest total wins): tests/analyzer/test_phase_depth.c
+ * checks them against a brute-force replay.
+ */
+#include "replay_phases.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SPARE_MAX (sizeof ((struct vt_ledger *)0)->spare_snaps / sizeof(void *))
+
+/* ---- records (one per name and ledger, found through the index) ---- */
+
+const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name)
+{
+    uint64_t *i = vt_pair_map_get(&l->phase_index, name, 0);
+    return i ? &l->phases[*i] : NULL;
+}
+
+static struct vt_phase_peak *get_phase(struct vt_ledger *l, uint64_t name)
+{
+    uint64_t *i = vt_pair_map_get(&l->phase_index, name, 0);
+    if (i)
+        return &l->phases[*i];
+    if (!vt_replay_reserve((void **)&l->phases, &l->phases_cap, l->nphases, sizeof *l->phases) ||
+        !vt_pair_map_put_new(&l->phase_index, name, 0, l->nphases))
+        return NULL;
+    struct vt_phase_peak *p = &l->phases[l->nphases++];
+    memset(p, 0, sizeof *p);
+    p->name = name;
+    vt_snapshot_init(&p->snap);
+    return p;
+}
+
+/* ---- snapshots of levels, reused ---- */
+
+static struct vt_peak_snapshot *snap_take(struct vt_ledger *l)
+{
+    if (l->nspare_snaps)
+        return l->spare_snaps[--l->nspare_snaps];
+    struct vt_peak_snapshot *s = malloc(sizeof *s);
+    if (s)
+        vt_snapshot_init(s);
+    return s;
+}
+
+static void snap_drop(struct vt_peak_snapshot *s)
+{
+    vt_snapshot_free(s);
+    free(s);
+}
+
+/* A spare keeps its copy of the ledger (valid at its taken_at), so the
+ * next offer walks only what changed since: the newest given back is
+ * reused first, and the oldest is freed when too many wait. */
+static void snap_give(struct vt_ledger *l, struct vt_peak_snapshot *s)
+{
+    if (!s)
+        return;
+    s->has_peak = false;
+    if (l->nspare_snaps == SPARE_MAX) {
+        snap_drop(l->spare_snaps[0]);
+        memmove(l->spare_snaps, l->spare_snaps + 1, (SPARE_MAX - 1) * sizeof *l->spare_snaps);
+        l->nspare_snaps--;
+    }
+    l->spare_snaps[l->nspare_snaps++] = s;
+}
+
+/* ---- levels ---- */
+
+/* The level of an open name's mark, or NULL (only after running out of
+ * memory). The newest level first: most ranges end innermost first. */
+static struct vt_phase_level *level_of(struct vt_ledger *l, uint64_t mark)
+{
+    if (!l->nlevels)
+        return NULL;
+    if (l->levels[l->nlevels - 1].first_mark <= mark)
+        return &l->levels[l->nlevels - 1];
+    size_t lo = 0, hi = l->nlevels - 1; /* the first level past the mark is in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->levels[mid].first_mark <= mark)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? &l->levels[lo - 1] : NULL;
+}
+
+static bool level_push(struct vt_ledger *l, uint64_t mark, uint32_t members)
+{
+    if (l->nlevels && l->levels[l->nlevels - 1].seq == l->sites.seq) {
+        /* Nothing changed since the newest level's max: the same max. */
+        struct vt_phase_level *top = &l->levels[l->nlevels - 1];
+        if (top->members == 0)
+            l->empty_levels--;
+        top->members += members;
+        return true;
+    }
+    if (!vt_replay_reserve((void **)&l->levels, &l->levels_cap, l->nlevels, sizeof *l->levels))
+        return false;
+    l->levels[l->nlevels++] =
+        (struct vt_phase_level){mark, l->sites.total_bytes, l->sites.seq, NULL, members};
+    return true;
+}
+
+/* Levels nobody is in: dropped from the top at once, from the middle when
+ * they are half of the stack (which keeps the stack O(open names)). */
+static void drop_empty_levels(struct vt_ledger *l)
+{
+    while (l->nlevels && l->levels[l->nlevels - 1].members == 0) {
+        snap_give(l, l->levels[--l->nlevels].snap);
+        l->empty_levels--;
+    }
+    if (l->empty_levels < 16 || l->empty_levels * 2 < l->nlevels)
+        return;
+    /* An empty level's marks are all closed: its neighbours' marks map as before. */
+    size_t n = 0;
+    for (size_t i = 0; i < l->nlevels; i++)
+        if (l->levels[i].members)
+            l->levels[n++] = l->levels[i];
+    l->nlevels = n;
+    l->empty_levels = 0;
+}
+
+void vt_phases_raise(struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
+{
+    if (!l->phase_records_made) {
+        /* The first allocation of a ledger made while names were open: they
+         * get their records now, in the order the eager scheme made them. */
+        for (size_t k = 0; k < rp->nopen; k++)
+            if (!get_phase(l, rp->open[k].name))
+                rp->out_of_memory = true;
+        l->phase_records_made = true;
+    }
+    uint64_t total = l->sites.total_bytes;
+    size_t j = l->nlevels;
+    uint32_t members = 0;
+    struct vt_peak_snapshot *snap = NULL;
+    while (j > 0 && l->levels[j - 1].value < total) {
+        struct vt_phase_level *lv = &l->levels[--j];
+        members += lv->members;
+        if (!lv->members)
+            l->empty_levels--;
+        if (!snap)
+            snap = lv->snap; /* the newest copy: the least to bring up to date */
+        else
+            snap_give(l, lv->snap);
+    }
+    if (!members) { /* only empty levels were below */
+        snap_give(l, snap);
+        l->nlevels = j;
+        return;
+    }
+    if (!snap)
+        snap = snap_take(l);
+    if (!snap || !vt_snapshot_offer(snap, &l->sites, time_ns))
+        rp->out_of_memory = true; /* then the level's max has no snapshot: not folded */
+    struct vt_phase_level *lv = &l->levels[j]; /* keeps the oldest first_mark */
+    lv->value = total;
+    lv->seq = l->sites.seq;
+    lv->snap = snap;
+    lv->members = members;
+    l->nlevels = j + 1;
+}
+
+/* The level's max into the name's record, if it is a new peak for it (a tie
+ * keeps the earlier instant, as the eager scheme did). */
+static void fold(struct vt_replay *rp, struct vt_ledger *l, struct vt_phase_peak *p,
+                 const struct vt_phase_level *lv)
+{
+    if (!lv || !lv->snap || !lv->snap->has_peak)
+        return;
+    if (p->snap.has_peak && lv->snap->peak_bytes <= p->snap.peak_bytes)
+        return;
+    if (!vt_snapshot_copy(&p->snap, lv->snap, &l->sites))
+        rp->out_of_memory = true;
+}
+
+void vt_phases_new_ledger(struct vt_replay *rp, struct vt_ledger *l)
+{
+    /* Every open name's max in this ledger starts at its (empty) beginning:
+     * one level from mark 0 holds them all. */
+    if (rp->nopen && !level_push(l, 0, (uint32_t)rp->nopen))
+        rp->out_of_memory = true;
+}
+
+/* ---- names ---- */
+
+void vt_phases_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
+{
+    uint64_t *k = vt_pair_map_get(&rp->open_index, name, 0);
+    bool first = !k;
+    size_t idx;
+    if (first) {
+        if (rp->nopen == UINT32_MAX ||
+            !vt_replay_reserve((void **)&rp->open, &rp->open_cap, rp->nopen, sizeof *rp->open) ||
+            !vt_pair_map_put_new(&rp->open_index, name, 0, rp->nopen)) {
+            rp->out_of_memory = true;
+            return;
+        }
+        idx = rp->nopen++;
+        rp->open[idx].name = name;
+        rp->open[idx].count = 0;
+        rp->open[idx].mark = ++rp->marks_made;
+    } else {
+        idx = (size_t)*k;
+    }
+    rp->open[idx].count++;
+    uint64_t mark = rp->open[idx].mark;
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        struct vt_ledger *l = &rp->ledgers[i];
+        struct vt_phase_peak *p = get_phase(l, name);
+        if (!p) {
+            rp->out_of_memory = true;
+            continue;
+        }
+        p->opened++;
+        if (first) {
+            /* The total at the moment a phase opens is its first candidate. */
+            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
+            if (!level_push(l, mark, 1))
+                rp->out_of_memory = true;
+        } else if (!p->snap.has_peak) {
+            /* Open already, but with no peak yet in this ledger (made after
+             * the name opened): what its level holds first, then now. */
+            fold(rp, l, p, level_of(l, mark));
+            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
+        }
+        /* Otherwise now is inside the open interval: its level has it. */
+    }
+}
+
+void vt_phases_close(struct vt_replay *rp, uint64_t name)
+{
+    uint64_t *k = vt_pair_map_get(&rp->open_index, name, 0);
+    if (!k)
+        return;
+    size_t idx = (size_t)*k;
+    if (--rp->open[idx].count)
+        return;
+    uint64_t mark = rp->open[idx].mark;
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        struct vt_ledger *l = &rp->ledgers[i];
+        struct vt_phase_level *lv = level_of(l, mark);
+        if (!lv || !lv->members)
+            continue; /* only after running out of memory */
+        if (lv->snap) {
+            struct vt_phase_peak *p = get_phase(l, name);
+            if (p)
+                fold(rp, l, p, lv);
+            else
+                rp->out_of_memory = true;
+        }
+        if (--lv->members == 0) {
+            l->empty_levels++;
+            snap_give(l, lv->snap);
+            lv->snap = NULL;
+            drop_empty_levels(l);
+        }
+    }
+    /* Out of the open set (the last entry takes its place). */
+    vt_pair_map_remove_at(&rp->open_index, k);
+    rp->open[idx] = rp->open[--rp->nopen];
+    if (idx < rp->nopen) {
+        uint64_t *moved = vt_pair_map_get(&rp->open_index, rp->open[idx].name, 0);
+        if (moved)
+            *moved = idx;
+    }
+}
+
+void vt_phases_finish(struct vt_replay *rp)
+{
+    for (size_t k = 0; k < rp->nopen; k++)
+        for (size_t i = 0; i < rp->nledgers; i++) {
+            struct vt_ledger *l = &rp->ledgers[i];
+            const struct vt_phase_level *lv = level_of(l, rp->open[k].mark);
+            if (!lv || !lv->snap)
+                continue;
+            struct vt_phase_peak *p = get_phase(l, rp->open[k].name);
+            if (p)
+                fold(rp, l, p, lv);
+            else
+                rp->out_of_memory = true;
+        }
+}
+
+void vt_phases_free_ledger(struct vt_ledger *l)
+{
+    for (size_t i = 0; i < l->nphases; i++)
+        vt_snapshot_free(&l->phases[i].snap);
+    free(l->phases);
+    vt_pair_map_free(&l->phase_index);
+    for (size_t i = 0; i < l->nlevels; i++)
+        if (l->levels[i].snap)
+            snap_drop(l->levels[i].snap);
+    free(l->levels);
+    for (size_t i = 0; i < l->nspare_snaps; i++)
+        snap_drop(l->spare_snaps[i]);
+}
