@@ -126,6 +126,7 @@ static void test_known_function_and_line(void **state)
     size_t n = vt_symbolize(s, vt_test_known_caller(), &f);
     assert_int_equal(n, 1);
     assert_string_equal(f[0].function, "vt_test_known_caller");
+    assert_non_null(f[0].file);
     assert_non_null(strstr(f[0].file, "test_symbolize.c"));
     assert_int_equal(f[0].line, (uint64_t)caller_line);
     assert_false(f[0].inlined);
@@ -143,6 +144,7 @@ static void test_known_function_and_line(void **state)
     assert_string_equal(f[1].function, "vt_test_outer");
     assert_false(f[1].inlined);
     assert_int_equal(f[1].line, (uint64_t)outer_line);
+    assert_non_null(f[1].file);
     assert_non_null(strstr(f[1].file, "test_symbolize.c"));
 
     /* Outside every module: the address alone. */
