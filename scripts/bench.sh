@@ -65,9 +65,7 @@ ht_preload=/usr/lib/heaptrack/libheaptrack_preload.so
 # ------------------------------------------------------------------ build
 build=$root/build-bench
 if [ ! -d "$build" ]; then
-    # -Dwerror=false: GCC 12 at -O3 emits a false stringop-overflow warning
-    # in analyzer/trace_reader.c that -Werror would turn into a failure.
-    meson setup "$build" -Dbuildtype=release -Dwerror=false >/dev/null
+    meson setup "$build" -Dbuildtype=release >/dev/null
 fi
 meson compile -C "$build" >/dev/null
 bin=$build/bench
@@ -151,11 +149,11 @@ if want cost; then
 fi
 
 # ------------------------------------ 1b. instruction counts (callgrind)
-# Valgrind cannot count the preloaded tracers here (vramtrace disables
-# itself under valgrind, heaptrack records nothing: docs/PERFORMANCE.md), so
-# callgrind counts what it can: the simulated driver's own cost per event
+# Here callgrind counts the simulated driver's own cost per event
 # (the figure subtracted in part 1) and the analyzer's instructions per
 # event, from runs of N and 2N events (the difference cancels start-up).
+# The tracer's own instructions per event are counted by bench/tracer_cost.sh
+# (heaptrack records nothing under valgrind).
 cg_total() { # name command... -> total Ir of all threads
     local cgout=$out/callgrind.$1; shift
     rm -f "$cgout"
