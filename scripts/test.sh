@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds vramtrace twice (plain, and with AddressSanitizer + UBSan) and runs
-# the whole test suite in both, then fuzzes the analyzer briefly (clang).
+# the whole test suite in both, runs the reliability suite under
+# ThreadSanitizer, then fuzzes the analyzer briefly (clang).
 # Ends with the line "N passed, N failed".
 # Usage: scripts/test.sh [extra meson test args...]
 set -uo pipefail
@@ -23,6 +24,18 @@ run_suite() {
 run_suite build || status=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 
+# ThreadSanitizer over the tracer's reliability suite (threads, forks,
+# signals, load). Only that suite: the others add nothing TSan can see, and
+# libunwind's per-thread cache crashes inside TSan (docs/RELIABILITY.md).
+run_tsan() {
+    if [ ! -d build-tsan ]; then
+        meson setup build-tsan "${cuda_opt[@]}" -Db_sanitize=thread >/dev/null || return 1
+    fi
+    meson compile -C build-tsan || return 1
+    meson test -C build-tsan --print-errorlogs --num-processes 2 --suite reliability
+}
+run_tsan || status=1
+
 # A third build, clang with libFuzzer: each harness of tests/fuzz/ fuzzes for
 # VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Everything is
 # instrumented, only the harnesses are built; werror off, as clang warns
@@ -39,5 +52,5 @@ run_fuzz() {
 run_fuzz || status=1
 
 python3 scripts/count-tests.py build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-    build-fuzz/meson-logs/testlog.json || status=1
+    build-tsan/meson-logs/testlog.json build-fuzz/meson-logs/testlog.json || status=1
 exit $status
