@@ -69,7 +69,9 @@ static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
 {
     if (n <= s->cap)
         return true;
-    size_t ncap = s->cap ? s->cap : 64;
+    /* Small first: a record is kept per phase name and ledger, most of them
+     * over a few sites. */
+    size_t ncap = s->cap ? s->cap : 4;
     while (ncap < n)
         ncap *= 2;
     uint64_t *b = realloc(s->bytes, ncap * sizeof *b);

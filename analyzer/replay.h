@@ -62,7 +62,7 @@
 #define VT_OOM_TOP 8      /* sites kept per failure */
 #define VT_OOM_MAX 4096   /* failures kept per ledger (more are counted) */
 #define VT_MARKS_MAX 256
-#define VT_LEDGERS_MAX 256 /* (device, category) pairs: 85 devices x 3 */
+#define VT_LEDGERS_MAX 128 /* (device, category) pairs: 42 devices x 3 */
 
 enum vt_verdict {
     VT_VERDICT_UNKNOWN = 0,  /* the driver's free/total were not available */
