@@ -24,8 +24,9 @@
  * which is at most the number of events since then: the whole pass stays
  * O(events) per snapshot kept (the device peak plus one per phase name),
  * and memory is O(sites) per snapshot, independent of trace length.
- * Phases use the same snapshots: a phase's snapshot is brought to "now"
- * whenever the ledger exceeds that phase's own maximum while it is open.
+ * Phases use the same snapshots: one per level of open phases, brought to
+ * "now" when the ledger exceeds that level's maximum, and copied into a
+ * phase's own record when it closes (replay_phases.c).
  */
 #ifndef VRAMTRACE_ANALYZER_PEAK_TRACKER_H
 #define VRAMTRACE_ANALYZER_PEAK_TRACKER_H
