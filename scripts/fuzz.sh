@@ -13,7 +13,7 @@ harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(trace_records snapshot trace_file)
 
 if [ ! -d build-fuzz ]; then
-    CC=clang meson setup build-fuzz -Dfuzzing=true -Dwerror=false -Db_sanitize=address,undefined \
+    CC=clang meson setup build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined \
         -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >/dev/null || exit 1
 fi
 targets=()

@@ -38,11 +38,10 @@ run_tsan || status=1
 
 # A third build, clang with libFuzzer: each harness of tests/fuzz/ fuzzes for
 # VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Everything is
-# instrumented, only the harnesses are built; werror off, as clang warns
-# where gcc does not.
+# instrumented, only the harnesses are built.
 run_fuzz() {
     if [ ! -d build-fuzz ]; then
-        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true -Dwerror=false \
+        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true \
             -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link \
             >/dev/null || return 1
     fi

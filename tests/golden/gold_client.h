@@ -14,7 +14,11 @@
 
 /* Functions whose names the report must show: never inlined, cloned or
  * turned into a tail call (the build adds -fno-optimize-sibling-calls). */
+#if defined(__clang__) /* clang never clones functions and has no noclone */
+#define GOLD_SITE __attribute__((noinline))
+#else
 #define GOLD_SITE __attribute__((noinline, noclone))
+#endif
 
 /* "alloc FUNCTION ADDRESS": this allocation was made by FUNCTION. */
 static inline void gold_note_alloc(const char *function, CUdeviceptr p)
