@@ -1,6 +1,7 @@
 /* Pinned host memory and managed memory: real, touchable host memory,
  * recorded with its kind; pinned memory costs no device memory. */
 #include "sim_test.h"
+#include "sim_test_context.h"
 
 #include <cuda.h>
 #include <stdlib.h>
@@ -69,15 +70,6 @@ static void test_managed_is_charged_and_touchable(void **state)
     assert_int_equal(free_now(), f0);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS)
-        return -1;
-    return cuCtxSetCurrent(ctx) == CUDA_SUCCESS ? 0 : -1;
-}
-
 int main(void)
 {
     simtest_setup_logs(&ledger_path, NULL);
@@ -85,7 +77,7 @@ int main(void)
         cmocka_unit_test(test_pinned_host),
         cmocka_unit_test(test_managed_is_charged_and_touchable),
     };
-    int failed = cmocka_run_group_tests(tests, setup, NULL);
+    int failed = cmocka_run_group_tests(tests, simtest_primary_context, NULL);
     unlink(ledger_path);
     return failed;
 }

@@ -2,6 +2,7 @@
  * release threshold keeping freed bytes reserved, cuMemPoolTrimTo, the
  * _ptsz variants, and the ledger's pool_release lines. */
 #include "sim_test.h"
+#include "sim_test_context.h"
 
 #include <cuda.h>
 #include <stdlib.h>
@@ -100,15 +101,6 @@ static void test_threshold_keeps_memory_until_trim(void **state)
     assert_ptr_equal(cur, def);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS)
-        return -1;
-    return cuCtxSetCurrent(ctx) == CUDA_SUCCESS ? 0 : -1;
-}
-
 int main(void)
 {
     setenv("VTSIM_MEMORY", "1GiB", 1);
@@ -118,7 +110,7 @@ int main(void)
         cmocka_unit_test(test_default_pool_releases_at_once),
         cmocka_unit_test(test_threshold_keeps_memory_until_trim),
     };
-    int failed = cmocka_run_group_tests(tests, setup, NULL);
+    int failed = cmocka_run_group_tests(tests, simtest_primary_context, NULL);
     unlink(ledger_path);
     return failed;
 }

@@ -2,6 +2,7 @@
  * others' usage, capacity is shared, a normal exit and a SIGKILL both give
  * the memory back, and a forked child registers as its own process. */
 #include "sim_test.h"
+#include "sim_test_context.h"
 
 #include <cuda.h>
 #include <signal.h>
@@ -153,15 +154,6 @@ static void test_forked_child_is_its_own_process(void **state)
     vtsim_ledger_free(&l);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS)
-        return -1;
-    return cuCtxSetCurrent(ctx) == CUDA_SUCCESS ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -177,7 +169,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_two_processes_share_capacity),
         cmocka_unit_test(test_forked_child_is_its_own_process),
     };
-    int failed = cmocka_run_group_tests(tests, setup, NULL);
+    int failed = cmocka_run_group_tests(tests, simtest_primary_context, NULL);
     shm_unlink(shm_name);
     unlink(ledger_path);
     return failed;

@@ -2,6 +2,7 @@
  * cuMemCreate until the handle is released AND unmapped everywhere, and the
  * ledger's vmm_phys_free marks that moment. */
 #include "sim_test.h"
+#include "sim_test_context.h"
 
 #include <cuda.h>
 #include <stdlib.h>
@@ -132,15 +133,6 @@ static void test_unmap_is_the_release_point_after_release(void **state)
     assert_int_equal(cuMemAddressFree(va, 2 * MiB), CUDA_SUCCESS);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS)
-        return -1;
-    return cuCtxSetCurrent(ctx) == CUDA_SUCCESS ? 0 : -1;
-}
-
 int main(void)
 {
     setenv("VTSIM_MEMORY", "4GiB", 1);
@@ -151,7 +143,7 @@ int main(void)
         cmocka_unit_test(test_release_while_mapped_keeps_memory_until_unmap),
         cmocka_unit_test(test_unmap_is_the_release_point_after_release),
     };
-    int failed = cmocka_run_group_tests(tests, setup, NULL);
+    int failed = cmocka_run_group_tests(tests, simtest_primary_context, NULL);
     unlink(ledger_path);
     return failed;
 }
