@@ -32,23 +32,6 @@
 #include "analysis.h"
 #include "trace_builder.h"
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/vt-depth-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return getenv("VT_KEEP") ? 0 : system(cmd) == 0 ? 0 : -1;
-}
-
 static uint64_t rng_state;
 static uint64_t rnd(uint64_t n)
 {
@@ -68,7 +51,7 @@ static double now_s(void)
 static char *write_trace(struct tb *b, const char *name)
 {
     char *path;
-    assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+    assert_true(asprintf(&path, "%s/%s", tb_tmpdir, name) > 0);
     assert_int_equal(tb_write(b, path), 0);
     tb_free(b);
     return path;
@@ -463,5 +446,5 @@ int main(void)
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_random_ranges),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }

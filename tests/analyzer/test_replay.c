@@ -19,28 +19,11 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/vt-ana-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return getenv("VT_KEEP") ? 0 : system(cmd) == 0 ? 0 : -1;
-}
-
-/* Writes b to tmpdir/name and analyzes the given files. */
+/* Writes b to tb_tmpdir/name and analyzes the given files. */
 static char *save(struct tb *b, const char *name)
 {
     char *path;
-    assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+    assert_true(asprintf(&path, "%s/%s", tb_tmpdir, name) > 0);
     assert_int_equal(tb_write(b, path), 0);
     tb_free(b);
     return path;
@@ -237,7 +220,7 @@ static void test_shared_gpu(void **state)
     tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 30, 0, 0x1000);
     tb_trailer(&b, 50);
     char *dir;
-    assert_true(asprintf(&dir, "%s/gpu", tmpdir) > 0);
+    assert_true(asprintf(&dir, "%s/gpu", tb_tmpdir) > 0);
     assert_int_equal(mkdir(dir, 0700), 0);
     char *p1 = save(&b, "gpu/a.vtrace");
     tb_init(&b);
@@ -285,5 +268,5 @@ int main(void)
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }

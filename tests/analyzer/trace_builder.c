@@ -1,9 +1,34 @@
 /* Small traces for tests; see trace_builder.h. */
+#define _GNU_SOURCE /* mkdtemp, nftw */
 #include "trace_builder.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+char tb_tmpdir[64];
+
+int tb_tmpdir_setup(void **state)
+{
+    (void)state;
+    snprintf(tb_tmpdir, sizeof tb_tmpdir, "/tmp/vt-test-XXXXXX");
+    return mkdtemp(tb_tmpdir) ? 0 : -1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+int tb_tmpdir_teardown(void **state)
+{
+    (void)state;
+    if (getenv("VT_KEEP"))
+        return 0;
+    return nftw(tb_tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
 
 static void append(struct vt_bytes *dst, const void *src, size_t n)
 {

@@ -30,6 +30,13 @@ enum { TB_MAIN = 1, TB_AUTOGRAD = 2 };
 enum { TB_API_ALLOC = 1, TB_API_FREE = 2, TB_API_CREATE = 3 };
 enum { TB_STACK_A = 1, TB_STACK_B = 2, TB_STACK_C = 3 };
 
+/* cmocka group setup/teardown: a fresh directory tb_tmpdir
+ * (/tmp/vt-test-XXXXXX) for a group's trace files, removed afterwards
+ * unless VT_KEEP is set. */
+extern char tb_tmpdir[64];
+int tb_tmpdir_setup(void **state);
+int tb_tmpdir_teardown(void **state);
+
 void tb_init(struct tb *b);
 void tb_free(struct tb *b);
 void tb_standard_header(struct tb *b, uint64_t pid, uint8_t uuid_byte, uint64_t capacity);
