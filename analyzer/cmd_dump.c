@@ -98,8 +98,11 @@ static void f_bytes_hex(struct line_out *o, const char *key, const uint8_t *b, s
     f_str(o, key, buf);
 }
 
-static void dump_process(struct line_out *o, const struct vt_process_info *p)
+static void dump_process(struct line_out *o, const struct vt_reader *r,
+                         const struct vt_process_info *p)
 {
+    f_uint(o, "format_version", vt_reader_version(r));
+    f_uint(o, "time_unit_ns", vt_reader_time_unit_ns(r));
     f_uint(o, "pid", p->pid);
     f_uint(o, "ppid", p->ppid);
     f_uint(o, "start_realtime_ns", p->start_realtime_ns);
@@ -170,7 +173,7 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
     begin_line(o, rec);
     switch (rec->type) {
     case VT_REC_PROCESS:
-        dump_process(o, rec->u.process);
+        dump_process(o, r, rec->u.process);
         break;
     case VT_REC_MODULE:
         f_uint(o, "id", rec->u.module->id);

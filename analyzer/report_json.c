@@ -270,6 +270,8 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_string(j, vt_report_command(rep, input, cmd, sizeof cmd));
     vt_json_key(j, "start_mono_ns");
     vt_json_uint(j, p ? p->start_mono_ns : 0);
+    vt_json_key(j, "time_unit_ns");
+    vt_json_uint(j, vt_reader_time_unit_ns(in->reader));
     vt_json_key(j, "truncated");
     vt_json_bool(j, vt_reader_truncated(in->reader));
     vt_json_key(j, "truncation_note");

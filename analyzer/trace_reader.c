@@ -49,6 +49,7 @@ struct vt_reader {
     const uint8_t *mem;     /* memory reader */
     uint64_t file_size;
     uint16_t version;
+    uint32_t time_unit_ns;  /* of every dt field (the preamble's; 1 in version 1) */
 
     uint64_t pos;           /* next chunk header offset */
     uint64_t chunk_offset;  /* offset of the chunk being decoded */
@@ -216,6 +217,7 @@ static struct vt_reader *new_reader(const char *name)
         return NULL;
     r->path = strdup(name ? name : "(memory)");
     r->fd = -1;
+    r->time_unit_ns = 1; /* version 1, and a cut preamble */
     vt_pair_map_init(&r->module_index);
     r->dctx = ZSTD_createDCtx();
     if (!r->path || !r->dctx) {
@@ -241,9 +243,15 @@ static int check_preamble(struct vt_reader *r)
         return 0;
     }
     r->version = (uint16_t)(pre[8] | pre[9] << 8);
-    if (r->version != VT_FORMAT_VERSION)
-        return fail(r, 8, "unsupported format version %u (this reader knows version %u)",
-                    r->version, VT_FORMAT_VERSION);
+    if (r->version < VT_FORMAT_VERSION_OLDEST || r->version > VT_FORMAT_VERSION)
+        return fail(r, 8, "unsupported format version %u (this reader knows versions %u to %u)",
+                    r->version, VT_FORMAT_VERSION_OLDEST, VT_FORMAT_VERSION);
+    if (r->version >= 2) {
+        r->time_unit_ns = (uint32_t)pre[12] | (uint32_t)pre[13] << 8 |
+                          (uint32_t)pre[14] << 16 | (uint32_t)pre[15] << 24;
+        if (r->time_unit_ns == 0)
+            return fail(r, 12, "time unit is 0 ns");
+    }
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -503,11 +511,26 @@ static const char *get_owned_str(struct vt_reader *r, struct cursor *c)
     return copy;
 }
 
+/* The time in units after adding dt, in nanoseconds; false if that does
+ * not fit 64 bits (only a hostile file says so). */
+static bool advance_time(struct vt_reader *r, uint64_t dt, uint64_t *time_ns)
+{
+    uint64_t t;
+    if (__builtin_add_overflow(r->delta.last_time, dt, &t) ||
+        __builtin_mul_overflow(t, (uint64_t)r->time_unit_ns, time_ns))
+        return false;
+    r->delta.last_time = t;
+    return true;
+}
+
 static uint64_t get_time(struct vt_reader *r, struct cursor *c)
 {
-    uint64_t dt = get_uv(c);
-    r->delta.last_time_ns += dt;
-    return r->delta.last_time_ns;
+    uint64_t dt = get_uv(c), time_ns = 0;
+    if (!c->bad && !advance_time(r, dt, &time_ns)) {
+        c->bad = true;
+        c->why = "time beyond 2^64 ns";
+    }
+    return time_ns;
 }
 
 #define CHECK(cond, msg)                  \
@@ -862,12 +885,12 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
         id_get(&r->apis, api) == NULL || (label != 0 && id_get(&r->apis, label) == NULL) ||
         id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
         return false;
-    r->delta.last_time_ns += dt;
+    if (!advance_time(r, dt, &rec->time_ns))
+        return false; /* the checked decoder says why */
     r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
     rec->type = VT_REC_MEM;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = r->raw_pos;
-    rec->time_ns = r->delta.last_time_ns;
     rec->u.mem.op = op;
     rec->u.mem.kind = kind;
     rec->u.mem.api = api;
@@ -1012,6 +1035,7 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r) { return &r->err; }
 const char *vt_reader_path(const struct vt_reader *r) { return r->path; }
 uint16_t vt_reader_version(const struct vt_reader *r) { return r->version; }
+uint32_t vt_reader_time_unit_ns(const struct vt_reader *r) { return r->time_unit_ns; }
 bool vt_reader_truncated(const struct vt_reader *r) { return r->truncated; }
 uint64_t vt_reader_file_size(const struct vt_reader *r) { return r->file_size; }
 uint64_t vt_reader_chunks(const struct vt_reader *r) { return r->chunks; }

@@ -159,6 +159,9 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
 const char *vt_reader_path(const struct vt_reader *r);
 uint16_t vt_reader_version(const struct vt_reader *r);
+/* Nanoseconds per unit of the file's recorded times: every time the reader
+ * returns is a multiple of it, rounded down from the moment it stands for. */
+uint32_t vt_reader_time_unit_ns(const struct vt_reader *r);
 
 /* After next() returned 0: true if the file ended without a trailer. */
 bool vt_reader_truncated(const struct vt_reader *r);

@@ -130,8 +130,9 @@ int main(int argc, char **argv)
         return 1;
     }
     vt_encoder_init(&s.enc);
+    vt_encoder_set_time_unit(&s.enc, VT_TIME_UNIT_NS_DEFAULT); /* as the recorder writes */
     uint8_t preamble[VT_PREAMBLE_SIZE];
-    vt_encode_preamble(preamble);
+    vt_encode_preamble(preamble, s.enc.time_unit_ns);
     fwrite(preamble, 1, sizeof preamble, s.out);
 
     const char *args[] = {"synth_trace"};

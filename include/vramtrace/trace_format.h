@@ -10,7 +10,10 @@
  *     0  char[8]  VT_FILE_MAGIC            "VRAMTRC\n"
  *     8  u16 le   format version           VT_FORMAT_VERSION
  *    10  u16 le   flags                    0
- *    12  u32 le   reserved                 0
+ *    12  u32 le   time unit                nanoseconds per unit of every "dt"
+ *                                          field and of a chunk's first time
+ *                                          (>= 1; the recorder's default is
+ *                                          VT_TIME_UNIT_NS_DEFAULT)
  *   chunk   := chunk header + one zstd frame
  *     0  u32 le   VT_CHUNK_MAGIC           "VTCK"
  *     4  u32 le   compressed size          bytes of the zstd frame that follows
@@ -24,8 +27,9 @@
  * A decompressed chunk is a sequence of records. A record is one type byte
  * (enum vt_record_type) followed by its fields, each encoded as:
  *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
- *   dt  uv: nanoseconds since the previous timed record of this chunk
- *       (the first timed record of a chunk carries the absolute value)
+ *   dt  uv: time units (see the preamble) since the previous timed record
+ *       of this chunk; the first timed record of a chunk carries the
+ *       absolute value, CLOCK_MONOTONIC divided by the unit (rounded down)
  *   da  zigzag LEB128 varint: address minus the previous address field of
  *       this chunk (starts at 0 in each chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
@@ -43,7 +47,15 @@
 #define VT_FILE_MAGIC "VRAMTRC\n"
 #define VT_FILE_MAGIC_LEN 8
 #define VT_PREAMBLE_SIZE 16
-#define VT_FORMAT_VERSION 1
+/* Version 2: the preamble's time unit (version 1 files: always 1 ns). */
+#define VT_FORMAT_VERSION 2
+#define VT_FORMAT_VERSION_OLDEST 1
+/* Recorded times are rounded down to this unit by default. Per-event
+ * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
+ * repetitive trace's bytes, docs/PERFORMANCE.md); a microsecond is finer
+ * than any driver allocation takes and is what PyTorch's own snapshots
+ * record (time_us). Order within a file never depends on time. */
+#define VT_TIME_UNIT_NS_DEFAULT 1000
 
 #define VT_CHUNK_MAGIC 0x4b435456u /* "VTCK" little-endian */
 #define VT_CHUNK_HEADER_SIZE 12
@@ -208,9 +220,26 @@ static inline enum vt_category vt_kind_category(unsigned kind)
 
 /* Per-chunk delta state shared by encoder and decoder. Reset at each chunk. */
 struct vt_delta_state {
-    uint64_t last_time_ns;
+    uint64_t last_time; /* in time units */
     uint64_t last_addr;
 };
+
+/* The preamble of a file whose times are in units of time_unit_ns (0 is
+ * taken as 1, more than 32 bits as the largest unit that fits). */
+static inline void vt_preamble_fill(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
+{
+    if (time_unit_ns == 0)
+        time_unit_ns = 1;
+    if (time_unit_ns > UINT32_MAX)
+        time_unit_ns = UINT32_MAX;
+    for (size_t i = 0; i < VT_PREAMBLE_SIZE; i++)
+        out[i] = i < VT_FILE_MAGIC_LEN ? (uint8_t)VT_FILE_MAGIC[i] : 0;
+    out[8] = (uint8_t)VT_FORMAT_VERSION;
+    out[9] = (uint8_t)(VT_FORMAT_VERSION >> 8);
+    /* 10..11: flags, 0 */
+    for (int i = 0; i < 4; i++)
+        out[12 + i] = (uint8_t)(time_unit_ns >> (8 * i));
+}
 
 /* ---- varint codec (used by both writer and reader) ---- */
 

@@ -11,6 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vramtrace/trace_format.h"
+
+#define VT_OPT_STR_(x) #x
+#define VT_OPT_STR(x) VT_OPT_STR_(x)
+
 enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
 
 /* X(NAME, kind, default, min, max, description): the variable is
@@ -22,6 +27,8 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
       "native stack frames recorded per event (0: none)")                        \
     X(FLUSH_MS, VT_OPT_UINT, "100", 1, 60000,                                    \
       "how often the writer thread writes a chunk, in milliseconds")            \
+    X(TIME_UNIT_NS, VT_OPT_UINT, VT_OPT_STR(VT_TIME_UNIT_NS_DEFAULT), 1, 1000000000, \
+      "recorded times are rounded down to this many nanoseconds (1: exact)")     \
     X(BUFFER_KB, VT_OPT_UINT, "256", 16, 65536,                                  \
       "size of one per-thread event buffer block, in KiB")                       \
     X(VERBOSE, VT_OPT_BOOL, "0", 0, 1, "print the options and the trace path")   \

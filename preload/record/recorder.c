@@ -286,6 +286,7 @@ static bool start_writer(void)
     vt_process_info_collect(&info, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC),
                             R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
     int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
+                             R.opts.num[VT_OPTION_TIME_UNIT_NS],
                              R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts);
     vt_process_info_free(&info);
     if (rc != 0) {

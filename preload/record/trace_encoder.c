@@ -36,6 +36,15 @@ bool vt_bytes_reserve(struct vt_bytes *b, size_t n)
 void vt_encoder_init(struct vt_encoder *e)
 {
     memset(e, 0, sizeof *e);
+    e->time_unit_ns = 1;
+}
+
+void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns)
+{
+    uint8_t pre[VT_PREAMBLE_SIZE]; /* the unit as the preamble will state it */
+    vt_preamble_fill(pre, unit_ns);
+    e->time_unit_ns = (uint64_t)pre[12] | (uint64_t)pre[13] << 8 | (uint64_t)pre[14] << 16 |
+                      (uint64_t)pre[15] << 24;
 }
 
 void vt_encoder_free(struct vt_encoder *e)
@@ -46,20 +55,16 @@ void vt_encoder_free(struct vt_encoder *e)
 
 void vt_encoder_begin_chunk(struct vt_encoder *e)
 {
-    e->raw.len = 0;
+    e->raw.len = 0; /* the time unit stays: it is the file's */
     e->raw.failed = false;
     memset(&e->delta, 0, sizeof e->delta);
     e->have_time = false;
     e->records = 0;
 }
 
-void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE])
+void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
 {
-    memset(out, 0, VT_PREAMBLE_SIZE);
-    memcpy(out, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
-    out[8] = (uint8_t)VT_FORMAT_VERSION;
-    out[9] = (uint8_t)(VT_FORMAT_VERSION >> 8);
-    /* flags (u16) and reserved (u32) stay 0 */
+    vt_preamble_fill(out, time_unit_ns);
 }
 
 /* ---- field writers: each reserves its own room ---- */
@@ -99,22 +104,30 @@ static void put_cstr(struct vt_encoder *e, const char *s)
     put_str(e, s, s ? strlen(s) : 0);
 }
 
-/* dt: time since the previous timed record of the chunk. The writer emits
- * records in time order, so a time earlier than the last one cannot come
- * from it; if a caller does that anyway it is clamped (delta 0) rather than
- * wrapped into a huge unsigned value. */
-static void put_dt(struct vt_encoder *e, uint64_t t)
+/* A time in the file's units, and the dt field that writes it: the time
+ * since the previous timed record of the chunk (the first timed record
+ * carries the whole value). The writer emits records in time order, so a
+ * time earlier than the last one cannot come from it; if a caller does
+ * that anyway it is clamped (delta 0) rather than wrapped into a huge
+ * unsigned value. */
+static uint64_t dt_units(struct vt_encoder *e, uint64_t time_ns)
 {
+    uint64_t t = e->time_unit_ns == 1 ? time_ns : time_ns / e->time_unit_ns;
     if (!e->have_time) {
-        put_uv(e, t);
-        e->delta.last_time_ns = t;
         e->have_time = true;
-        return;
+        e->delta.last_time = t;
+        return t;
     }
-    if (t < e->delta.last_time_ns)
-        t = e->delta.last_time_ns;
-    put_uv(e, t - e->delta.last_time_ns);
-    e->delta.last_time_ns = t;
+    if (t < e->delta.last_time)
+        t = e->delta.last_time;
+    uint64_t dt = t - e->delta.last_time;
+    e->delta.last_time = t;
+    return dt;
+}
+
+static void put_dt(struct vt_encoder *e, uint64_t time_ns)
+{
+    put_uv(e, dt_units(e, time_ns));
 }
 
 static void begin(struct vt_encoder *e, enum vt_record_type t)
@@ -237,16 +250,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
     p += vt_put_uvarint(p, m->api);
     p += vt_put_uvarint(p, m->label);
     p += vt_put_uvarint(p, m->thread);
-    uint64_t t = m->time_ns;
-    if (!e->have_time) {
-        p += vt_put_uvarint(p, t);
-        e->have_time = true;
-    } else {
-        if (t < e->delta.last_time_ns)
-            t = e->delta.last_time_ns; /* clamped, as put_dt does */
-        p += vt_put_uvarint(p, t - e->delta.last_time_ns);
-    }
-    e->delta.last_time_ns = t;
+    p += vt_put_uvarint(p, dt_units(e, m->time_ns));
     p += vt_put_uvarint(p, m->device < 0 ? 0 : (uint64_t)m->device + 1);
     p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
     e->delta.last_addr = m->addr;

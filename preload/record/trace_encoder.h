@@ -39,15 +39,22 @@ struct vt_encoder {
     struct vt_delta_state delta;
     bool have_time;       /* a timed record was written in this chunk */
     uint64_t records;     /* records in this chunk */
+    uint64_t time_unit_ns; /* times are written in these units (>= 1) */
 };
 
+/* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */
 void vt_encoder_init(struct vt_encoder *e);
+/* Times passed from now on are rounded down to multiples of unit_ns (0 is
+ * taken as 1). Set it before the first record: the unit goes into the
+ * preamble and holds for the whole file. */
+void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns);
 void vt_encoder_free(struct vt_encoder *e);
 /* Drops the buffered records and resets the delta state. */
 void vt_encoder_begin_chunk(struct vt_encoder *e);
 
-/* The 16-byte preamble of a file. */
-void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE]);
+/* The 16-byte preamble of a file whose times are in units of
+ * time_unit_ns (the encoder's time_unit_ns). */
+void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns);
 
 /* ---- one function per record type, fields as in trace_format.h ---- */
 

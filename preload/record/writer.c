@@ -179,7 +179,7 @@ static int ensure_open(void)
         vt_say(2, "vramtrace: pid %ld writing %s\n", (long)getpid(), W.path);
     W.fd = fd;
     uint8_t preamble[VT_PREAMBLE_SIZE];
-    vt_encode_preamble(preamble);
+    vt_encode_preamble(preamble, W.enc.time_unit_ns);
     int err = write_all(W.fd, preamble, sizeof preamble);
     if (err) {
         fail(err);
@@ -585,7 +585,7 @@ static void wait_until_started(void)
     }
 }
 
-int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
+int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, bool verbose,
                     const struct vt_process_facts *facts)
 {
     W.fd = -1;
@@ -602,6 +602,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, bool verbose,
     W.events = W.chunks = W.lost_reported = 0;
     W.next_thread_id = 0;
     vt_encoder_init(&W.enc);
+    vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     memset(&W.frame, 0, sizeof W.frame);
     vt_trie_init(&W.trie);
     vt_py_codes_reset();

@@ -225,7 +225,7 @@ static void test_hostile_sizes(void **state)
     (void)state;
     char msg[600];
     uint8_t file[VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE + 8] = {0};
-    vt_encode_preamble(file);
+    vt_encode_preamble(file, 1);
     uint8_t *h = file + VT_PREAMBLE_SIZE;
     vt_put_le32(h, VT_CHUNK_MAGIC);
     /* A compressed size over the limit is refused before allocating (and

@@ -44,7 +44,7 @@ void tb_init(struct tb *b)
     vt_encoder_init(&b->enc);
     b->cctx = vt_chunk_cctx_new();
     uint8_t pre[VT_PREAMBLE_SIZE];
-    vt_encode_preamble(pre);
+    vt_encode_preamble(pre, b->enc.time_unit_ns);
     append(&b->file, pre, sizeof pre);
 }
 

@@ -63,9 +63,7 @@ static void append_chunk(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *raw, siz
 static void build_file(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *p, size_t n)
 {
     reserve(b, VT_PREAMBLE_SIZE);
-    memset(b->p, 0, VT_PREAMBLE_SIZE);
-    memcpy(b->p, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
-    b->p[8] = VT_FORMAT_VERSION;
+    vt_preamble_fill(b->p, 1);
     b->len = VT_PREAMBLE_SIZE;
     const uint8_t *end = p + n;
     while (p < end) {

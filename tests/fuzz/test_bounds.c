@@ -130,9 +130,7 @@ static void process_record(struct bytes *x)
 
 static void preamble(struct bytes *f)
 {
-    memset(f->b, 0, VT_PREAMBLE_SIZE);
-    memcpy(f->b, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
-    f->b[8] = VT_FORMAT_VERSION;
+    vt_preamble_fill(f->b, 1);
     f->n = VT_PREAMBLE_SIZE;
 }
 
@@ -273,9 +271,7 @@ static void check_module_unloads(void)
     }
     size_t rawlen = (size_t)(p - raw), bound = ZSTD_compressBound(rawlen);
     uint8_t *file = malloc(VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE + bound);
-    memset(file, 0, VT_PREAMBLE_SIZE);
-    memcpy(file, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
-    file[8] = VT_FORMAT_VERSION;
+    vt_preamble_fill(file, 1);
     size_t c = ZSTD_compress(file + VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE, bound, raw, rawlen, 1);
     if (ZSTD_isError(c))
         abort();

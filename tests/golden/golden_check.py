@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from golden_lib import (GoldenFailure, Harness, client_pid, expect, expect_eq,
-                        expect_time_of, innermost_function, peak_of, pid_entries,
+                        expect_time_of, floor_to_unit, innermost_function, peak_of, pid_entries,
                         report_ledger, report_process, running)
 import golden_more
 
@@ -54,7 +54,7 @@ def scenario_peak_stacks(h):
     proc = report_process(h.report(h.traces()), pid)
     dev = report_ledger(proc)
     expect_eq(dev["peak_bytes"], peak, "peak_bytes")
-    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns", proc["time_unit_ns"])
     expect_eq(dev["peak_count"], len(live), "peak_count")
     got = {}
     for row in dev["peak_breakdown"]:
@@ -112,7 +112,7 @@ def check_oom(h, out, verdict):
               e["ns"] <= failed["ns"] + 10**9]
     expect_eq([o["released_after_bytes"], o["released_after_count"]],
               [sum(e["size"] for e in window), len(window)], "released_after bytes, count")
-    lo, hi = failed["ns"], min([e["ns"] for e in after if e["op"] != "getinfo"] + [float("inf")])
+    lo, hi = floor_to_unit(failed["ns"], proc["time_unit_ns"]), min([e["ns"] for e in after if e["op"] != "getinfo"] + [float("inf")])
     expect(lo <= o["time_ns"] < hi, "failure time %d not within ledger %d..%s" % (o["time_ns"], lo, hi))
     return "%s: asked %d, free %d of %d, process %d" % (verdict, failed["size"], info["free"],
                                                         info["total"], held)

@@ -113,10 +113,16 @@ def next_ns(entries, entry):
     return min(later) if later else float("inf")
 
 
-def expect_time_of(t, entries, entry, what):
-    lo, hi = entry["ns"], next_ns(entries, entry)
-    expect(lo <= t < hi, "%s: report time %d is not that of ledger line %d (%d..%s)"
-           % (what, t, entry["line"], lo, hi))
+def floor_to_unit(ns, unit):
+    """A moment as a trace records it: rounded down to the process's time
+    unit (report processes[].time_unit_ns)."""
+    return ns - ns % unit
+
+
+def expect_time_of(t, entries, entry, what, unit):
+    lo, hi = floor_to_unit(entry["ns"], unit), next_ns(entries, entry)
+    expect(lo <= t < hi, "%s: report time %d is not that of ledger line %d (%d..%s, unit %d ns)"
+           % (what, t, entry["line"], lo, hi, unit))
 
 
 # ---- running things ----------------------------------------------------------

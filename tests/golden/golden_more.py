@@ -4,8 +4,8 @@ import os
 import signal
 import time
 
-from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, peak_of,
-                        pid_entries, report_ledger, report_process, running)
+from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
+                        peak_of, pid_entries, report_ledger, report_process, running)
 
 
 def _phase_windows(out):
@@ -46,7 +46,9 @@ def scenario_phases(h):
            len({b[0] for b, _ in truth.values()}) == len(truth),
            "scenario broken: phase peaks should differ from each other and from the peak")
 
-    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    proc = report_process(h.report(h.traces()), pid)
+    unit = proc["time_unit_ns"]
+    dev = report_ledger(proc)
     expect_eq(dev["peak_bytes"], overall, "peak_bytes")
     got = {p["name"]: p for p in dev["phases"]}
     expect_eq(sorted(got), sorted(truth), "phase names")
@@ -55,10 +57,10 @@ def scenario_phases(h):
         expect_eq(p["peak_bytes"], total, "phase %s peak_bytes" % name)
         expect_eq(p["opened"], opened, "phase %s opened" % name)
         if entry is not None:
-            expect_time_of(p["peak_time_ns"], entries, entry, "phase %s peak_time_ns" % name)
+            expect_time_of(p["peak_time_ns"], entries, entry, "phase %s peak_time_ns" % name, unit)
         else:  # the opening total: between the client's clock and its next call
             first = min(e["ns"] for e in entries if e["pid"] == pid and e["ns"] > t0)
-            expect(t0 <= p["peak_time_ns"] < first,
+            expect(floor_to_unit(t0, unit) <= p["peak_time_ns"] < first,
                    "phase %s peak_time_ns %d is not its opening (%d..%d)"
                    % (name, p["peak_time_ns"], t0, first))
     return ", ".join("%s %d" % (n, t[0][0]) for n, t in sorted(truth.items()))
@@ -106,7 +108,8 @@ def scenario_two_processes(h):
     expect_eq({p["pid"]: p["bytes_at_peak"] for p in gpu["processes"]}, at_peak,
               "gpus[].processes[].bytes_at_peak")
     later = [e["ns"] for e in entries if e["line"] > peak_entry["line"]]
-    expect(peak_entry["ns"] <= gpu["peak_time_ns"] < min(later + [float("inf")]),
+    unit = max(p["time_unit_ns"] for p in report["processes"])
+    expect(floor_to_unit(peak_entry["ns"], unit) <= gpu["peak_time_ns"] < min(later + [float("inf")]),
            "gpus[].peak_time_ns is not the time of ledger line %d" % peak_entry["line"])
     for pid in pids:
         dev = report_ledger(report_process(report, pid))
@@ -128,7 +131,8 @@ def scenario_pinned(h):
         led = report_ledger(proc, category, device)
         expect(led is not None, "report has no %s entry" % category)
         expect_eq(led["peak_bytes"], peak, "%s peak_bytes" % category)
-        expect_time_of(led["peak_time_ns"], entries, peak_entry, "%s peak_time_ns" % category)
+        expect_time_of(led["peak_time_ns"], entries, peak_entry, "%s peak_time_ns" % category,
+                       proc["time_unit_ns"])
         found.append("%s %d" % (category, peak))
     return ", ".join(found)
 
@@ -167,7 +171,8 @@ def _check_prefix(h, entries, pid, path, whole_peak, least=1):
            "scenario broken: the prefix already holds the whole run's peak")
     dev = report_ledger(proc)
     expect_eq(dev["peak_bytes"], peak, "truncated peak_bytes")
-    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "truncated peak_time_ns")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "truncated peak_time_ns",
+                   proc["time_unit_ns"])
     expect_eq(dev["final_bytes"], series[-1][1], "truncated final_bytes")
     expect_eq(dev["allocations"],
               sum(1 for e, _ in series if e["op"] == "alloc"), "truncated allocations")
@@ -235,9 +240,10 @@ def scenario_async(h):
     entries = h.ledger_entries()
     pid = client_pid(entries)
     peak_entry, peak = peak_of(running(entries, {pid}))
-    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    proc = report_process(h.report(h.traces()), pid)
+    dev = report_ledger(proc)
     expect_eq(dev["peak_bytes"], peak, "peak_bytes")
-    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns", proc["time_unit_ns"])
     expect_eq(dev["final_bytes"], 0, "final_bytes")
     return "peak %d" % peak
 
@@ -250,9 +256,10 @@ def scenario_vmm(h):
     pid = client_pid(entries)
     series = running(entries, {pid})
     peak_entry, peak = peak_of(series)
-    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    proc = report_process(h.report(h.traces()), pid)
+    dev = report_ledger(proc)
     expect_eq(dev["peak_bytes"], peak, "peak_bytes (physical)")
-    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns")
+    expect_time_of(dev["peak_time_ns"], entries, peak_entry, "peak_time_ns", proc["time_unit_ns"])
     expect_eq(dev["final_bytes"], series[-1][1], "final_bytes")
     return "physical peak %d MiB" % (peak // MIB)
 

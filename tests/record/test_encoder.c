@@ -83,7 +83,7 @@ static void fb_init(struct file_builder *b)
     memset(b, 0, sizeof *b);
     vt_encoder_init(&b->enc);
     assert_true(vt_bytes_reserve(&b->file, VT_PREAMBLE_SIZE));
-    vt_encode_preamble(b->file.data);
+    vt_encode_preamble(b->file.data, b->enc.time_unit_ns);
     b->file.len = VT_PREAMBLE_SIZE;
 }
 
@@ -263,7 +263,7 @@ static void test_chunk_framing(void **state)
     const uint8_t *f = b.file.data;
     assert_memory_equal(f, VT_FILE_MAGIC, VT_FILE_MAGIC_LEN);
     assert_int_equal(f[8] | f[9] << 8, VT_FORMAT_VERSION);
-    assert_int_equal(vt_get_le32(f + 12), 0);
+    assert_int_equal(vt_get_le32(f + 12), 1); /* time unit: the builder's 1 ns */
     size_t off = VT_PREAMBLE_SIZE, chunks = 0;
     while (off < b.file.len) {
         assert_int_equal(vt_get_le32(f + off), VT_CHUNK_MAGIC);
