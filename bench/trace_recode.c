@@ -1,9 +1,10 @@
 /*
  * Where a trace's bytes go: reads a vramtrace trace and re-encodes its
  * memory events and stack nodes with the real encoder, under variants of
- * chunking, time resolution, fields and zstd level, and prints one line per
+ * chunking, time unit, fields and zstd level, and prints one line per
  * variant: "label bytes events". Used by scripts/bench.sh (trace size) to
- * tell which change to the writer or the format would pay.
+ * tell which change to the writer or the format would pay. Give it a trace
+ * recorded with VRAMTRACE_TIME_UNIT_NS=1: a coarser unit cannot be undone.
  *
  *   trace_recode TRACE
  */
@@ -20,15 +21,18 @@ struct variant {
     const char *label;
     size_t chunk_raw;     /* close a chunk at this many bytes of records */
     int level;            /* zstd level */
-    unsigned time_div;    /* times are divided by this (1: ns as written) */
+    uint64_t time_unit;   /* encoder's time unit, ns */
     int drop;             /* 1: times zero, 2: also addresses zero */
 };
 
 #define VARIANTS(X)                                                         \
-    X("re-encoded,1MiB-chunks,zstd3", 1u << 20, 3, 1, 0)                      \
-    X("8MiB-chunks,zstd3", 8u << 20, 3, 1, 0)                                 \
-    X("1MiB-chunks,zstd9", 1u << 20, 9, 1, 0)                                 \
-    X("1MiB-chunks,time-in-us", 1u << 20, 3, 1000, 0)                         \
+    X("1MiB-chunks,zstd3,unit-1ns", 1u << 20, 3, 1, 0)                        \
+    X("1MiB-chunks,zstd3,unit-1us(default)", 1u << 20, 3, 1000, 0)            \
+    X("8MiB-chunks,zstd3,unit-1us", 8u << 20, 3, 1000, 0)                     \
+    X("1MiB-chunks,zstd9,unit-1us", 1u << 20, 9, 1000, 0)                     \
+    X("1MiB-chunks,zstd3,unit-10us", 1u << 20, 3, 10000, 0)                   \
+    X("1MiB-chunks,zstd3,unit-1ms", 1u << 20, 3, 1000000, 0)                  \
+    X("1MiB-chunks,zstd3,unit-10ms(heaptrack's)", 1u << 20, 3, 10000000, 0)   \
     X("1MiB-chunks,no-time", 1u << 20, 3, 1, 1)                               \
     X("1MiB-chunks,no-time,no-address", 1u << 20, 3, 1, 2)
 
@@ -68,6 +72,7 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
     }
     struct sink s = {.bytes = VT_PREAMBLE_SIZE};
     vt_encoder_init(&s.enc);
+    vt_encoder_set_time_unit(&s.enc, v->time_unit);
     s.cctx = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_compressionLevel, v->level);
     ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_checksumFlag, 1);
@@ -81,7 +86,7 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
             struct vt_mem_record m = {
                 .op = rec.u.mem.op, .kind = rec.u.mem.kind, .api = rec.u.mem.api,
                 .label = rec.u.mem.label, .thread = rec.u.mem.thread,
-                .time_ns = v->drop ? 0 : rec.time_ns / v->time_div,
+                .time_ns = v->drop ? 0 : rec.time_ns,
                 .device = rec.u.mem.device, .addr = v->drop == 2 ? 0 : rec.u.mem.addr,
                 .size = rec.u.mem.size, .stack = rec.u.mem.stack,
                 .result = rec.u.mem.result, .aux = rec.u.mem.aux,

@@ -42,11 +42,8 @@ done
 want() { [[ ",$only," == *",$1,"* ]]; }
 
 bin=$build/bench
-mkdir -p "$bin"
 sim=$build/tests/simdriver
-cc -std=c11 -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fno-optimize-sibling-calls \
-    -isystem /usr/local/cuda/include bench/event_cost.c bench/alloc_backend.c \
-    -o "$bin/event_cost" -L"$sim" -lcuda
+meson compile -C "$build" >/dev/null # bench/meson.build: event_cost and the simulated driver
 export LD_LIBRARY_PATH=$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

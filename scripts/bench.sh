@@ -69,18 +69,8 @@ if [ ! -d "$build" ]; then
 fi
 meson compile -C "$build" >/dev/null
 bin=$build/bench
-mkdir -p "$bin" "$out"
-cflags=(-std=c11 -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fno-optimize-sibling-calls)
-cuda_inc=(-isystem /usr/local/cuda/include)
+mkdir -p "$out"
 sim=$build/tests/simdriver
-cc "${cflags[@]}" "${cuda_inc[@]}" bench/event_cost.c bench/alloc_backend.c \
-    -o "$bin/event_cost" -L"$sim" -lcuda
-cc "${cflags[@]}" "${cuda_inc[@]}" bench/alloc_pattern.c bench/alloc_backend.c \
-    -o "$bin/alloc_pattern" -L"$sim" -lcuda -lpthread
-cc "${cflags[@]}" -Iinclude -Ipreload/record bench/synth_trace.c preload/record/trace_encoder.c \
-    -o "$bin/synth_trace" -lzstd
-cc "${cflags[@]}" -Iinclude -Ipreload/record -Ianalyzer bench/trace_recode.c preload/record/trace_encoder.c analyzer/trace_reader.c \
-    -o "$bin/trace_recode" -lzstd
 
 export LD_LIBRARY_PATH=$sim:$sim/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 vt_lib=$build/preload/libvramtrace.so
@@ -194,22 +184,27 @@ if want size; then
     say ""
     say "| workload | events | vramtrace bytes | vramtrace B/event | heaptrack .zst bytes | heaptrack B/event |"
     say "|---|---|---|---|---|---|"
-    for pattern in train random; do
+    # default time unit (1 us) with and without stacks; then the unit alone
+    # changed: 1 ns (exact) and 10 ms (the resolution of heaptrack's times)
+    for run in train.64.1000 train.0.1000 train.64.1 train.64.10000000 \
+               random.64.1000 random.0.1000 random.64.1 random.64.10000000; do
+        IFS=. read -r pattern depth unit <<<"$run"
         extra=(); [ $pattern = random ] && extra=(--live 1024)
-        for depth in 64 0; do
-            trace=$out/size.$pattern.$depth.vtrace; rm -f "$trace"
-            n=$(VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=$depth LD_PRELOAD=$vt_lib \
+        {
+            trace=$out/size.$run.vtrace; rm -f "$trace"
+            n=$(VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=$depth VRAMTRACE_TIME_UNIT_NS=$unit \
+                LD_PRELOAD=$vt_lib \
                 "$bin/alloc_pattern" --api cuda --pattern $pattern --events "$size_events" "${extra[@]}" |
                 sed -n 's/.*events=\([0-9]*\).*/\1/p')
             htb=""
-            if [ $depth = 64 ]; then
+            if [ $depth = 64 ] && [ $unit = 1000 ]; then
                 rm -f "$out/size.$pattern.heaptrack"*
                 heaptrack -o "$out/size.$pattern.heaptrack" "$bin/alloc_pattern" --api malloc \
                     --pattern $pattern --events "$size_events" "${extra[@]}" >/dev/null 2>&1
                 htb=$(stat -c %s "$out/size.$pattern.heaptrack".*)
             fi
-            say "$(size_row "$pattern, stacks=$depth" "$n" "$(stat -c %s "$trace")" "$htb")"
-        done
+            say "$(size_row "$pattern, stacks=$depth, time unit ${unit} ns" "$n" "$(stat -c %s "$trace")" "$htb")"
+        }
     done
     # The example itself (runtime + NVTX), through the simulated runtime.
     if [ -x "$build/examples/train_eval_phases" ]; then
@@ -221,11 +216,11 @@ if want size; then
         say "$(size_row "examples/train_eval_phases --steps $steps (runtime+NVTX)" "$n" "$(stat -c %s "$trace")" "")"
     fi
     say ""
-    say "What the bytes are (train, stacks=64, re-encoded by bench/trace_recode from the same records):"
+    say "What the bytes are (train, stacks=64, recorded in ns, re-encoded by bench/trace_recode from the same records):"
     say ""
     say "| variant | bytes | B/event |"
     say "|---|---|---|"
-    "$bin/trace_recode" "$out/size.train.64.vtrace" | while read -r label bytes events; do
+    "$bin/trace_recode" "$out/size.train.64.1.vtrace" | while read -r label bytes events; do
         say "$(awk -v l="$label" -v b="$bytes" -v n="$events" 'BEGIN{printf "| %s | %d | %.3f |", l, b, b/n}')"
     done
     say ""
