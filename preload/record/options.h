@@ -29,6 +29,8 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
       "how often the writer thread writes a chunk, in milliseconds")            \
     X(TIME_UNIT_NS, VT_OPT_UINT, VT_OPT_STR(VT_TIME_UNIT_NS_DEFAULT), 1, 1000000000, \
       "recorded times are rounded down to this many nanoseconds (1: exact)")     \
+    X(CLOCK, VT_OPT_STRING, "auto", 0, 0,                                        \
+      "event clock: auto (the TSC when it is the kernel's clocksource), tsc, monotonic") \
     X(BUFFER_KB, VT_OPT_UINT, "256", 16, 65536,                                  \
       "size of one per-thread event buffer block, in KiB")                       \
     X(VERBOSE, VT_OPT_BOOL, "0", 0, 1, "print the options and the trace path")   \

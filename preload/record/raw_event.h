@@ -19,7 +19,8 @@
 #define VT_THREAD_NAME_LEN 16 /* prctl(PR_GET_NAME) */
 
 struct vt_raw_header {
-    uint64_t time_ns; /* CLOCK_MONOTONIC, taken under the buffer's lock */
+    uint64_t ticks;   /* vt_clock_ticks() while the buffer is busy; the writer
+                       * converts (event_clock.h) */
     uint32_t size;    /* bytes of the whole event, a multiple of 8 */
     uint8_t type;     /* enum vt_record_type of the record it becomes */
     uint8_t pad;

@@ -19,6 +19,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "event_clock.h"
 #include "fatal_signals.h"
 #include "fork_guard.h"
 #include "modules.h"
@@ -338,6 +339,7 @@ bool vt_recorder_start(void)
         vt_options_print(&R.opts, 2);
     if (R.opts.num[VT_OPTION_DISABLE])
         goto out;
+    vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
     /* getenv's strings may change under us later (setenv): keep a copy. */
     snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
     R.stack_depth = R.opts.num[VT_OPTION_STACK_DEPTH];

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "asym_fence.h"
+#include "event_clock.h"
 
 atomic_int vt_tb_active;
 atomic_ullong vt_tb_lost;
@@ -51,13 +52,6 @@ static __thread bool tls_locked __attribute__((tls_model("initial-exec")));
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void pool_init_locks(void)
 {
@@ -332,6 +326,29 @@ static inline void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
     return reserve_slow(tb, size);
 }
 
+/*
+ * The event's time, taken inside buf_enter: writer.c's ordering argument
+ * needs every event stamped before a round's cutoff to be in hand when the
+ * round has walked every buffer. A plain TSC read may execute before the
+ * instructions that precede it have (rdtsc is not ordered). On buf_enter's
+ * fast path with membarrier that cannot move the event across a cutoff:
+ * the writer's barrier splits the hook at an instruction boundary - if the
+ * read came before it, so did the store of `busy`, and the writer sees the
+ * buffer busy and waits for the event. Everywhere else the handshake makes
+ * the hook wait for the writer instead - the lock taken because it was
+ * collecting, a buffer registered after the writer walked the list
+ * (fresh_tb), the fenced fallback - and the stamp must be read after that
+ * wait to be later than the cutoff: an ordered read (lfence; rdtsc, what
+ * the vDSO's clock_gettime does).
+ */
+static inline uint64_t event_stamp(bool fresh_tb)
+{
+    if (tls_locked || fresh_tb ||
+        !atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed))
+        return vt_clock_ticks_ordered();
+    return vt_clock_ticks();
+}
+
 static struct vt_thread_buf *pending_tb(void)
 {
     return tls_tb;
@@ -366,7 +383,8 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
         return NULL;
     }
     struct vt_thread_buf *tb = tls_tb;
-    if (!tb || tls_gen != atomic_load(&generation))
+    bool fresh_tb = !tb || tls_gen != atomic_load(&generation);
+    if (fresh_tb)
         tb = register_thread();
     if (!tb) {
         atomic_fetch_add(&vt_tb_lost, 1);
@@ -393,7 +411,7 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
         struct vt_raw_thread *t = reserve_locked(tb, vt_raw_round(sizeof *t));
         if (!t)
             goto fail;
-        t->h.time_ns = now_ns();
+        t->h.ticks = event_stamp(fresh_tb);
         t->h.size = vt_raw_round(sizeof *t);
         t->h.type = VT_REC_THREAD;
         t->h.pad = 0;
@@ -406,8 +424,9 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     struct vt_raw_header *h = reserve_locked(tb, size);
     if (!h)
         goto fail;
-    /* Inside buf_enter: see writer.c and buf_enter for why. */
-    h->time_ns = now_ns();
+    /* After the reservation, which may have left buf_enter to wait for a
+     * block: see event_stamp. */
+    h->ticks = event_stamp(fresh_tb);
     h->size = size;
     h->type = type;
     h->pad = 0;

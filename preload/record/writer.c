@@ -3,8 +3,9 @@
  *
  * Why the merge is globally ordered, even across chunks: a hook takes its
  * timestamp while it holds its own buffer's lock, and a round begins by
- * taking the cutoff T = now and only then locking each buffer in turn to
- * swap its events out. An event stamped t <= T was stamped by a hook that
+ * taking the cutoff T = now (the ticks of a new calibration point,
+ * event_clock.h) and only then locking each buffer in turn to swap its
+ * events out. An event stamped t <= T was stamped by a hook that
  * already held that buffer's lock before T; the writer locks the buffer
  * after T, so it waits for that append to finish and sees the event. Any
  * event appended after the swap was stamped after the writer released the
@@ -13,6 +14,12 @@
  * and keeps the later ones (already swapped out, stamped > T) for the next
  * round, whose events are all > T. Every chunk's events are later than the
  * previous chunk's, and the file is one non-decreasing timeline.
+ *
+ * Stamps are clock ticks (the TSC, or monotonic ns): the merge compares
+ * ticks, and each event is converted to monotonic ns as it is encoded, by
+ * interpolation between the round's two calibration points - the previous
+ * round's cutoff and this one's - between which all its events lie.
+ * Conversion is monotone, so the timeline stays non-decreasing in ns.
  */
 #define _GNU_SOURCE
 #include "writer.h"
@@ -30,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event_clock.h"
 #include "fork_guard.h"
 #include "modules.h"
 #include "python_codes.h"
@@ -39,8 +47,13 @@
 #include "thread_buffer.h"
 #include "trace_file.h"
 
-/* A chunk is closed early when its records reach this size, so that one
- * busy interval does not make one huge chunk (and a huge loss if cut). */
+/* A chunk is written when its records reach this size, or when its oldest
+ * record has waited flush_ms, whichever comes first. Not at every round:
+ * a busy program wakes the writer each time a buffer block fills, and a
+ * chunk per block was ~3000 events - every chunk is its own zstd frame with
+ * fresh deltas, and that cost 0.1 B/event, 10x the records of a repetitive
+ * workload (docs/PERFORMANCE.md, "Trace size"). The size bound keeps one busy
+ * interval from making one huge chunk (and a huge loss if cut). */
 #define VT_CHUNK_TARGET_RAW (1u << 20)
 /* How long an emergency flush waits for a buffer whose lock is taken (its
  * owner may be the crashed thread). */
@@ -62,6 +75,7 @@ static struct {
      * round covers (a round started after reading it) */
     atomic_ullong flush_asked, flush_done;
     atomic_int started; /* the thread runs writer_main (vt_writer_start) */
+    uint64_t chunk_due_ns;  /* the encoder's records must be on disk by then */
 
     struct vt_encoder enc;
     void *cctx;
@@ -76,13 +90,14 @@ static struct {
     size_t ncursors, cursor_cap;
 
     uint64_t events, chunks, lost_reported;
+    /* The last two calibration points: the events of a round lie between
+     * them (the top of this file). */
+    struct vt_clock_point cal_lo, cal_hi;
 } W = {.fd = -1, .wake_rd = -1, .wake_wr = -1, .done_rd = -1, .done_wr = -1};
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return vt_clock_monotonic_ns();
 }
 
 bool vt_writer_failed(void)
@@ -203,6 +218,7 @@ static void flush_chunk(void)
     }
     W.chunks++;
     vt_encoder_begin_chunk(&W.enc);
+    W.chunk_due_ns = UINT64_MAX;
 }
 
 /* The first event is about to be encoded: create the file and write what
@@ -290,7 +306,7 @@ static uint64_t thread_id(struct vt_thread_buf *tb)
 
 /* ---- one raw event -> records ---- */
 
-static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h)
+static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64_t time_ns)
 {
     switch (h->type) {
     case VT_REC_THREAD: {
@@ -307,7 +323,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h)
             .op = m->ev.op,
             .kind = m->ev.kind,
             .thread = thread_id(tb),
-            .time_ns = h->time_ns,
+            .time_ns = time_ns,
             .device = m->ev.device,
             .addr = m->ev.addr,
             .size = m->ev.size,
@@ -339,15 +355,15 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h)
         uint64_t d = h->type == VT_REC_RANGE_END ? 0 : string_id(domain, g->domain_len, g->has_domain);
         uint64_t n = string_id(name, g->name_len, g->has_name);
         if (h->type == VT_REC_RANGE_PUSH)
-            vt_encode_range_push(&W.enc, thread, h->time_ns, d, n);
+            vt_encode_range_push(&W.enc, thread, time_ns, d, n);
         else if (h->type == VT_REC_RANGE_POP)
-            vt_encode_range_pop(&W.enc, thread, h->time_ns, d);
+            vt_encode_range_pop(&W.enc, thread, time_ns, d);
         else if (h->type == VT_REC_RANGE_START)
-            vt_encode_range_start(&W.enc, thread, h->time_ns, g->range_id, d, n);
+            vt_encode_range_start(&W.enc, thread, time_ns, g->range_id, d, n);
         else if (h->type == VT_REC_RANGE_END)
-            vt_encode_range_end(&W.enc, thread, h->time_ns, g->range_id);
+            vt_encode_range_end(&W.enc, thread, time_ns, g->range_id);
         else
-            vt_encode_mark(&W.enc, thread, h->time_ns, d, n);
+            vt_encode_mark(&W.enc, thread, time_ns, d, n);
         W.events++;
         break;
     }
@@ -403,18 +419,40 @@ static const struct vt_raw_header *peek(struct vt_thread_buf *tb)
     return NULL;
 }
 
-static void round_up_to(uint64_t cutoff, bool emergency)
+/* A new calibration point; the previous one becomes the lower end. */
+static void calibrate(void)
 {
+    W.cal_lo = W.cal_hi;
+    W.cal_hi = vt_clock_calibrate();
+}
+
+/* One round. A normal round calibrates first and writes the events stamped
+ * up to that point (the cutoff; the top of this file). A round that writes
+ * everything (the final flush, the emergency flush) walks the buffers
+ * first and calibrates after, when every event in hand has been stamped.
+ * Either way every event written lies at or before the newest point. */
+/* everything: write every event in hand (final and emergency flushes);
+ * write_now: put them on disk now (a thread waits in vt_writer_flush_now),
+ * else the chunk is written once it is full or due. */
+static void run_round(bool everything, bool emergency, bool write_now)
+{
+    uint64_t cutoff = UINT64_MAX;
+    if (!everything) {
+        calibrate();
+        cutoff = W.cal_hi.ticks;
+    }
     struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1};
     W.ncursors = 0;
     vt_tb_for_each(collect_one, &ctx);
+    if (everything)
+        calibrate();
 
     for (;;) {
         struct vt_thread_buf *best = NULL;
         const struct vt_raw_header *best_h = NULL;
         for (size_t i = 0; i < W.ncursors; i++) {
             const struct vt_raw_header *h = peek(W.cursors[i]);
-            if (h && h->time_ns <= cutoff && (!best_h || h->time_ns < best_h->time_ns)) {
+            if (h && h->ticks <= cutoff && (!best_h || h->ticks < best_h->ticks)) {
                 best = W.cursors[i];
                 best_h = h;
             }
@@ -423,7 +461,9 @@ static void round_up_to(uint64_t cutoff, bool emergency)
             break;
         if (W.fd < 0 && create_file() != 0)
             return;
-        emit(best, best_h);
+        if (W.chunk_due_ns == UINT64_MAX) /* the chunk's first event */
+            W.chunk_due_ns = now_ns() + W.flush_ms * 1000000ull;
+        emit(best, best_h, vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks));
         best->wq_head->read += best_h->size;
         if (W.enc.raw.len >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
@@ -435,9 +475,22 @@ static void round_up_to(uint64_t cutoff, bool emergency)
         vt_encode_lost(&W.enc, lost - W.lost_reported);
         W.lost_reported = lost;
     }
-    flush_chunk();
+    if (everything || write_now || now_ns() >= W.chunk_due_ns)
+        flush_chunk();
     if (!emergency)
         vt_tb_reap_exited();
+}
+
+/* How long the writer may sleep: until the pending chunk is due, at most
+ * flush_ms (events wait in the threads' buffers meanwhile). */
+static int poll_timeout_ms(void)
+{
+    uint64_t now = now_ns();
+    if (W.chunk_due_ns == UINT64_MAX || W.chunk_due_ns - now >= W.flush_ms * 1000000ull)
+        return (int)W.flush_ms;
+    if (W.chunk_due_ns <= now)
+        return 0;
+    return (int)((W.chunk_due_ns - now + 999999) / 1000000);
 }
 
 static void refresh_modules(bool force)
@@ -469,13 +522,13 @@ static void *writer_main(void *arg)
 
     while (!atomic_load(&W.failed)) {
         struct pollfd p = {.fd = W.wake_rd, .events = POLLIN};
-        poll(&p, 1, (int)W.flush_ms);
+        poll(&p, 1, poll_timeout_ms());
         drain_pipe(W.wake_rd);
         if (atomic_load(&W.stop))
             break;
         vt_fork_guard_enter();
         if (atomic_exchange(&W.emergency, 0)) {
-            round_up_to(UINT64_MAX, true);
+            run_round(true, true, true);
             ssize_t ignored = write(W.done_wr, "d", 1);
             (void)ignored;
         } else {
@@ -483,7 +536,7 @@ static void *writer_main(void *arg)
              * thread that asked (stamped before it asked) is <= cutoff. */
             unsigned long long asked = atomic_load(&W.flush_asked);
             refresh_modules(false);
-            round_up_to(now_ns(), false);
+            run_round(false, false, asked != atomic_load(&W.flush_done));
             if (asked != atomic_load(&W.flush_done)) {
                 atomic_store(&W.flush_done, asked);
                 ssize_t ignored = write(W.done_wr, "d", 1);
@@ -496,7 +549,7 @@ static void *writer_main(void *arg)
     if (!atomic_load(&W.failed)) {
         /* Final round: the hooks are stopped, everything pending is written. */
         refresh_modules(false);
-        round_up_to(UINT64_MAX, false);
+        run_round(true, false, true);
         /* Events other threads tried to record since the hooks were
          * stopped (vt_tb_note_refused) are counted as lost: the trailer is
          * the last thing the file can say. */
@@ -600,7 +653,12 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     atomic_store(&W.flush_asked, 0);
     atomic_store(&W.flush_done, 0);
     W.events = W.chunks = W.lost_reported = 0;
+    W.chunk_due_ns = UINT64_MAX;
     W.next_thread_id = 0;
+    /* The first point, before hooks record (in a forked child too: the
+     * parent's points are the parent's writer's). */
+    W.cal_hi = vt_clock_calibrate();
+    W.cal_lo = W.cal_hi;
     vt_encoder_init(&W.enc);
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     memset(&W.frame, 0, sizeof W.frame);

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Run client_clock under libvramtrace.so with the TSC as event clock and
+check the time of every recorded memory operation against the simulated
+driver's ledger (CLOCK_MONOTONIC, taken by the driver itself): it must lie
+at or after the ledger line of its call (the hook stamps after the driver
+returned) and before the next ledger line of the same thread (that thread's
+next call). Hooks store TSC ticks and the writer converts them
+(preload/record/event_clock.h), so a conversion that is off by more than
+the few microseconds a hook takes shows here. Also checked: the TSC is the
+clock in effect (VRAMTRACE_VERBOSE says), the events span many writer
+rounds, and the times of each file never decrease.
+
+    clock_check.py --vramtrace BIN --lib LIB --simdir DIR [--preload-first P]
+                   [--abort] -- CLIENT
+
+--abort: the client ends in abort(); its last calls reach the file through
+the fatal-signal flush. Exits 77 (skipped) where there is no TSC.
+Python 3 standard library only.
+"""
+import argparse
+import glob
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+
+from tracer_check import LEDGER_OPS, fail, read_trace
+
+MIN_CHUNKS = 5  # writer rounds the parent's events must span
+
+
+def read_ledger_lines(path):
+    """{(pid, tid): [(ns, op)]} of every ledger line, in order."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            fields = dict(kv.split("=", 1) for kv in line.rstrip("\n").split("\t") if "=" in kv)
+            key = (int(fields["pid"]), int(fields["tid"]))
+            out.setdefault(key, []).append((int(fields["ns"]), fields["op"]))
+    return out
+
+
+def dump(vramtrace, path):
+    proc = subprocess.run([vramtrace, "dump", "--json", path], capture_output=True, text=True)
+    if proc.returncode != 0:
+        fail("vramtrace dump %s: exit %d: %s" % (path, proc.returncode, proc.stderr))
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def check_file_order(path, records):
+    """The file is one timeline: timed records never go back."""
+    last = 0
+    for r in records:
+        if "time_ns" in r:
+            if r["time_ns"] < last:
+                fail("%s: %s record at %d ns after one at %d" % (path, r["type"], r["time_ns"], last))
+            last = r["time_ns"]
+
+
+def check_windows(pid, ledger, events, unit):
+    """Every event of every thread of pid within its call's window."""
+    checked = 0
+    for (lpid, tid), lines in sorted(ledger.items()):
+        if lpid != pid:
+            continue
+        got = events.get(tid, [])
+        calls = [i for i, (_, op) in enumerate(lines) if op in LEDGER_OPS]
+        if len(calls) != len(got):
+            fail("pid %d tid %d: %d memory operations in the ledger, %d in the trace"
+                 % (pid, tid, len(calls), len(got)))
+        for i, ev in zip(calls, got):
+            ns, op = lines[i]
+            if ev["op"] != LEDGER_OPS[op][0]:
+                fail("pid %d tid %d: ledger %s, trace %s" % (pid, tid, op, ev["op"]))
+            lo = ns - ns % unit  # the file rounds times down to its unit
+            hi = lines[i + 1][0] if i + 1 < len(lines) else float("inf")
+            if not lo <= ev["time_ns"] < hi:
+                fail("pid %d tid %d %s %s: recorded at %d ns, the call's window is "
+                     "[%d, %s) (off by %+d ns)"
+                     % (pid, tid, op, ev["api"], ev["time_ns"], ns, hi,
+                        ev["time_ns"] - (ns if ev["time_ns"] < lo else hi)))
+            checked += 1
+    return checked
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--simdir", required=True)
+    ap.add_argument("--preload-first", default="")
+    ap.add_argument("--abort", action="store_true")
+    ap.add_argument("client", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    client = a.client[1:] if a.client[:1] == ["--"] else a.client
+    if platform.machine() not in ("x86_64", "AMD64"):
+        print("skipped: no TSC on %s" % platform.machine())
+        sys.exit(77)
+
+    with tempfile.TemporaryDirectory(prefix="vt-clock-") as tmp:
+        ledger = os.path.join(tmp, "ledger.txt")
+        env = dict(os.environ)
+        env.update({
+            "LD_PRELOAD": ":".join([p for p in a.preload_first.split(":") if p] + [a.lib]),
+            "LD_LIBRARY_PATH": a.simdir + ":" + env.get("LD_LIBRARY_PATH", ""),
+            "VTSIM_LEDGER": ledger,
+            "VRAMTRACE_OUTPUT": os.path.join(tmp, "trace.%p.vtrace"),
+            "VRAMTRACE_CLOCK": "tsc",
+            "VRAMTRACE_VERBOSE": "1",
+            "VRAMTRACE_FLUSH_MS": "10",   # many calibration points
+            "VRAMTRACE_TIME_UNIT_NS": "1",  # exact times: the tightest check
+            "VRAMTRACE_STACK_DEPTH": "4",
+        })
+        proc = subprocess.run(client + (["abort"] if a.abort else []), env=env,
+                              capture_output=True, text=True, timeout=60)
+        sys.stderr.write(proc.stderr)
+        want_rc = -signal.SIGABRT if a.abort else 0
+        if proc.returncode != want_rc:
+            fail("client exited %d, expected %d" % (proc.returncode, want_rc))
+        if "vramtrace: clock tsc" not in proc.stderr:
+            fail("the TSC is not the clock in effect (VRAMTRACE_VERBOSE output above)")
+
+        truth = read_ledger_lines(ledger)
+        traces = sorted(glob.glob(os.path.join(tmp, "trace.*.vtrace")))
+        if len(traces) != 2:
+            fail("%d trace files, expected 2 (parent and child)" % len(traces))
+        total, spans = 0, []
+        for path in traces:
+            records = dump(a.vramtrace, path)
+            check_file_order(path, records)
+            unit = next((r.get("time_unit_ns", 1) for r in records if r["type"] == "process"), 1)
+            pid, events, _ = read_trace(a.vramtrace, path)
+            total += check_windows(pid, truth, events, unit)
+            mems = [ev for evs in events.values() for ev in evs]
+            trailer = any(r["type"] == "trailer" for r in records)
+            spans.append((len(mems), len({ev["chunk_offset"] for ev in mems}), trailer))
+        _, rounds, trailer = max(spans)  # the parent's: the most events
+        if a.abort and trailer:
+            fail("the parent's trace has a trailer: it did not end in the fatal-signal flush")
+        if rounds < MIN_CHUNKS:
+            fail("the parent's events are in %d chunks, expected >= %d writer rounds"
+                 % (rounds, MIN_CHUNKS))
+        if total < 300:
+            fail("only %d operations checked" % total)
+        print("ok: %d recorded times within their calls' ledger windows" % total)
+
+
+if __name__ == "__main__":
+    main()
