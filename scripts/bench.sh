@@ -176,7 +176,7 @@ fi
 # --------------------------------------------------------- 2. trace size
 size_row() { # label events vt_bytes ht_bytes
     awk -v l="$1" -v n="$2" -v v="$3" -v h="$4" 'BEGIN {
-        printf "| %s | %d | %d | %.2f | %s | %s |\n", l, n, v, v/n,
+        printf "| %s | %d | %d | %.3f | %s | %s |\n", l, n, v, v/n,
             (h == "" ? "-" : h), (h == "" ? "-" : sprintf("%.3f", h/n)) }'
 }
 if want size; then
