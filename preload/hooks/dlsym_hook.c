@@ -32,6 +32,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "record/fast_unwind.h"
+
 /* Called from the stubs: hidden, but not static. */
 void *vt_dlsym_impl(void *handle, const char *name) __attribute__((used));
 void *vt_dlsym_target(void) __attribute__((used));
@@ -91,6 +93,7 @@ VT_EXPORT int dlclose(void *handle)
     int rc = vt_real_dlclose(handle);
     if (rc == 0) {
         vt_runtime_labels_forget(); /* a runtime may have gone with it */
+        vt_fast_unwind_modules_gone(); /* and unwind rules for its code */
         vt_record_modules_changed();
     }
     return rc;

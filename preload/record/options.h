@@ -25,6 +25,8 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
       "trace path template: %p pid, %h host, %r rank (RANK, else norank), %% %")  \
     X(STACK_DEPTH, VT_OPT_UINT, "64", 0, 256,                                    \
       "native stack frames recorded per event (0: none)")                        \
+    X(FAST_UNWIND, VT_OPT_BOOL, "1", 0, 1,                                       \
+      "walk stacks with the tracer's cached unwind rules (0: libunwind for all)") \
     X(FLUSH_MS, VT_OPT_UINT, "100", 1, 60000,                                    \
       "how often the writer thread writes a chunk, in milliseconds")            \
     X(TIME_UNIT_NS, VT_OPT_UINT, VT_OPT_STR(VT_TIME_UNIT_NS_DEFAULT), 1, 1000000000, \

@@ -20,6 +20,7 @@
 #include <libunwind.h>
 
 #include "event_clock.h"
+#include "fast_unwind.h"
 #include "fatal_signals.h"
 #include "fork_guard.h"
 #include "modules.h"
@@ -46,6 +47,7 @@ static struct {
     char output_template[4096];
     char path[4096];
     uint64_t stack_depth;
+    int (*walk)(void **buf, int size); /* unw_backtrace or the own walker */
     uint64_t self_start, self_end; /* the library's mapped extent */
     bool skip_by_extent;
     pid_t pid; /* the session's process (a vfork child shares R, not the pid) */
@@ -63,7 +65,8 @@ static uint64_t clock_ns(clockid_t c)
 /* Frames of the library on top of a captured stack (the hook's wrapper,
  * its action, the recorder), the most seen so far; -1 before the first
  * capture. The walk asks for depth + this many (+1) frames rather than a
- * fixed margin: each frame walked costs ~75 instructions of libunwind. */
+ * fixed margin: each frame walked costs ~15 instructions of the own walker
+ * (fast_unwind.h), ~75 of libunwind. */
 static atomic_int self_frames_max = -1;
 
 static size_t self_frames_at(void *const *buf, size_t n)
@@ -92,13 +95,13 @@ static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
     int want = python ? cap : (int)R.stack_depth + (seen < 0 ? 16 : seen + 1);
     if (want > cap)
         want = cap;
-    int n = unw_backtrace(buf, want);
+    int n = R.walk(buf, want);
     size_t i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
     if ((int)i > seen)
         atomic_store_explicit(&self_frames_max, (int)i, memory_order_relaxed);
     if (!python && n == want && want < cap && (size_t)n - i < R.stack_depth) {
         /* this path has more frames of ours than any before: walk again */
-        n = unw_backtrace(buf, cap);
+        n = R.walk(buf, cap);
         i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
     }
     if (n <= 0)
@@ -343,6 +346,12 @@ bool vt_recorder_start(void)
     /* getenv's strings may change under us later (setenv): keep a copy. */
     snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
     R.stack_depth = R.opts.num[VT_OPTION_STACK_DEPTH];
+    /* Same answers either way (fast_unwind.h); libunwind is the reference. */
+    R.walk = unw_backtrace;
+#if VT_HAVE_FAST_UNWIND
+    if (R.opts.num[VT_OPTION_FAST_UNWIND])
+        R.walk = vt_fast_backtrace;
+#endif
     bool is_main = false;
     vt_fork_guard_enter();
     R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,

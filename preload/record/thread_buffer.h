@@ -10,8 +10,9 @@
  * When the pool is at its limit the hook wakes the writer and waits for a
  * block to come back (it never drops an event just because it is busy).
  *
- * The timestamp of an event is taken while its buffer is busy: see
- * writer.c for why that makes the writer's merge globally ordered.
+ * The timestamp of an event (clock ticks, event_clock.h) is taken while its
+ * buffer is busy: see writer.c for why that makes the writer's merge
+ * globally ordered, and event_stamp in thread_buffer.c for the TSC.
  */
 #ifndef VRAMTRACE_PRELOAD_THREAD_BUFFER_H
 #define VRAMTRACE_PRELOAD_THREAD_BUFFER_H

@@ -1,0 +1,68 @@
+/*
+ * The tracer's own stack walker (x86-64, the calling thread only): the
+ * return addresses libunwind's unw_backtrace() would give at the same
+ * call site, at a fraction of its cost per frame.
+ *
+ * Each thread keeps a table of unwind rules, one per return address
+ * ("CFA = rsp or rbp + k; the return address at CFA-8; rbp saved at
+ * CFA-j or unchanged; or: the outermost frame"), derived once from the
+ * module's .eh_frame (found through .eh_frame_hdr) for the instruction
+ * before the return address, as libunwind does. A walk is then a table
+ * probe, an addition and one or two loads per frame.
+ *
+ * Whatever the table cannot describe exactly like libunwind's fast trace
+ * does (signal frames, CFA or register rules given as DWARF expressions,
+ * code without unwind information, odd register rules, a frame that does
+ * not move up the stack, this thread already inside a walk: a signal
+ * handler) is not guessed at: the whole stack is walked by unw_backtrace()
+ * instead, so the answer is always libunwind's. "Cannot describe" is
+ * cached too.
+ *
+ * Modules that go away: dlclose (hooked, preload/hooks/dlsym_hook.c)
+ * bumps a generation that makes every thread clear its table before its
+ * next walk; a rule miss also compares the loader's unload counter
+ * (dlpi_subs) and starts over when it moved (unloads the hook does not
+ * see, e.g. glibc's own NSS modules). Per-thread state only: no locks, no
+ * shared writes; the table (64 KiB) is mmap'ed at the thread's first walk
+ * and unmapped when the thread exits.
+ */
+#ifndef VRAMTRACE_PRELOAD_FAST_UNWIND_H
+#define VRAMTRACE_PRELOAD_FAST_UNWIND_H
+
+#include <stdint.h>
+
+/* Same contract as unw_backtrace(buf, size): buf[0] is the return address
+ * into the caller, then the caller's callers, at most size entries; returns
+ * how many. Called where unw_backtrace would be, it gives exactly what
+ * unw_backtrace would (it IS unw_backtrace when the fast walk gives up: a
+ * tail jump, so even buf[0] is the same).
+ *
+ * One exception: a signal handler's walk that interrupts this thread's
+ * walk while that one holds the loader's lock (reading the module list on
+ * a rule miss, dl_iterate_phdr) or sets up the thread's table returns 0
+ * frames. Any walk there would deadlock: libunwind takes the same,
+ * non-recursive lock on its own misses.
+ *
+ * Not on other architectures: VT_HAVE_FAST_UNWIND says whether it exists. */
+#if defined(__x86_64__) && defined(__linux__)
+#define VT_HAVE_FAST_UNWIND 1
+int vt_fast_backtrace(void **buf, int size);
+#else
+#define VT_HAVE_FAST_UNWIND 0
+#endif
+
+/* A module was unloaded: every thread's rules are stale (dlclose hook). */
+void vt_fast_unwind_modules_gone(void);
+
+/* What the calling thread's walks did, since it started. */
+struct vt_fast_unwind_counts {
+    uint64_t fast;         /* walks answered from the rule table */
+    uint64_t fallback;     /* walks handed to unw_backtrace */
+    uint64_t rules_built;  /* rules derived from .eh_frame (table misses) */
+    uint64_t unsupported;  /* of those, "cannot describe" */
+    uint64_t reentered;    /* walks begun inside another (a signal handler's) */
+    uint64_t declined;     /* of those, given no stack: see vt_fast_backtrace */
+};
+void vt_fast_unwind_counts(struct vt_fast_unwind_counts *out);
+
+#endif
