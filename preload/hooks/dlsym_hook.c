@@ -70,7 +70,7 @@ typedef void *(*dlopen_fn)(const char *, int);
 
 void *vt_dlopen_impl(const char *file, int mode)
 {
-    void *handle = vt_real_dlopen(file, mode);
+    void *handle = vt_program_dlopen(file, mode);
     if (handle && !(mode & RTLD_NOLOAD))
         vt_record_modules_changed();
     return handle;
@@ -90,7 +90,7 @@ void *vt_dlopen_target(const char *file)
 VT_EXPORT int dlclose(void *handle);
 VT_EXPORT int dlclose(void *handle)
 {
-    int rc = vt_real_dlclose(handle);
+    int rc = vt_program_dlclose(handle);
     if (rc == 0) {
         vt_runtime_labels_forget(); /* a runtime may have gone with it */
         vt_fast_unwind_modules_gone(); /* and unwind rules for its code */
@@ -227,7 +227,7 @@ VT_EXPORT void *dlsym(void *handle, const char *name);
 VT_EXPORT void *dlsym(void *handle, const char *name)
 {
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT)
-        return vt_real_dlsym(handle, name);
+        return vt_real_dlsym_fn() ? vt_real_dlsym_fn()(handle, name) : NULL;
     return vt_dlsym_impl(handle, name);
 }
 

@@ -55,10 +55,18 @@ extern const struct vt_hook_info vt_hooks[VT_API_DRIVER_END_];
 unsigned vt_hook_by_name(const char *name);
 
 /* ---- the real dynamic-linker functions (real_dl.c). Never call plain
- * dlsym/dlopen/dlclose from inside the library: those are our own hooks. */
+ * dlsym/dlopen/dlclose from inside the library: those are our own hooks.
+ *
+ * The library's own look-ups: each leaves no error behind for dlerror()
+ * (a failed one clears what it set), so a program that checks dlerror()
+ * after its own successful dlsym never sees ours (docs/HOOKS.md). */
 void *vt_real_dlsym(void *handle, const char *name);
 void *vt_real_dlopen(const char *file, int mode);
 int vt_real_dlclose(void *handle);
+/* The program's own dlopen/dlclose, passed through: their errors are the
+ * program's and stay for its dlerror(). */
+void *vt_program_dlopen(const char *file, int mode);
+int vt_program_dlclose(void *handle);
 /* The glibc dlsym itself (resolved with dlvsym), NULL if unavailable. */
 typedef void *(*vt_dlsym_fn)(void *, const char *);
 #define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))

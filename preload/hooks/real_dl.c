@@ -43,10 +43,24 @@ VT_NO_SANITIZE vt_dlsym_fn vt_real_dlsym_fn(void)
     return fn;
 }
 
+/* glibc keeps one pending error per thread: a failed dl call sets it, a
+ * successful one clears it, dlerror() returns and clears it. After one of
+ * our failed look-ups the error is ours: clear it, so that the state is
+ * "no error" after any of our calls - what it was when we are called right
+ * after the program's successful dlsym (dlsym_hook.c), the one moment a
+ * program is likely to ask. dlerror itself is not hooked. */
+static void forget_our_error(void)
+{
+    (void)dlerror();
+}
+
 void *vt_real_dlsym(void *handle, const char *name)
 {
     vt_dlsym_fn fn = vt_real_dlsym_fn();
-    return fn ? fn(handle, name) : NULL;
+    void *found = fn ? fn(handle, name) : NULL;
+    if (found == NULL)
+        forget_our_error();
+    return found;
 }
 
 typedef void *(*dlopen_fn)(const char *, int);
@@ -55,7 +69,7 @@ typedef int (*dlclose_fn)(void *);
 static _Atomic(dlopen_fn) real_dlopen_fn;
 static _Atomic(dlclose_fn) real_dlclose_fn;
 
-void *vt_real_dlopen(const char *file, int mode)
+void *vt_program_dlopen(const char *file, int mode)
 {
     dlopen_fn fn = atomic_load_explicit(&real_dlopen_fn, memory_order_acquire);
     if (!fn) {
@@ -67,7 +81,7 @@ void *vt_real_dlopen(const char *file, int mode)
     return fn(file, mode);
 }
 
-int vt_real_dlclose(void *handle)
+int vt_program_dlclose(void *handle)
 {
     dlclose_fn fn = atomic_load_explicit(&real_dlclose_fn, memory_order_acquire);
     if (!fn) {
@@ -77,4 +91,20 @@ int vt_real_dlclose(void *handle)
         atomic_store_explicit(&real_dlclose_fn, fn, memory_order_release);
     }
     return fn(handle);
+}
+
+void *vt_real_dlopen(const char *file, int mode)
+{
+    void *handle = vt_program_dlopen(file, mode);
+    if (handle == NULL)
+        forget_our_error();
+    return handle;
+}
+
+int vt_real_dlclose(void *handle)
+{
+    int rc = vt_program_dlclose(handle);
+    if (rc != 0)
+        forget_our_error();
+    return rc;
 }
