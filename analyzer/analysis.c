@@ -91,15 +91,9 @@ static bool expand(struct path_list *out, const char *arg, FILE *err)
 
 static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
 {
-    if (a->last_gpu >= 0 && a->last_input == input && a->last_device == device)
-        return a->last_gpu;
     uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
-    if (hit) {
-        a->last_input = input;
-        a->last_device = device;
-        a->last_gpu = (long)*hit;
+    if (hit)
         return (long)*hit;
-    }
     const struct vt_reader *r = a->inputs[input].reader;
     const struct vt_device_info *dev = device >= 0 ? vt_reader_device(r, (uint64_t)device) : NULL;
     const struct vt_process_info *p = vt_reader_process(r);
@@ -152,24 +146,12 @@ const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t inpu
     return hit ? &a->gpus[*hit] : NULL;
 }
 
-static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
-                             uint64_t old_total, uint64_t time_ns)
+static inline void add_to_gpu(struct vt_analysis *a, size_t input, struct vt_gpu *gp,
+                              uint64_t delta, uint64_t time_ns)
 {
-    struct vt_analysis *a = ctx;
-    struct vt_input *in = (struct vt_input *)((char *)rp - offsetof(struct vt_input, replay));
-    size_t idx = (size_t)(in - a->inputs);
-    if (l->device < 0)
-        return; /* no device: it cannot be placed on a GPU */
-    long g = gpu_for(a, idx, l->device);
-    if (g < 0) {
-        a->out_of_memory = true;
-        return;
-    }
-    struct vt_gpu *gp = &a->gpus[g];
-    uint64_t now = l->sites.total_bytes;
-    gp->now_bytes += now - old_total; /* unsigned wrap cancels out */
-    gp->proc_now[idx] += now - old_total;
-    gp->proc_used[idx] = true;
+    gp->now_bytes += delta; /* a decrease wraps, and the wrap cancels out */
+    gp->proc_now[input] += delta;
+    gp->proc_used[input] = true;
     if (!gp->has_peak || gp->now_bytes > gp->peak_bytes) {
         gp->has_peak = true;
         gp->peak_bytes = gp->now_bytes;
@@ -178,7 +160,47 @@ static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *
     }
 }
 
+/* A ledger's first change (or a retry after running out of memory): finds
+ * its GPU. Out of line, so that the common case stays a leaf. */
+static __attribute__((noinline)) void place_ledger(struct vt_input *in, const struct vt_ledger *l,
+                                                   size_t li, uint64_t delta, uint64_t time_ns)
+{
+    if (l->device < 0) {
+        in->ledger_gpu[li] = -1; /* no device: it cannot be placed on a GPU */
+        return;
+    }
+    long g = gpu_for(in->analysis, in->index, l->device);
+    if (g < 0) {
+        in->analysis->out_of_memory = true; /* tried again at the next change */
+        return;
+    }
+    in->ledger_gpu[li] = g + 1;
+    add_to_gpu(in->analysis, in->index, &in->analysis->gpus[g], delta, time_ns);
+}
+
+static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
+                             uint64_t old_total, uint64_t time_ns)
+{
+    struct vt_input *in = ctx;
+    size_t li = (size_t)(l - rp->ledgers);
+    uint64_t delta = l->sites.total_bytes - old_total;
+    /* A ledger's GPU never changes: it is found once, at the first change. */
+    long g = in->ledger_gpu[li];
+    if (g > 0)
+        add_to_gpu(in->analysis, in->index, &in->analysis->gpus[g - 1], delta, time_ns);
+    else if (g == 0)
+        place_ledger(in, l, li, delta, time_ns);
+}
+
 /* ---- the merged pass ---- */
+
+/* Traces read ahead on threads of their own: up to this many (each holds
+ * one more decompressed chunk, typically 1 MiB, at most 64 MiB). */
+#define VT_READ_AHEAD_INPUTS 8
+
+/* Records decoded at once when there is nothing to merge: few enough to
+ * stay in the first-level cache (about 4 KiB). */
+#define VT_ANALYSIS_BATCH 32
 
 static bool is_timed(enum vt_record_type t)
 {
@@ -215,7 +237,6 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
 {
     memset(a, 0, sizeof *a);
     vt_pair_map_init(&a->gpu_of);
-    a->last_gpu = -1;
     int status = 0;
     struct path_list files = {0};
     for (size_t i = 0; i < npaths; i++)
@@ -245,19 +266,27 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
     free(files.items);
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
+        /* Decompression on threads of their own (best effort): a chunk
+         * buffer more per trace, so not for a directory of many traces. */
+        if (a->ninputs <= VT_READ_AHEAD_INPUTS)
+            vt_reader_read_ahead(in->reader);
         vt_replay_init(&in->replay, in->reader);
+        in->analysis = a;
+        in->index = i;
         in->replay.on_change = on_device_change;
-        in->replay.on_change_ctx = a;
+        in->replay.on_change_ctx = in;
     }
-    for (size_t i = 0; i < a->ninputs; i++)
-        advance(&a->inputs[i]);
     if (a->ninputs == 1) {
         /* One trace: nothing to merge, its records go in file order. */
         struct vt_input *in = &a->inputs[0];
-        while (in->state == 1) {
-            vt_replay_feed(&in->replay, &in->peek);
-            advance(in);
-        }
+        struct vt_record batch[VT_ANALYSIS_BATCH];
+        int rc;
+        while ((rc = vt_reader_next_batch(in->reader, batch, VT_ANALYSIS_BATCH)) > 0)
+            vt_replay_feed_batch(&in->replay, batch, (size_t)rc);
+        in->state = rc;
+    } else {
+        for (size_t i = 0; i < a->ninputs; i++)
+            advance(&a->inputs[i]);
     }
     for (;;) {
         struct vt_input *next = NULL;

@@ -22,12 +22,18 @@
 #include "replay.h"
 #include "trace_reader.h"
 
+struct vt_analysis;
+
 struct vt_input {
     char *path;
     struct vt_reader *reader;
     struct vt_replay replay;
     struct vt_record peek;
     int state;            /* 1: peek holds a timed record, 0 end, -1 error */
+    struct vt_analysis *analysis;
+    size_t index;         /* in analysis->inputs */
+    /* per ledger of the replay: its GPU's index + 1; 0 not known yet, -1 none */
+    long ledger_gpu[VT_LEDGERS_MAX];
 };
 
 struct vt_gpu {
@@ -49,11 +55,6 @@ struct vt_analysis {
     struct vt_gpu *gpus;
     size_t ngpus, gpus_cap;
     struct vt_pair_map gpu_of;  /* (input, device + 1) -> gpu index */
-    /* The last gpu_of answer: consecutive events mostly come from one
-     * process and device. */
-    size_t last_input;
-    int64_t last_device;
-    long last_gpu;              /* -1: none yet */
     bool out_of_memory;
 };
 

@@ -9,39 +9,80 @@
 void vt_sites_init(struct vt_ledger_sites *l)
 {
     memset(l, 0, sizeof *l);
-    vt_pair_map_init(&l->index);
-    l->head = l->tail = NONE;
 }
 
 void vt_sites_free(struct vt_ledger_sites *l)
 {
     free(l->sites);
-    vt_pair_map_free(&l->index);
+    free(l->log);
+    free(l->index);
     vt_sites_init(l);
 }
 
-long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
+/* Places site i in an index known to have room for it. */
+static void index_put(struct vt_site_slot *index, size_t cap, unsigned shift, uint32_t i,
+                      const struct vt_site *site)
 {
-    uint64_t *idx = vt_pair_map_get(&l->index, stack, thread);
-    if (idx)
-        return (long)*idx;
+    uint64_t h = vt_site_hash(site->stack, site->thread);
+    size_t j = (size_t)(h >> shift);
+    while (index[j].site != NONE)
+        j = (j + 1) & (cap - 1);
+    index[j] = (struct vt_site_slot){i, (uint32_t)h};
+}
+
+/* Makes room in the index for one more site (at most half full). */
+static bool index_fit(struct vt_ledger_sites *l)
+{
+    if (((size_t)l->nsites + 1) * 2 <= l->index_cap)
+        return true;
+    size_t ncap = l->index_cap ? l->index_cap * 2 : 128;
+    struct vt_site_slot *n = malloc(ncap * sizeof *n);
+    if (!n)
+        return false;
+    memset(n, 0xff, ncap * sizeof *n); /* every site NONE */
+    unsigned shift = (unsigned)(64 - __builtin_ctzll(ncap));
+    for (uint32_t i = 0; i < l->nsites; i++)
+        index_put(n, ncap, shift, i, &l->sites[i]);
+    free(l->index);
+    l->index = n;
+    l->index_cap = ncap;
+    l->index_shift = shift;
+    return true;
+}
+
+long vt_sites_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
+{
     if (l->nsites == NONE - 1)
         return -1;
     if (l->nsites == l->cap) {
         uint32_t ncap = l->cap ? l->cap * 2 : 64;
+        /* The log first: it must hold twice the sites (see the header). */
+        struct vt_site_change *log = realloc(l->log, (size_t)ncap * 2 * sizeof *log);
+        if (!log)
+            return -1;
+        l->log = log;
+        l->log_cap = (size_t)ncap * 2;
         struct vt_site *n = realloc(l->sites, (size_t)ncap * sizeof *n);
         if (!n)
             return -1;
         l->sites = n;
         l->cap = ncap;
     }
-    uint32_t i = l->nsites;
-    if (!vt_pair_map_put_new(&l->index, stack, thread, i))
+    if (!index_fit(l))
         return -1;
-    l->nsites++;
-    /* last_change 0: not in the change list yet */
-    l->sites[i] = (struct vt_site){.stack = stack, .thread = thread, .prev = NONE, .next = NONE};
+    uint32_t i = l->nsites++;
+    l->sites[i] = (struct vt_site){.stack = stack, .thread = thread};
+    index_put(l->index, l->index_cap, l->index_shift, i, &l->sites[i]);
     return (long)i;
+}
+
+void vt_sites_compact_log(struct vt_ledger_sites *l)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < l->nlog; k++)
+        if (l->sites[l->log[k].site].logged_at == l->log[k].seq)
+            l->log[kept++] = l->log[k];
+    l->nlog = kept;
 }
 
 long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
@@ -88,7 +129,7 @@ static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
     return true;
 }
 
-bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
+bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
                        uint64_t time_ns)
 {
     if (!vt_snapshot_is_new_peak(s, l))
@@ -96,12 +137,13 @@ bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites 
     if (!snapshot_fit(s, l->nsites))
         return false; /* out of memory: keep the older, consistent copy */
     /* Only sites changed after the previous copy differ from it. */
-    for (uint32_t i = l->tail; i != NONE && l->sites[i].last_change > s->taken_at;
-         i = l->sites[i].prev) {
+    for (size_t k = l->nlog; k-- > 0 && l->log[k].seq > s->taken_at;) {
+        uint32_t i = l->log[k].site;
         s->bytes[i] = l->sites[i].bytes;
         s->count[i] = l->sites[i].count;
     }
     s->taken_at = l->seq;
+    l->snap_seq = l->seq;
     s->peak_bytes = l->total_bytes;
     s->peak_count = l->total_count;
     s->peak_time_ns = time_ns;
@@ -116,12 +158,12 @@ bool vt_snapshot_copy(struct vt_peak_snapshot *dst, const struct vt_peak_snapsho
         return false;
     /* A site unchanged since both copies were taken holds the same bytes in
      * both; any other was changed after the older one, so it is in the
-     * newest part of the change list. src->cap covers every site that
+     * newest part of the change log. src->cap covers every site that
      * existed when src was taken: a site past it was created later, with
      * nothing live at src's instant. */
     uint64_t since = dst->taken_at < src->taken_at ? dst->taken_at : src->taken_at;
-    for (uint32_t i = l->tail; i != NONE && l->sites[i].last_change > since;
-         i = l->sites[i].prev) {
+    for (size_t k = l->nlog; k-- > 0 && l->log[k].seq > since;) {
+        uint32_t i = l->log[k].site;
         dst->bytes[i] = i < src->cap ? src->bytes[i] : 0;
         dst->count[i] = i < src->cap ? src->count[i] : 0;
     }

@@ -11,17 +11,27 @@
  * add up to more than the peak and are wrong). Copying every site at every
  * new maximum would cost O(sites) per allocation while memory grows. Instead:
  *
- *   - every site carries the sequence number of its last change, and the
- *     sites sit in one intrusive list ordered by that number (a change moves
- *     the site to the tail, O(1));
  *   - a snapshot (struct vt_peak_snapshot) holds per-site bytes at the time
- *     it was taken and the sequence number of that time;
- *   - to bring a snapshot to "now" (on a new maximum), walk the list from
- *     the tail while a site's last change is newer than the snapshot, and
- *     copy only those sites. Sites older than that are already right.
+ *     it was taken and the ledger's sequence number (bumped by every
+ *     change) of that time;
+ *   - changed sites are appended to a log of (sequence number, site), in
+ *     order; to bring a snapshot to "now" (on a new maximum), walk the log
+ *     back from its end while the entries are newer than the snapshot, and
+ *     copy those sites' current bytes (a site logged twice is copied twice,
+ *     harmlessly). Sites not reached are unchanged since the snapshot;
+ *   - a change logs its site only if no snapshot was taken since the site
+ *     was last logged: otherwise that entry is newer than every snapshot,
+ *     so every walk reaches it already. Between two snapshots a site is
+ *     logged once however often it changes, and a change touches no other
+ *     site (O(1), one test in the common case).
  *
- * The walk costs the number of sites changed since the previous snapshot,
- * which is at most the number of events since then: the whole pass stays
+ * The log would grow with the trace, so when it is full it is compacted:
+ * only each site's latest entry stays, in order. It holds room for twice
+ * the sites, so a compaction halves it at least and costs O(1) per change
+ * amortized; a walk is never longer than the log.
+ *
+ * The walk costs at most the number of changes since the previous
+ * snapshot, which is at most the number of events since then: the whole pass stays
  * O(events) per snapshot kept (the device peak plus one per phase name),
  * and memory is O(sites) per snapshot, independent of trace length.
  * Phases use the same snapshots: one per level of open phases, brought to
@@ -35,15 +45,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pair_map.h"
-
-#define VT_SITE_NONE UINT32_MAX /* no site (end of the change list) */
+#define VT_SITE_NONE UINT32_MAX /* no site */
 
 struct vt_site {
     uint64_t stack, thread;   /* the site's key */
     uint64_t bytes, count;    /* live now */
-    uint64_t last_change;     /* ledger sequence number */
-    uint32_t prev, next;      /* change-order list, UINT32_MAX: none */
+    uint64_t logged_at;       /* sequence number of its latest log entry, 0: none */
+};
+
+/* A slot of the sites' index: a site's number and bits of its key's hash
+ * (the key itself is in the site). */
+struct vt_site_slot {
+    uint32_t site;            /* VT_SITE_NONE: empty */
+    uint32_t tag;             /* low bits of vt_site_hash */
+};
+
+/* One entry of the change log. */
+struct vt_site_change {
+    uint64_t seq;             /* ledger sequence number of the change */
+    uint32_t site;
 };
 
 struct vt_peak_snapshot {
@@ -59,9 +79,17 @@ struct vt_peak_snapshot {
 struct vt_ledger_sites {
     struct vt_site *sites;
     uint32_t nsites, cap;
-    struct vt_pair_map index; /* (stack, thread) -> site index */
-    uint32_t head, tail;      /* oldest .. newest change */
+    /* (stack, thread) -> site: open addressing, linear probing, at most
+     * half full. 8-byte slots (a pair map's are 32) keep it small enough to
+     * stay cached beside the live set: every allocation looks here. Sites
+     * are never removed, so there is no deletion rule. */
+    struct vt_site_slot *index;
+    size_t index_cap;         /* power of two, or 0 */
+    unsigned index_shift;     /* 64 - log2(index_cap): home = hash >> shift */
+    struct vt_site_change *log; /* oldest .. newest change */
+    size_t nlog, log_cap;     /* log_cap >= 2 * cap */
     uint64_t seq;             /* bumps at every change */
+    uint64_t snap_seq;        /* the newest taken_at of a snapshot of these sites */
     uint64_t total_bytes, total_count;
 };
 
@@ -75,39 +103,59 @@ long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
  * (sites are never removed, so an index stays valid for the ledger's life):
  * the index of a site, created with nothing live if new (-1 when out of
  * memory), and the change of a site by index. */
-long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread);
+static inline long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack,
+                                        uint64_t thread);
 static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t site,
                                       int64_t delta_bytes, int64_t delta_count);
+
+/* A site known to be absent from the index: made (out of line: once per
+ * site). */
+long vt_sites_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread);
+
+/* Two multiplications: the top bits (the home slot) depend on every bit of
+ * both; the low bits only filter. */
+static inline uint64_t vt_site_hash(uint64_t stack, uint64_t thread)
+{
+    return stack * 0x9e3779b97f4a7c15ull ^ thread * 0xc2b2ae3d27d4eb4full;
+}
+
+static inline long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stack,
+                                        uint64_t thread)
+{
+    if (l->index_cap) {
+        uint64_t h = vt_site_hash(stack, thread);
+        size_t mask = l->index_cap - 1;
+        for (size_t i = (size_t)(h >> l->index_shift);; i = (i + 1) & mask) {
+            struct vt_site_slot slot = l->index[i];
+            if (slot.site == VT_SITE_NONE)
+                break;
+            if (slot.tag == (uint32_t)h && l->sites[slot.site].stack == stack &&
+                l->sites[slot.site].thread == thread)
+                return (long)slot.site;
+        }
+    }
+    return vt_sites_add(l, stack, thread);
+}
+
+/* Keeps each site's latest log entry only (out of line: O(1) amortized). */
+void vt_sites_compact_log(struct vt_ledger_sites *l);
 
 /* Inline: every event changes one site. */
 static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int64_t delta_bytes,
                                       int64_t delta_count)
 {
     struct vt_site *s = &l->sites[i];
-    bool linked = s->last_change != 0; /* changed before: in the list */
     s->bytes += (uint64_t)delta_bytes;
     s->count += (uint64_t)delta_count;
     l->total_bytes += (uint64_t)delta_bytes;
     l->total_count += (uint64_t)delta_count;
-    s->last_change = ++l->seq;
-    if (l->tail == i)
-        return; /* already the newest change */
-    if (linked) { /* unlink */
-        if (s->prev != VT_SITE_NONE)
-            l->sites[s->prev].next = s->next;
-        else
-            l->head = s->next;
-        /* not the tail, so a next exists */
-        l->sites[s->next].prev = s->prev;
-    }
-    /* append at the tail */
-    s->prev = l->tail;
-    s->next = VT_SITE_NONE;
-    if (l->tail != VT_SITE_NONE)
-        l->sites[l->tail].next = i;
-    else
-        l->head = i;
-    l->tail = i;
+    l->seq++;
+    if (s->logged_at > l->snap_seq)
+        return; /* logged since the newest snapshot: every walk reaches it */
+    if (l->nlog == l->log_cap)
+        vt_sites_compact_log(l);
+    s->logged_at = l->seq;
+    l->log[l->nlog++] = (struct vt_site_change){l->seq, i};
 }
 
 void vt_snapshot_init(struct vt_peak_snapshot *s);
@@ -115,7 +163,7 @@ void vt_snapshot_free(struct vt_peak_snapshot *s);
 /* If the ledger's total exceeds the snapshot's peak (or it has none yet),
  * records the new peak at time_ns and brings the per-site copy up to date.
  * Returns true if it was a new peak. */
-bool vt_snapshot_offer(struct vt_peak_snapshot *s, const struct vt_ledger_sites *l,
+bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
                        uint64_t time_ns);
 /* Makes dst the copy of src (both snapshots of the ledger l, src taken
  * with vt_snapshot_offer): peak, time and per-site bytes at src's instant.

@@ -7,6 +7,8 @@
 
 #define DEPTH_KEY UINT64_MAX
 
+_Static_assert(VT_LEDGERS_MAX <= UINT8_MAX + 1, "a live entry keeps its ledger in 8 bits");
+
 const char *vt_verdict_name(enum vt_verdict v)
 {
     switch (v) {
@@ -94,7 +96,8 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
 {
     memset(rp, 0, sizeof *rp);
     rp->reader = reader;
-    vt_pair_map_init(&rp->live);
+    vt_live_set_init(&rp->live);
+    vt_pair_map_init(&rp->mappings);
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
     vt_pair_map_init(&rp->ledger_index);
@@ -111,13 +114,12 @@ static void ledger_free(struct vt_ledger *l)
 
 void vt_replay_free(struct vt_replay *rp)
 {
-    vt_pair_map_free(&rp->live);
+    vt_live_set_free(&rp->live);
+    vt_pair_map_free(&rp->mappings);
     vt_pair_map_free(&rp->phase_stacks);
     vt_pair_map_free(&rp->ranges);
     vt_pair_map_free(&rp->ledger_index);
     vt_pair_map_free(&rp->open_index);
-    free(rp->entries);
-    free(rp->free_entries);
     for (size_t i = 0; i < rp->nledgers; i++)
         ledger_free(&rp->ledgers[i]);
     free(rp->ledgers);
@@ -157,7 +159,9 @@ struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt
     return i < 0 ? NULL : &rp->ledgers[i];
 }
 
-static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
+/* A ledger not used by the previous lookup: found, or made. */
+static __attribute__((noinline)) long get_other_ledger(struct vt_replay *rp, int64_t device,
+                                                       enum vt_category cat)
 {
     long i = find_ledger(rp, device, cat);
     if (i >= 0) {
@@ -179,7 +183,20 @@ static long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category ca
     vt_snapshot_init(&l->peak);
     vt_pair_map_init(&l->phase_index);
     vt_phases_new_ledger(rp, l);
+    rp->last_ledger = rp->nledgers;
     return (long)rp->nledgers++;
+}
+
+/* The ledger of (device, category), made if new; -1 out of memory, -2 too
+ * many ledgers. Inline for the common case: the ledger of the previous
+ * event. */
+static inline long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
+{
+    size_t last = rp->last_ledger;
+    if (last < rp->nledgers && rp->ledgers[last].device == device &&
+        rp->ledgers[last].category == cat)
+        return (long)last;
+    return get_other_ledger(rp, device, cat);
 }
 
 /* ---- ranges (phases themselves: replay_phases.c) ---- */
@@ -367,45 +384,14 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
 
 /* ---- the live set ---- */
 
-static long new_entry(struct vt_replay *rp)
-{
-    if (rp->nfree_entries)
-        return rp->free_entries[--rp->nfree_entries];
-    if (rp->nentries == UINT32_MAX)
-        return -1;
-    if (rp->nentries == rp->entries_cap) {
-        size_t cap = rp->entries_cap;
-        if (!vt_replay_reserve((void **)&rp->entries, &cap, rp->nentries, sizeof *rp->entries))
-            return -1;
-        rp->entries_cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
-    }
-    return rp->nentries++;
-}
-
-static void release_entry(struct vt_replay *rp, uint32_t idx)
-{
-    if (rp->nfree_entries == rp->free_entries_cap) {
-        size_t cap = rp->free_entries_cap;
-        if (!vt_replay_reserve((void **)&rp->free_entries, &cap, rp->nfree_entries,
-                     sizeof *rp->free_entries))
-            return; /* leaks one slot; harmless */
-        rp->free_entries_cap = (uint32_t)cap;
-    }
-    rp->free_entries[rp->nfree_entries++] = idx;
-}
-
-/* site: from vt_sites_find_or_add, < 0 if that ran out of memory.
- * Inlined (as free_live below): together they run once per event. */
+/* site: an index in l's sites. Inlined (as free_live below): together they
+ * run once per event. */
 static inline __attribute__((always_inline)) void
-ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site, int64_t bytes,
-              int64_t count, uint64_t time_ns)
+ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t site,
+              int64_t bytes, int64_t count, uint64_t time_ns)
 {
     uint64_t old = l->sites.total_bytes;
-    if (site < 0) {
-        rp->out_of_memory = true;
-        return;
-    }
-    vt_sites_change_at(&l->sites, (uint32_t)site, bytes, count);
+    vt_sites_change_at(&l->sites, site, bytes, count);
     if (kind < VT_KIND_COUNT_)
         l->kind_bytes[kind] += (uint64_t)bytes;
     if (bytes > 0) {
@@ -417,30 +403,39 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, long site
         rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
 }
 
-/* Finds the live entry a free refers to in the other kinds of its category
- * (a graph allocation freed with cuMemFreeAsync, say): the caller has
- * looked for its own kind first. */
-static bool take_live_other_kind(struct vt_replay *rp, uint8_t kind, uint64_t addr, uint64_t *idx)
+/* Finds and removes the live entry a free refers to in the other kinds of
+ * its category (a graph allocation freed with cuMemFreeAsync, say): the
+ * caller has looked for its own kind first. */
+static bool take_live_other_kind(struct vt_replay *rp, uint8_t kind, uint64_t addr,
+                                 struct vt_live *out)
 {
     enum vt_category cat = vt_kind_category(kind);
-    for (unsigned k = 1; k < VT_KIND_COUNT_; k++)
-        if (k != kind && vt_kind_category(k) == cat && vt_pair_map_remove(&rp->live, k, addr, idx))
+    for (unsigned k = 1; k < VT_KIND_COUNT_; k++) {
+        if (k == kind || vt_kind_category(k) != cat)
+            continue;
+        struct vt_live *e = vt_live_lookup(&rp->live, (uint8_t)k, addr);
+        if (e && e->refs) {
+            *out = *e;
+            vt_live_remove(&rp->live, e);
             return true;
+        }
+    }
     return false;
 }
 
-static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp, uint64_t idx,
+/* e: a copy of the entry that ended (removal moves slots). */
+static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp,
+                                                           const struct vt_live *e,
                                                            uint64_t time_ns)
 {
-    struct vt_live_entry e = rp->entries[idx];
-    release_entry(rp, (uint32_t)idx);
-    struct vt_ledger *l = &rp->ledgers[e.ledger];
+    struct vt_ledger *l = &rp->ledgers[e->ledger];
     l->frees++;
-    long site = e.site != UINT32_MAX ? (long)e.site
-                                     : vt_sites_find_or_add(&l->sites, e.stack, e.thread);
-    ledger_change(rp, l, e.kind, site, -(int64_t)e.size, -1, time_ns);
+    /* Without a site (the analyzer ran out of memory) the allocation was
+     * never counted, so neither is its end. */
+    if (e->site != VT_SITE_NONE)
+        ledger_change(rp, l, e->kind, e->site, -(int64_t)e->size, -1, time_ns);
     if (l->pending_oom >= 0) {
-        l->ooms[l->pending_oom].released_bytes += e.size;
+        l->ooms[l->pending_oom].released_bytes += e->size;
         l->ooms[l->pending_oom].released_count++;
     }
 }
@@ -449,24 +444,25 @@ static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp
  * A mapping (cuMemMap, aux = the handle) is one more reference to a VMM
  * physical handle: the driver keeps the memory of a released handle until
  * its last mapping goes (cuMemUnmap, which names only the address). The
- * mapping is remembered as (VA_MAP, address) -> handle in the live map.
+ * mapping is remembered as address -> handle in rp->mappings.
  */
 static void unmap_at(struct vt_replay *rp, uint64_t addr, uint64_t time_ns)
 {
-    uint64_t handle, idx;
-    if (!vt_pair_map_remove(&rp->live, VT_KIND_VA_MAP, addr, &handle))
+    uint64_t handle;
+    if (!vt_pair_map_remove(&rp->mappings, addr, 0, &handle))
         return;
-    uint64_t *ref = vt_pair_map_get(&rp->live, VT_KIND_VMM_PHYSICAL, handle);
-    if (!ref)
+    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, handle);
+    if (!e || !e->refs)
         return;
-    if (rp->entries[*ref].refs > 1) {
-        rp->entries[*ref].refs--;
+    if (e->refs > 1) {
+        e->refs--;
         return;
     }
     /* released while mapped: this unmap is when the memory really goes */
-    vt_pair_map_remove(&rp->live, VT_KIND_VMM_PHYSICAL, handle, &idx);
-    close_window_if_expired(&rp->ledgers[rp->entries[idx].ledger], time_ns);
-    free_live(rp, idx, time_ns);
+    struct vt_live ended = *e;
+    vt_live_remove(&rp->live, e);
+    close_window_if_expired(&rp->ledgers[ended.ledger], time_ns);
+    free_live(rp, &ended, time_ns);
 }
 
 static void map_event(struct vt_replay *rp, const struct vt_record *rec)
@@ -478,55 +474,49 @@ static void map_event(struct vt_replay *rp, const struct vt_record *rec)
     unmap_at(rp, rec->u.mem.addr, rec->time_ns);
     if (rec->u.mem.op == VT_OP_FREE)
         return;
-    uint64_t *ref = vt_pair_map_get(&rp->live, VT_KIND_VMM_PHYSICAL, rec->u.mem.aux);
-    if (!ref)
+    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, rec->u.mem.aux);
+    if (!e || !e->refs)
         return; /* a handle created before tracing: nothing to hold */
-    if (!vt_pair_map_put(&rp->live, VT_KIND_VA_MAP, rec->u.mem.addr, rec->u.mem.aux)) {
+    if (!vt_pair_map_put(&rp->mappings, rec->u.mem.addr, 0, rec->u.mem.aux)) {
         rp->out_of_memory = true;
         return;
     }
-    rp->entries[*ref].refs++;
+    e->refs++;
 }
 
-static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
+static inline __attribute__((always_inline)) void free_event(struct vt_replay *rp,
+                                                            const struct vt_record *rec)
 {
-    rp->mem_events++;
+    if (rec->u.mem.result != 0) {
+        rp->failed_frees++;
+        return;
+    }
+    struct vt_live ended;
+    struct vt_live *e = vt_live_lookup(&rp->live, rec->u.mem.kind, rec->u.mem.addr);
+    if (e && e->refs) {
+        if (e->refs > 1) {
+            e->refs--; /* another reference remains */
+            return;
+        }
+        ended = *e;
+        vt_live_remove(&rp->live, e);
+    } else if (!take_live_other_kind(rp, rec->u.mem.kind, rec->u.mem.addr, &ended)) {
+        rp->unmatched_frees++;
+        return;
+    }
+    close_window_if_expired(&rp->ledgers[ended.ledger], rec->time_ns);
+    free_live(rp, &ended, rec->time_ns);
+}
+
+static inline __attribute__((always_inline)) void
+alloc_event(struct vt_replay *rp, const struct vt_record *rec, enum vt_category cat)
+{
     uint8_t kind = rec->u.mem.kind;
-    enum vt_category cat = vt_kind_category(kind);
-    if (kind == VT_KIND_VA_MAP)
-        map_event(rp, rec);
-    else if (kind == VT_KIND_CONTEXT)
-        context_event(rp, rec);
-    if (cat == VT_CAT_NONE) {
-        rp->untracked_events++;
-        return;
-    }
-    if (rec->u.mem.op == VT_OP_FREE) {
-        if (rec->u.mem.result != 0) {
-            rp->failed_frees++;
-            return;
-        }
-        uint64_t idx;
-        uint64_t *ref = vt_pair_map_get(&rp->live, kind, rec->u.mem.addr);
-        if (ref) {
-            if (rp->entries[*ref].refs > 1) {
-                rp->entries[*ref].refs--; /* another reference remains */
-                return;
-            }
-            idx = *ref;
-            vt_pair_map_remove_at(&rp->live, ref);
-        } else if (!take_live_other_kind(rp, kind, rec->u.mem.addr, &idx)) {
-            rp->unmatched_frees++;
-            return;
-        }
-        struct vt_ledger *l = &rp->ledgers[rp->entries[idx].ledger];
-        close_window_if_expired(l, rec->time_ns);
-        free_live(rp, idx, rec->time_ns);
-        return;
-    }
-    uint64_t *ref = vt_pair_map_get(&rp->live, kind, rec->u.mem.addr);
-    if (ref && rec->u.mem.result == 0 && rec->u.mem.size == 0) {
-        rp->entries[*ref].refs++; /* a retained handle: one more reference */
+    /* The entry if live, else the empty slot where it would go. */
+    struct vt_live *e = vt_live_lookup(&rp->live, kind, rec->u.mem.addr);
+    bool live = e && e->refs;
+    if (live && rec->u.mem.result == 0 && rec->u.mem.size == 0) {
+        e->refs++; /* a retained handle: one more reference */
         return;
     }
     long li = get_ledger(rp, rec->u.mem.device, cat);
@@ -547,59 +537,102 @@ static void mem_event(struct vt_replay *rp, const struct vt_record *rec)
         l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
         l->pending_oom = -1;
     }
-    long e;
-    if (ref) {
+    if (live) {
         /* The tracer missed a free (or the driver reused an address it had
          * freed without telling us): the old allocation is gone, the new
-         * one takes its slot in the live map (which free_live does not
-         * touch, so ref stays valid). */
+         * one takes its slot in the live set (which free_live does not
+         * touch, so e stays valid). */
         rp->replaced_allocs++;
-        free_live(rp, *ref, rec->time_ns);
+        struct vt_live ended = *e;
+        free_live(rp, &ended, rec->time_ns);
         l = &rp->ledgers[li];
-        e = new_entry(rp);
-        if (e < 0) {
-            vt_pair_map_remove_at(&rp->live, ref);
-            rp->out_of_memory = true;
-            return;
-        }
-        *ref = (uint64_t)e;
-    } else {
-        e = new_entry(rp);
-        if (e < 0 || !vt_pair_map_put_new(&rp->live, kind, rec->u.mem.addr, (uint64_t)e)) {
-            rp->out_of_memory = true;
-            return;
-        }
+        e->refs = 1;
+    } else if (!(e = vt_live_insert(&rp->live, e, kind, rec->u.mem.addr))) {
+        rp->out_of_memory = true;
+        return;
     }
     long site = vt_sites_find_or_add(&l->sites, rec->u.mem.stack, rec->u.mem.thread);
-    rp->entries[e] = (struct vt_live_entry){rec->u.mem.size, rec->u.mem.stack, rec->u.mem.thread,
-                                            (uint32_t)li,
-                                            site < 0 ? UINT32_MAX : (uint32_t)site, 1, kind};
+    e->size = rec->u.mem.size;
+    e->site = site < 0 ? VT_SITE_NONE : (uint32_t)site;
+    e->ledger = (uint8_t)li;
     l->allocs++;
-    ledger_change(rp, l, kind, site, (int64_t)rec->u.mem.size, 1, rec->time_ns);
+    if (site < 0) {
+        rp->out_of_memory = true; /* not counted: see free_live */
+        return;
+    }
+    ledger_change(rp, l, kind, (uint32_t)site, (int64_t)rec->u.mem.size, 1, rec->time_ns);
+}
+
+static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp,
+                                                           const struct vt_record *rec)
+{
+    rp->mem_events++;
+    uint8_t kind = rec->u.mem.kind;
+    enum vt_category cat = vt_kind_category(kind);
+    if (cat == VT_CAT_NONE) {
+        if (kind == VT_KIND_VA_MAP)
+            map_event(rp, rec);
+        else if (kind == VT_KIND_CONTEXT)
+            context_event(rp, rec);
+        rp->untracked_events++;
+        return;
+    }
+    if (rec->u.mem.op == VT_OP_FREE)
+        free_event(rp, rec);
+    else
+        alloc_event(rp, rec, cat);
+}
+
+static inline void note_time(struct vt_replay *rp, uint64_t time_ns)
+{
+    if (!rp->has_time) {
+        rp->first_time_ns = time_ns;
+        rp->has_time = true;
+    }
+    if (time_ns > rp->last_time_ns)
+        rp->last_time_ns = time_ns;
+}
+
+static void feed_other(struct vt_replay *rp, const struct vt_record *rec);
+
+static inline __attribute__((always_inline)) void feed(struct vt_replay *rp,
+                                                      const struct vt_record *rec)
+{
+    if (rec->type == VT_REC_MEM) { /* nearly every record: tested first */
+        note_time(rp, rec->time_ns);
+        mem_event(rp, rec);
+    } else {
+        feed_other(rp, rec);
+    }
 }
 
 void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec)
 {
+    feed(rp, rec);
+}
+
+void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        feed(rp, &recs[i]);
+}
+
+static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
+                                                 const struct vt_record *rec)
+{
     switch (rec->type) {
-    case VT_REC_MEM:
     case VT_REC_RANGE_PUSH:
     case VT_REC_RANGE_POP:
     case VT_REC_RANGE_START:
     case VT_REC_RANGE_END:
     case VT_REC_MARK:
     case VT_REC_TRAILER:
-        if (!rp->has_time) {
-            rp->first_time_ns = rec->time_ns;
-            rp->has_time = true;
-        }
-        if (rec->time_ns > rp->last_time_ns)
-            rp->last_time_ns = rec->time_ns;
+        note_time(rp, rec->time_ns);
         break;
     default:
         break;
     }
     switch (rec->type) {
-    case VT_REC_MEM: mem_event(rp, rec); break;
     case VT_REC_RANGE_PUSH: range_push(rp, rec); break;
     case VT_REC_RANGE_POP: range_pop(rp, rec); break;
     case VT_REC_RANGE_START: range_start(rp, rec); break;

@@ -54,6 +54,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "live_set.h"
 #include "pair_map.h"
 #include "peak_tracker.h"
 #include "trace_reader.h"
@@ -166,21 +167,10 @@ struct vt_replay;
 typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
                                     uint64_t old_total, uint64_t time_ns);
 
-struct vt_live_entry {
-    uint64_t size, stack, thread;
-    uint32_t ledger;
-    uint32_t site;   /* index in the ledger's sites, UINT32_MAX: none (out of memory) */
-    uint32_t refs;   /* references (cuMemRetainAllocationHandle adds one) */
-    uint8_t kind;
-};
-
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
-    struct vt_pair_map live;        /* (kind, addr) -> entry index */
-    struct vt_live_entry *entries;
-    uint32_t nentries, entries_cap;
-    uint32_t *free_entries;
-    uint32_t nfree_entries, free_entries_cap;
+    struct vt_live_set live;        /* (kind, addr) -> what is live there */
+    struct vt_pair_map mappings;    /* (VA_MAP address, 0) -> VMM handle */
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
@@ -217,6 +207,9 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);
 void vt_replay_free(struct vt_replay *rp);
 /* Feeds one record (in file order). */
 void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec);
+/* Feeds n records, as n calls of vt_replay_feed would (without a call per
+ * record). */
+void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, size_t n);
 /* Closes windows still open at the end of the data. */
 void vt_replay_finish(struct vt_replay *rp);
 

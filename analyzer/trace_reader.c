@@ -1,5 +1,5 @@
 /*
- * The trace reader: preamble, chunks, zstd, records, id tables.
+ * The trace reader: preamble, records, id tables (chunks: chunk_source.c).
  * See trace_reader.h for what is an error and what is a truncation.
  */
 #define _GNU_SOURCE
@@ -15,8 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zstd.h>
-
+#include "chunk_source.h"
 #include "pair_map.h"
 
 /* Ids below this may be defined in any order (API ids are the hooks' own
@@ -54,12 +53,11 @@ struct vt_reader {
     uint64_t pos;           /* next chunk header offset */
     uint64_t chunk_offset;  /* offset of the chunk being decoded */
     uint64_t chunks, records;
-    uint8_t *comp;
-    size_t comp_cap;
-    uint8_t *raw;
-    size_t raw_cap, raw_len, raw_pos;
-    ZSTD_DCtx *dctx;
+    struct vt_chunk_source source;
+    const uint8_t *raw;     /* the chunk being decoded (the source's buffer) */
+    size_t raw_len, raw_pos;
     struct vt_delta_state delta;
+    bool fast_pext;         /* vt_reader_next_batch may use pext64 */
 
     int state;              /* 0 reading, 1 end, -1 error */
     bool truncated, trailer_seen;
@@ -86,6 +84,37 @@ struct vt_reader {
     struct vt_device_info *devices[VT_DEVICE_ORDINAL_MAX];
 };
 
+/* PEXT (BMI2) gathers the 7-bit groups of a varint in one instruction.
+ * Written as assembly so that the file needs no -mbmi2: it only runs when
+ * fast_pext() said the processor has it, and has it fast. */
+static inline uint64_t pext64(uint64_t w, uint64_t mask)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint64_t out;
+    __asm__("pextq %2, %1, %0" : "=r"(out) : "r"(w), "r"(mask));
+    return out;
+#else
+    (void)mask;
+    __builtin_trap(); /* never called: fast_pext() is false here */
+    return w;
+#endif
+}
+
+/* Whether pext64 may be used: BMI2 on Intel or AMD family 19h (Zen 3/4):
+ * earlier AMD processors microcode PEXT (hundreds of cycles); later ones
+ * are not known to this compiler's __builtin_cpu_is. */
+static bool fast_pext(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("bmi2"))
+        return false;
+    return __builtin_cpu_is("intel") || __builtin_cpu_is("amdfam19h");
+#else
+    return false;
+#endif
+}
+
 /* ---- errors ---- */
 
 static int fail(struct vt_reader *r, uint64_t offset, const char *fmt, ...)
@@ -102,6 +131,7 @@ static int fail(struct vt_reader *r, uint64_t offset, const char *fmt, ...)
     snprintf(r->err.message, sizeof r->err.message, "%s: byte %" PRIu64 ": %s", r->path, offset,
              reason);
     r->state = -1;
+    r->raw_len = r->raw_pos = 0; /* vt_reader_next's fast path stops here too */
     return -1;
 }
 
@@ -180,24 +210,7 @@ static void *id_get(const struct id_table *t, uint64_t id)
 /* Reads up to n bytes at off; returns how many were available. */
 static size_t read_at(struct vt_reader *r, uint64_t off, void *buf, size_t n)
 {
-    if (off >= r->file_size)
-        return 0;
-    if (n > r->file_size - off)
-        n = (size_t)(r->file_size - off);
-    if (r->fd < 0) {
-        memcpy(buf, r->mem + off, n);
-        return n;
-    }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(r->fd, (char *)buf + got, n - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    return got;
+    return vt_chunk_input_read(&r->source.in, off, buf, n);
 }
 
 static void mark_truncated(struct vt_reader *r, uint64_t at, const char *why)
@@ -218,9 +231,9 @@ static struct vt_reader *new_reader(const char *name)
     r->path = strdup(name ? name : "(memory)");
     r->fd = -1;
     r->time_unit_ns = 1; /* version 1, and a cut preamble */
+    r->fast_pext = fast_pext();
     vt_pair_map_init(&r->module_index);
-    r->dctx = ZSTD_createDCtx();
-    if (!r->path || !r->dctx) {
+    if (!r->path) {
         vt_reader_close(r);
         return NULL;
     }
@@ -292,6 +305,14 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
         return -1;
     }
     r->file_size = (uint64_t)st.st_size;
+    if (!vt_chunk_source_init(&r->source, r->fd, NULL, r->file_size)) {
+        if (err) {
+            err->offset = 0;
+            snprintf(err->message, sizeof err->message, "%s: out of memory", path);
+        }
+        vt_reader_close(r);
+        return -1;
+    }
     return finish_open(r, out, err);
 }
 
@@ -307,6 +328,12 @@ int vt_reader_open_memory(const void *data, size_t len, const char *name, struct
     }
     r->mem = data;
     r->file_size = len;
+    if (!vt_chunk_source_init(&r->source, -1, data, len)) {
+        if (err)
+            snprintf(err->message, sizeof err->message, "%s: out of memory", name);
+        vt_reader_close(r);
+        return -1;
+    }
     return finish_open(r, out, err);
 }
 
@@ -314,11 +341,9 @@ void vt_reader_close(struct vt_reader *r)
 {
     if (!r)
         return;
+    vt_chunk_source_free(&r->source); /* first: its thread reads the fd */
     if (r->fd >= 0)
         close(r->fd);
-    ZSTD_freeDCtx(r->dctx);
-    free(r->comp);
-    free(r->raw);
     while (r->arena) {
         struct arena_block *n = r->arena->next;
         free(r->arena);
@@ -362,67 +387,27 @@ static int load_chunk(struct vt_reader *r)
     }
     if (r->trailer_seen)
         return fail(r, off, "data after the trailer");
-    uint8_t hdr[VT_CHUNK_HEADER_SIZE];
-    size_t n = read_at(r, off, hdr, sizeof hdr);
-    uint8_t magic[4];
-    vt_put_le32(magic, VT_CHUNK_MAGIC);
-    if (memcmp(hdr, magic, n < 4 ? n : 4) != 0)
-        return fail(r, off, "bad chunk magic (corrupt file)");
-    if (n < sizeof hdr) {
-        mark_truncated(r, off, "chunk header cut short");
+    struct vt_chunk c;
+    vt_chunk_source_next(&r->source, off, &c);
+    if (c.kind == VT_CHUNK_CUT) {
+        mark_truncated(r, off, c.cut_reason);
         return 0;
     }
-    uint32_t csize = vt_get_le32(hdr + 4);
-    uint32_t rsize = vt_get_le32(hdr + 8);
-    if (csize > VT_CHUNK_MAX_COMPRESSED)
-        return fail(r, off + 4, "chunk compressed size %" PRIu32 " exceeds the limit %u", csize,
-                    VT_CHUNK_MAX_COMPRESSED);
-    if (rsize > VT_CHUNK_MAX_RAW)
-        return fail(r, off + 8, "chunk raw size %" PRIu32 " exceeds the limit %u", rsize,
-                    VT_CHUNK_MAX_RAW);
-    if (csize == 0)
-        return fail(r, off + 4, "chunk with an empty zstd frame");
-    if (csize > r->file_size - off - VT_CHUNK_HEADER_SIZE) {
-        mark_truncated(r, off, "last chunk cut short");
-        return 0;
-    }
-    if (csize > r->comp_cap) {
-        free(r->comp);
-        r->comp = malloc(csize);
-        r->comp_cap = r->comp ? csize : 0;
-        if (!r->comp)
-            return fail(r, off, "out of memory for a chunk of %" PRIu32 " bytes", csize);
-    }
-    if (read_at(r, off + VT_CHUNK_HEADER_SIZE, r->comp, csize) != csize)
-        return fail(r, off, "read error");
-    unsigned long long content = ZSTD_getFrameContentSize(r->comp, csize);
-    if (content == ZSTD_CONTENTSIZE_ERROR)
-        return fail(r, off, "corrupt chunk: not a zstd frame");
-    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != rsize)
-        return fail(r, off,
-                    "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32, content,
-                    rsize);
-    if (rsize > r->raw_cap) {
-        free(r->raw);
-        r->raw = malloc(rsize);
-        r->raw_cap = r->raw ? rsize : 0;
-        if (!r->raw)
-            return fail(r, off, "out of memory for a chunk of %" PRIu32 " bytes", rsize);
-    }
-    size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, rsize, r->comp, csize);
-    if (ZSTD_isError(got))
-        return fail(r, off, "corrupt chunk: zstd: %s",
-                    ZSTD_getErrorName(got));
-    if (got != rsize)
-        return fail(r, off,
-                    "corrupt chunk: decompressed to %zu bytes, header says %" PRIu32, got, rsize);
+    if (c.kind == VT_CHUNK_ERROR)
+        return fail(r, c.error_offset, "%s", c.why);
+    r->raw = c.raw;
     r->chunk_offset = off;
-    r->pos = off + VT_CHUNK_HEADER_SIZE + csize;
-    r->raw_len = rsize;
+    r->pos = c.next_offset;
+    r->raw_len = c.raw_len;
     r->raw_pos = 0;
     r->chunks++;
     memset(&r->delta, 0, sizeof r->delta);
     return 1;
+}
+
+bool vt_reader_read_ahead(struct vt_reader *r)
+{
+    return r->state == 0 && vt_chunk_source_read_ahead(&r->source, r->pos);
 }
 
 /* ---- record decoding ---- */
@@ -830,64 +815,120 @@ static inline uint64_t load_le64(const uint8_t *p)
     return w;
 }
 
+/* A decoded varint and what follows it (p NULL: over 64 bits). */
+struct uv_result {
+    const uint8_t *p;
+    uint64_t value;
+};
+
+/* A varint of 9 or 10 bytes (a value of 57 bits or more): the checked
+ * decoder's rules, bytes known present. Out of line: rare. Returned by
+ * value, so that the caller's cursor and fields can stay in registers
+ * (their addresses never escape). */
+static __attribute__((noinline)) struct uv_result uv_long(const uint8_t *p)
+{
+    struct uv_result r = {p, 0};
+    if (vt_get_uvarint(&r.p, p + VT_UVARINT_MAX, &r.value) != 0)
+        r.p = NULL;
+    return r;
+}
+
 /* vt_get_uvarint without the end test: the caller guarantees
  * VT_UVARINT_MAX readable bytes. False on a varint longer than 64 bits.
- * Varints of 2 to 8 bytes are decoded from one 64-bit load without a
- * branch per byte (addresses and sizes are several bytes long, and their
- * lengths vary from record to record: a loop mispredicts). */
-static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, uint64_t *out)
+ * One and two bytes (ids, counts, times between events, stack ids) take a
+ * test each; 3 to 8 bytes (addresses, sizes) are decoded from one 64-bit
+ * load without a branch per byte: their lengths vary from record to
+ * record, so a loop mispredicts. */
+static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, uint64_t *out,
+                                                       bool pext)
 {
     const uint8_t *p = *pp;
-    if (p[0] < 0x80) { /* ids, small counts */
+    if (__builtin_expect(p[0] < 0x80, 1)) {
         *pp = p + 1;
         *out = p[0];
         return true;
     }
-    if (p[1] < 0x80) { /* times between events, stack ids */
+    if (p[1] < 0x80) {
         *pp = p + 2;
         *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
         return true;
     }
     uint64_t w = load_le64(p);
     uint64_t stops = ~w & 0x8080808080808080ull; /* bytes without a continuation bit */
-    if (stops != 0) {
-        unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* 8 x the varint's length */
-        if (bits < 64)
-            w &= (1ull << bits) - 1;
+    if (__builtin_expect(stops == 0, 0)) {
+        struct uv_result r = uv_long(p);
+        *pp = r.p;
+        *out = r.value;
+        return r.p != NULL;
+    }
+    unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* 8 x the varint's length */
+    w &= ~0ull >> (64 - bits);
+    if (pext) {
+        w = pext64(w, 0x7f7f7f7f7f7f7f7full);
+    } else {
         /* Squeeze out the continuation bits: 7-bit groups -> 14 -> 28 -> 56. */
         w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
         w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
         w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
-        *pp = p + bits / 8;
-        *out = w;
-        return true;
     }
-    /* 9 or 10 bytes: the checked decoder's rules, bytes known present */
-    return vt_get_uvarint(pp, p + VT_UVARINT_MAX, out) == 0;
+    *pp = p + bits / 8;
+    *out = w;
+    return true;
 }
 
 static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
-                                                               struct vt_record *rec)
+                                                               struct vt_record *rec, bool pext)
 {
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
     uint8_t op = p[0], kind = p[1];
     p += 2;
     uint64_t api, label, thread, dt, dev, zz, size, stack, result, aux;
     uint64_t free_b = 0, total_b = 0;
-    if (!fast_uv(&p, &api) || !fast_uv(&p, &label) || !fast_uv(&p, &thread) ||
-        !fast_uv(&p, &dt) || !fast_uv(&p, &dev) || !fast_uv(&p, &zz) || !fast_uv(&p, &size) ||
-        !fast_uv(&p, &stack) || !fast_uv(&p, &result) || !fast_uv(&p, &aux))
+    /* api, label, thread, dt and device are nearly always one byte each:
+     * one test for the five. */
+    uint64_t head = load_le64(p);
+    if (__builtin_expect((head & 0x8080808080ull) == 0, 1)) {
+        api = head & 0xff;
+        label = head >> 8 & 0xff;
+        thread = head >> 16 & 0xff;
+        dt = head >> 24 & 0xff;
+        dev = head >> 32 & 0xff;
+        p += 5;
+    } else if (!fast_uv(&p, &api, pext) || !fast_uv(&p, &label, pext) || !fast_uv(&p, &thread, pext) ||
+               !fast_uv(&p, &dt, pext) || !fast_uv(&p, &dev, pext)) {
         return false;
-    if (op == VT_OP_ALLOC && result != 0 && (!fast_uv(&p, &free_b) || !fast_uv(&p, &total_b)))
+    }
+    if (!fast_uv(&p, &zz, pext) || !fast_uv(&p, &size, pext) || !fast_uv(&p, &stack, pext))
+        return false;
+    /* result and aux: zero but for failures and a few kinds */
+    if (__builtin_expect(((p[0] | p[1]) & 0x80) == 0, 1)) {
+        result = p[0];
+        aux = p[1];
+        p += 2;
+    } else if (!fast_uv(&p, &result, pext) || !fast_uv(&p, &aux, pext)) {
+        return false;
+    }
+    if (__builtin_expect(result != 0, 0) && op == VT_OP_ALLOC &&
+        (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
         return false;
     /* The checks of decode_mem, in one test. */
-    if ((op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 || api == 0 ||
-        id_get(&r->apis, api) == NULL || (label != 0 && id_get(&r->apis, label) == NULL) ||
+    if ((op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 ||
+        id_get(&r->apis, api) == NULL /* api 0 is never defined */ ||
+        (label != 0 && id_get(&r->apis, label) == NULL) ||
         id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
         return false;
-    if (!advance_time(r, dt, &rec->time_ns))
+    /* The delta state is read and written one field at a time: GCC would
+     * otherwise load both fields as one vector right after storing one of
+     * them, and such a load waits for the store to reach the cache (a
+     * stall that was a quarter of this function's time). */
+    uint64_t units, time_ns;
+    if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
+        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
         return false; /* the checked decoder says why */
-    r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
+    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
+    r->delta.last_time = units;
+    r->delta.last_addr = addr;
+    rec->time_ns = time_ns;
     rec->type = VT_REC_MEM;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = r->raw_pos;
@@ -897,7 +938,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     rec->u.mem.label = label;
     rec->u.mem.thread = thread;
     rec->u.mem.device = (int64_t)dev - 1;
-    rec->u.mem.addr = r->delta.last_addr;
+    rec->u.mem.addr = addr;
     rec->u.mem.size = size;
     rec->u.mem.stack = stack;
     rec->u.mem.result = result;
@@ -943,7 +984,9 @@ static void decode_range(struct vt_reader *r, struct cursor *c, struct vt_record
     rec->u.range.range_id = range_id;
 }
 
-int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
+/* Everything but the fast path of vt_reader_next: the end of a chunk, other
+ * record types, and records the fast path refuses (they may be errors). */
+static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt_record *rec)
 {
     if (r->state != 0)
         return r->state < 0 ? -1 : 0;
@@ -953,7 +996,7 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
             return rc;
     }
     if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
-        decode_mem_fast(r, rec))
+        decode_mem_fast(r, rec, false))
         return 1;
     memset(rec, 0, sizeof *rec);
     struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
@@ -1028,6 +1071,49 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
     r->raw_pos = (size_t)(c->p - r->raw);
     r->records++;
     return 1;
+}
+
+int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
+{
+    /* A MEM record with room for its largest encoding: nearly every record.
+     * After an error or the end nothing is left in the chunk (fail() and
+     * load_chunk see to it), so this never runs past them. */
+    if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
+        r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, rec, false))
+        return 1;
+    return next_checked(r, rec);
+}
+
+static inline __attribute__((always_inline)) int next_batch(struct vt_reader *r,
+                                                          struct vt_record *recs, int max,
+                                                          bool pext)
+{
+    int n = 0;
+    while (n < max) {
+        if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
+            r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, &recs[n], pext)) {
+            n++;
+            continue;
+        }
+        int rc = next_checked(r, &recs[n]);
+        if (rc <= 0)
+            return n > 0 ? n : rc; /* the end or the error: at the next call */
+        n++;
+    }
+    return n;
+}
+
+static __attribute__((noinline)) int next_batch_pext(struct vt_reader *r, struct vt_record *recs,
+                                                     int max)
+{
+    return next_batch(r, recs, max, true);
+}
+
+int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max)
+{
+    if (r->fast_pext)
+        return next_batch_pext(r, recs, max);
+    return next_batch(r, recs, max, false);
 }
 
 /* ---- accessors ---- */

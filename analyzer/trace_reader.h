@@ -151,10 +151,22 @@ int vt_reader_open_memory(const void *data, size_t len, const char *name,
                           struct vt_reader **out, struct vt_read_error *err);
 void vt_reader_close(struct vt_reader *r);
 
+/* Reads and decompresses the next chunk on a thread of its own while the
+ * caller decodes the current one (analyzer/chunk_source.h): the same
+ * records and errors, sooner on two cores, one more chunk buffer in memory.
+ * False if it could not start (reading goes on inline). Call it between
+ * next() calls. */
+bool vt_reader_read_ahead(struct vt_reader *r);
+
 /* Next record: 1 and *rec filled, 0 at the end of the data (clean or
  * truncated), -1 on an error (then vt_reader_error()). Calling again after 0
  * or -1 returns the same value. */
 int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
+/* Up to max (> 0) records at once: the records max calls of next() would
+ * return, in order, without a call per record. Returns how many were
+ * written (the end or an error after some records is returned by the next
+ * call), or 0 / -1 as next() does when there is none. */
+int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max);
 
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
 const char *vt_reader_path(const struct vt_reader *r);

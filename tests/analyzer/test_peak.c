@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "pair_map.h"
 #include "peak_tracker.h"
 
 static void test_three_stacks(void **state)

@@ -489,6 +489,160 @@ static void test_mem_errors_mid_chunk(void **state)
     expect_mem_error_mid_chunk(wide_varint, sizeof wide_varint, "varint runs past the end");
 }
 
+/* ---- read ahead and batches: the same reading as one record at a time ---- */
+
+/* Everything a reading shows, as text: each record, then how it ended. */
+struct transcript {
+    char *text;
+    size_t len, cap;
+};
+
+static void say(struct transcript *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct transcript *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = (t->len + (size_t)n + 1) * 2;
+        t->text = realloc(t->text, t->cap);
+        assert_non_null(t->text);
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->text + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+static void say_record(struct transcript *t, const struct vt_record *rec)
+{
+    say(t, "%d %llu %llu %llu", (int)rec->type, (unsigned long long)rec->chunk_offset,
+        (unsigned long long)rec->record_offset, (unsigned long long)rec->time_ns);
+    if (rec->type == VT_REC_MEM)
+        say(t, " mem %u %u %llu %llu %llu %lld %llx %llu %llu %llu %llu %llu %llu",
+            rec->u.mem.op, rec->u.mem.kind, (unsigned long long)rec->u.mem.api,
+            (unsigned long long)rec->u.mem.label, (unsigned long long)rec->u.mem.thread,
+            (long long)rec->u.mem.device, (unsigned long long)rec->u.mem.addr,
+            (unsigned long long)rec->u.mem.size, (unsigned long long)rec->u.mem.stack,
+            (unsigned long long)rec->u.mem.result, (unsigned long long)rec->u.mem.aux,
+            (unsigned long long)rec->u.mem.free_bytes, (unsigned long long)rec->u.mem.total_bytes);
+    if (rec->type == VT_REC_STRING)
+        say(t, " string %s", rec->u.string.text);
+    say(t, "\n");
+}
+
+/* batch 0: vt_reader_next; else vt_reader_next_batch with that many. */
+static void read_transcript(const uint8_t *data, size_t len, bool ahead, int batch,
+                            struct transcript *t)
+{
+    t->len = 0;
+    say(t, "%s", "");
+    struct vt_reader *r;
+    struct vt_read_error err;
+    if (vt_reader_open_memory(data, len, "t", &r, &err) != 0) {
+        say(t, "open: %s\n", err.message);
+        return;
+    }
+    if (ahead) /* it starts unless the preamble already ended the reading */
+        assert_int_equal(vt_reader_read_ahead(r), len >= VT_PREAMBLE_SIZE);
+    struct vt_record recs[64];
+    int rc;
+    if (batch == 0) {
+        while ((rc = vt_reader_next(r, &recs[0])) > 0)
+            say_record(t, &recs[0]);
+    } else {
+        while ((rc = vt_reader_next_batch(r, recs, batch)) > 0)
+            for (int i = 0; i < rc; i++)
+                say_record(t, &recs[i]);
+    }
+    assert_int_equal(vt_reader_next(r, &recs[0]), rc); /* the end stays the end */
+    say(t, "rc %d: %s; truncated %d %s; end %llu; chunks %llu records %llu\n", rc,
+        rc < 0 ? vt_reader_error(r)->message : "", vt_reader_truncated(r),
+        vt_reader_truncated(r) ? vt_reader_truncation_note(r) : "",
+        (unsigned long long)vt_reader_end_offset(r), (unsigned long long)vt_reader_chunks(r),
+        (unsigned long long)vt_reader_records(r));
+    vt_reader_close(r);
+}
+
+/* The sample, then chunks of memory records of every field length: most
+ * are decoded by the reader's fast path, and batches end inside chunks. */
+static void build_long_sample(struct tb *l)
+{
+    tb_init(l);
+    tb_standard_header(l, 7, 0xcd, 1ull << 34);
+    uint64_t t = 1000;
+    for (int chunk = 0; chunk < 3; chunk++) {
+        for (int i = 0; i < 300; i++) {
+            uint64_t addr = 0x7f0000000000ull + ((uint64_t)i * 0x9e3779b97ull % (1ull << 40));
+            t += (uint64_t)(i % 7) * ((uint64_t)1 << (i % 30));
+            tb_alloc(l, VT_KIND_DEVICE, i % 2 ? TB_MAIN : TB_AUTOGRAD, t, i % 3 - 1, addr,
+                     (uint64_t)1 << (i % 40), (uint64_t)(i % 4));
+            if (i % 5 == 0)
+                tb_free_mem(l, VT_KIND_DEVICE, TB_MAIN, t + 1, 0, addr);
+            if (i % 50 == 0)
+                tb_fail(l, VT_KIND_DEVICE, TB_MAIN, t + 2, 0, 1ull << 35, TB_STACK_C, 5, 1ull << 34);
+        }
+        tb_flush(l);
+    }
+    tb_trailer(l, t + 10);
+}
+
+static void expect_same_readings(const uint8_t *data, size_t len, struct transcript *want,
+                                 struct transcript *got)
+{
+    static const int batches[] = {1, 2, 7, 64};
+    read_transcript(data, len, false, 0, want);
+    for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
+        for (int ahead = 0; ahead < 2; ahead++) {
+            read_transcript(data, len, ahead, batches[i], got);
+            if (got->len != want->len || memcmp(got->text, want->text, want->len) != 0)
+                fail_msg("file of %zu bytes, read ahead %d, batch %d: reading differs:\n%s\n"
+                         "---- one record at a time:\n%s",
+                         len, ahead, batches[i], got->text, want->text);
+        }
+    }
+}
+
+static void test_read_ahead_and_batches_read_the_same(void **state)
+{
+    (void)state;
+    struct tb b;
+    build_long_sample(&b);
+    struct transcript want = {0}, got = {0};
+    expect_same_readings(b.file.data, b.file.len, &want, &got);
+    assert_non_null(strstr(want.text, "rc 0: ; truncated 0"));
+    /* cut anywhere (near chunk boundaries all of them, elsewhere some) */
+    for (size_t len = 1; len < b.file.len; len += len % 389 < 3 ? 1 : 127)
+        expect_same_readings(b.file.data, len, &want, &got);
+    static const size_t around[] = {0, 1, 3, 4, 11, 12, 13};
+    for (size_t c = 0; c < b.chunks && c < 64; c++)
+        for (size_t d = 0; d < sizeof around / sizeof *around; d++)
+            if (b.chunk_offsets[c] + around[d] < b.file.len)
+                expect_same_readings(b.file.data, b.chunk_offsets[c] + around[d], &want, &got);
+    /* one corrupt byte: in chunk headers and frames */
+    uint8_t *copy = malloc(b.file.len);
+    assert_non_null(copy);
+    for (size_t at = VT_PREAMBLE_SIZE; at < b.file.len; at += at % 401 < 4 ? 1 : 97) {
+        memcpy(copy, b.file.data, b.file.len);
+        copy[at] ^= 0x5a;
+        expect_same_readings(copy, b.file.len, &want, &got);
+    }
+    /* data after the trailer */
+    uint8_t *twice = malloc(2 * b.file.len);
+    assert_non_null(twice);
+    memcpy(twice, b.file.data, b.file.len);
+    memcpy(twice + b.file.len, b.file.data + VT_PREAMBLE_SIZE, b.file.len - VT_PREAMBLE_SIZE);
+    expect_same_readings(twice, 2 * b.file.len - VT_PREAMBLE_SIZE, &want, &got);
+    assert_non_null(strstr(want.text, "data after the trailer"));
+    free(twice);
+    free(copy);
+    free(want.text);
+    free(got.text);
+    tb_free(&b);
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -513,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_mem_fields_every_varint_length),
         cmocka_unit_test(test_mem_errors_mid_chunk),
+        cmocka_unit_test(test_read_ahead_and_batches_read_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

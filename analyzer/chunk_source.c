@@ -1,0 +1,271 @@
+/* Reading and decompressing chunks, inline or ahead; see chunk_source.h. */
+#define _GNU_SOURCE
+#include "chunk_source.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "vramtrace/trace_format.h"
+
+size_t vt_chunk_input_read(const struct vt_chunk_input *in, uint64_t off, void *buf, size_t n)
+{
+    if (off >= in->size)
+        return 0;
+    if (n > in->size - off)
+        n = (size_t)(in->size - off);
+    if (in->fd < 0) {
+        memcpy(buf, in->mem + off, n);
+        return n;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(in->fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    return got;
+}
+
+/* ---- one chunk ---- */
+
+/* Both return false: the chunk holds no data. */
+static bool chunk_cut(struct vt_chunk *c, const char *why)
+{
+    c->kind = VT_CHUNK_CUT;
+    c->cut_reason = why;
+    return false;
+}
+
+static bool chunk_error(struct vt_chunk *c, uint64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool chunk_error(struct vt_chunk *c, uint64_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+    c->kind = VT_CHUNK_ERROR;
+    c->error_offset = at;
+    return false;
+}
+
+static bool fit(uint8_t **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return true;
+    free(*buf);
+    *buf = malloc(n);
+    *cap = *buf ? n : 0;
+    return *buf != NULL;
+}
+
+/* Reads, checks and decompresses the chunk at off (< in->size) into b.
+ * Returns true for data, false for a cut or an error (c says which). */
+static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_chunk_buffers *b,
+                  uint64_t off, struct vt_chunk *c)
+{
+    c->offset = off;
+    c->raw = NULL;
+    c->raw_len = 0;
+    uint8_t hdr[VT_CHUNK_HEADER_SIZE];
+    size_t n = vt_chunk_input_read(in, off, hdr, sizeof hdr);
+    uint8_t magic[4];
+    vt_put_le32(magic, VT_CHUNK_MAGIC);
+    if (memcmp(hdr, magic, n < 4 ? n : 4) != 0)
+        return chunk_error(c, off, "bad chunk magic (corrupt file)");
+    if (n < sizeof hdr)
+        return chunk_cut(c, "chunk header cut short");
+    uint32_t csize = vt_get_le32(hdr + 4);
+    uint32_t rsize = vt_get_le32(hdr + 8);
+    if (csize > VT_CHUNK_MAX_COMPRESSED)
+        return chunk_error(c, off + 4, "chunk compressed size %" PRIu32 " exceeds the limit %u", csize,
+                     VT_CHUNK_MAX_COMPRESSED);
+    if (rsize > VT_CHUNK_MAX_RAW)
+        return chunk_error(c, off + 8, "chunk raw size %" PRIu32 " exceeds the limit %u", rsize,
+                     VT_CHUNK_MAX_RAW);
+    if (csize == 0)
+        return chunk_error(c, off + 4, "chunk with an empty zstd frame");
+    if (csize > in->size - off - VT_CHUNK_HEADER_SIZE)
+        return chunk_cut(c, "last chunk cut short");
+    if (!fit(&b->comp, &b->comp_cap, csize))
+        return chunk_error(c, off, "out of memory for a chunk of %" PRIu32 " bytes", csize);
+    if (vt_chunk_input_read(in, off + VT_CHUNK_HEADER_SIZE, b->comp, csize) != csize)
+        return chunk_error(c, off, "read error");
+    unsigned long long content = ZSTD_getFrameContentSize(b->comp, csize);
+    if (content == ZSTD_CONTENTSIZE_ERROR)
+        return chunk_error(c, off, "corrupt chunk: not a zstd frame");
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != rsize)
+        return chunk_error(c, off, "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32,
+                     content, rsize);
+    if (!fit(&b->raw, &b->raw_cap, rsize))
+        return chunk_error(c, off, "out of memory for a chunk of %" PRIu32 " bytes", rsize);
+    size_t got = ZSTD_decompressDCtx(dctx, b->raw, rsize, b->comp, csize);
+    if (ZSTD_isError(got))
+        return chunk_error(c, off, "corrupt chunk: zstd: %s", ZSTD_getErrorName(got));
+    if (got != rsize)
+        return chunk_error(c, off, "corrupt chunk: decompressed to %zu bytes, header says %" PRIu32,
+                     got, rsize);
+    c->kind = VT_CHUNK_DATA;
+    c->raw = b->raw;
+    c->raw_len = rsize;
+    c->next_offset = off + VT_CHUNK_HEADER_SIZE + csize;
+    return true;
+}
+
+/* ---- reading ahead ---- */
+
+struct vt_chunk_ahead {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;       /* any change of full, stop or done */
+    struct vt_chunk_input in;
+    ZSTD_DCtx *dctx;
+    struct vt_chunk_buffers bufs; /* the thread's; slot.raw points into bufs.raw */
+    struct vt_chunk slot;      /* the next chunk, when full */
+    uint64_t next;             /* the offset the thread reads next */
+    bool full, stop, done;     /* done: the thread has returned */
+};
+
+static void *read_ahead_main(void *arg)
+{
+    struct vt_chunk_ahead *a = arg;
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        while (a->full && !a->stop)
+            pthread_cond_wait(&a->cond, &a->lock);
+        uint64_t off = a->next;
+        if (a->stop || off >= a->in.size)
+            break; /* the reader stops at the end of the file without asking */
+        pthread_mutex_unlock(&a->lock);
+        /* The slot is the thread's until it is marked full. */
+        (void)fetch(&a->in, a->dctx, &a->bufs, off, &a->slot);
+        pthread_mutex_lock(&a->lock);
+        a->full = true;
+        pthread_cond_broadcast(&a->cond);
+        if (a->slot.kind != VT_CHUNK_DATA)
+            break; /* a cut or an error ends the reading */
+        a->next = a->slot.next_offset;
+    }
+    a->done = true;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static void stop_ahead(struct vt_chunk_source *s)
+{
+    struct vt_chunk_ahead *a = s->ahead;
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->lock);
+    a->stop = true;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->cond);
+    pthread_mutex_destroy(&a->lock);
+    ZSTD_freeDCtx(a->dctx);
+    free(a->bufs.comp);
+    free(a->bufs.raw);
+    free(a);
+    s->ahead = NULL;
+}
+
+bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
+{
+    if (s->ahead)
+        return true;
+    struct vt_chunk_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return false;
+    a->in = s->in;
+    a->next = next_offset;
+    a->dctx = ZSTD_createDCtx();
+    if (!a->dctx || pthread_mutex_init(&a->lock, NULL) != 0) {
+        ZSTD_freeDCtx(a->dctx);
+        free(a);
+        return false;
+    }
+    if (pthread_cond_init(&a->cond, NULL) != 0) {
+        pthread_mutex_destroy(&a->lock);
+        ZSTD_freeDCtx(a->dctx);
+        free(a);
+        return false;
+    }
+    if (pthread_create(&a->thread, NULL, read_ahead_main, a) != 0) {
+        pthread_cond_destroy(&a->cond);
+        pthread_mutex_destroy(&a->lock);
+        ZSTD_freeDCtx(a->dctx);
+        free(a);
+        return false;
+    }
+    s->ahead = a;
+    return true;
+}
+
+/* The chunk the thread read, if it is the one at offset: its raw buffer
+ * becomes the caller's (the caller's previous one goes to the thread). */
+static bool take_ahead(struct vt_chunk_source *s, uint64_t offset, struct vt_chunk *out)
+{
+    struct vt_chunk_ahead *a = s->ahead;
+    pthread_mutex_lock(&a->lock);
+    while (!a->full && !a->done)
+        pthread_cond_wait(&a->cond, &a->lock);
+    bool ok = a->full && a->slot.offset == offset;
+    if (ok) {
+        *out = a->slot;
+        uint8_t *raw = a->bufs.raw;
+        size_t raw_cap = a->bufs.raw_cap;
+        a->bufs.raw = s->bufs.raw;
+        a->bufs.raw_cap = s->bufs.raw_cap;
+        s->bufs.raw = raw;
+        s->bufs.raw_cap = raw_cap;
+        a->full = false;
+        pthread_cond_broadcast(&a->cond);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return ok;
+}
+
+/* ---- the source ---- */
+
+bool vt_chunk_source_init(struct vt_chunk_source *s, int fd, const uint8_t *mem, uint64_t size)
+{
+    memset(s, 0, sizeof *s);
+    s->in.fd = fd;
+    s->in.mem = mem;
+    s->in.size = size;
+    s->dctx = ZSTD_createDCtx();
+    return s->dctx != NULL;
+}
+
+void vt_chunk_source_free(struct vt_chunk_source *s)
+{
+    stop_ahead(s);
+    ZSTD_freeDCtx(s->dctx);
+    free(s->bufs.comp);
+    free(s->bufs.raw);
+    memset(s, 0, sizeof *s);
+}
+
+void vt_chunk_source_next(struct vt_chunk_source *s, uint64_t offset, struct vt_chunk *out)
+{
+    if (s->ahead) {
+        if (take_ahead(s, offset, out))
+            return;
+        stop_ahead(s); /* not the chunk asked for (never expected): inline from here */
+    }
+    (void)fetch(&s->in, s->dctx, &s->bufs, offset, out);
+}
