@@ -27,6 +27,7 @@
 #include "recorder.h"
 #include "recorder_control.h"
 #include "trace_check.h"
+#include "writer.h"
 
 #define CANNOT "vramtrace: cannot write trace"
 
@@ -58,7 +59,8 @@ static void record_some(int n)
 
 /* In the child: start with the given output, record (the file is created
  * at the first writer round), stop. Exits 20 if the recorder stepped aside
- * (inactive within 5 s of the first events), 10 if it kept recording. */
+ * (inactive once a writer round has put the first events on disk, or
+ * failed to), 10 if it kept recording. */
 static void start_record_stop(void *arg)
 {
     const char *output = arg;
@@ -66,8 +68,8 @@ static void start_record_stop(void *arg)
     setenv("VRAMTRACE_FLUSH_MS", "5", 1);
     bool active = vt_recorder_start();
     record_some(1000); /* must be harmless either way */
-    for (int i = 0; i < 500 && active && vt_recorder_active(); i++)
-        usleep(10 * 1000);
+    if (active)
+        vt_writer_flush_now(5000); /* returns after that round, or a failure */
     active = active && vt_recorder_active();
     vt_recorder_stop(true);
     _exit(active ? 10 : 20);
