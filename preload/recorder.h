@@ -79,4 +79,14 @@ void vt_record_before_exec(void);
  * allocation, safe in any hook. */
 extern __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
 
+/* The frame of the driver wrapper whose action is recording, NULL outside
+ * one (set around the action, driver_wrappers.c; a hook of a signal
+ * handler restores the one it interrupted). The program's part of the
+ * stack begins at that frame's caller, so the recorder walks from there
+ * rather than through the library's own frames (recorder.c,
+ * capture_stack). A frame-pointer frame: __builtin_frame_address(0) -
+ * frame[0] the saved rbp, frame[1] the return address, its caller's stack
+ * pointer frame + 2. */
+extern __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
+
 #endif

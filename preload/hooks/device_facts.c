@@ -17,11 +17,19 @@
 
 static atomic_ullong seen_devices[VT_MAX_ORDINALS / 64];
 
+/* cuCtxGetDevice, asked on every cuMemAlloc: kept here once found (the
+ * driver's helpers never change once resolved, driver_link.c). */
+static _Atomic(PFN_cuCtxGetDevice_t) ctx_get_device;
+
 int vt_current_device(void)
 {
-    PFN_cuCtxGetDevice_t get = VT_HELPER_FN(cuCtxGetDevice);
-    if (!get)
-        return -1;
+    PFN_cuCtxGetDevice_t get = atomic_load_explicit(&ctx_get_device, memory_order_relaxed);
+    if (__builtin_expect(get == NULL, 0)) {
+        get = VT_HELPER_FN(cuCtxGetDevice);
+        if (!get)
+            return -1;
+        atomic_store_explicit(&ctx_get_device, get, memory_order_relaxed);
+    }
     CUdevice dev = -1;
     vt_in_tracer++;
     CUresult rc = get(&dev);
@@ -105,11 +113,13 @@ static void record_device_facts(int ordinal)
 
 void vt_note_device(int ordinal)
 {
-    if (ordinal < 0 || ordinal >= VT_MAX_ORDINALS || !vt_recorder_active())
+    if (ordinal < 0 || ordinal >= VT_MAX_ORDINALS)
         return;
     unsigned long long bit = 1ull << (ordinal % 64);
     atomic_ullong *word = &seen_devices[ordinal / 64];
     if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+        return; /* seen: the common case, decided first */
+    if (!vt_recorder_active())
         return;
     if (atomic_fetch_or(word, bit) & bit)
         return; /* another thread claimed it */

@@ -21,7 +21,7 @@
 static _Atomic(void *) driver_handle;   /* the adopted driver object */
 static atomic_int driver_ready;          /* tables below are complete */
 static _Atomic(void *) driver_real[VT_API_DRIVER_END_];
-static _Atomic(void *) next_real[VT_API_DRIVER_END_];
+_Atomic(void *) vt_next_real_found[VT_API_DRIVER_END_];
 static _Atomic(void *) helpers[VT_HELPER_COUNT_];
 
 static const char *const helper_names[VT_HELPER_COUNT_] = {
@@ -102,11 +102,11 @@ void *vt_driver_helper(unsigned helper)
     return atomic_load_explicit(&helpers[helper], memory_order_relaxed);
 }
 
-void *vt_next_real(unsigned api)
+void *vt_next_real_find(unsigned api)
 {
     if (api == 0 || api >= VT_API_DRIVER_END_)
         return NULL;
-    void *fn = atomic_load_explicit(&next_real[api], memory_order_acquire);
+    void *fn = atomic_load_explicit(&vt_next_real_found[api], memory_order_acquire);
     if (fn)
         return fn;
     /* Called from our own code, RTLD_NEXT means the first definition after
@@ -116,7 +116,7 @@ void *vt_next_real(unsigned api)
     fn = vt_real_dlsym(RTLD_NEXT, vt_hooks[api].name);
     vt_in_tracer--;
     if (fn) {
-        atomic_store_explicit(&next_real[api], fn, memory_order_release);
+        atomic_store_explicit(&vt_next_real_found[api], fn, memory_order_release);
         return fn;
     }
     /* Nothing after us exports it (the driver was dlopen'ed privately and

@@ -10,12 +10,29 @@
  * The body calls the real function with the recursion guard set (whatever
  * the driver or a stacked interposer calls back into is not counted again),
  * then describes what happened. The result is returned unchanged.
+ *
+ * While the action runs, vt_hook_frame is the body's frame (recorder.h):
+ * the stack walk starts at its caller. __builtin_frame_address gives the
+ * body (or the wrapper it is inlined into) a frame-pointer frame that
+ * lives as long as the action; nothing in it is over-aligned, so no
+ * realignment moves the return address away from frame[1].
  */
 #include "hooks_internal.h"
 
 #include <string.h>
 
 #define VT_UNPAREN(...) __VA_ARGS__
+
+/* The frame address, if it is laid out as vt_hook_frame says (recorder.h):
+ * the saved rbp and the return address right below the caller's stack
+ * pointer (the CFA). A frame realigned at entry (over-aligned locals)
+ * keeps a copy of the return address elsewhere: NULL, and the recorder
+ * walks from its own frame as without one (a compare and a conditional
+ * move per call). */
+static inline void *vt_frame_of_this_call(void *frame, void *cfa)
+{
+    return (char *)cfa == (char *)frame + 2 * sizeof(void *) ? frame : NULL;
+}
 
 #define VT_HOOK(name, base, version, ptsz, pfn, params, args, pre_expr, action)        \
     static CUresult vt_body_##name(pfn real, VT_UNPAREN params)                        \
@@ -31,7 +48,11 @@
         vt_in_tracer--;                                                                \
         (void)pre;                                                                     \
         (void)api;                                                                     \
+        void *outer_frame = vt_hook_frame;                                             \
+        vt_hook_frame = vt_frame_of_this_call(__builtin_frame_address(0),              \
+                                              __builtin_dwarf_cfa());                  \
         action;                                                                        \
+        vt_hook_frame = outer_frame;                                                   \
         return rc;                                                                     \
     }                                                                                  \
     VT_EXPORT CUresult CUDAAPI name params;                                            \

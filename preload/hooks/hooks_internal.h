@@ -10,6 +10,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "recorder.h"
@@ -79,8 +80,17 @@ void vt_driver_attach_from(const void *fn);
 /* Real driver function of a hooked variant, NULL if no driver is known. */
 void *vt_driver_real(unsigned api);
 /* Real function the EXPORTED wrapper calls: the next definition after this
- * library (libcuda, or an interposer loaded after us), else the driver's. */
-void *vt_next_real(unsigned api);
+ * library (libcuda, or an interposer loaded after us), else the driver's.
+ * Looked up once per variant (vt_next_real_find), then one load. */
+extern _Atomic(void *) vt_next_real_found[VT_API_DRIVER_END_];
+void *vt_next_real_find(unsigned api);
+static inline void *vt_next_real(unsigned api)
+{
+    void *fn = NULL;
+    if (api > 0 && api < VT_API_DRIVER_END_)
+        fn = atomic_load_explicit(&vt_next_real_found[api], memory_order_acquire);
+    return fn ? fn : vt_next_real_find(api);
+}
 /* Api id whose real driver pointer is p, 0 if none. */
 unsigned vt_driver_find_real(const void *p);
 /* A helper function of the driver, NULL if unknown. */

@@ -32,7 +32,8 @@ static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int devi
     };
     if (op == VT_OP_ALLOC && rc != CUDA_SUCCESS)
         vt_query_mem_info(&ev.free_bytes, &ev.total_bytes);
-    vt_note_device(device);
+    if (device >= 0) /* frees say -1: no call for them */
+        vt_note_device(device);
     vt_record_mem(&ev);
 }
 

@@ -32,7 +32,7 @@ void vt_asym_init_in_child(void);
  * refuses bare fences, understands it); with it, a compiler barrier. */
 static inline int vt_asym_store_load(atomic_int *mine, int v, atomic_int *theirs)
 {
-    if (atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed)) {
+    if (__builtin_expect(atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed), 1)) {
         atomic_store_explicit(mine, v, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         return atomic_load_explicit(theirs, memory_order_acquire);

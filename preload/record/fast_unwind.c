@@ -301,6 +301,16 @@ fallback:
     return -1;
 }
 
+int vt_fast_backtrace_from(void **buf, int size, const void *frame)
+    __attribute__((no_sanitize("address")));
+int vt_fast_backtrace_from(void **buf, int size, const void *frame)
+{
+    uint64_t rbp, ra;
+    LOAD_WORD(rbp, (uintptr_t)frame);
+    LOAD_WORD(ra, (uintptr_t)frame + 8);
+    return vt_fast_walk(buf, size, ra, (uint64_t)(uintptr_t)frame + 16, rbp);
+}
+
 void vt_fast_unwind_counts(struct vt_fast_unwind_counts *out)
 {
     *out = W.counts;

@@ -47,6 +47,16 @@
 #if defined(__x86_64__) && defined(__linux__)
 #define VT_HAVE_FAST_UNWIND 1
 int vt_fast_backtrace(void **buf, int size);
+
+/* The same walk begun one frame further out: at the caller of the
+ * function whose frame-pointer frame is `frame` (that function's
+ * __builtin_frame_address(0): frame[0] the caller's rbp, frame[1] the
+ * return address into the caller, the caller's rsp frame + 2). buf[0] is
+ * that return address. The function must still be running (its frame is
+ * read). -1: the table cannot describe this stack (nothing is walked with
+ * libunwind here: the caller walks as it would have without a frame);
+ * 0 frames in the case vt_fast_backtrace gives 0. */
+int vt_fast_backtrace_from(void **buf, int size, const void *frame);
 #else
 #define VT_HAVE_FAST_UNWIND 0
 #endif

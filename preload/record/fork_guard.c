@@ -35,11 +35,10 @@ struct guard_slot {
 static struct guard_slot slots[VT_GUARD_SLOTS];
 static atomic_uint slots_used;        /* high-water mark: prepare scans this far */
 static struct guard_slot shared_slot; /* threads without a slot of their own */
-static atomic_int forking;            /* a fork waits for the tracer, or runs */
+atomic_int vt_fork_guard_forking; /* a fork waits for the tracer, or runs (`forking` below) */
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER; /* one fork at a time */
 
-static __thread struct guard_slot *tls_slot __attribute__((tls_model("initial-exec")));
-static __thread unsigned tls_depth __attribute__((tls_model("initial-exec")));
+__thread struct vt_fork_guard_self vt_fork_guard_self __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static pthread_key_t slot_key;
@@ -49,9 +48,10 @@ static bool slot_key_ok;
 static void release_slot(void *p)
 {
     struct guard_slot *s = p;
-    if (s != tls_slot)
+    if (s != vt_fork_guard_self.slot)
         return;
-    tls_slot = NULL;
+    vt_fork_guard_self.slot = NULL;
+    vt_fork_guard_self.own_inside = NULL;
     atomic_store_explicit(&s->inside, 0, memory_order_release);
     atomic_store_explicit(&s->owned, 0, memory_order_release);
 }
@@ -77,13 +77,15 @@ static struct guard_slot *claim_slot(void)
                     atomic_store(&slots[i].owned, 0);
                     break; /* could not arrange its release: share instead */
                 }
-                tls_slot = &slots[i];
-                return tls_slot;
+                vt_fork_guard_self.slot = &slots[i];
+                vt_fork_guard_self.own_inside = &slots[i].inside;
+                return vt_fork_guard_self.slot;
             }
         }
     }
-    tls_slot = &shared_slot;
-    return tls_slot;
+    vt_fork_guard_self.slot = &shared_slot;
+    vt_fork_guard_self.own_inside = NULL;
+    return vt_fork_guard_self.slot;
 }
 
 static void wait_a_little(unsigned *round)
@@ -96,11 +98,14 @@ static void wait_a_little(unsigned *round)
     }
 }
 
-void vt_fork_guard_enter(void)
+/* Called with depth already 1 (fork_guard.h): the thread has no slot
+ * yet, or shares one, or has just seen a fork pending after marking its
+ * own slot (then it steps back first). */
+void vt_fork_guard_enter_slow(struct vt_fork_guard_self *me)
 {
-    if (tls_depth++ > 0)
-        return; /* already inside: fork waits for the outermost leave */
-    struct guard_slot *s = tls_slot;
+    if (me->own_inside != NULL) /* marked, and saw `forking` */
+        atomic_store_explicit(me->own_inside, 0, memory_order_release);
+    struct guard_slot *s = me->slot;
     if (s == NULL)
         s = claim_slot();
     unsigned round = 0;
@@ -108,10 +113,10 @@ void vt_fork_guard_enter(void)
         int fork_on;
         if (s == &shared_slot) {
             atomic_fetch_add(&s->inside, 1); /* sequentially consistent */
-            fork_on = atomic_load(&forking);
+            fork_on = atomic_load(&vt_fork_guard_forking);
         } else {
             /* prepare's vt_asym_heavy pairs with this */
-            fork_on = vt_asym_store_load(&s->inside, 1, &forking);
+            fork_on = vt_asym_store_load(&s->inside, 1, &vt_fork_guard_forking);
         }
         if (!fork_on)
             return;
@@ -120,40 +125,36 @@ void vt_fork_guard_enter(void)
             atomic_fetch_sub_explicit(&s->inside, 1, memory_order_release);
         else
             atomic_store_explicit(&s->inside, 0, memory_order_release);
-        while (atomic_load_explicit(&forking, memory_order_acquire))
+        while (atomic_load_explicit(&vt_fork_guard_forking, memory_order_acquire))
             wait_a_little(&round);
     }
 }
 
-void vt_fork_guard_leave(void)
+/* The outermost leave of a thread without a slot of its own. */
+void vt_fork_guard_leave_shared(struct vt_fork_guard_self *me)
 {
-    if (tls_depth == 0 || --tls_depth > 0)
-        return;
-    struct guard_slot *s = tls_slot;
-    if (s == &shared_slot)
-        atomic_fetch_sub_explicit(&s->inside, 1, memory_order_release);
-    else if (s)
-        atomic_store_explicit(&s->inside, 0, memory_order_release);
+    if (me->slot == &shared_slot)
+        atomic_fetch_sub_explicit(&shared_slot.inside, 1, memory_order_release);
 }
 
 void vt_fork_guard_prepare(void)
 {
     pthread_once(&guard_once, guard_init);
     pthread_mutex_lock(&fork_lock);
-    atomic_store(&forking, 1);
+    atomic_store(&vt_fork_guard_forking, 1);
     vt_asym_heavy(); /* every thread's "inside" store is visible from here */
     /* A thread forking from inside the tracer (a signal handler's fork
      * during a hook) would wait for itself: its own slot is skipped. */
-    bool self_inside = tls_depth > 0;
+    bool self_inside = vt_fork_guard_self.depth > 0;
     unsigned used = atomic_load(&slots_used);
     for (unsigned i = 0; i < used; i++) {
-        if (&slots[i] == tls_slot && self_inside)
+        if (&slots[i] == vt_fork_guard_self.slot && self_inside)
             continue;
         unsigned round = 0;
         while (atomic_load(&slots[i].inside)) /* seq_cst: see vt_asym_store_load */
             wait_a_little(&round);
     }
-    int own = self_inside && tls_slot == &shared_slot ? 1 : 0;
+    int own = self_inside && vt_fork_guard_self.slot == &shared_slot ? 1 : 0;
     unsigned round = 0;
     while (atomic_load(&shared_slot.inside) > own)
         wait_a_little(&round);
@@ -161,7 +162,7 @@ void vt_fork_guard_prepare(void)
 
 void vt_fork_guard_parent(void)
 {
-    atomic_store(&forking, 0);
+    atomic_store(&vt_fork_guard_forking, 0);
     pthread_mutex_unlock(&fork_lock);
 }
 
@@ -171,13 +172,14 @@ void vt_fork_guard_child(void)
      * the lock (held by us at fork time) is made anew. The child is a new
      * process for membarrier: register again. */
     for (unsigned i = 0; i < VT_GUARD_SLOTS; i++) {
-        if (&slots[i] == tls_slot)
+        if (&slots[i] == vt_fork_guard_self.slot)
             continue;
         atomic_store(&slots[i].inside, 0);
         atomic_store(&slots[i].owned, 0);
     }
-    atomic_store(&shared_slot.inside, tls_slot == &shared_slot && tls_depth > 0 ? 1 : 0);
+    bool shared_inside = vt_fork_guard_self.slot == &shared_slot && vt_fork_guard_self.depth > 0;
+    atomic_store(&shared_slot.inside, shared_inside ? 1 : 0);
     pthread_mutex_init(&fork_lock, NULL);
     vt_asym_init_in_child();
-    atomic_store(&forking, 0);
+    atomic_store(&vt_fork_guard_forking, 0);
 }

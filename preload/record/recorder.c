@@ -32,14 +32,15 @@
 #include "writer.h"
 
 __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
+__thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
 /* Memory the buffers may take before hooks wait for the writer. */
 #define VT_BUFFER_MEMORY_MAX (32u << 20)
 /* Frames of the recorder itself on top of every captured stack when it is
- * linked into a program (tests): capture_stack and the vt_record_* entry.
- * In libvramtrace.so every leading frame inside the library is dropped
- * instead (the hook's wrapper too, whatever its depth). */
-#define VT_SELF_FRAMES_STATIC 2
+ * linked into a program (tests): capture_stack, begin_mem_with_stack and
+ * the vt_record_* entry. In libvramtrace.so every leading frame inside the
+ * library is dropped instead (the hook's wrapper too, whatever its depth). */
+#define VT_SELF_FRAMES_STATIC 3
 
 static struct {
     bool session;           /* started, not stopped */
@@ -50,6 +51,7 @@ static struct {
     int (*walk)(void **buf, int size); /* unw_backtrace or the own walker */
     uint64_t self_start, self_end; /* the library's mapped extent */
     bool skip_by_extent;
+    bool walk_from_hook; /* the own walker starts at vt_hook_frame's caller */
     pid_t pid; /* the session's process (a vfork child shares R, not the pid) */
 } R;
 
@@ -62,12 +64,18 @@ static uint64_t clock_ns(clockid_t c)
 
 /* ---- stacks ---- */
 
+/* Where a walk starts: at capture_stack (R.walk, the whole stack), or at
+ * the caller of the recording hook's frame (vt_hook_frame, the own walker
+ * only). */
+enum walk_start { WALK_HERE, WALK_FROM_HOOK };
+
 /* Frames of the library on top of a captured stack (the hook's wrapper,
- * its action, the recorder), the most seen so far; -1 before the first
- * capture. The walk asks for depth + this many (+1) frames rather than a
- * fixed margin: each frame walked costs ~15 instructions of the own walker
- * (fast_unwind.h), ~75 of libunwind. */
-static atomic_int self_frames_max = -1;
+ * its action, the recorder; from the hook's frame normally none), the most
+ * seen so far by each way of walking; -1 before the first capture. The
+ * walk asks for depth + this many frames rather than a fixed margin: each
+ * frame walked costs ~24 instructions of the own walker (fast_unwind.h),
+ * ~75 of libunwind. A path with more frames of ours walks again. */
+static atomic_int self_frames_max[2] = {-1, -1};
 
 static size_t self_frames_at(void *const *buf, size_t n)
 {
@@ -82,36 +90,74 @@ static size_t self_frames_at(void *const *buf, size_t n)
     return i;
 }
 
-static __attribute__((noinline)) size_t capture_stack(uint64_t *ips)
+static int frames_wanted(bool python, enum walk_start start, int cap)
 {
-    if (R.stack_depth == 0)
-        return 0;
-    void *buf[VT_MAX_STACK_DEPTH + 16];
-    const int cap = (int)(sizeof buf / sizeof buf[0]);
+    int seen = atomic_load_explicit(&self_frames_max[start], memory_order_relaxed);
+    int want = python ? cap : (int)R.stack_depth + (seen < 0 ? 16 : seen);
+    return want > cap ? cap : want;
+}
+
+/* The walk from the hook's frame, -1 if there is none or the own walker
+ * cannot describe that stack. */
+static int walk_from_hook(void **buf, int size, const void *frame)
+{
+#if VT_HAVE_FAST_UNWIND
+    if (frame)
+        return vt_fast_backtrace_from(buf, size, frame);
+#else
+    (void)buf, (void)size, (void)frame;
+#endif
+    return -1;
+}
+
+/*
+ * The stack's frames to keep, at most R.stack_depth of them: *kept points
+ * into buf (VT_CAPTURE_FRAMES entries, the walk's own) or, for a Python
+ * thread, at ips (the merged stack). Returns how many.
+ *
+ * Both ways of walking give the same frames once the library's leading
+ * ones are dropped: a walk is a function of where it starts, and the one
+ * from here passes through the hook's frame in exactly the state the
+ * other starts from (the caller's return address, stack pointer and rbp
+ * as the frame saved them). Whatever the own walker cannot describe from
+ * the hook's frame is walked from here, as before.
+ */
+#define VT_CAPTURE_FRAMES (VT_MAX_STACK_DEPTH + 16)
+static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
+                                                      const uint64_t **kept)
+{
+    const int cap = VT_CAPTURE_FRAMES;
     /* A Python thread's stack is cut where it enters the interpreter,
      * which may lie deeper than the depth kept (python_stack.h). */
     bool python = vt_py_stack_active();
-    int seen = atomic_load_explicit(&self_frames_max, memory_order_relaxed);
-    int want = python ? cap : (int)R.stack_depth + (seen < 0 ? 16 : seen + 1);
-    if (want > cap)
-        want = cap;
-    int n = R.walk(buf, want);
+    const void *hook_frame = R.walk_from_hook ? vt_hook_frame : NULL;
+    enum walk_start start = WALK_FROM_HOOK;
+    int want = frames_wanted(python, start, cap);
+    int n = walk_from_hook(buf, want, hook_frame);
+    if (n < 0) {
+        start = WALK_HERE;
+        want = frames_wanted(python, start, cap);
+        n = R.walk(buf, want);
+    }
     size_t i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
-    if ((int)i > seen)
-        atomic_store_explicit(&self_frames_max, (int)i, memory_order_relaxed);
+    if ((int)i > atomic_load_explicit(&self_frames_max[start], memory_order_relaxed))
+        atomic_store_explicit(&self_frames_max[start], (int)i, memory_order_relaxed);
     if (!python && n == want && want < cap && (size_t)n - i < R.stack_depth) {
         /* this path has more frames of ours than any before: walk again */
-        n = R.walk(buf, cap);
+        n = start == WALK_FROM_HOOK ? walk_from_hook(buf, cap, hook_frame) : -1;
+        if (n < 0)
+            n = R.walk(buf, cap);
         i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
     }
     if (n <= 0)
         return 0;
-    if (python)
+    if (python) {
+        *kept = ips;
         return vt_py_stack_merge(buf + i, (size_t)n - i, ips, R.stack_depth);
-    size_t k = (size_t)n - i < R.stack_depth ? (size_t)n - i : R.stack_depth;
+    }
     _Static_assert(sizeof buf[0] == sizeof ips[0], "a return address is 64 bits");
-    memcpy(ips, buf + i, k * sizeof ips[0]);
-    return k;
+    *kept = (const uint64_t *)(buf + i);
+    return (size_t)n - i < R.stack_depth ? (size_t)n - i : R.stack_depth;
 }
 
 /* ---- entry points ---- */
@@ -135,23 +181,39 @@ static bool may_record(void)
     return false;
 }
 
+/* A MEM record with its stack: the frames, then room for both. Not
+ * inlined: its 2 KiB of frames stay off the path of the events without
+ * a stack. */
+static __attribute__((noinline)) struct vt_raw_mem *begin_mem_with_stack(void)
+{
+    void *buf[VT_CAPTURE_FRAMES];
+    uint64_t ips[VT_MAX_STACK_DEPTH]; /* a Python thread's merged stack */
+    const uint64_t *kept = NULL;
+    size_t n = capture_stack(buf, ips, &kept);
+    uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
+    struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
+                                                            VT_NAME_CHECK_SOMETIMES);
+    if (m && n)
+        memcpy((uint8_t *)m + vt_raw_round(sizeof *m), kept, n * sizeof ips[0]);
+    return m;
+}
+
 void vt_record_mem(const struct vt_mem_event *ev)
 {
     if (!ev || !may_record())
         return;
     vt_in_tracer++;
     vt_fork_guard_enter();
-    uint64_t ips[VT_MAX_STACK_DEPTH];
     /* A free gets no stack: the analyzer charges it to its allocation's
      * stack, never to its own (docs/REPORT.md, "The live set"), and the
      * walk is most of an event's cost (docs/PERFORMANCE.md). */
-    size_t n = ev->op == VT_OP_FREE ? 0 : capture_stack(ips);
-    uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
-    struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
-                                                            VT_NAME_CHECK_SOMETIMES);
+    struct vt_raw_mem *m =
+        ev->op != VT_OP_FREE && R.stack_depth
+            ? begin_mem_with_stack()
+            : (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)),
+                                               0, VT_NAME_CHECK_SOMETIMES);
     if (m) {
         m->ev = *ev;
-        memcpy((uint8_t *)m + vt_raw_round(sizeof *m), ips, n * sizeof ips[0]);
         vt_tb_commit();
     }
     vt_fork_guard_leave();
@@ -357,6 +419,9 @@ bool vt_recorder_start(void)
     R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
                                             &R.self_end, &is_main) == 0 && !is_main;
     vt_fork_guard_leave();
+    /* Only where leading frames are dropped by the library's extent: a
+     * program linking the recorder itself (tests) drops a fixed count. */
+    R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;
     if (build_path(false, "") != 0) {
         vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;

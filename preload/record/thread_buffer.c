@@ -24,8 +24,6 @@ void (*vt_tb_wake_writer)(void);
  * writer may itself be waiting (for the loader lock, say, held by the very
  * thread that waits here inside dlopen), so the wait must be bounded. */
 #define VT_POOL_WAIT_MS 2000
-/* Re-read the thread name every this many events (renames are rare). */
-#define VT_NAME_CHECK_EVERY 256
 
 static struct {
     pthread_mutex_t lock;
@@ -42,12 +40,23 @@ static struct vt_thread_buf *list_head;
 /* Bumped when every buffer is dropped (release, fork child): a TLS pointer
  * from an older generation is stale and must not be followed. */
 static atomic_uint generation = 1;
-static __thread struct vt_thread_buf *tls_tb __attribute__((tls_model("initial-exec")));
-static __thread unsigned tls_gen __attribute__((tls_model("initial-exec")));
-static __thread bool tls_announced __attribute__((tls_model("initial-exec")));
-/* The hook in progress holds its buffer's lock (slow path) rather than
- * just being "busy" (fast path); see buf_enter. */
-static __thread bool tls_locked __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's side of its buffer, in one TLS block: a hook finds
+ * all of it with one address computation (each initial-exec variable of a
+ * shared library costs a load of its offset from the GOT). */
+struct tb_self {
+    struct vt_thread_buf *tb; /* NULL: not registered (in this generation) */
+    unsigned gen;             /* generation tb was registered in */
+    /* SOMETIMES events until the one that re-reads the thread's name: the
+     * name is read every VT_NAME_CHECK_EVERY events (and at every NOW
+     * event, which starts the count again) */
+    uint32_t name_check_in;
+    bool announced; /* the thread's record is in the buffer */
+    /* The hook in progress holds its buffer's lock (slow path) rather than
+     * just being "busy" (fast path); see buf_enter. Reset by buf_leave. */
+    bool locked;
+};
+static __thread struct tb_self self __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
@@ -77,7 +86,7 @@ static void enqueue_ready(struct vt_thread_buf *tb, struct vt_block *b)
 static void on_thread_exit(void *p)
 {
     struct vt_thread_buf *tb = p;
-    if (tls_tb != tb || tls_gen != atomic_load(&generation))
+    if (self.tb != tb || self.gen != atomic_load(&generation))
         return; /* a buffer of an older generation: already gone */
     pthread_mutex_lock(&tb->lock);
     tb->exited = true;
@@ -89,7 +98,7 @@ static void on_thread_exit(void *p)
         tb->current = NULL;
     }
     pthread_mutex_unlock(&tb->lock);
-    tls_tb = NULL;
+    self.tb = NULL;
 }
 
 static void make_exit_key(void)
@@ -185,9 +194,10 @@ static struct vt_thread_buf *register_thread(void)
     tb->next = list_head;
     list_head = tb;
     pthread_mutex_unlock(&list_lock);
-    tls_tb = tb;
-    tls_gen = atomic_load(&generation);
-    tls_announced = false;
+    self.tb = tb;
+    self.gen = atomic_load(&generation);
+    self.announced = false;
+    self.name_check_in = VT_NAME_CHECK_EVERY;
     if (exit_key_ok)
         pthread_setspecific(exit_key, tb);
     return tb;
@@ -208,23 +218,27 @@ static struct vt_thread_buf *register_thread(void)
  * buffer not busy, any hook of that buffer not yet visible as busy stamps
  * after the barrier, hence after the writer's cutoff.
  */
-static void buf_enter(struct vt_thread_buf *tb)
+static __attribute__((noinline)) void buf_enter_locked(struct vt_thread_buf *tb)
 {
-    if (!vt_asym_store_load(&tb->busy, 1, &tb->collecting)) {
-        tls_locked = false;
-        return;
-    }
     atomic_store_explicit(&tb->busy, 0, memory_order_release);
     pthread_mutex_lock(&tb->lock);
-    tls_locked = true;
+    self.locked = true;
 }
 
-static void buf_leave(struct vt_thread_buf *tb)
+static inline void buf_enter(struct vt_thread_buf *tb)
 {
-    if (tls_locked)
+    if (__builtin_expect(vt_asym_store_load(&tb->busy, 1, &tb->collecting), 0))
+        buf_enter_locked(tb);
+}
+
+static inline void buf_leave(struct vt_thread_buf *tb)
+{
+    if (__builtin_expect(self.locked, 0)) {
+        self.locked = false;
         pthread_mutex_unlock(&tb->lock);
-    else
+    } else {
         atomic_store_explicit(&tb->busy, 0, memory_order_release);
+    }
 }
 
 static void timespec_after_ms(struct timespec *ts, clockid_t clock, int ms)
@@ -343,15 +357,10 @@ static inline void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
  */
 static inline uint64_t event_stamp(bool fresh_tb)
 {
-    if (tls_locked || fresh_tb ||
+    if (self.locked || fresh_tb ||
         !atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed))
         return vt_clock_ticks_ordered();
     return vt_clock_ticks();
-}
-
-static struct vt_thread_buf *pending_tb(void)
-{
-    return tls_tb;
 }
 
 void vt_tb_open(void)
@@ -371,66 +380,41 @@ void vt_tb_note_refused(void)
         atomic_fetch_add(&vt_tb_lost, 1);
 }
 
-struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
-                                  enum vt_name_check check)
+static inline void fill_header(struct vt_raw_header *h, uint64_t ticks, uint8_t type,
+                               uint32_t size, uint16_t nips)
 {
-    if (!atomic_load_explicit(&vt_tb_active, memory_order_acquire)) {
-        vt_tb_note_refused();
-        return NULL;
-    }
-    if (size > pool.block_bytes) {
-        atomic_fetch_add(&vt_tb_lost, 1);
-        return NULL;
-    }
-    struct vt_thread_buf *tb = tls_tb;
-    bool fresh_tb = !tb || tls_gen != atomic_load(&generation);
-    if (fresh_tb)
-        tb = register_thread();
-    if (!tb) {
-        atomic_fetch_add(&vt_tb_lost, 1);
-        return NULL;
-    }
-    /* The name is read outside the lock: prctl is a system call. */
-    bool announce = !tls_announced;
-    if (check == VT_NAME_CHECK_NOW || ++tb->events_since_name_check >= VT_NAME_CHECK_EVERY) {
-        char name[VT_THREAD_NAME_LEN];
-        uint32_t len;
-        tb->events_since_name_check = 0;
-        read_thread_name(name, &len);
-        if (len != tb->name_len || memcmp(name, tb->name, len)) {
-            memcpy(tb->name, name, sizeof name);
-            tb->name_len = len;
-            announce = true;
-        }
-    }
+    h->ticks = ticks;
+    h->size = size;
+    h->type = type;
+    h->pad = 0;
+    h->nips = nips;
+}
 
-    buf_enter(tb);
+/* The part of an event inside buf_enter (entered: busy, or locked), for
+ * every case but the fast one: the recorder stopping, the thread's
+ * announcement, a full block. */
+static __attribute__((noinline)) struct vt_raw_header *
+begin_entered(struct vt_thread_buf *tb, uint8_t type, uint32_t size, uint16_t nips,
+              bool fresh_tb, bool announce)
+{
     if (!atomic_load(&vt_tb_active))
         goto stopped;
     if (announce) {
         struct vt_raw_thread *t = reserve_locked(tb, vt_raw_round(sizeof *t));
         if (!t)
             goto fail;
-        t->h.ticks = event_stamp(fresh_tb);
-        t->h.size = vt_raw_round(sizeof *t);
-        t->h.type = VT_REC_THREAD;
-        t->h.pad = 0;
-        t->h.nips = 0;
+        fill_header(&t->h, event_stamp(fresh_tb), VT_REC_THREAD, vt_raw_round(sizeof *t), 0);
         t->os_tid = tb->os_tid;
         t->name_len = tb->name_len;
         memcpy(t->name, tb->name, VT_THREAD_NAME_LEN);
-        tls_announced = true;
+        self.announced = true;
     }
     struct vt_raw_header *h = reserve_locked(tb, size);
     if (!h)
         goto fail;
     /* After the reservation, which may have left buf_enter to wait for a
      * block: see event_stamp. */
-    h->ticks = event_stamp(fresh_tb);
-    h->size = size;
-    h->type = type;
-    h->pad = 0;
-    h->nips = nips;
+    fill_header(h, event_stamp(fresh_tb), type, size, nips);
     return h;
 fail:
     if (atomic_load(&vt_tb_active)) {
@@ -444,9 +428,97 @@ stopped:
     return NULL;
 }
 
+/* The fast path found the writer collecting the buffer: it waits for the
+ * lock, as buf_enter would have. */
+static __attribute__((noinline)) struct vt_raw_header *
+begin_contended(struct vt_thread_buf *tb, uint8_t type, uint32_t size, uint16_t nips)
+{
+    buf_enter_locked(tb);
+    return begin_entered(tb, type, size, nips, false, false);
+}
+
+/* Every event the fast path does not take from the start: a thread's
+ * first event (or first of a generation), its announcement, a name check,
+ * the recorder stopped, an event larger than a block. */
+static __attribute__((noinline)) struct vt_raw_header *
+begin_slow(uint8_t type, uint32_t size, uint16_t nips, enum vt_name_check check)
+{
+    if (!atomic_load_explicit(&vt_tb_active, memory_order_acquire)) {
+        vt_tb_note_refused();
+        return NULL;
+    }
+    if (size > pool.block_bytes) {
+        atomic_fetch_add(&vt_tb_lost, 1);
+        return NULL;
+    }
+    struct vt_thread_buf *tb = self.tb;
+    bool fresh_tb = !tb || self.gen != atomic_load(&generation);
+    if (fresh_tb)
+        tb = register_thread();
+    if (!tb) {
+        atomic_fetch_add(&vt_tb_lost, 1);
+        return NULL;
+    }
+    /* The name is read outside the lock: prctl is a system call. */
+    bool announce = !self.announced;
+    if (check == VT_NAME_CHECK_NOW || --self.name_check_in == 0) {
+        char name[VT_THREAD_NAME_LEN];
+        uint32_t len;
+        self.name_check_in = VT_NAME_CHECK_EVERY;
+        read_thread_name(name, &len);
+        if (len != tb->name_len || memcmp(name, tb->name, len)) {
+            memcpy(tb->name, name, sizeof name);
+            tb->name_len = len;
+            announce = true;
+        }
+    }
+    buf_enter(tb);
+    return begin_entered(tb, type, size, nips, fresh_tb, announce);
+}
+
+/*
+ * The common case, straight through: a registered, announced thread whose
+ * name is not due for a check appends to room left in its current block
+ * while the writer is not collecting it. It is begin_slow with every test
+ * of a rare case folded into one branch up front, or handed to
+ * begin_entered once inside: the same steps in the same order (busy, the
+ * second look at vt_tb_active, the room, then the stamp: buf_enter and
+ * event_stamp say why that order).
+ */
+struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
+                                  enum vt_name_check check)
+{
+    struct tb_self *me = &self;
+    struct vt_thread_buf *tb = me->tb;
+    if (__builtin_expect(check != VT_NAME_CHECK_SOMETIMES || tb == NULL || !me->announced ||
+                             me->name_check_in <= 1 || me->gen != atomic_load(&generation) ||
+                             !atomic_load_explicit(&vt_tb_active, memory_order_acquire) ||
+                             size > pool.block_bytes,
+                         0))
+        return begin_slow(type, size, nips, check);
+    me->name_check_in--; /* not due: begin_slow's decrement, done */
+    if (__builtin_expect(vt_asym_store_load(&tb->busy, 1, &tb->collecting), 0))
+        return begin_contended(tb, type, size, nips); /* buf_enter's other half */
+    struct vt_block *b = tb->current; /* the owner's while it is busy */
+    if (__builtin_expect(!atomic_load(&vt_tb_active) || b == NULL || b->cap - b->used < size, 0))
+        return begin_entered(tb, type, size, nips, false, false);
+    struct vt_raw_header *h = (struct vt_raw_header *)((uint8_t *)b->data + b->used);
+    b->used += size;
+    h->size = size;
+    h->type = type;
+    h->pad = 0;
+    h->nips = nips;
+    /* event_stamp(false), the buffer not being locked; last, so that
+     * only h lives across a clock call (no registers to save here) */
+    h->ticks = atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed)
+                   ? vt_clock_ticks()
+                   : vt_clock_ticks_ordered();
+    return h;
+}
+
 void vt_tb_commit(void)
 {
-    buf_leave(pending_tb());
+    buf_leave(self.tb);
 }
 
 /* ---- writer side ---- */
@@ -555,7 +627,7 @@ void vt_tb_release_all(void)
     pool.total = 0;
     pthread_mutex_unlock(&pool.lock);
     free_blocks(b);
-    tls_tb = NULL;
+    self.tb = NULL;
 }
 
 void vt_tb_after_fork_child(void)
@@ -571,5 +643,5 @@ void vt_tb_after_fork_child(void)
     pool_init_locks();
     pool.free = NULL;
     pool.total = 0;
-    tls_tb = NULL;
+    self.tb = NULL;
 }

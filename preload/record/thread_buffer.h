@@ -50,7 +50,6 @@ struct vt_thread_buf {
     uint32_t os_tid;
     char name[VT_THREAD_NAME_LEN];
     uint32_t name_len;
-    uint32_t events_since_name_check;
 
     /* the writer only */
     struct vt_block *wq_head, *wq_tail; /* swapped out, read from wq_head->read */
@@ -87,6 +86,10 @@ void vt_tb_note_refused(void);
 /* ---- the hook side ---- */
 
 enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };
+/* SOMETIMES: the name is re-read at every this many-th such event of a
+ * thread, counted from its first event or its last NOW (renames are rare;
+ * a rename is announced before the event that sees it). */
+#define VT_NAME_CHECK_EVERY 256
 
 /* Reserves size bytes (a multiple of 8, at most vt_tb_max_event()) in the
  * calling thread's buffer, locks it and stamps the time; returns the event

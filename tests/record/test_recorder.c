@@ -17,6 +17,7 @@
 
 #include "recorder.h"
 #include "recorder_control.h"
+#include "thread_buffer.h"
 #include "trace_check.h"
 
 #define NTHREADS 16
@@ -347,6 +348,67 @@ static void test_thread_first_name(void **state)
     free(data);
 }
 
+/* A rename without any phase event is seen by the periodic check: the
+ * VT_NAME_CHECK_EVERY-th event of the thread re-reads the name and the
+ * thread is announced again right before that event, not earlier (the
+ * count is kept on the hook's fast path). */
+static pid_t renamer_tid;
+
+static void *silent_renamer(void *arg)
+{
+    (void)arg;
+    renamer_tid = gettid();
+    pthread_setname_np(pthread_self(), "before-rename");
+    struct vt_mem_event ev = {.op = VT_OP_FREE, .kind = VT_KIND_DEVICE, .api = 2, .device = -1};
+    for (int i = 0; i < VT_NAME_CHECK_EVERY + 44; i++) {
+        if (i == 1)
+            pthread_setname_np(pthread_self(), "after-rename");
+        ev.addr = 0x1000 + (uint64_t)i;
+        vt_record_mem(&ev);
+    }
+    return NULL;
+}
+
+static void test_rename_seen_by_periodic_check(void **state)
+{
+    (void)state;
+    use_output("rename");
+    assert_true(vt_recorder_start());
+    pthread_t th;
+    pthread_create(&th, NULL, silent_renamer, NULL);
+    pthread_join(th, NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s", vt_recorder_path());
+    vt_recorder_stop(true);
+    size_t len;
+    uint8_t *data = tc_read_file(path, &len);
+    assert_non_null(data);
+    struct vt_reader *rd;
+    struct vt_read_error err;
+    assert_int_equal(vt_reader_open_memory(data, len, path, &rd, &err), 0);
+    struct vt_record rec;
+    uint64_t id = 0;
+    int announced = 0, mems = 0, mems_before_second = -1;
+    char second[32] = "";
+    while (vt_reader_next(rd, &rec) > 0) {
+        if (rec.type == VT_REC_THREAD && rec.u.thread->os_tid == (uint64_t)renamer_tid) {
+            id = rec.u.thread->id;
+            if (++announced == 2) {
+                mems_before_second = mems;
+                snprintf(second, sizeof second, "%s", rec.u.thread->name);
+            }
+        } else if (rec.type == VT_REC_MEM && id && rec.u.mem.thread == id) {
+            mems++;
+        }
+    }
+    assert_int_equal(announced, 2);
+    assert_string_equal(second, "after-rename");
+    assert_int_equal(mems_before_second, VT_NAME_CHECK_EVERY - 1);
+    assert_int_equal(mems, VT_NAME_CHECK_EVERY + 44);
+    vt_reader_close(rd);
+    free(data);
+}
+
 static void test_stack_depth_option(void **state)
 {
     (void)state;
@@ -395,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_cut_file_decodes_up_to_last_chunk),
         cmocka_unit_test(test_phases_devices_thread_names),
         cmocka_unit_test(test_thread_first_name),
+        cmocka_unit_test(test_rename_seen_by_periodic_check),
         cmocka_unit_test(test_stack_depth_option),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

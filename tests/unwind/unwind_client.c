@@ -29,10 +29,10 @@ static int fail(const char *what)
 
 /* The recorded stack starts at the return address of cuMemAlloc_v2's call
  * here; the reference, taken from the same frame, with this frame's
- * callers: from its second entry on, both are the same. */
-static int alloc_here(void *arg)
+ * callers: from its second entry on, both are the same. Inlined into each
+ * allocating frame below. */
+static inline __attribute__((always_inline)) int alloc_in_this_frame(const char *tag)
 {
-    const char *tag = arg;
     void *buf[MAX_FRAMES];
     int n = fu_fresh_libunwind(buf, MAX_FRAMES);
     CUdeviceptr p = 0;
@@ -48,6 +48,23 @@ static int alloc_here(void *arg)
     cuMemFree_v2(p);
     fu_sink = n;
     return 1;
+}
+
+/* An allocating frame that keeps rbp for itself (saved, then used as any
+ * register: -O2 here) ... */
+static int alloc_here(void *arg)
+{
+    return alloc_in_this_frame(arg);
+}
+
+/* ... and one with a frame pointer (bench/, and programs built with
+ * -fno-omit-frame-pointer), whose CFA is rbp + 16 with rbp as it was at
+ * the call: the tracer's walk, which starts at its hook's caller, must
+ * begin with that rbp. */
+static int alloc_here_fp(void *arg)
+{
+    fu_sink = (int)(uintptr_t)__builtin_frame_address(0); /* a frame pointer, also at -O2 */
+    return alloc_in_this_frame(arg);
 }
 
 typedef void (*swap_entry_fn)(int (*cb)(void *), void *arg);
@@ -87,8 +104,10 @@ int main(void)
     static const char *const plans[] = {"f", "n", "fnAaVvRrBb", "sfsnsa", "nnnnnnnnnnnnnnnnnnnn",
                                         "ffffffffffffffffffff", "bBrRsvVaAo", "s", "fxn"};
     for (int round = 0; round < 3; round++) /* again: from the rules kept */
-        for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
+        for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
             fu_next(plans[i], alloc_here, (void *)plans[i]);
+            fu_next(plans[i], alloc_here_fp, (void *)plans[i]);
+        }
 
     /* a library replaced by another at the same address */
     swap_entry_fn a, b;
