@@ -76,23 +76,9 @@ static void skip(struct reader *r, uint64_t n)
         r->p += n;
 }
 
-static uint64_t uleb(struct reader *r)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        uint8_t b = u8(r);
-        if (r->bad)
-            return 0;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    r->bad = true; /* longer than any 64-bit value */
-    return 0;
-}
-
-static int64_t sleb(struct reader *r)
+/* A LEB128 number: its 64 low bits, and (bits) how many bits it had, to
+ * sign-extend from. Longer than any 64-bit value: bad. */
+static uint64_t leb(struct reader *r, unsigned *bits, uint8_t *last)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -102,13 +88,30 @@ static int64_t sleb(struct reader *r)
         if (shift < 64)
             v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
-            if (shift + 7 < 64 && (b & 0x40))
-                v |= ~(uint64_t)0 << (shift + 7);
-            return (int64_t)v;
+            *bits = shift + 7;
+            *last = b;
+            return v;
         }
     }
     r->bad = true;
     return 0;
+}
+
+static uint64_t uleb(struct reader *r)
+{
+    unsigned bits;
+    uint8_t last;
+    return leb(r, &bits, &last);
+}
+
+static int64_t sleb(struct reader *r)
+{
+    unsigned bits = 0;
+    uint8_t last = 0;
+    uint64_t v = leb(r, &bits, &last);
+    if (!r->bad && bits < 64 && (last & 0x40))
+        v |= ~(uint64_t)0 << bits; /* negative: extend the sign bit */
+    return (int64_t)v;
 }
 
 /* The value part of a DW_EH_PE_* encoded pointer. */
