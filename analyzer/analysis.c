@@ -89,6 +89,8 @@ static bool expand(struct path_list *out, const char *arg, FILE *err)
 
 /* ---- GPUs ---- */
 
+static void repoint_ledgers(struct vt_analysis *a);
+
 static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
 {
     uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
@@ -113,6 +115,7 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
                 return -1;
             a->gpus = n;
             a->gpus_cap = ncap;
+            repoint_ledgers(a);
         }
         struct vt_gpu *gp = &a->gpus[g];
         memset(gp, 0, sizeof *gp);
@@ -160,10 +163,31 @@ static inline void add_to_gpu(struct vt_analysis *a, size_t input, struct vt_gpu
     }
 }
 
+/* Points a placed ledger at its GPU's totals, which the replay then updates
+ * itself (struct vt_ledger, gpu). */
+static void point_ledger(struct vt_analysis *a, struct vt_input *in, struct vt_ledger *l, long g)
+{
+    struct vt_gpu *gp = &a->gpus[g];
+    l->gpu.now = &gp->now_bytes;
+    l->gpu.peak = &gp->peak_bytes;
+    l->gpu.share = &gp->proc_now[in->index];
+}
+
+/* After a->gpus moved: the placed ledgers point at the new place. */
+static void repoint_ledgers(struct vt_analysis *a)
+{
+    for (size_t i = 0; i < a->ninputs; i++) {
+        struct vt_input *in = &a->inputs[i];
+        for (size_t li = 0; li < in->replay.nledgers; li++)
+            if (in->ledger_gpu[li] > 0)
+                point_ledger(a, in, &in->replay.ledgers[li], in->ledger_gpu[li] - 1);
+    }
+}
+
 /* A ledger's first change (or a retry after running out of memory): finds
- * its GPU. Out of line, so that the common case stays a leaf. */
-static __attribute__((noinline)) void place_ledger(struct vt_input *in, const struct vt_ledger *l,
-                                                   size_t li, uint64_t delta, uint64_t time_ns)
+ * its GPU, adds the change and hands the later ones to the replay. */
+static void place_ledger(struct vt_input *in, struct vt_ledger *l, size_t li, uint64_t delta,
+                         uint64_t time_ns)
 {
     if (l->device < 0) {
         in->ledger_gpu[li] = -1; /* no device: it cannot be placed on a GPU */
@@ -176,20 +200,31 @@ static __attribute__((noinline)) void place_ledger(struct vt_input *in, const st
     }
     in->ledger_gpu[li] = g + 1;
     add_to_gpu(in->analysis, in->index, &in->analysis->gpus[g], delta, time_ns);
+    point_ledger(in->analysis, in, l, g);
 }
 
+/* A change of a ledger not placed yet (once placed, the replay adds its
+ * changes itself; with no device it is never placed). */
 static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
                              uint64_t old_total, uint64_t time_ns)
 {
     struct vt_input *in = ctx;
     size_t li = (size_t)(l - rp->ledgers);
-    uint64_t delta = l->sites.total_bytes - old_total;
     /* A ledger's GPU never changes: it is found once, at the first change. */
-    long g = in->ledger_gpu[li];
-    if (g > 0)
-        add_to_gpu(in->analysis, in->index, &in->analysis->gpus[g - 1], delta, time_ns);
-    else if (g == 0)
-        place_ledger(in, l, li, delta, time_ns);
+    if (in->ledger_gpu[li] == 0)
+        place_ledger(in, l, li, l->sites.total_bytes - old_total, time_ns);
+}
+
+/* A placed ledger's change took its GPU above its peak (the replay has
+ * added it, and the GPU had a peak since the ledger was placed). */
+static void on_device_peak(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
+{
+    struct vt_input *in = ctx;
+    struct vt_analysis *a = in->analysis;
+    struct vt_gpu *gp = &a->gpus[in->ledger_gpu[l - rp->ledgers] - 1];
+    gp->peak_bytes = gp->now_bytes;
+    gp->peak_time_ns = time_ns;
+    memcpy(gp->proc_peak, gp->proc_now, a->ninputs * sizeof *gp->proc_now);
 }
 
 /* ---- the merged pass ---- */
@@ -274,15 +309,25 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
         in->analysis = a;
         in->index = i;
         in->replay.on_change = on_device_change;
+        in->replay.on_device_peak = on_device_peak;
         in->replay.on_change_ctx = in;
     }
     if (a->ninputs == 1) {
-        /* One trace: nothing to merge, its records go in file order. */
+        /* One trace: nothing to merge, its records go in file order; the
+         * memory events that succeeded (nearly all) in their compact form,
+         * anything else as a whole record. */
         struct vt_input *in = &a->inputs[0];
-        struct vt_record batch[VT_ANALYSIS_BATCH];
-        int rc;
-        while ((rc = vt_reader_next_batch(in->reader, batch, VT_ANALYSIS_BATCH)) > 0)
-            vt_replay_feed_batch(&in->replay, batch, (size_t)rc);
+        struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
+        int n, rc;
+        for (;;) {
+            n = vt_reader_next_mem_events(in->reader, batch, VT_ANALYSIS_BATCH);
+            vt_replay_feed_mem_events(&in->replay, batch, (size_t)n);
+            if (n == VT_ANALYSIS_BATCH)
+                continue;
+            if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
+                break;
+            vt_replay_feed(&in->replay, &in->peek);
+        }
         in->state = rc;
     } else {
         for (size_t i = 0; i < a->ninputs; i++)

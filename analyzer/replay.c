@@ -290,12 +290,12 @@ static long find_context(const struct vt_replay *rp, uint64_t handle)
     return -1;
 }
 
-static void context_event(struct vt_replay *rp, const struct vt_record *rec)
+static void context_event(struct vt_replay *rp, const struct vt_replay_mem *ev, uint64_t result)
 {
-    if (rec->u.mem.result != 0 || rec->u.mem.addr == 0)
+    if (result != 0 || ev->addr == 0)
         return;
-    long i = find_context(rp, rec->u.mem.addr);
-    if (rec->u.mem.op == VT_OP_FREE) {
+    long i = find_context(rp, ev->addr);
+    if (ev->op == VT_OP_FREE) {
         /* a primary release, or cuCtxDestroy (which names no device) */
         if (i >= 0 && --rp->contexts[i].refs == 0)
             rp->contexts[i] = rp->contexts[--rp->ncontexts];
@@ -310,8 +310,7 @@ static void context_event(struct vt_replay *rp, const struct vt_record *rec)
         rp->out_of_memory = true;
         return;
     }
-    rp->contexts[rp->ncontexts++] =
-        (struct vt_context_entry){rec->u.mem.addr, rec->u.mem.device, rec->u.mem.size, 1};
+    rp->contexts[rp->ncontexts++] = (struct vt_context_entry){ev->addr, ev->device, ev->size, 1};
 }
 
 static void note_contexts(const struct vt_replay *rp, struct vt_oom *o)
@@ -399,8 +398,18 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
             vt_snapshot_offer(&l->peak, &l->sites, time_ns);
         vt_phases_after_alloc(rp, l, time_ns);
     }
-    if (rp->on_change && l->category == VT_CAT_DEVICE)
-        rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
+    if (l->category == VT_CAT_DEVICE) {
+        if (l->gpu.now) {
+            uint64_t delta = l->sites.total_bytes - old; /* a decrease wraps and cancels out */
+            uint64_t now = *l->gpu.now + delta;
+            *l->gpu.now = now;
+            *l->gpu.share += delta;
+            if (now > *l->gpu.peak)
+                rp->on_device_peak(rp->on_change_ctx, rp, l, time_ns);
+        } else if (rp->on_change) {
+            rp->on_change(rp->on_change_ctx, rp, l, old, time_ns);
+        }
+    }
 }
 
 /* Finds and removes the live entry a free refers to in the other kinds of
@@ -465,19 +474,19 @@ static void unmap_at(struct vt_replay *rp, uint64_t addr, uint64_t time_ns)
     free_live(rp, &ended, time_ns);
 }
 
-static void map_event(struct vt_replay *rp, const struct vt_record *rec)
+static void map_event(struct vt_replay *rp, const struct vt_replay_mem *ev, uint64_t result)
 {
-    if (rec->u.mem.result != 0)
+    if (result != 0)
         return;
     /* An unmap, or a new mapping over a mapped address (a missed unmap):
      * the old mapping at that address goes. */
-    unmap_at(rp, rec->u.mem.addr, rec->time_ns);
-    if (rec->u.mem.op == VT_OP_FREE)
+    unmap_at(rp, ev->addr, ev->time_ns);
+    if (ev->op == VT_OP_FREE)
         return;
-    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, rec->u.mem.aux);
+    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, ev->aux);
     if (!e || !e->refs)
         return; /* a handle created before tracing: nothing to hold */
-    if (!vt_pair_map_put(&rp->mappings, rec->u.mem.addr, 0, rec->u.mem.aux)) {
+    if (!vt_pair_map_put(&rp->mappings, ev->addr, 0, ev->aux)) {
         rp->out_of_memory = true;
         return;
     }
@@ -485,14 +494,15 @@ static void map_event(struct vt_replay *rp, const struct vt_record *rec)
 }
 
 static inline __attribute__((always_inline)) void free_event(struct vt_replay *rp,
-                                                            const struct vt_record *rec)
+                                                            const struct vt_replay_mem *ev,
+                                                            uint64_t result)
 {
-    if (rec->u.mem.result != 0) {
+    if (result != 0) {
         rp->failed_frees++;
         return;
     }
     struct vt_live ended;
-    struct vt_live *e = vt_live_lookup(&rp->live, rec->u.mem.kind, rec->u.mem.addr);
+    struct vt_live *e = vt_live_lookup(&rp->live, ev->kind, ev->addr);
     if (e && e->refs) {
         if (e->refs > 1) {
             e->refs--; /* another reference remains */
@@ -500,26 +510,27 @@ static inline __attribute__((always_inline)) void free_event(struct vt_replay *r
         }
         ended = *e;
         vt_live_remove(&rp->live, e);
-    } else if (!take_live_other_kind(rp, rec->u.mem.kind, rec->u.mem.addr, &ended)) {
+    } else if (!take_live_other_kind(rp, ev->kind, ev->addr, &ended)) {
         rp->unmatched_frees++;
         return;
     }
-    close_window_if_expired(&rp->ledgers[ended.ledger], rec->time_ns);
-    free_live(rp, &ended, rec->time_ns);
+    close_window_if_expired(&rp->ledgers[ended.ledger], ev->time_ns);
+    free_live(rp, &ended, ev->time_ns);
 }
 
 static inline __attribute__((always_inline)) void
-alloc_event(struct vt_replay *rp, const struct vt_record *rec, enum vt_category cat)
+alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct vt_record *rec,
+            enum vt_category cat)
 {
-    uint8_t kind = rec->u.mem.kind;
+    uint8_t kind = ev->kind;
     /* The entry if live, else the empty slot where it would go. */
-    struct vt_live *e = vt_live_lookup(&rp->live, kind, rec->u.mem.addr);
+    struct vt_live *e = vt_live_lookup(&rp->live, kind, ev->addr);
     bool live = e && e->refs;
-    if (live && rec->u.mem.result == 0 && rec->u.mem.size == 0) {
+    if (live && (!rec || rec->u.mem.result == 0) && ev->size == 0) {
         e->refs++; /* a retained handle: one more reference */
         return;
     }
-    long li = get_ledger(rp, rec->u.mem.device, cat);
+    long li = get_ledger(rp, ev->device, cat);
     if (li < 0) {
         if (li == -2)
             rp->ledger_overflow_events++;
@@ -528,12 +539,12 @@ alloc_event(struct vt_replay *rp, const struct vt_record *rec, enum vt_category 
         return;
     }
     struct vt_ledger *l = &rp->ledgers[li];
-    close_window_if_expired(l, rec->time_ns);
-    if (rec->u.mem.result != 0) {
+    close_window_if_expired(l, ev->time_ns);
+    if (rec && rec->u.mem.result != 0) {
         record_oom(rp, l, rec);
         return;
     }
-    if (l->pending_oom >= 0 && l->ooms[l->pending_oom].requested_bytes == rec->u.mem.size) {
+    if (l->pending_oom >= 0 && l->ooms[l->pending_oom].requested_bytes == ev->size) {
         l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
         l->pending_oom = -1;
     }
@@ -544,15 +555,15 @@ alloc_event(struct vt_replay *rp, const struct vt_record *rec, enum vt_category 
          * touch, so e stays valid). */
         rp->replaced_allocs++;
         struct vt_live ended = *e;
-        free_live(rp, &ended, rec->time_ns);
+        free_live(rp, &ended, ev->time_ns);
         l = &rp->ledgers[li];
         e->refs = 1;
-    } else if (!(e = vt_live_insert(&rp->live, e, kind, rec->u.mem.addr))) {
+    } else if (!(e = vt_live_insert(&rp->live, e, kind, ev->addr))) {
         rp->out_of_memory = true;
         return;
     }
-    long site = vt_sites_find_or_add(&l->sites, rec->u.mem.stack, rec->u.mem.thread);
-    e->size = rec->u.mem.size;
+    long site = vt_sites_find_or_add(&l->sites, ev->stack, ev->thread);
+    e->size = ev->size;
     e->site = site < 0 ? VT_SITE_NONE : (uint32_t)site;
     e->ledger = (uint8_t)li;
     l->allocs++;
@@ -560,27 +571,31 @@ alloc_event(struct vt_replay *rp, const struct vt_record *rec, enum vt_category 
         rp->out_of_memory = true; /* not counted: see free_live */
         return;
     }
-    ledger_change(rp, l, kind, (uint32_t)site, (int64_t)rec->u.mem.size, 1, rec->time_ns);
+    ledger_change(rp, l, kind, (uint32_t)site, (int64_t)ev->size, 1, ev->time_ns);
 }
 
+/* rec: the whole record, or NULL for an event that succeeded (the fields
+ * only a failure needs are not in ev). */
 static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp,
+                                                           const struct vt_replay_mem *ev,
                                                            const struct vt_record *rec)
 {
     rp->mem_events++;
-    uint8_t kind = rec->u.mem.kind;
+    uint64_t result = rec ? rec->u.mem.result : 0;
+    uint8_t kind = ev->kind;
     enum vt_category cat = vt_kind_category(kind);
     if (cat == VT_CAT_NONE) {
         if (kind == VT_KIND_VA_MAP)
-            map_event(rp, rec);
+            map_event(rp, ev, result);
         else if (kind == VT_KIND_CONTEXT)
-            context_event(rp, rec);
+            context_event(rp, ev, result);
         rp->untracked_events++;
         return;
     }
-    if (rec->u.mem.op == VT_OP_FREE)
-        free_event(rp, rec);
+    if (ev->op == VT_OP_FREE)
+        free_event(rp, ev, result);
     else
-        alloc_event(rp, rec, cat);
+        alloc_event(rp, ev, rec, cat);
 }
 
 static inline void note_time(struct vt_replay *rp, uint64_t time_ns)
@@ -600,7 +615,11 @@ static inline __attribute__((always_inline)) void feed(struct vt_replay *rp,
 {
     if (rec->type == VT_REC_MEM) { /* nearly every record: tested first */
         note_time(rp, rec->time_ns);
-        mem_event(rp, rec);
+        const struct vt_replay_mem ev = {
+            .time_ns = rec->time_ns, .thread = rec->u.mem.thread, .addr = rec->u.mem.addr,
+            .size = rec->u.mem.size, .stack = rec->u.mem.stack, .aux = rec->u.mem.aux,
+            .device = (int32_t)rec->u.mem.device, .op = rec->u.mem.op, .kind = rec->u.mem.kind};
+        mem_event(rp, &ev, rec);
     } else {
         feed_other(rp, rec);
     }
@@ -615,6 +634,14 @@ void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, si
 {
     for (size_t i = 0; i < n; i++)
         feed(rp, &recs[i]);
+}
+
+void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem *evs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        note_time(rp, evs[i].time_ns);
+        mem_event(rp, &evs[i], NULL);
+    }
 }
 
 static __attribute__((noinline)) void feed_other(struct vt_replay *rp,

@@ -147,6 +147,15 @@ struct vt_ledger {
     struct vt_oom *ooms;
     size_t nooms, ooms_cap;
     long pending_oom;     /* index of the failure whose window is open, -1 */
+    /* A device ledger's place in the GPU merge (analysis.c), set by on_change
+     * when it places the ledger; until then now is NULL. The replay then adds
+     * each change itself (no call per event) and calls on_device_peak only
+     * when the GPU's total passes its peak. */
+    struct {
+        uint64_t *now;        /* the GPU's device bytes, every process's */
+        const uint64_t *peak; /* their maximum so far */
+        uint64_t *share;      /* this process's part of *now */
+    } gpu;
 };
 
 struct vt_mark {
@@ -163,9 +172,14 @@ struct vt_context_entry {
 };
 
 struct vt_replay;
-/* Called after a device-category ledger's total changed (GPU merge). */
+/* Called after the total of a device-category ledger not yet in the GPU
+ * merge (l->gpu.now NULL) changed. */
 typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
                                     uint64_t old_total, uint64_t time_ns);
+/* Called when a change of a merged ledger took its GPU's total (already
+ * updated) above its peak. */
+typedef void (*vt_device_peak_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
+                                  uint64_t time_ns);
 
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
@@ -200,6 +214,7 @@ struct vt_replay {
     bool out_of_memory;              /* the analyzer itself ran out */
 
     vt_ledger_change_fn on_change;
+    vt_device_peak_fn on_device_peak;
     void *on_change_ctx;
 };
 
@@ -210,6 +225,9 @@ void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec);
 /* Feeds n records, as n calls of vt_replay_feed would (without a call per
  * record). */
 void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, size_t n);
+/* Feeds n memory events (vt_reader_next_mem_events), as vt_replay_feed
+ * would their records. */
+void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem *evs, size_t n);
 /* Closes windows still open at the end of the data. */
 void vt_replay_finish(struct vt_replay *rp);
 

@@ -876,8 +876,10 @@ static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, ui
     return true;
 }
 
+/* Fills rec, or (rec NULL) ev, which takes only records that succeeded. */
 static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
-                                                               struct vt_record *rec, bool pext)
+                                                               struct vt_record *rec,
+                                                               struct vt_replay_mem *ev, bool pext)
 {
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
     uint8_t op = p[0], kind = p[1];
@@ -908,6 +910,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     } else if (!fast_uv(&p, &result, pext) || !fast_uv(&p, &aux, pext)) {
         return false;
     }
+    if (!rec && result != 0)
+        return false; /* a failure: the caller reads it as a vt_record */
     if (__builtin_expect(result != 0, 0) && op == VT_OP_ALLOC &&
         (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
         return false;
@@ -928,6 +932,20 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
     r->delta.last_time = units;
     r->delta.last_addr = addr;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    if (!rec) {
+        ev->time_ns = time_ns;
+        ev->thread = thread;
+        ev->addr = addr;
+        ev->size = size;
+        ev->stack = stack;
+        ev->aux = aux;
+        ev->device = (int32_t)dev - 1;
+        ev->op = op;
+        ev->kind = kind;
+        return true;
+    }
     rec->time_ns = time_ns;
     rec->type = VT_REC_MEM;
     rec->chunk_offset = r->chunk_offset;
@@ -945,8 +963,6 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     rec->u.mem.aux = aux;
     rec->u.mem.free_bytes = free_b;
     rec->u.mem.total_bytes = total_b;
-    r->raw_pos = (size_t)(p - r->raw);
-    r->records++;
     return true;
 }
 
@@ -996,7 +1012,7 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
             return rc;
     }
     if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
-        decode_mem_fast(r, rec, false))
+        decode_mem_fast(r, rec, NULL, false))
         return 1;
     memset(rec, 0, sizeof *rec);
     struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
@@ -1079,7 +1095,7 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
      * After an error or the end nothing is left in the chunk (fail() and
      * load_chunk see to it), so this never runs past them. */
     if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
-        r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, rec, false))
+        r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, rec, NULL, false))
         return 1;
     return next_checked(r, rec);
 }
@@ -1091,7 +1107,7 @@ static inline __attribute__((always_inline)) int next_batch(struct vt_reader *r,
     int n = 0;
     while (n < max) {
         if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
-            r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, &recs[n], pext)) {
+            r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, &recs[n], NULL, pext)) {
             n++;
             continue;
         }
@@ -1114,6 +1130,30 @@ int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max)
     if (r->fast_pext)
         return next_batch_pext(r, recs, max);
     return next_batch(r, recs, max, false);
+}
+
+static inline __attribute__((always_inline)) int next_mem_events(struct vt_reader *r,
+                                                               struct vt_replay_mem *evs, int max,
+                                                               bool pext)
+{
+    int n = 0;
+    while (n < max && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
+           r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, NULL, &evs[n], pext))
+        n++;
+    return n;
+}
+
+static __attribute__((noinline)) int next_mem_events_pext(struct vt_reader *r,
+                                                          struct vt_replay_mem *evs, int max)
+{
+    return next_mem_events(r, evs, max, true);
+}
+
+int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max)
+{
+    if (r->fast_pext)
+        return next_mem_events_pext(r, evs, max);
+    return next_mem_events(r, evs, max, false);
 }
 
 /* ---- accessors ---- */

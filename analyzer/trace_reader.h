@@ -168,6 +168,21 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
  * call), or 0 / -1 as next() does when there is none. */
 int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max);
 
+/* A MEM record that succeeded (result 0), with only what the replay needs
+ * of it: 56 bytes to write and read instead of a struct vt_record's 128. */
+struct vt_replay_mem {
+    uint64_t time_ns, thread, addr, size, stack, aux;
+    int32_t device;       /* ordinal, -1 if unknown */
+    uint8_t op, kind;
+};
+/* Up to max records at once as memory events, the way the replay reads
+ * them: those records that next() would return, while they are MEM records
+ * that succeeded and the reader can decode them fast. Stops before anything
+ * else (another record, a failure, a chunk's last records, the end or an
+ * error), which next() then returns. Returns how many were written (0:
+ * call next()). */
+int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max);
+
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
 const char *vt_reader_path(const struct vt_reader *r);
 uint16_t vt_reader_version(const struct vt_reader *r);

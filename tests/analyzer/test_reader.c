@@ -533,7 +533,26 @@ static void say_record(struct transcript *t, const struct vt_record *rec)
     say(t, "\n");
 }
 
-/* batch 0: vt_reader_next; else vt_reader_next_batch with that many. */
+/* A memory event from vt_reader_next_mem_events against the record a
+ * second reader of the same data gives one at a time. */
+static void check_mem_event(const struct vt_replay_mem *ev, const struct vt_record *rec)
+{
+    assert_int_equal(rec->type, VT_REC_MEM);
+    assert_int_equal(rec->u.mem.result, 0);
+    assert_int_equal(ev->time_ns, rec->time_ns);
+    assert_int_equal(ev->thread, rec->u.mem.thread);
+    assert_int_equal(ev->addr, rec->u.mem.addr);
+    assert_int_equal(ev->size, rec->u.mem.size);
+    assert_int_equal(ev->stack, rec->u.mem.stack);
+    assert_int_equal(ev->aux, rec->u.mem.aux);
+    assert_int_equal(ev->device, rec->u.mem.device);
+    assert_int_equal(ev->op, rec->u.mem.op);
+    assert_int_equal(ev->kind, rec->u.mem.kind);
+}
+
+/* batch 0: vt_reader_next; > 0 vt_reader_next_batch with that many; < 0
+ * vt_reader_next_mem_events with -batch, and vt_reader_next when it
+ * stops (the events are said as the records a second reader gives). */
 static void read_transcript(const uint8_t *data, size_t len, bool ahead, int batch,
                             struct transcript *t)
 {
@@ -552,10 +571,29 @@ static void read_transcript(const uint8_t *data, size_t len, bool ahead, int bat
     if (batch == 0) {
         while ((rc = vt_reader_next(r, &recs[0])) > 0)
             say_record(t, &recs[0]);
-    } else {
+    } else if (batch > 0) {
         while ((rc = vt_reader_next_batch(r, recs, batch)) > 0)
             for (int i = 0; i < rc; i++)
                 say_record(t, &recs[i]);
+    } else {
+        struct vt_reader *twin;
+        assert_int_equal(vt_reader_open_memory(data, len, "t", &twin, &err), 0);
+        struct vt_replay_mem evs[64];
+        for (;;) {
+            int n = vt_reader_next_mem_events(r, evs, -batch);
+            for (int i = 0; i < n; i++) {
+                assert_int_equal(vt_reader_next(twin, &recs[0]), 1);
+                check_mem_event(&evs[i], &recs[0]);
+                say_record(t, &recs[0]);
+            }
+            if (n == -batch)
+                continue;
+            if ((rc = vt_reader_next(r, &recs[0])) <= 0)
+                break;
+            say_record(t, &recs[0]);
+            assert_int_equal(vt_reader_next(twin, &recs[1]), 1);
+        }
+        vt_reader_close(twin);
     }
     assert_int_equal(vt_reader_next(r, &recs[0]), rc); /* the end stays the end */
     say(t, "rc %d: %s; truncated %d %s; end %llu; chunks %llu records %llu\n", rc,
@@ -592,7 +630,7 @@ static void build_long_sample(struct tb *l)
 static void expect_same_readings(const uint8_t *data, size_t len, struct transcript *want,
                                  struct transcript *got)
 {
-    static const int batches[] = {1, 2, 7, 64};
+    static const int batches[] = {1, 2, 7, 64, -1, -7, -32};
     read_transcript(data, len, false, 0, want);
     for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
         for (int ahead = 0; ahead < 2; ahead++) {

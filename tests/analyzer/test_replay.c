@@ -259,6 +259,54 @@ static void test_shared_gpu(void **state)
     free(dir);
 }
 
+/* Six processes on six GPUs: the GPUs' table grows (it starts with room for
+ * four) while the first process's ledger, placed before, goes on changing;
+ * its GPU's totals must follow the table to its new place. */
+static void test_many_gpus(void **state)
+{
+    (void)state;
+    char *dir;
+    assert_true(asprintf(&dir, "%s/gpus6", tb_tmpdir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *paths[6];
+    for (int i = 0; i < 6; i++) {
+        struct tb b;
+        tb_init(&b);
+        tb_standard_header(&b, 500 + (uint64_t)i, (uint8_t)(20 + i), 8 * GiB);
+        tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10 + (uint64_t)i, 0, 0x1000,
+                 (uint64_t)(i + 1) * MiB, TB_STACK_A);
+        if (i == 0) { /* after every GPU is known */
+            tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 30, 0, 0x2000, 50 * MiB, TB_STACK_A);
+            tb_free_mem(&b, VT_KIND_DEVICE, TB_MAIN, 40, 0, 0x1000);
+            tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 45, 0, 0x3000, MiB / 2, TB_STACK_A);
+        }
+        tb_trailer(&b, 50);
+        char name[32];
+        snprintf(name, sizeof name, "gpus6/%d.vtrace", i);
+        paths[i] = save(&b, name);
+    }
+    struct vt_analysis a;
+    analyze(&a, &dir, 1);
+    assert_int_equal(a.ninputs, 6);
+    assert_int_equal(a.ngpus, 6);
+    const struct vt_gpu *g = vt_analysis_gpu_of(&a, 0, 0);
+    assert_non_null(g);
+    assert_int_equal(g->peak_bytes, 51 * MiB);
+    assert_int_equal(g->peak_time_ns, 30);
+    assert_int_equal(g->now_bytes, 50 * MiB + MiB / 2);
+    assert_int_equal(g->proc_now[0], 50 * MiB + MiB / 2);
+    assert_int_equal(g->proc_peak[0], 51 * MiB);
+    for (size_t i = 1; i < 6; i++)
+        assert_int_equal(vt_analysis_gpu_of(&a, i, 0)->peak_bytes, (i + 1) * MiB);
+    vt_analysis_free(&a);
+    for (int i = 0; i < 6; i++) {
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_verdict_rule),
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
+        cmocka_unit_test(test_many_gpus),
     };
     return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }
