@@ -75,7 +75,8 @@ static struct {
      * round covers (a round started after reading it) */
     atomic_ullong flush_asked, flush_done;
     atomic_int started; /* the thread runs writer_main (vt_writer_start) */
-    uint64_t chunk_due_ns;  /* the encoder's records must be on disk by then */
+    uint64_t chunk_due_ns;  /* the encoder's records must be on disk by then
+                             * (CLOCK_MONOTONIC ns, UINT64_MAX: none) */
 
     struct vt_encoder enc;
     void *cctx;
@@ -461,9 +462,13 @@ static void run_round(bool everything, bool emergency, bool write_now)
             break;
         if (W.fd < 0 && create_file() != 0)
             return;
-        if (W.chunk_due_ns == UINT64_MAX) /* the chunk's first event */
-            W.chunk_due_ns = now_ns() + W.flush_ms * 1000000ull;
-        emit(best, best_h, vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks));
+        uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);
+        /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
+         * after it was collected: an event is on disk FLUSH_MS after it,
+         * as the option promises, whatever round picked it up. */
+        if (W.chunk_due_ns == UINT64_MAX)
+            W.chunk_due_ns = time_ns + W.flush_ms * 1000000ull;
+        emit(best, best_h, time_ns);
         best->wq_head->read += best_h->size;
         if (W.enc.raw.len >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
