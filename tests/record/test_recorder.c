@@ -312,25 +312,36 @@ static void test_phases_devices_thread_names(void **state)
     tc_free(t);
 }
 
-/* The first name a thread is announced with is the one it had then. */
-static void test_thread_first_name(void **state)
+/* Records while fn runs on a thread of its own, stops, and opens the trace
+ * in a reader over *data (both freed by the caller): tests that look at
+ * records one by one, in file order. */
+static struct vt_reader *trace_of_thread(const char *output, void *(*fn)(void *),
+                                         uint8_t **data)
 {
-    (void)state;
-    use_output("names");
+    use_output(output);
     assert_true(vt_recorder_start());
     pthread_t th;
-    pthread_create(&th, NULL, named_worker, NULL);
+    pthread_create(&th, NULL, fn, NULL);
     pthread_join(th, NULL);
     char path[512];
     snprintf(path, sizeof path, "%s", vt_recorder_path());
     vt_recorder_stop(true);
     size_t len;
-    uint8_t *data = tc_read_file(path, &len);
-    assert_non_null(data);
-    /* decode record by record and look at the name as each THREAD arrives */
+    *data = tc_read_file(path, &len);
+    assert_non_null(*data);
     struct vt_reader *rd;
     struct vt_read_error err;
-    assert_int_equal(vt_reader_open_memory(data, len, path, &rd, &err), 0);
+    assert_int_equal(vt_reader_open_memory(*data, len, path, &rd, &err), 0);
+    return rd;
+}
+
+/* The first name a thread is announced with is the one it had then. */
+static void test_thread_first_name(void **state)
+{
+    (void)state;
+    uint8_t *data;
+    struct vt_reader *rd = trace_of_thread("names", named_worker, &data);
+    /* decode record by record and look at the name as each THREAD arrives */
     struct vt_record rec;
     const char *names[4];
     int n = 0;
@@ -372,20 +383,8 @@ static void *silent_renamer(void *arg)
 static void test_rename_seen_by_periodic_check(void **state)
 {
     (void)state;
-    use_output("rename");
-    assert_true(vt_recorder_start());
-    pthread_t th;
-    pthread_create(&th, NULL, silent_renamer, NULL);
-    pthread_join(th, NULL);
-    char path[512];
-    snprintf(path, sizeof path, "%s", vt_recorder_path());
-    vt_recorder_stop(true);
-    size_t len;
-    uint8_t *data = tc_read_file(path, &len);
-    assert_non_null(data);
-    struct vt_reader *rd;
-    struct vt_read_error err;
-    assert_int_equal(vt_reader_open_memory(data, len, path, &rd, &err), 0);
+    uint8_t *data;
+    struct vt_reader *rd = trace_of_thread("rename", silent_renamer, &data);
     struct vt_record rec;
     uint64_t id = 0;
     int announced = 0, mems = 0, mems_before_second = -1;
