@@ -4,9 +4,9 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "format.h"
 #include "json_writer.h"
-#include "report.h"
-#include "snapshot_report.h"
+#include "snapshot.h"
 
 double sim_deviation_pct(uint64_t model, uint64_t truth)
 {

@@ -1,6 +1,8 @@
 /* A data-only pickle reader: see pickle_reader.h for what it accepts and why. */
 #include "pickle_reader.h"
 
+#include "grow_array.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,26 +201,11 @@ static char *copy_bytes(struct parser *ps, const uint8_t *src, size_t len)
     return dst;
 }
 
-static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*arr, n * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = n;
-    return true;
-}
-
 static int push(struct parser *ps, struct pk_value *v, uint64_t off)
 {
     if (!v)
         return fail(ps, off, "out of memory");
-    if (!grow((void **)&ps->stack, &ps->stack_cap, ps->sp + 1, sizeof *ps->stack))
+    if (!vt_grow_array((void **)&ps->stack, &ps->stack_cap, ps->sp + 1, sizeof *ps->stack))
         return fail(ps, off, "out of memory");
     ps->stack[ps->sp++] = v;
     return 0;
@@ -226,7 +213,7 @@ static int push(struct parser *ps, struct pk_value *v, uint64_t off)
 
 static bool item_append(struct pk_value *c, struct pk_value *v)
 {
-    if (!grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
+    if (!vt_grow_array((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
         return false;
     c->items[c->n++] = v;
     return true;
@@ -396,7 +383,7 @@ static int memo_put(struct parser *ps, uint64_t idx, uint64_t off, const char *o
         return fail(ps, off, "%s %llu: memo index out of order (memo has %zu)", op,
                     (unsigned long long)idx, ps->nmemo);
     if (idx == ps->nmemo) {
-        if (!grow((void **)&ps->memo, &ps->memo_cap, ps->nmemo + 1, sizeof *ps->memo))
+        if (!vt_grow_array((void **)&ps->memo, &ps->memo_cap, ps->nmemo + 1, sizeof *ps->memo))
             return fail(ps, off, "out of memory");
         ps->nmemo++;
     }

@@ -18,7 +18,7 @@
 #ifndef VRAMTRACE_SNAPSHOT_SEGMENT_MAP_H
 #define VRAMTRACE_SNAPSHOT_SEGMENT_MAP_H
 
-#include "../simulate/alloc_policy.h"
+#include "alloc_policy.h"
 #include "snapshot_timeline.h"
 
 struct vt_segmap_block {

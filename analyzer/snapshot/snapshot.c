@@ -306,3 +306,28 @@ bool vt_snap_frames_backward(const struct pk_value *frames)
     }
     return false;
 }
+
+size_t vt_snap_explaining_frames(const struct pk_value *frames, vt_snap_frame_fn fn, void *ctx)
+{
+    size_t n = vt_snap_frame_count(frames), shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *file, *name;
+        int64_t line;
+        if (vt_snap_frame(frames, i, &file, &name, &line) && vt_snap_frame_is_python(file)) {
+            fn(ctx, file, name, line);
+            shown++;
+        }
+    }
+    if (shown)
+        return shown;
+    for (size_t i = 0; i < n; i++) {
+        const char *file, *name;
+        int64_t line;
+        if (vt_snap_frame(frames, i, &file, &name, &line) &&
+            (strstr(name, "Backward") || !strncmp(name, "at::_ops::", 10))) {
+            fn(ctx, file, name, line);
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -112,5 +112,10 @@ bool vt_snap_frame_is_python(const char *filename);
 /* An allocation made by the autograd engine (backward): a frame of
  * torch::autograd::Engine on its stack. */
 bool vt_snap_frames_backward(const struct pk_value *frames);
+/* The frames that explain an allocation: its Python frames, innermost
+ * first (fn called for each; returns how many). Without any, the
+ * autograd node or operator frame that allocated. */
+typedef void (*vt_snap_frame_fn)(void *ctx, const char *file, const char *name, int64_t line);
+size_t vt_snap_explaining_frames(const struct pk_value *frames, vt_snap_frame_fn fn, void *ctx);
 
 #endif

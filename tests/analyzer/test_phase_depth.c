@@ -1,7 +1,7 @@
 /*
  * Phase peaks under deep nesting and random ranges, checked against
  * brute-force computations written apart from the analyzer's "max since
- * mark" levels (analyzer/replay_phases.c):
+ * mark" levels (analyzer/replay/replay_phases.c):
  *
  *   - deep nesting: 10,000 NVTX ranges pushed on one thread while 50,000
  *     allocations and frees run, popped while more run; each phase's peak,

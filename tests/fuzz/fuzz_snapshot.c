@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "json_check.h"
-#include "snapshot/pickle_reader.h"
-#include "snapshot/snapshot_report.h"
+#include "pickle_reader.h"
+#include "snapshot_report.h"
 
 #define WALK_BUDGET 100000 /* nodes visited per input: the graph may be cyclic */
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "format.h"
 #include "symbolize.h"
 
 #define VT_REPORT_MAX_TOP 1000
@@ -61,11 +62,7 @@ const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t
 long vt_report_rank(const struct vt_report *rep, size_t input);
 /* argv joined by spaces into buf (or the exe path). */
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
-/* "12.34 GiB", "512.00 MiB", "4.00 KiB", "17 B". */
-const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n);
 const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);
-/* Device UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form). */
-const char *vt_format_uuid(const uint8_t uuid[VT_UUID_SIZE], char *buf, size_t n);
 /* The numbers of an allocation failure in one line (report_oom.c); prev is
  * the ledger's previous failure (NULL if none). */
 const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, char *buf,

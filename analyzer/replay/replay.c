@@ -1,9 +1,10 @@
 /* One process's replay: live set, ledgers, phases, failures. See replay.h. */
 #include "replay.h"
-#include "replay_phases.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "grow_array.h"
 
 #define DEPTH_KEY UINT64_MAX
 
@@ -101,7 +102,7 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
     vt_pair_map_init(&rp->ledger_index);
-    vt_pair_map_init(&rp->open_index);
+    vt_open_phases_init(&rp->phases);
 }
 
 static void ledger_free(struct vt_ledger *l)
@@ -119,27 +120,12 @@ void vt_replay_free(struct vt_replay *rp)
     vt_pair_map_free(&rp->phase_stacks);
     vt_pair_map_free(&rp->ranges);
     vt_pair_map_free(&rp->ledger_index);
-    vt_pair_map_free(&rp->open_index);
+    vt_open_phases_free(&rp->phases);
     for (size_t i = 0; i < rp->nledgers; i++)
         ledger_free(&rp->ledgers[i]);
     free(rp->ledgers);
-    free(rp->open);
     free(rp->contexts);
     memset(rp, 0, sizeof *rp);
-}
-
-/* Grows a dynamic array to hold n+1 elements. */
-bool vt_replay_reserve(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = ncap;
-    return true;
 }
 
 static long find_ledger(const struct vt_replay *rp, int64_t device, enum vt_category cat)
@@ -170,7 +156,7 @@ static __attribute__((noinline)) long get_other_ledger(struct vt_replay *rp, int
     }
     if (rp->nledgers == VT_LEDGERS_MAX)
         return -2;
-    if (!vt_replay_reserve((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers,
+    if (!vt_grow_array((void **)&rp->ledgers, &rp->ledgers_cap, rp->nledgers + 1,
                            sizeof *rp->ledgers) ||
         !vt_pair_map_put_new(&rp->ledger_index, (uint64_t)device, cat, rp->nledgers))
         return -1;
@@ -182,7 +168,8 @@ static __attribute__((noinline)) long get_other_ledger(struct vt_replay *rp, int
     vt_sites_init(&l->sites);
     vt_snapshot_init(&l->peak);
     vt_pair_map_init(&l->phase_index);
-    vt_phases_new_ledger(rp, l);
+    if (!vt_phases_new_ledger(&rp->phases, l))
+        rp->out_of_memory = true;
     rp->last_ledger = rp->nledgers;
     return (long)rp->nledgers++;
 }
@@ -201,6 +188,18 @@ static inline long get_ledger(struct vt_replay *rp, int64_t device, enum vt_cate
 
 /* ---- ranges (phases themselves: replay_phases.c) ---- */
 
+static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
+{
+    if (!vt_phases_open(&rp->phases, rp->ledgers, rp->nledgers, name, time_ns))
+        rp->out_of_memory = true;
+}
+
+static void phase_close(struct vt_replay *rp, uint64_t name)
+{
+    if (!vt_phases_close(&rp->phases, rp->ledgers, rp->nledgers, name))
+        rp->out_of_memory = true;
+}
+
 static uint64_t stack_key(uint64_t thread, uint64_t domain)
 {
     return thread | domain << 32;
@@ -216,7 +215,7 @@ static void range_push(struct vt_replay *rp, const struct vt_record *rec)
         rp->out_of_memory = true;
         return;
     }
-    vt_phases_open(rp, rec->u.range.name, rec->time_ns);
+    phase_open(rp, rec->u.range.name, rec->time_ns);
 }
 
 static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
@@ -230,7 +229,7 @@ static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t d = --*depth;
     uint64_t name = 0;
     vt_pair_map_remove(&rp->phase_stacks, key, d, &name);
-    vt_phases_close(rp, name);
+    phase_close(rp, name);
 }
 
 static uint64_t innermost_phase(const struct vt_replay *rp, uint64_t thread)
@@ -248,19 +247,19 @@ static void range_start(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t old;
     /* A reused id without an end: close the old range first. */
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &old))
-        vt_phases_close(rp, old);
+        phase_close(rp, old);
     if (!vt_pair_map_put(&rp->ranges, rec->u.range.range_id, 0, rec->u.range.name)) {
         rp->out_of_memory = true;
         return;
     }
-    vt_phases_open(rp, rec->u.range.name, rec->time_ns);
+    phase_open(rp, rec->u.range.name, rec->time_ns);
 }
 
 static void range_end(struct vt_replay *rp, const struct vt_record *rec)
 {
     uint64_t name;
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &name))
-        vt_phases_close(rp, name);
+        phase_close(rp, name);
     else
         rp->unmatched_pops++;
 }
@@ -305,7 +304,7 @@ static void context_event(struct vt_replay *rp, const struct vt_replay_mem *ev, 
         rp->contexts[i].refs++;
         return;
     }
-    if (!vt_replay_reserve((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts,
+    if (!vt_grow_array((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts + 1,
                            sizeof *rp->contexts)) {
         rp->out_of_memory = true;
         return;
@@ -349,7 +348,7 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
         l->pending_oom = -1;
     }
     if (l->nooms == VT_OOM_MAX ||
-        !vt_replay_reserve((void **)&l->ooms, &l->ooms_cap, l->nooms, sizeof *l->ooms)) {
+        !vt_grow_array((void **)&l->ooms, &l->ooms_cap, l->nooms + 1, sizeof *l->ooms)) {
         rp->ooms_dropped++;
         return;
     }
@@ -396,7 +395,8 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
     if (bytes > 0) {
         if (vt_snapshot_is_new_peak(&l->peak, &l->sites))
             vt_snapshot_offer(&l->peak, &l->sites, time_ns);
-        vt_phases_after_alloc(rp, l, time_ns);
+        if (!vt_phases_after_alloc(&rp->phases, l, time_ns))
+            rp->out_of_memory = true;
     }
     if (l->category == VT_CAT_DEVICE) {
         if (l->gpu.now) {
@@ -676,7 +676,8 @@ static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
 
 void vt_replay_finish(struct vt_replay *rp)
 {
-    vt_phases_finish(rp);
+    if (!vt_phases_finish(&rp->phases, rp->ledgers, rp->nledgers))
+        rp->out_of_memory = true;
     for (size_t i = 0; i < rp->nledgers; i++) {
         struct vt_ledger *l = &rp->ledgers[i];
         l->pending_oom = -1;

@@ -152,7 +152,7 @@ int vt_reader_open_memory(const void *data, size_t len, const char *name,
 void vt_reader_close(struct vt_reader *r);
 
 /* Reads and decompresses the next chunk on a thread of its own while the
- * caller decodes the current one (analyzer/chunk_source.h): the same
+ * caller decodes the current one (analyzer/trace/chunk_source.h): the same
  * records and errors, sooner on two cores, one more chunk buffer in memory.
  * False if it could not start (reading goes on inline). Call it between
  * next() calls. */

@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow_array.h"
+
 #define SPARE_MAX (sizeof ((struct vt_ledger *)0)->spare_snaps / sizeof(void *))
 
 /* ---- records (one per name and ledger, found through the index) ---- */
@@ -60,7 +62,7 @@ static struct vt_phase_peak *get_phase(struct vt_ledger *l, uint64_t name)
     uint64_t *i = vt_pair_map_get(&l->phase_index, name, 0);
     if (i)
         return &l->phases[*i];
-    if (!vt_replay_reserve((void **)&l->phases, &l->phases_cap, l->nphases, sizeof *l->phases) ||
+    if (!vt_grow_array((void **)&l->phases, &l->phases_cap, l->nphases + 1, sizeof *l->phases) ||
         !vt_pair_map_put_new(&l->phase_index, name, 0, l->nphases))
         return NULL;
     struct vt_phase_peak *p = &l->phases[l->nphases++];
@@ -135,7 +137,7 @@ static bool level_push(struct vt_ledger *l, uint64_t mark, uint32_t members)
         top->members += members;
         return true;
     }
-    if (!vt_replay_reserve((void **)&l->levels, &l->levels_cap, l->nlevels, sizeof *l->levels))
+    if (!vt_grow_array((void **)&l->levels, &l->levels_cap, l->nlevels + 1, sizeof *l->levels))
         return false;
     l->levels[l->nlevels++] =
         (struct vt_phase_level){mark, l->sites.total_bytes, l->sites.seq, NULL, members};
@@ -161,14 +163,15 @@ static void drop_empty_levels(struct vt_ledger *l)
     l->empty_levels = 0;
 }
 
-void vt_phases_raise(struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
+bool vt_phases_raise(const struct vt_open_phases *ph, struct vt_ledger *l, uint64_t time_ns)
 {
+    bool ok = true;
     if (!l->phase_records_made) {
         /* The first allocation of a ledger made while names were open: they
          * get their records now, in the order the eager scheme made them. */
-        for (size_t k = 0; k < rp->nopen; k++)
-            if (!get_phase(l, rp->open[k].name))
-                rp->out_of_memory = true;
+        for (size_t k = 0; k < ph->n; k++)
+            if (!get_phase(l, ph->names[k].name))
+                ok = false;
         l->phase_records_made = true;
     }
     uint64_t total = l->sites.total_bytes;
@@ -188,69 +191,79 @@ void vt_phases_raise(struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns
     if (!members) { /* only empty levels were below */
         snap_give(l, snap);
         l->nlevels = j;
-        return;
+        return ok;
     }
     if (!snap)
         snap = snap_take(l);
     if (!snap || !vt_snapshot_offer(snap, &l->sites, time_ns))
-        rp->out_of_memory = true; /* then the level's max has no snapshot: not folded */
+        ok = false; /* then the level's max has no snapshot: not folded */
     struct vt_phase_level *lv = &l->levels[j]; /* keeps the oldest first_mark */
     lv->value = total;
     lv->seq = l->sites.seq;
     lv->snap = snap;
     lv->members = members;
     l->nlevels = j + 1;
+    return ok;
 }
 
 /* The level's max into the name's record, if it is a new peak for it (a tie
- * keeps the earlier instant, as the eager scheme did). */
-static void fold(struct vt_replay *rp, struct vt_ledger *l, struct vt_phase_peak *p,
-                 const struct vt_phase_level *lv)
+ * keeps the earlier instant, as the eager scheme did). false: out of memory. */
+static bool fold(struct vt_ledger *l, struct vt_phase_peak *p, const struct vt_phase_level *lv)
 {
     if (!lv || !lv->snap || !lv->snap->has_peak)
-        return;
+        return true;
     if (p->snap.has_peak && lv->snap->peak_bytes <= p->snap.peak_bytes)
-        return;
-    if (!vt_snapshot_copy(&p->snap, lv->snap, &l->sites))
-        rp->out_of_memory = true;
+        return true;
+    return vt_snapshot_copy(&p->snap, lv->snap, &l->sites);
 }
 
-void vt_phases_new_ledger(struct vt_replay *rp, struct vt_ledger *l)
+bool vt_phases_new_ledger(const struct vt_open_phases *ph, struct vt_ledger *l)
 {
     /* Every open name's max in this ledger starts at its (empty) beginning:
      * one level from mark 0 holds them all. */
-    if (rp->nopen && !level_push(l, 0, (uint32_t)rp->nopen))
-        rp->out_of_memory = true;
+    return !ph->n || level_push(l, 0, (uint32_t)ph->n);
 }
 
 /* ---- names ---- */
 
-void vt_phases_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
+void vt_open_phases_init(struct vt_open_phases *ph)
 {
-    uint64_t *k = vt_pair_map_get(&rp->open_index, name, 0);
-    bool first = !k;
+    memset(ph, 0, sizeof *ph);
+    vt_pair_map_init(&ph->index);
+}
+
+void vt_open_phases_free(struct vt_open_phases *ph)
+{
+    vt_pair_map_free(&ph->index);
+    free(ph->names);
+    memset(ph, 0, sizeof *ph);
+}
+
+bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
+                    uint64_t name, uint64_t time_ns)
+{
+    uint64_t *k = vt_pair_map_get(&ph->index, name, 0);
+    bool first = !k, ok = true;
     size_t idx;
     if (first) {
-        if (rp->nopen == UINT32_MAX ||
-            !vt_replay_reserve((void **)&rp->open, &rp->open_cap, rp->nopen, sizeof *rp->open) ||
-            !vt_pair_map_put_new(&rp->open_index, name, 0, rp->nopen)) {
-            rp->out_of_memory = true;
-            return;
-        }
-        idx = rp->nopen++;
-        rp->open[idx].name = name;
-        rp->open[idx].count = 0;
-        rp->open[idx].mark = ++rp->marks_made;
+        if (ph->n == UINT32_MAX ||
+            !vt_grow_array((void **)&ph->names, &ph->cap, ph->n + 1, sizeof *ph->names) ||
+            !vt_pair_map_put_new(&ph->index, name, 0, ph->n))
+            return false;
+        idx = ph->n++;
+        ph->names[idx].name = name;
+        ph->names[idx].count = 0;
+        ph->names[idx].mark = ++ph->marks_made;
     } else {
         idx = (size_t)*k;
     }
-    rp->open[idx].count++;
-    uint64_t mark = rp->open[idx].mark;
-    for (size_t i = 0; i < rp->nledgers; i++) {
-        struct vt_ledger *l = &rp->ledgers[i];
+    ph->names[idx].count++;
+    uint64_t mark = ph->names[idx].mark;
+    for (size_t i = 0; i < nledgers; i++) {
+        struct vt_ledger *l = &ledgers[i];
         struct vt_phase_peak *p = get_phase(l, name);
         if (!p) {
-            rp->out_of_memory = true;
+            ok = false;
             continue;
         }
         p->opened++;
@@ -258,37 +271,39 @@ void vt_phases_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
             /* The total at the moment a phase opens is its first candidate. */
             vt_snapshot_offer(&p->snap, &l->sites, time_ns);
             if (!level_push(l, mark, 1))
-                rp->out_of_memory = true;
+                ok = false;
         } else if (!p->snap.has_peak) {
             /* Open already, but with no peak yet in this ledger (made after
              * the name opened): what its level holds first, then now. */
-            fold(rp, l, p, level_of(l, mark));
+            if (!fold(l, p, level_of(l, mark)))
+                ok = false;
             vt_snapshot_offer(&p->snap, &l->sites, time_ns);
         }
         /* Otherwise now is inside the open interval: its level has it. */
     }
+    return ok;
 }
 
-void vt_phases_close(struct vt_replay *rp, uint64_t name)
+bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
+                     uint64_t name)
 {
-    uint64_t *k = vt_pair_map_get(&rp->open_index, name, 0);
+    uint64_t *k = vt_pair_map_get(&ph->index, name, 0);
     if (!k)
-        return;
+        return true;
     size_t idx = (size_t)*k;
-    if (--rp->open[idx].count)
-        return;
-    uint64_t mark = rp->open[idx].mark;
-    for (size_t i = 0; i < rp->nledgers; i++) {
-        struct vt_ledger *l = &rp->ledgers[i];
+    if (--ph->names[idx].count)
+        return true;
+    bool ok = true;
+    uint64_t mark = ph->names[idx].mark;
+    for (size_t i = 0; i < nledgers; i++) {
+        struct vt_ledger *l = &ledgers[i];
         struct vt_phase_level *lv = level_of(l, mark);
         if (!lv || !lv->members)
             continue; /* only after running out of memory */
         if (lv->snap) {
             struct vt_phase_peak *p = get_phase(l, name);
-            if (p)
-                fold(rp, l, p, lv);
-            else
-                rp->out_of_memory = true;
+            if (!p || !fold(l, p, lv))
+                ok = false;
         }
         if (--lv->members == 0) {
             l->empty_levels++;
@@ -298,29 +313,31 @@ void vt_phases_close(struct vt_replay *rp, uint64_t name)
         }
     }
     /* Out of the open set (the last entry takes its place). */
-    vt_pair_map_remove_at(&rp->open_index, k);
-    rp->open[idx] = rp->open[--rp->nopen];
-    if (idx < rp->nopen) {
-        uint64_t *moved = vt_pair_map_get(&rp->open_index, rp->open[idx].name, 0);
+    vt_pair_map_remove_at(&ph->index, k);
+    ph->names[idx] = ph->names[--ph->n];
+    if (idx < ph->n) {
+        uint64_t *moved = vt_pair_map_get(&ph->index, ph->names[idx].name, 0);
         if (moved)
             *moved = idx;
     }
+    return ok;
 }
 
-void vt_phases_finish(struct vt_replay *rp)
+bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers,
+                      size_t nledgers)
 {
-    for (size_t k = 0; k < rp->nopen; k++)
-        for (size_t i = 0; i < rp->nledgers; i++) {
-            struct vt_ledger *l = &rp->ledgers[i];
-            const struct vt_phase_level *lv = level_of(l, rp->open[k].mark);
+    bool ok = true;
+    for (size_t k = 0; k < ph->n; k++)
+        for (size_t i = 0; i < nledgers; i++) {
+            struct vt_ledger *l = &ledgers[i];
+            const struct vt_phase_level *lv = level_of(l, ph->names[k].mark);
             if (!lv || !lv->snap)
                 continue;
-            struct vt_phase_peak *p = get_phase(l, rp->open[k].name);
-            if (p)
-                fold(rp, l, p, lv);
-            else
-                rp->out_of_memory = true;
+            struct vt_phase_peak *p = get_phase(l, ph->names[k].name);
+            if (!p || !fold(l, p, lv))
+                ok = false;
         }
+    return ok;
 }
 
 void vt_phases_free_ledger(struct vt_ledger *l)

@@ -10,7 +10,8 @@
 
 #include "analysis.h"
 #include "report.h"
-#include "snapshot/snapshot_report.h"
+#include "snapshot.h"
+#include "snapshot_report.h"
 
 #define MAX_DEBUG_DIRS 16
 

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "json_writer.h"
-#include "snapshot_report.h"
+#include "snapshot_render.h"
 
 static void frame_json(void *ctx, const char *file, const char *name, int64_t line)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot_report.h"
+#include "snapshot_render.h"
 
 #define SEGMENT_ROWS 10
 

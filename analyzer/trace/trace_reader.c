@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chunk_source.h"
+#include "grow_array.h"
 #include "pair_map.h"
 
 /* Ids below this may be defined in any order (API ids are the hooks' own
@@ -176,22 +177,22 @@ static const char *arena_copy(struct vt_reader *r, const void *src, size_t len)
     return dst;
 }
 
-/* Grows *arr (element size elem) so that index idx fits. */
+/* Grows *arr (element size elem) so that index idx fits, new elements
+ * zeroed, charging the growth to the reader's table budget. */
 static bool grow(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx, size_t elem)
 {
     if (idx < *cap)
         return true;
-    uint64_t ncap = *cap ? *cap : 64;
-    while (ncap <= idx)
-        ncap *= 2;
-    if (!charge(r, (ncap - *cap) * elem))
+    if (idx >= SIZE_MAX)
         return false;
-    void *n = realloc(*arr, ncap * elem);
-    if (!n)
+    size_t old = (size_t)*cap, ncap = vt_grow_capacity(old, (size_t)idx + 1, elem);
+    if (!ncap || !charge(r, (uint64_t)(ncap - old) * elem))
         return false;
-    memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-    *arr = n;
-    *cap = ncap;
+    size_t have = old;
+    if (!vt_grow_array(arr, &have, ncap, elem))
+        return false;
+    memset((char *)*arr + old * elem, 0, (have - old) * elem);
+    *cap = have;
     return true;
 }
 

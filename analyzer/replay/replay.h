@@ -54,9 +54,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ledger.h"
 #include "live_set.h"
 #include "pair_map.h"
 #include "peak_tracker.h"
+#include "replay_phases.h"
 #include "trace_reader.h"
 
 #define VT_OOM_FLUSH_WINDOW_NS 1000000000ull /* 1 s: PyTorch retries at once */
@@ -109,55 +111,6 @@ struct vt_oom {
     size_t ntop;
 };
 
-struct vt_phase_peak {
-    uint64_t name;        /* string id */
-    uint64_t opened;      /* ranges of this name opened */
-    struct vt_peak_snapshot snap;
-};
-
-/*
- * Open phase names whose peak since their mark is the same, in one ledger:
- * a run of consecutive marks (from first_mark to the next level's). See
- * replay.c, "phases".
- */
-struct vt_phase_level {
-    uint64_t first_mark;   /* the oldest mark of the run (marks count up) */
-    uint64_t value;        /* the ledger's largest total since each member's mark */
-    uint64_t seq;          /* the ledger's change number when it was reached */
-    struct vt_peak_snapshot *snap; /* the ledger then; NULL: reached when the
-                                    * members opened, already offered to them */
-    uint32_t members;      /* open names in the run */
-};
-
-struct vt_ledger {
-    int64_t device;       /* ordinal, -1 unknown */
-    enum vt_category category;
-    struct vt_ledger_sites sites;
-    struct vt_peak_snapshot peak;
-    uint64_t kind_bytes[VT_KIND_COUNT_];
-    uint64_t allocs, frees, failed_allocs;
-    struct vt_phase_peak *phases;  /* in the order they were first seen */
-    size_t nphases, phases_cap;
-    struct vt_pair_map phase_index; /* (name, 0) -> index in phases */
-    struct vt_phase_level *levels;  /* oldest first: values never increase */
-    size_t nlevels, levels_cap, empty_levels;
-    struct vt_peak_snapshot *spare_snaps[4]; /* released by levels, for reuse */
-    size_t nspare_snaps;
-    bool phase_records_made;       /* open names have records (first allocation) */
-    struct vt_oom *ooms;
-    size_t nooms, ooms_cap;
-    long pending_oom;     /* index of the failure whose window is open, -1 */
-    /* A device ledger's place in the GPU merge (analysis.c), set by on_change
-     * when it places the ledger; until then now is NULL. The replay then adds
-     * each change itself (no call per event) and calls on_device_peak only
-     * when the GPU's total passes its peak. */
-    struct {
-        uint64_t *now;        /* the GPU's device bytes, every process's */
-        const uint64_t *peak; /* their maximum so far */
-        uint64_t *share;      /* this process's part of *now */
-    } gpu;
-};
-
 struct vt_mark {
     uint64_t time_ns, name, thread;
     uint64_t device_bytes; /* sum of this process's device ledgers then */
@@ -194,10 +147,7 @@ struct vt_replay {
 
     struct vt_pair_map phase_stacks; /* (thread|domain<<32, depth) -> name; depth UINT64_MAX -> depth */
     struct vt_pair_map ranges;       /* (range id, 0) -> name */
-    struct { uint64_t name, count, mark; } *open;  /* names open now */
-    size_t nopen, open_cap;
-    struct vt_pair_map open_index;   /* (name, 0) -> index in open */
-    uint64_t marks_made;             /* the last mark given (0: none yet) */
+    struct vt_open_phases phases;    /* names open now (replay_phases.h) */
 
     struct vt_context_entry *contexts; /* live contexts (few) */
     size_t ncontexts, contexts_cap;
@@ -233,8 +183,6 @@ void vt_replay_finish(struct vt_replay *rp);
 
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);
-/* The phase peak of a name in a ledger, NULL if that phase never opened. */
-const struct vt_phase_peak *vt_ledger_phase(const struct vt_ledger *l, uint64_t name);
 
 /* The numbers a verdict is made of (docs/REPORT.md, "Allocation failures"). */
 struct vt_oom_numbers {

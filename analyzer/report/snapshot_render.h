@@ -1,0 +1,24 @@
+/* The two renderers of a snapshot analysis (snapshot_report_text.c,
+ * snapshot_report_json.c) and what both use; snapshot_report.c picks one. */
+#ifndef VRAMTRACE_REPORT_SNAPSHOT_RENDER_H
+#define VRAMTRACE_REPORT_SNAPSHOT_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "snapshot_analysis.h"
+
+int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
+                        FILE *out);
+int vt_snap_report_json(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
+                        FILE *out);
+
+/* Whether --device selects this device of the snapshot. */
+static inline bool vt_snap_device_selected(const struct vt_report_options *opt,
+                                           const struct vt_snap_device *d)
+{
+    return !opt->has_device || opt->device == d->device;
+}
+
+#endif
