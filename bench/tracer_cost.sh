@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tracer's cost per intercepted event, the two ways docs/PERFORMANCE.md
-# (section 1) reports it: callgrind instruction counts (repeatable on a busy
+# ("Where every target stands", runs B and C) and docs/performance-history.md
+# (section 1) report it: callgrind instruction counts (repeatable on a busy
 # machine) and wall-time medians of alternating runs. NOT part of the suite.
 #
 #   bench/tracer_cost.sh [--build DIR] [--rounds N] [--depth D] [--pairs N]

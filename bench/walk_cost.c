@@ -1,7 +1,8 @@
 /*
  * The stack walk alone: unw_backtrace (libunwind) against the tracer's own
  * walker (preload/record/fast_unwind.h), from D frames of recursion, walked
- * N times each, alternately (docs/PERFORMANCE.md, section 1, "Own unwinder").
+ * N times each, alternately (docs/performance-history.md, section 1, "Own
+ * unwinder").
  *
  *   walk_cost --depth D [--size S] [--walks N] [--frames fp|nofp]
  *

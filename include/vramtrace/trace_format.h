@@ -52,9 +52,10 @@
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
- * repetitive trace's bytes, docs/PERFORMANCE.md); a microsecond is finer
- * than any driver allocation takes and is what PyTorch's own snapshots
- * record (time_us). Order within a file never depends on time. */
+ * repetitive trace's bytes, docs/performance-history.md, "Trace size",
+ * "Before"); a microsecond is finer than any driver allocation takes and
+ * is what PyTorch's own snapshots record (time_us). Order within a file
+ * never depends on time. */
 #define VT_TIME_UNIT_NS_DEFAULT 1000
 
 #define VT_CHUNK_MAGIC 0x4b435456u /* "VTCK" little-endian */

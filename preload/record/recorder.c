@@ -206,7 +206,9 @@ void vt_record_mem(const struct vt_mem_event *ev)
     vt_fork_guard_enter();
     /* A free gets no stack: the analyzer charges it to its allocation's
      * stack, never to its own (docs/REPORT.md, "The live set"), and the
-     * walk is most of an event's cost (docs/PERFORMANCE.md). */
+     * walk is most of an event's cost (docs/PERFORMANCE.md; why frees
+     * carry none: docs/performance-history.md, section 1, "After the
+     * tracer work"). */
     struct vt_raw_mem *m =
         ev->op != VT_OP_FREE && R.stack_depth
             ? begin_mem_with_stack()

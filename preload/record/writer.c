@@ -52,7 +52,8 @@
  * a busy program wakes the writer each time a buffer block fills, and a
  * chunk per block was ~3000 events - every chunk is its own zstd frame with
  * fresh deltas, and that cost 0.1 B/event, 10x the records of a repetitive
- * workload (docs/PERFORMANCE.md, "Trace size"). The size bound keeps one busy
+ * workload (docs/performance-history.md, "Trace size", "After the format's
+ * time unit and the writer's chunk policy"). The size bound keeps one busy
  * interval from making one huge chunk (and a huge loss if cut). */
 #define VT_CHUNK_TARGET_RAW (1u << 20)
 /* How long an emergency flush waits for a buffer whose lock is taken (its
