@@ -66,7 +66,7 @@ static bool parse_size(const char *s, uint64_t *out)
     return false;
 }
 
-static bool parse_allocator(const char *spec, const struct sim_input *in, struct sim_case *c,
+static bool parse_allocator(const char *spec, const struct vt_sim_input *in, struct vt_sim_case *c,
                             char *err, size_t errlen)
 {
     snprintf(c->label, sizeof c->label, "%s", spec);
@@ -101,7 +101,7 @@ int vt_cmd_simulate(int argc, char **argv)
     size_t nalloc = 0, ncap = 0;
     bool min_capacity = false;
     long device = -1;
-    struct sim_report_options ro = {.text_frames = 6};
+    struct vt_sim_report_options ro = {.text_frames = 6};
     size_t samples = 12;
     int c;
     optind = 1;
@@ -155,7 +155,7 @@ int vt_cmd_simulate(int argc, char **argv)
             ro.json = true;
             break;
         case 'A':
-            sim_use_recorded_addresses = false;
+            vt_sim_use_recorded_addresses = false;
             break;
         case 'h':
             simulate_usage(stdout);
@@ -172,11 +172,11 @@ int vt_cmd_simulate(int argc, char **argv)
         simulate_usage(stderr);
         return 2;
     }
-    struct sim_input in;
+    struct vt_sim_input in;
     char err[512];
-    if (sim_input_load(&in, argv[optind], device, err, sizeof err)) {
+    if (vt_sim_input_load(&in, argv[optind], device, err, sizeof err)) {
         fprintf(stderr, "vramtrace: %s\n", err);
-        sim_input_free(&in);
+        vt_sim_input_free(&in);
         return 2;
     }
     if (nalloc == 0)
@@ -184,36 +184,36 @@ int vt_cmd_simulate(int argc, char **argv)
     if (ncap == 0)
         capacities[ncap++] = 0;
     size_t ncases = nalloc * ncap;
-    struct sim_case *cases = calloc(ncases, sizeof *cases);
+    struct vt_sim_case *cases = calloc(ncases, sizeof *cases);
     int status = cases ? 0 : 2;
     for (size_t a = 0; a < nalloc && status == 0; a++) {
-        struct sim_case proto;
+        struct vt_sim_case proto;
         if (!parse_allocator(allocators[a], &in, &proto, err, sizeof err)) {
             fprintf(stderr, "vramtrace simulate: --allocator %s\n", err);
             status = 2;
             break;
         }
         for (size_t k = 0; k < ncap && status == 0; k++) {
-            struct sim_case *sc = &cases[a * ncap + k];
+            struct vt_sim_case *sc = &cases[a * ncap + k];
             *sc = proto;
             sc->capacity = capacities[k];
-            if (!sim_run(&in, &sc->cfg, sc->capacity, samples, &sc->res)) {
+            if (!vt_sim_run(&in, &sc->cfg, sc->capacity, samples, &sc->res)) {
                 fprintf(stderr, "vramtrace simulate: %s\n", sc->res.error);
                 status = 2;
             }
             if (min_capacity && k == 0) {
                 sc->has_min_capacity = true;
-                sc->min_capacity = sim_min_capacity(&in, &sc->cfg);
+                sc->min_capacity = vt_sim_min_capacity(&in, &sc->cfg);
             }
         }
     }
     if (status == 0) {
         if (ro.json)
-            sim_report_json(&in, cases, ncases, stdout);
+            vt_sim_report_json(&in, cases, ncases, stdout);
         else
-            sim_report_text(&in, cases, ncases, &ro, stdout);
+            vt_sim_report_text(&in, cases, ncases, &ro, stdout);
     }
     free(cases);
-    sim_input_free(&in);
+    vt_sim_input_free(&in);
     return status;
 }

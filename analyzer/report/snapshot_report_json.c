@@ -17,7 +17,7 @@ static void frame_json(void *ctx, const char *file, const char *name, int64_t li
     vt_json_end_object(j);
 }
 
-static void frames_json(struct vt_json *j, const struct pk_value *frames)
+static void frames_json(struct vt_json *j, const struct vt_pickle_value *frames)
 {
     vt_json_key(j, "frames");
     vt_json_begin_array(j);

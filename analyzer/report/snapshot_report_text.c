@@ -30,7 +30,7 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
         fprintf(w->out, " (%s:%" PRId64 ")", base ? base + 1 : file, line);
 }
 
-static void print_where(FILE *out, const struct pk_value *frames, size_t max)
+static void print_where(FILE *out, const struct vt_pickle_value *frames, size_t max)
 {
     struct where w = {out, 0, max};
     vt_snap_explaining_frames(frames, where_frame, &w);

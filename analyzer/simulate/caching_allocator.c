@@ -12,7 +12,7 @@
 
 /* ---- free pools: sorted by (stream, size, address) ---- */
 
-static int key_cmp(int64_t stream, uint64_t size, uint64_t addr, const struct ca_block *b)
+static int key_cmp(int64_t stream, uint64_t size, uint64_t addr, const struct vt_cache_block *b)
 {
     if (stream != b->stream)
         return stream < b->stream ? -1 : 1;
@@ -24,7 +24,8 @@ static int key_cmp(int64_t stream, uint64_t size, uint64_t addr, const struct ca
 }
 
 /* Index of the first block >= (stream, size, addr). */
-static size_t lower_bound(const struct ca_pool *p, int64_t stream, uint64_t size, uint64_t addr)
+static size_t lower_bound(const struct vt_cache_pool *p, int64_t stream, uint64_t size,
+                          uint64_t addr)
 {
     size_t lo = 0, hi = p->n;
     while (lo < hi) {
@@ -37,7 +38,7 @@ static size_t lower_bound(const struct ca_pool *p, int64_t stream, uint64_t size
     return lo;
 }
 
-static bool pool_insert(struct ca_model *m, struct ca_pool *p, struct ca_block *b)
+static bool pool_insert(struct vt_cache_model *m, struct vt_cache_pool *p, struct vt_cache_block *b)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
@@ -57,7 +58,7 @@ static bool pool_insert(struct ca_model *m, struct ca_pool *p, struct ca_block *
     return true;
 }
 
-static void pool_erase(struct ca_pool *p, const struct ca_block *b)
+static void pool_erase(struct vt_cache_pool *p, const struct vt_cache_block *b)
 {
     size_t at = lower_bound(p, b->stream, b->size, b->addr);
     if (at < p->n && p->v[at] == b) {
@@ -66,19 +67,19 @@ static void pool_erase(struct ca_pool *p, const struct ca_block *b)
     }
 }
 
-static struct ca_pool *pool_of(struct ca_model *m, bool small)
+static struct vt_cache_pool *pool_of(struct vt_cache_model *m, bool small)
 {
     return small ? &m->small : &m->large;
 }
 
-static bool insert_free(struct ca_model *m, struct ca_block *b)
+static bool insert_free(struct vt_cache_model *m, struct vt_cache_block *b)
 {
     return pool_insert(m, pool_of(m, b->small_pool), b);
 }
 
 /* ---- blocks and segments ---- */
 
-static void *model_alloc(struct ca_model *m, size_t size)
+static void *model_alloc(struct vt_cache_model *m, size_t size)
 {
     void *p = calloc(1, size);
     if (!p)
@@ -91,17 +92,22 @@ static uint64_t align_up(uint64_t x, uint64_t a)
     return (x + a - 1) / a * a;
 }
 
-static struct ca_segment *add_segment(struct ca_model *m, uint64_t addr, uint64_t size,
-                                      int64_t stream, bool small, bool expandable)
+static struct vt_cache_segment *add_segment(struct vt_cache_model *m, uint64_t addr, uint64_t size,
+                                            int64_t stream, bool small, bool expandable)
 {
-    struct ca_segment *seg = model_alloc(m, sizeof *seg);
-    struct ca_block *b = seg ? model_alloc(m, sizeof *b) : NULL;
+    struct vt_cache_segment *seg = model_alloc(m, sizeof *seg);
+    struct vt_cache_block *b = seg ? model_alloc(m, sizeof *b) : NULL;
     if (!b) {
         free(seg);
         return NULL;
     }
-    *seg = (struct ca_segment){.addr = addr, .size = size, .stream = stream, .small_pool = small,
-                               .expandable = expandable, .first = b, .next_seg = m->segments};
+    *seg = (struct vt_cache_segment){.addr = addr,
+                                     .size = size,
+                                     .stream = stream,
+                                     .small_pool = small,
+                                     .expandable = expandable,
+                                     .first = b,
+                                     .next_seg = m->segments};
     if (m->segments)
         m->segments->prev_seg = seg;
     m->segments = seg;
@@ -120,7 +126,7 @@ static struct ca_segment *add_segment(struct ca_model *m, uint64_t addr, uint64_
     return seg;
 }
 
-static void remove_segment(struct ca_model *m, struct ca_segment *seg)
+static void remove_segment(struct vt_cache_model *m, struct vt_cache_segment *seg)
 {
     if (seg->prev_seg)
         seg->prev_seg->next_seg = seg->next_seg;
@@ -128,14 +134,14 @@ static void remove_segment(struct ca_model *m, struct ca_segment *seg)
         m->segments = seg->next_seg;
     if (seg->next_seg)
         seg->next_seg->prev_seg = seg->prev_seg;
-    for (struct ca_block *b = seg->first, *n; b; b = n) {
+    for (struct vt_cache_block *b = seg->first, *n; b; b = n) {
         n = b->next;
         free(b);
     }
     free(seg);
 }
 
-bool ca_init(struct ca_model *m, const struct vt_alloc_config *cfg, uint64_t capacity)
+bool vt_cache_init(struct vt_cache_model *m, const struct vt_alloc_config *cfg, uint64_t capacity)
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
@@ -147,7 +153,7 @@ bool ca_init(struct ca_model *m, const struct vt_alloc_config *cfg, uint64_t cap
     return true;
 }
 
-void ca_destroy(struct ca_model *m)
+void vt_cache_destroy(struct vt_cache_model *m)
 {
     while (m->segments)
         remove_segment(m, m->segments);
@@ -157,13 +163,13 @@ void ca_destroy(struct ca_model *m)
     memset(m, 0, sizeof *m);
 }
 
-static bool is_whole(const struct ca_block *b)
+static bool is_whole(const struct vt_cache_block *b)
 {
     return !b->prev && !b->next;
 }
 
 /* cudaFree of a whole, free, non-expandable segment. */
-static void release_block(struct ca_model *m, struct ca_block *b)
+static void release_block(struct vt_cache_model *m, struct vt_cache_block *b)
 {
     pool_erase(pool_of(m, b->small_pool), b);
     m->st.reserved -= b->size;
@@ -174,7 +180,8 @@ static void release_block(struct ca_model *m, struct ca_block *b)
 
 /* try_merge_blocks: src, a free neighbour of dst in the same mapping
  * state, is absorbed by dst. */
-static void try_merge(struct ca_model *m, struct ca_block *dst, struct ca_block *src)
+static void try_merge(struct vt_cache_model *m, struct vt_cache_block *dst,
+                      struct vt_cache_block *src)
 {
     if (!src || src->allocated || src->mapped != dst->mapped)
         return;
@@ -198,9 +205,10 @@ static void try_merge(struct ca_model *m, struct ca_block *dst, struct ca_block 
 
 /* Splits b so that b keeps its first `size` bytes; returns the rest (a
  * new block right after b, same state). */
-static struct ca_block *split_off(struct ca_model *m, struct ca_block *b, uint64_t size)
+static struct vt_cache_block *split_off(struct vt_cache_model *m, struct vt_cache_block *b,
+                                        uint64_t size)
 {
-    struct ca_block *r = model_alloc(m, sizeof *r);
+    struct vt_cache_block *r = model_alloc(m, sizeof *r);
     if (!r)
         return NULL;
     *r = *b;
@@ -224,7 +232,7 @@ static uint64_t page_size(bool small)
     return small ? VT_PT_SMALL_BUFFER : VT_PT_LARGE_BUFFER;
 }
 
-static bool has_room(const struct ca_block *b, uint64_t size)
+static bool has_room(const struct vt_cache_block *b, uint64_t size)
 {
     uint64_t bytes = 0;
     while (bytes < size && b && !b->allocated) {
@@ -237,19 +245,19 @@ static bool has_room(const struct ca_block *b, uint64_t size)
 /* find_expandable_block: the lowest unmapped range of this stream's
  * expandable segments (with the free block just before it) that has
  * room; else a new segment's whole address range. */
-static struct ca_block *find_expandable_block(struct ca_model *m, int64_t stream, bool small,
-                                              uint64_t size)
+static struct vt_cache_block *find_expandable_block(struct vt_cache_model *m, int64_t stream,
+                                                    bool small, uint64_t size)
 {
-    struct ca_block *best = NULL;
-    for (struct ca_segment *s = m->segments; s; s = s->next_seg) {
+    struct vt_cache_block *best = NULL;
+    for (struct vt_cache_segment *s = m->segments; s; s = s->next_seg) {
         if (!s->expandable || s->stream != stream || s->small_pool != small)
             continue;
-        for (struct ca_block *b = s->first; b; b = b->next) {
+        for (struct vt_cache_block *b = s->first; b; b = b->next) {
             if (b->mapped)
                 continue;
             /* A free mapped block right before the unmapped range can be
              * its start. */
-            struct ca_block *c = b->prev && !b->prev->allocated ? b->prev : b;
+            struct vt_cache_block *c = b->prev && !b->prev->allocated ? b->prev : b;
             if (has_room(c, size) && (!best || c->addr < best->addr))
                 best = c;
         }
@@ -259,12 +267,12 @@ static struct ca_block *find_expandable_block(struct ca_model *m, int64_t stream
     /* 1 1/8 of the device: room to map pages at the end after unmapping
      * earlier ones. */
     uint64_t va = m->capacity ? align_up(m->capacity + m->capacity / 8, page_size(small)) : UNLIMITED_VA;
-    struct ca_segment *seg = add_segment(m, m->next_addr, va, stream, small, true);
+    struct vt_cache_segment *seg = add_segment(m, m->next_addr, va, stream, small, true);
     return seg ? seg->first : NULL;
 }
 
 /* map_block: back the start of an unmapped block with whole pages. */
-static bool map_block(struct ca_model *m, struct ca_block *b, uint64_t size)
+static bool map_block(struct vt_cache_model *m, struct vt_cache_block *b, uint64_t size)
 {
     uint64_t bytes = align_up(size, page_size(b->small_pool));
     if (bytes > b->size)
@@ -281,16 +289,16 @@ static bool map_block(struct ca_model *m, struct ca_block *b, uint64_t size)
     return insert_free(m, b);
 }
 
-static struct ca_block *try_allocate_expandable_block(struct ca_model *m, int64_t stream,
-                                                      bool small, uint64_t size)
+static struct vt_cache_block *
+try_allocate_expandable_block(struct vt_cache_model *m, int64_t stream, bool small, uint64_t size)
 {
-    struct ca_block *c = find_expandable_block(m, stream, small, size);
+    struct vt_cache_block *c = find_expandable_block(m, stream, small, size);
     if (!c)
         return NULL;
     if (!c->mapped && !map_block(m, c, c->size < size ? c->size : size))
         return NULL;
     while (c->size < size) {
-        struct ca_block *n = c->next; /* unmapped, by construction */
+        struct vt_cache_block *n = c->next; /* unmapped, by construction */
         uint64_t rest = size - c->size;
         if (!n || n->mapped || !map_block(m, n, rest < n->size ? rest : n->size))
             return NULL;
@@ -301,7 +309,7 @@ static struct ca_block *try_allocate_expandable_block(struct ca_model *m, int64_
 }
 
 /* unmap_block: give back the whole pages inside a free block. */
-static void unmap_block(struct ca_model *m, struct ca_block *b)
+static void unmap_block(struct vt_cache_model *m, struct vt_cache_block *b)
 {
     uint64_t page = page_size(b->small_pool), base = b->seg->addr;
     uint64_t lo = base + align_up(b->addr - base, page);
@@ -310,12 +318,12 @@ static void unmap_block(struct ca_model *m, struct ca_block *b)
         return;
     pool_erase(pool_of(m, b->small_pool), b);
     if (hi < b->addr + b->size) {
-        struct ca_block *after = split_off(m, b, hi - b->addr);
+        struct vt_cache_block *after = split_off(m, b, hi - b->addr);
         if (!after || !insert_free(m, after))
             return;
     }
     if (lo > b->addr) {
-        struct ca_block *mid = split_off(m, b, lo - b->addr);
+        struct vt_cache_block *mid = split_off(m, b, lo - b->addr);
         if (!mid || !insert_free(m, b))
             return;
         b = mid;
@@ -332,8 +340,8 @@ static void unmap_block(struct ca_model *m, struct ca_block *b)
 /* ---- the allocator's decisions ---- */
 
 /* get_free_block: best fit in the pool, with the oversize rules. */
-static struct ca_block *get_free_block(struct ca_model *m, struct ca_pool *p, int64_t stream,
-                                       uint64_t size)
+static struct vt_cache_block *get_free_block(struct vt_cache_model *m, struct vt_cache_pool *p,
+                                             int64_t stream, uint64_t size)
 {
     if (m->limit && m->cfg.garbage_collection_threshold > 0)
         p->get_free_calls++;
@@ -343,18 +351,18 @@ static struct ca_block *get_free_block(struct ca_model *m, struct ca_pool *p, in
     if (p->v[at]->seg->expandable) {
         /* Best fit counts what an expandable block could grow into. */
         for (;;) {
-            struct ca_block *b = p->v[at];
+            struct vt_cache_block *b = p->v[at];
             uint64_t grow = b->size + (b->next && !b->next->mapped ? b->next->size : 0);
             if (at + 1 >= p->n || p->v[at + 1]->stream != stream || !b->seg->expandable)
                 break;
-            struct ca_block *n = p->v[at + 1];
+            struct vt_cache_block *n = p->v[at + 1];
             uint64_t grow_n = n->size + (n->next && !n->next->mapped ? n->next->size : 0);
             if (grow_n >= grow)
                 break;
             at++;
         }
     }
-    struct ca_block *b = p->v[at];
+    struct vt_cache_block *b = p->v[at];
     if (size < m->cfg.max_split_size && b->size >= m->cfg.max_split_size)
         return NULL;
     if (size >= m->cfg.max_split_size && b->size >= size + m->cfg.max_non_split_rounding)
@@ -366,13 +374,13 @@ static struct ca_block *get_free_block(struct ca_model *m, struct ca_pool *p, in
 /* garbage_collect_cached_blocks: free unsplit large blocks, oldest first
  * (age = get_free_block calls since they became free), until reserved
  * memory is back under the threshold. */
-static void garbage_collect(struct ca_model *m)
+static void garbage_collect(struct vt_cache_model *m)
 {
     uint64_t threshold = (uint64_t)(m->cfg.garbage_collection_threshold * (double)m->limit);
     if (m->st.reserved <= threshold)
         return;
     uint64_t target = m->st.reserved - threshold, reclaimed = 0;
-    struct ca_pool *p = &m->large;
+    struct vt_cache_pool *p = &m->large;
     double total_age = 0;
     size_t count = 0;
     for (size_t k = 0; k < p->n; k++)
@@ -385,7 +393,7 @@ static void garbage_collect(struct ca_model *m)
         double threshold_age = total_age / (double)count;
         freed = false;
         for (size_t k = 0; k < p->n;) {
-            struct ca_block *b = p->v[k];
+            struct vt_cache_block *b = p->v[k];
             double age = (double)(p->get_free_calls - b->gc_base);
             if (is_whole(b) && !b->seg->expandable && age >= threshold_age) {
                 freed = true;
@@ -401,17 +409,17 @@ static void garbage_collect(struct ca_model *m)
     }
 }
 
-static bool overlaps(const struct ca_model *m, uint64_t addr, uint64_t size)
+static bool overlaps(const struct vt_cache_model *m, uint64_t addr, uint64_t size)
 {
-    for (const struct ca_segment *s = m->segments; s; s = s->next_seg)
+    for (const struct vt_cache_segment *s = m->segments; s; s = s->next_seg)
         if (addr < s->addr + s->size && s->addr < addr + size)
             return true;
     return false;
 }
 
 /* alloc_block: a new segment (cudaMalloc), or pages of an expandable one. */
-static struct ca_block *alloc_block(struct ca_model *m, uint64_t alloc_size, uint64_t size,
-                                    int64_t stream, bool small)
+static struct vt_cache_block *alloc_block(struct vt_cache_model *m, uint64_t alloc_size,
+                                          uint64_t size, int64_t stream, bool small)
 {
     if (m->limit && m->st.reserved + alloc_size > m->limit)
         return NULL;
@@ -426,7 +434,7 @@ static struct ca_block *alloc_block(struct ca_model *m, uint64_t alloc_size, uin
         if (want && !overlaps(m, want, alloc_size))
             addr = want;
     }
-    struct ca_segment *seg = add_segment(m, addr, alloc_size, stream, small, false);
+    struct vt_cache_segment *seg = add_segment(m, addr, alloc_size, stream, small, false);
     if (!seg)
         return NULL;
     m->st.cuda_mallocs++;
@@ -449,8 +457,8 @@ static struct ca_block *alloc_block(struct ca_model *m, uint64_t alloc_size, uin
 /* release_available_cached_blocks: with max_split_size set, free cached
  * oversize blocks (one big enough, else the largest ones) before the
  * full flush. */
-static bool release_available_cached_blocks(struct ca_model *m, struct ca_pool *p, int64_t stream,
-                                            uint64_t size)
+static bool release_available_cached_blocks(struct vt_cache_model *m, struct vt_cache_pool *p,
+                                            int64_t stream, uint64_t size)
 {
     if (m->cfg.max_split_size == UINT64_MAX)
         return false;
@@ -459,7 +467,7 @@ static bool release_available_cached_blocks(struct ca_model *m, struct ca_pool *
     if (at == p->n || p->v[at]->stream != stream) {
         uint64_t released = 0;
         while (at > 0 && released < key) {
-            struct ca_block *b = p->v[at - 1];
+            struct vt_cache_block *b = p->v[at - 1];
             if (b->stream != stream || b->size < m->cfg.max_split_size)
                 break;
             at--;
@@ -470,7 +478,7 @@ static bool release_available_cached_blocks(struct ca_model *m, struct ca_pool *
         }
         return released >= key;
     }
-    struct ca_block *b = p->v[at];
+    struct vt_cache_block *b = p->v[at];
     if (!is_whole(b) || b->seg->expandable)
         return false;
     release_block(m, b);
@@ -479,14 +487,14 @@ static bool release_available_cached_blocks(struct ca_model *m, struct ca_pool *
 
 /* release_cached_blocks (also empty_cache): every free whole segment goes
  * back to CUDA; expandable segments give back their free pages. */
-static void release_cached_blocks(struct ca_model *m)
+static void release_cached_blocks(struct vt_cache_model *m)
 {
-    struct ca_pool *pools[2] = {&m->large, &m->small};
+    struct vt_cache_pool *pools[2] = {&m->large, &m->small};
     for (int i = 0; i < 2; i++) {
-        struct ca_pool *p = pools[i];
+        struct vt_cache_pool *p = pools[i];
         /* Unmapping changes the pool: gather the expandable blocks first
          * (unmapping frees only unmapped blocks, so these stay valid). */
-        struct ca_block **exp = NULL;
+        struct vt_cache_block **exp = NULL;
         size_t nexp = 0;
         for (size_t k = 0; k < p->n; k++)
             if (p->v[k]->seg->expandable) {
@@ -498,7 +506,7 @@ static void release_cached_blocks(struct ca_model *m)
             unmap_block(m, exp[k]);
         free(exp);
         for (size_t k = 0; k < p->n;) {
-            struct ca_block *b = p->v[k];
+            struct vt_cache_block *b = p->v[k];
             if (!b->seg->expandable && is_whole(b))
                 release_block(m, b);
             else
@@ -507,16 +515,16 @@ static void release_cached_blocks(struct ca_model *m)
     }
 }
 
-void ca_empty_cache(struct ca_model *m)
+void vt_cache_empty_cache(struct vt_cache_model *m)
 {
     release_cached_blocks(m);
 }
 
-void ca_free_space(const struct ca_model *m, uint64_t *free_bytes, uint64_t *largest)
+void vt_cache_free_space(const struct vt_cache_model *m, uint64_t *free_bytes, uint64_t *largest)
 {
     *free_bytes = 0;
     *largest = 0;
-    const struct ca_pool *pools[2] = {&m->small, &m->large};
+    const struct vt_cache_pool *pools[2] = {&m->small, &m->large};
     for (int i = 0; i < 2; i++)
         for (size_t k = 0; k < pools[i]->n; k++) {
             uint64_t s = pools[i]->v[k]->size;
@@ -526,7 +534,7 @@ void ca_free_space(const struct ca_model *m, uint64_t *free_bytes, uint64_t *lar
         }
 }
 
-static uint64_t largest_in(const struct ca_pool *p, int64_t stream)
+static uint64_t largest_in(const struct vt_cache_pool *p, int64_t stream)
 {
     uint64_t best = 0;
     for (size_t k = 0; k < p->n; k++)
@@ -535,14 +543,15 @@ static uint64_t largest_in(const struct ca_pool *p, int64_t stream)
     return best;
 }
 
-struct ca_block *ca_malloc(struct ca_model *m, uint64_t size, int64_t stream, struct ca_failure *why)
+struct vt_cache_block *vt_cache_malloc(struct vt_cache_model *m, uint64_t size, int64_t stream,
+                                       struct vt_cache_failure *why)
 {
     uint64_t rounded = vt_pt_round_size(&m->cfg, size);
     bool small = vt_pt_is_small(rounded);
-    struct ca_pool *p = pool_of(m, small);
+    struct vt_cache_pool *p = pool_of(m, small);
     uint64_t alloc_size = vt_pt_segment_size(rounded);
     m->st.mallocs++;
-    struct ca_block *b = get_free_block(m, p, stream, rounded);
+    struct vt_cache_block *b = get_free_block(m, p, stream, rounded);
     uint64_t before_flush = 0;
     if (!b) {
         if (m->limit && m->cfg.garbage_collection_threshold > 0)
@@ -567,7 +576,7 @@ struct ca_block *ca_malloc(struct ca_model *m, uint64_t size, int64_t stream, st
             why->stream = stream;
             why->reserved = m->st.reserved;
             why->allocated = m->st.allocated;
-            ca_free_space(m, &why->free_cached, &why->largest_free);
+            vt_cache_free_space(m, &why->free_cached, &why->largest_free);
             why->largest_free_same_pool = largest_in(p, stream);
             uint64_t cap = m->limit ? m->limit : m->capacity;
             why->device_free = cap > m->st.reserved ? cap - m->st.reserved : 0;
@@ -579,7 +588,7 @@ struct ca_block *ca_malloc(struct ca_model *m, uint64_t size, int64_t stream, st
      * it is worth a block of its own. */
     bool expandable = b->seg->expandable;
     if (vt_pt_should_split(&m->cfg, small || expandable, b->size, rounded)) {
-        struct ca_block *rest = split_off(m, b, rounded);
+        struct vt_cache_block *rest = split_off(m, b, rounded);
         if (!rest || !insert_free(m, rest))
             return NULL;
     }
@@ -590,7 +599,7 @@ struct ca_block *ca_malloc(struct ca_model *m, uint64_t size, int64_t stream, st
     return b;
 }
 
-void ca_free(struct ca_model *m, struct ca_block *b)
+void vt_cache_free(struct vt_cache_model *m, struct vt_cache_block *b)
 {
     b->allocated = false;
     m->st.allocated -= b->requested;
@@ -602,31 +611,33 @@ void ca_free(struct ca_model *m, struct ca_block *b)
     insert_free(m, b);
 }
 
-bool ca_seed_segment(struct ca_model *m, uint64_t addr, uint64_t size, int64_t stream, bool small)
+bool vt_cache_seed_segment(struct vt_cache_model *m, uint64_t addr, uint64_t size, int64_t stream,
+                           bool small)
 {
-    struct ca_segment *seg = add_segment(m, addr, size, stream, small, false);
+    struct vt_cache_segment *seg = add_segment(m, addr, size, stream, small, false);
     return seg && insert_free(m, seg->first);
 }
 
-struct ca_block *ca_seed_block(struct ca_model *m, uint64_t addr, uint64_t size, uint64_t requested)
+struct vt_cache_block *vt_cache_seed_block(struct vt_cache_model *m, uint64_t addr, uint64_t size,
+                                           uint64_t requested)
 {
-    for (struct ca_segment *s = m->segments; s; s = s->next_seg) {
+    for (struct vt_cache_segment *s = m->segments; s; s = s->next_seg) {
         if (addr < s->addr || addr >= s->addr + s->size)
             continue;
-        struct ca_block *b = s->first;
+        struct vt_cache_block *b = s->first;
         while (b && !(addr >= b->addr && addr < b->addr + b->size))
             b = b->next;
         if (!b || b->allocated || addr + size > b->addr + b->size)
             return NULL;
         pool_erase(pool_of(m, b->small_pool), b);
         if (addr > b->addr) {
-            struct ca_block *mid = split_off(m, b, addr - b->addr);
+            struct vt_cache_block *mid = split_off(m, b, addr - b->addr);
             if (!mid || !insert_free(m, b))
                 return NULL;
             b = mid;
         }
         if (b->size > size) {
-            struct ca_block *rest = split_off(m, b, size);
+            struct vt_cache_block *rest = split_off(m, b, size);
             if (!rest || !insert_free(m, rest))
                 return NULL;
         }

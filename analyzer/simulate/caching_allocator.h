@@ -28,38 +28,38 @@
 
 #include "alloc_policy.h"
 
-struct ca_segment;
+struct vt_cache_segment;
 
-struct ca_block {
+struct vt_cache_block {
     uint64_t addr, size;       /* size: bytes occupied */
     uint64_t requested;        /* what was asked (allocated blocks) */
     int64_t stream;
     bool allocated;
     bool small_pool;
     bool mapped;               /* false: unmapped address space of an expandable segment */
-    struct ca_block *prev, *next; /* neighbours in the same segment */
-    struct ca_segment *seg;
+    struct vt_cache_block *prev, *next; /* neighbours in the same segment */
+    struct vt_cache_segment *seg;
     uint64_t gc_base;          /* pool's get_free_block count when it became free */
 };
 
-struct ca_segment {
+struct vt_cache_segment {
     uint64_t addr, size;       /* expandable: the reserved address range */
     int64_t stream;
     bool small_pool, expandable;
-    struct ca_block *first;    /* lowest block; the blocks tile the segment */
+    struct vt_cache_block *first; /* lowest block; the blocks tile the segment */
     size_t ordinal;            /* k for the k-th cudaMalloc (1-based), 0 for seeds */
-    struct ca_segment *prev_seg, *next_seg; /* all segments of the model */
+    struct vt_cache_segment *prev_seg, *next_seg; /* all segments of the model */
 };
 
-struct ca_pool {
-    struct ca_block **v;       /* free, mapped blocks sorted by (stream, size, address) */
+struct vt_cache_pool {
+    struct vt_cache_block **v; /* free, mapped blocks sorted by (stream, size, address) */
     size_t n, cap;
     bool small;
     uint64_t get_free_calls;   /* for the garbage collector's block ages */
 };
 
 /* Why an allocation failed (the model's OOM message). */
-struct ca_failure {
+struct vt_cache_failure {
     uint64_t requested, rounded, segment_bytes;
     int64_t stream;
     uint64_t reserved, allocated;      /* after the flush, as PyTorch reports */
@@ -70,7 +70,7 @@ struct ca_failure {
     uint64_t released_on_retry;        /* bytes the flush gave back */
 };
 
-struct ca_stats {
+struct vt_cache_stats {
     uint64_t reserved, allocated, occupied;   /* now */
     uint64_t segments;                        /* now (mapped expandable ranges: 1 each) */
     uint64_t cuda_mallocs, cuda_frees;        /* segments created / released (or pages) */
@@ -79,14 +79,14 @@ struct ca_stats {
     uint64_t mallocs, frees, failures;
 };
 
-struct ca_model {
+struct vt_cache_model {
     struct vt_alloc_config cfg;
     uint64_t capacity;         /* 0: unlimited */
     uint64_t limit;            /* capacity x memory fraction, 0: none */
-    struct ca_pool small, large;
-    struct ca_segment *segments;
+    struct vt_cache_pool small, large;
+    struct vt_cache_segment *segments;
     uint64_t next_addr;
-    struct ca_stats st;
+    struct vt_cache_stats st;
     /* Optional: sizes of the segments cudaMalloc'ed, in order (set
      * log_segments before the first malloc). */
     bool log_segments;
@@ -100,25 +100,26 @@ struct ca_model {
     char error[128];           /* out of memory inside the model */
 };
 
-bool ca_init(struct ca_model *m, const struct vt_alloc_config *cfg, uint64_t capacity);
-void ca_destroy(struct ca_model *m);
+bool vt_cache_init(struct vt_cache_model *m, const struct vt_alloc_config *cfg, uint64_t capacity);
+void vt_cache_destroy(struct vt_cache_model *m);
 
 /* torch's malloc: NULL when the allocation fails (out of memory: *why
  * filled if not NULL) or the model runs out of host memory (m->error). */
-struct ca_block *ca_malloc(struct ca_model *m, uint64_t size, int64_t stream,
-                           struct ca_failure *why);
-void ca_free(struct ca_model *m, struct ca_block *b);
+struct vt_cache_block *vt_cache_malloc(struct vt_cache_model *m, uint64_t size, int64_t stream,
+                                       struct vt_cache_failure *why);
+void vt_cache_free(struct vt_cache_model *m, struct vt_cache_block *b);
 /* torch.cuda.empty_cache(): release every unsplit cached segment (and
  * every fully free page of expandable segments). */
-void ca_empty_cache(struct ca_model *m);
+void vt_cache_empty_cache(struct vt_cache_model *m);
 
 /* Seeding a state that existed before a trace started: a segment at its
  * real address (whole and free), then live blocks carved out of it. */
-bool ca_seed_segment(struct ca_model *m, uint64_t addr, uint64_t size, int64_t stream, bool small);
-struct ca_block *ca_seed_block(struct ca_model *m, uint64_t addr, uint64_t size,
-                               uint64_t requested);
+bool vt_cache_seed_segment(struct vt_cache_model *m, uint64_t addr, uint64_t size, int64_t stream,
+                           bool small);
+struct vt_cache_block *vt_cache_seed_block(struct vt_cache_model *m, uint64_t addr, uint64_t size,
+                                           uint64_t requested);
 
 /* Free bytes in cached segments and the largest free block. */
-void ca_free_space(const struct ca_model *m, uint64_t *free_bytes, uint64_t *largest);
+void vt_cache_free_space(const struct vt_cache_model *m, uint64_t *free_bytes, uint64_t *largest);
 
 #endif

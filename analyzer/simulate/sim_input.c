@@ -1,4 +1,4 @@
-/* Building the replay stream of `vramtrace simulate`: see sim_input.h. */
+/* Building the replay stream of `vramtrace simulate`: see vt_sim_input.h. */
 #include "sim_input.h"
 
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "trace_reader.h"
 
-static bool push(struct sim_input *in, size_t *cap, const struct sim_event *e)
+static bool push(struct vt_sim_input *in, size_t *cap, const struct vt_sim_event *e)
 {
     if (in->nev == *cap) {
         size_t n = *cap ? *cap * 2 : 1024;
@@ -17,13 +17,13 @@ static bool push(struct sim_input *in, size_t *cap, const struct sim_event *e)
         *cap = n;
     }
     in->ev[in->nev++] = *e;
-    in->nalloc += e->kind == SIM_ALLOC;
-    in->nfree += e->kind == SIM_FREE;
-    in->nrelease += e->kind == SIM_RELEASE_CACHE;
+    in->nalloc += e->kind == VT_SIM_ALLOC;
+    in->nfree += e->kind == VT_SIM_FREE;
+    in->nrelease += e->kind == VT_SIM_RELEASE_CACHE;
     return true;
 }
 
-static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t errlen)
+static int from_snapshot(struct vt_sim_input *in, int64_t device, char *err, size_t errlen)
 {
     in->from_snapshot = true;
     in->snap = calloc(1, sizeof *in->snap);
@@ -48,7 +48,7 @@ static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t
     in->has_recorded_cfg = true;
     in->recorded_cfg = in->snap->cfg;
     in->has_truth = true;
-    in->truth = (struct sim_truth){
+    in->truth = (struct vt_sim_truth){
         .peak_reserved = d->peak_reserved,
         .initial_reserved = d->tl.initial.reserved,
         .final_reserved = d->tl.final_reserved,
@@ -76,8 +76,8 @@ static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t
     in->nseed_segments = d->tl.initial.nsegs;
     for (size_t k = 0; k < map.nblocks; k++)
         if (!map.blocks[k].free)
-            in->seed_blocks[in->nseed_blocks++] =
-                (struct sim_seed_block){map.blocks[k].addr, map.blocks[k].size, map.blocks[k].requested};
+            in->seed_blocks[in->nseed_blocks++] = (struct vt_sim_seed_block){
+                map.blocks[k].addr, map.blocks[k].size, map.blocks[k].requested};
     vt_segmap_free(&map);
 
     in->truth.segment_sizes = calloc(in->truth.segment_allocs + 1, sizeof *in->truth.segment_sizes);
@@ -97,15 +97,18 @@ static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t
     bool in_burst = false;
     for (size_t i = 0; i < d->tl.nev; i++) {
         const struct vt_snap_event *e = &d->tl.ev[i];
-        struct sim_event s = {.id = e->addr, .size = e->size, .stream = e->stream,
-                              .source_index = i, .frames = e->frames};
+        struct vt_sim_event s = {.id = e->addr,
+                                 .size = e->size,
+                                 .stream = e->stream,
+                                 .source_index = i,
+                                 .frames = e->frames};
         bool keep = true;
         if (e->action == VT_SNAP_ALLOC)
-            s.kind = SIM_ALLOC;
+            s.kind = VT_SIM_ALLOC;
         else if (vt_snap_timeline_is_free(&d->tl, e))
-            s.kind = SIM_FREE;
+            s.kind = VT_SIM_FREE;
         else if (e->action == VT_SNAP_SEGMENT_FREE && !in_burst)
-            s.kind = SIM_RELEASE_CACHE;
+            s.kind = VT_SIM_RELEASE_CACHE;
         else
             keep = false;
         in_burst = e->action == VT_SNAP_SEGMENT_FREE;
@@ -117,7 +120,7 @@ static int from_snapshot(struct sim_input *in, int64_t device, char *err, size_t
     return 0;
 }
 
-static int from_trace(struct sim_input *in, int64_t device, char *err, size_t errlen)
+static int from_trace(struct vt_sim_input *in, int64_t device, char *err, size_t errlen)
 {
     struct vt_reader *r;
     struct vt_read_error re;
@@ -137,13 +140,15 @@ static int from_trace(struct sim_input *in, int64_t device, char *err, size_t er
             in->device = rec.u.mem.device;
         if (rec.u.mem.device != in->device)
             continue;
-        struct sim_event s = {.id = rec.u.mem.addr, .size = rec.u.mem.size, .source_index = n - 1,
-                              .stack = rec.u.mem.stack};
+        struct vt_sim_event s = {.id = rec.u.mem.addr,
+                                 .size = rec.u.mem.size,
+                                 .source_index = n - 1,
+                                 .stack = rec.u.mem.stack};
         if (rec.u.mem.op == VT_OP_ALLOC && rec.u.mem.size > 0) {
-            s.kind = SIM_ALLOC;
+            s.kind = VT_SIM_ALLOC;
             whole += rec.u.mem.size % VT_PT_SMALL_BUFFER == 0;
         } else if (rec.u.mem.op == VT_OP_FREE) {
-            s.kind = SIM_FREE;
+            s.kind = VT_SIM_FREE;
         } else {
             continue;
         }
@@ -169,7 +174,8 @@ static int from_trace(struct sim_input *in, int64_t device, char *err, size_t er
     return 0;
 }
 
-int sim_input_load(struct sim_input *in, const char *path, int64_t device, char *err, size_t errlen)
+int vt_sim_input_load(struct vt_sim_input *in, const char *path, int64_t device, char *err,
+                      size_t errlen)
 {
     memset(in, 0, sizeof *in);
     in->path = path;
@@ -177,7 +183,7 @@ int sim_input_load(struct sim_input *in, const char *path, int64_t device, char 
                                    : from_trace(in, device, err, errlen);
 }
 
-void sim_input_free(struct sim_input *in)
+void vt_sim_input_free(struct vt_sim_input *in)
 {
     free(in->ev);
     free(in->seed_segments);

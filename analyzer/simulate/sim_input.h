@@ -21,44 +21,44 @@
 #include "alloc_policy.h"
 #include "snapshot_analysis.h"
 
-enum sim_event_kind { SIM_ALLOC, SIM_FREE, SIM_RELEASE_CACHE };
+enum vt_sim_event_kind { VT_SIM_ALLOC, VT_SIM_FREE, VT_SIM_RELEASE_CACHE };
 
-struct sim_event {
+struct vt_sim_event {
     uint8_t kind;
     uint64_t id;           /* the real address (matches alloc and free) */
     uint64_t size;         /* requested bytes (alloc) */
     int64_t stream;
     size_t source_index;   /* trace entry / record number in the input */
-    const struct pk_value *frames; /* snapshot allocs: the Python stack */
+    const struct vt_pickle_value *frames; /* snapshot allocs: the Python stack */
     uint64_t stack;        /* trace allocs: the stack id */
 };
 
-struct sim_seed_block {
+struct vt_sim_seed_block {
     uint64_t addr, size, requested;
 };
 
-struct sim_truth {
+struct vt_sim_truth {
     uint64_t peak_reserved, initial_reserved, final_reserved, peak_allocated;
     size_t segment_allocs, segment_frees, initial_segments, final_segments;
     uint64_t *segment_sizes;   /* segment_alloc sizes in trace order */
     uint64_t *segment_addrs;   /* ... and addresses */
 };
 
-struct sim_input {
+struct vt_sim_input {
     const char *path;
     bool from_snapshot;
     int64_t device;
-    struct sim_event *ev;
+    struct vt_sim_event *ev;
     size_t nev;
     size_t nalloc, nfree, nrelease;
     struct vt_snap_seg *seed_segments;   /* snapshot only */
     size_t nseed_segments;
-    struct sim_seed_block *seed_blocks;
+    struct vt_sim_seed_block *seed_blocks;
     size_t nseed_blocks;
     bool has_recorded_cfg;
     struct vt_alloc_config recorded_cfg;  /* the snapshot's allocator_settings */
     bool has_truth;
-    struct sim_truth truth;
+    struct vt_sim_truth truth;
     bool segment_level;    /* trace input whose sizes look like whole segments */
     struct vt_snap_analysis *snap;        /* keeps frames alive */
 };
@@ -66,7 +66,8 @@ struct sim_input {
 /* Reads INPUT (a snapshot pickle or a vramtrace trace, by content). device
  * < 0: the first device with events. Returns 0, or 2 with "FILE: byte N:
  * reason" in err. */
-int sim_input_load(struct sim_input *in, const char *path, int64_t device, char *err, size_t errlen);
-void sim_input_free(struct sim_input *in);
+int vt_sim_input_load(struct vt_sim_input *in, const char *path, int64_t device, char *err,
+                      size_t errlen);
+void vt_sim_input_free(struct vt_sim_input *in);
 
 #endif

@@ -1,4 +1,4 @@
-/* `vramtrace simulate` output: see sim_report.h. */
+/* `vramtrace simulate` output: see vt_sim_report.h. */
 #include "sim_report.h"
 
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include "json_writer.h"
 #include "snapshot.h"
 
-double sim_deviation_pct(uint64_t model, uint64_t truth)
+double vt_sim_deviation_pct(uint64_t model, uint64_t truth)
 {
     if (truth == 0)
         return model == 0 ? 0.0 : 100.0;
@@ -39,20 +39,20 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
     fprintf(w->out, "%s%s (%s:%" PRId64 ")", w->n++ ? " <- " : "", name, base ? base + 1 : file, line);
 }
 
-static void print_failure(FILE *out, const struct sim_input *in, size_t run, const struct sim_case *c,
-                          const struct sim_report_options *opt)
+static void print_failure(FILE *out, const struct vt_sim_input *in, size_t run,
+                          const struct vt_sim_case *c, const struct vt_sim_report_options *opt)
 {
     char b1[32], b2[32], b3[32], b4[32];
-    const struct sim_result *r = &c->res;
-    if (r->verdict == SIM_START_TOO_BIG) {
+    const struct vt_sim_result *r = &c->res;
+    if (r->verdict == VT_SIM_START_TOO_BIG) {
         fprintf(out, "  run %zu: the recorded start state alone (%s live in segments of %s) does not fit %s\n",
                 run, bytes(r->why.allocated, b1), bytes(r->why.reserved, b2), capacity_text(c->capacity, b3));
         return;
     }
-    const struct sim_event *e = &in->ev[r->fail_event];
-    fprintf(out, "  run %zu: fails at allocation %zu of %zu (%s %zu): %s\n", run,
-            r->final.mallocs, in->nalloc, in->from_snapshot ? "trace entry" : "record",
-            e->source_index, sim_verdict_name(r->verdict));
+    const struct vt_sim_event *e = &in->ev[r->fail_event];
+    fprintf(out, "  run %zu: fails at allocation %zu of %zu (%s %zu): %s\n", run, r->final.mallocs,
+            in->nalloc, in->from_snapshot ? "trace entry" : "record", e->source_index,
+            vt_sim_verdict_name(r->verdict));
     fprintf(out, "    tried to allocate %s (rounded %s; a new segment would be %s) on stream %" PRId64 "\n",
             bytes(r->why.requested, b1), bytes(r->why.rounded, b2), bytes(r->why.segment_bytes, b3),
             r->why.stream);
@@ -61,7 +61,7 @@ static void print_failure(FILE *out, const struct sim_input *in, size_t run, con
     fprintf(out, "    free in cached segments %s, largest free block %s (%s in its pool and stream)\n",
             bytes(r->why.free_cached, b1), bytes(r->why.largest_free, b2),
             bytes(r->why.largest_free_same_pool, b4));
-    if (r->verdict == SIM_FRAGMENTED)
+    if (r->verdict == VT_SIM_FRAGMENTED)
         fputs("    -> fragmentation: the free bytes exist, but not as one piece\n", out);
     else
         fputs("    -> exhausted: live tensors need more than the device has\n", out);
@@ -77,8 +77,8 @@ static void print_failure(FILE *out, const struct sim_input *in, size_t run, con
     }
 }
 
-void sim_report_text(const struct sim_input *in, const struct sim_case *cases, size_t n,
-                     const struct sim_report_options *opt, FILE *out)
+void vt_sim_report_text(const struct vt_sim_input *in, const struct vt_sim_case *cases, size_t n,
+                        const struct vt_sim_report_options *opt, FILE *out)
 {
     char b1[32], b2[32], b3[32], b4[32];
     fprintf(out, "simulate: %s (%s, device %" PRId64 "): %zu allocations, %zu frees, %zu cache releases\n",
@@ -95,13 +95,13 @@ void sim_report_text(const struct sim_input *in, const struct sim_case *cases, s
     fprintf(out, "\n%-3s %-36s %11s %-13s %12s %12s %8s %7s %12s %6s\n", "run", "allocator", "capacity",
             "result", "peak resv", "peak alloc", "cudaMalloc", "flushes", "largest free", "frag");
     for (size_t k = 0; k < n; k++) {
-        const struct sim_case *c = &cases[k];
-        const struct sim_result *r = &c->res;
+        const struct vt_sim_case *c = &cases[k];
+        const struct vt_sim_result *r = &c->res;
         char result[32];
-        if (r->verdict == SIM_OK)
+        if (r->verdict == VT_SIM_OK)
             snprintf(result, sizeof result, "ok");
         else
-            snprintf(result, sizeof result, "FAIL:%s", sim_verdict_name(r->verdict));
+            snprintf(result, sizeof result, "FAIL:%s", vt_sim_verdict_name(r->verdict));
         fprintf(out, "%-3zu %-36.36s %11s %-13s %12s %12s %8" PRIu64 " %7" PRIu64 " %12s %5.1f%%\n", k + 1,
                 c->label, capacity_text(c->capacity, b1), result, bytes(r->peak_reserved, b2),
                 bytes(r->peak_allocated, b3), r->final.cuda_mallocs, r->final.flushes,
@@ -112,7 +112,7 @@ void sim_report_text(const struct sim_input *in, const struct sim_case *cases, s
           out);
     bool any = false;
     for (size_t k = 0; k < n; k++)
-        if (cases[k].res.verdict != SIM_OK) {
+        if (cases[k].res.verdict != VT_SIM_OK) {
             if (!any)
                 fputs("\nfailures:\n", out);
             any = true;
@@ -129,20 +129,24 @@ void sim_report_text(const struct sim_input *in, const struct sim_case *cases, s
                 bytes(in->truth.peak_reserved, b1), in->truth.segment_allocs, in->truth.segment_frees,
                 in->truth.final_segments);
         for (size_t k = 0; k < n; k++) {
-            const struct sim_case *c = &cases[k];
+            const struct vt_sim_case *c = &cases[k];
             if (c->capacity)
                 continue;
-            fprintf(out, "  run %zu: reserved peak %s (%+.2f%%), cudaMalloc %" PRIu64 " (%zu of them the same size"
-                         " as the recorded segment_alloc in that position), cudaFree %" PRIu64
-                         ", segments at end %" PRIu64 "; %zu of %zu allocations placed exactly where PyTorch put them\n",
+            fprintf(out,
+                    "  run %zu: reserved peak %s (%+.2f%%), cudaMalloc %" PRIu64
+                    " (%zu of them the same size"
+                    " as the recorded segment_alloc in that position), cudaFree %" PRIu64
+                    ", segments at end %" PRIu64
+                    "; %zu of %zu allocations placed exactly where PyTorch put them\n",
                     k + 1, bytes(c->res.peak_reserved, b1),
-                    sim_deviation_pct(c->res.peak_reserved, in->truth.peak_reserved), c->res.final.cuda_mallocs,
-                    c->res.segment_sizes_matching, c->res.final.cuda_frees, c->res.final.segments,
-                    c->res.placements_matching, in->nalloc);
+                    vt_sim_deviation_pct(c->res.peak_reserved, in->truth.peak_reserved),
+                    c->res.final.cuda_mallocs, c->res.segment_sizes_matching,
+                    c->res.final.cuda_frees, c->res.final.segments, c->res.placements_matching,
+                    in->nalloc);
         }
     }
     if (n && cases[0].res.nsamples) {
-        const struct sim_result *r = &cases[0].res;
+        const struct vt_sim_result *r = &cases[0].res;
         uint64_t top = r->peak_reserved ? r->peak_reserved : 1;
         fputs("\nreserved (#) and allocated (=) over the replay, run 1:\n", out);
         for (size_t s = 0; s < r->nsamples; s++) {
@@ -163,7 +167,8 @@ static void kv_uint(struct vt_json *j, const char *k, uint64_t v)
     vt_json_uint(j, v);
 }
 
-void sim_report_json(const struct sim_input *in, const struct sim_case *cases, size_t n, FILE *out)
+void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case *cases, size_t n,
+                        FILE *out)
 {
     struct vt_json j;
     vt_json_init(&j, out, false);
@@ -200,8 +205,8 @@ void sim_report_json(const struct sim_input *in, const struct sim_case *cases, s
     vt_json_key(&j, "runs");
     vt_json_begin_array(&j);
     for (size_t k = 0; k < n; k++) {
-        const struct sim_case *c = &cases[k];
-        const struct sim_result *r = &c->res;
+        const struct vt_sim_case *c = &cases[k];
+        const struct vt_sim_result *r = &c->res;
         char conf[512];
         vt_alloc_config_format(&c->cfg, conf, sizeof conf);
         vt_json_begin_object(&j);
@@ -215,7 +220,7 @@ void sim_report_json(const struct sim_input *in, const struct sim_case *cases, s
         else
             vt_json_null(&j);
         vt_json_key(&j, "verdict");
-        vt_json_string(&j, sim_verdict_name(r->verdict));
+        vt_json_string(&j, vt_sim_verdict_name(r->verdict));
         kv_uint(&j, "peak_reserved_bytes", r->peak_reserved);
         kv_uint(&j, "peak_allocated_bytes", r->peak_allocated);
         kv_uint(&j, "free_at_peak_bytes", r->free_at_peak);
@@ -234,12 +239,13 @@ void sim_report_json(const struct sim_input *in, const struct sim_case *cases, s
         kv_uint(&j, "segment_sizes_matching", r->segment_sizes_matching);
         kv_uint(&j, "placements_matching", r->placements_matching);
         vt_json_key(&j, "failure");
-        if (r->verdict == SIM_OK) {
+        if (r->verdict == VT_SIM_OK) {
             vt_json_null(&j);
         } else {
             vt_json_begin_object(&j);
             kv_uint(&j, "event", r->fail_event);
-            kv_uint(&j, "source_index", r->verdict == SIM_START_TOO_BIG ? 0 : in->ev[r->fail_event].source_index);
+            kv_uint(&j, "source_index",
+                    r->verdict == VT_SIM_START_TOO_BIG ? 0 : in->ev[r->fail_event].source_index);
             kv_uint(&j, "requested_bytes", r->why.requested);
             kv_uint(&j, "rounded_bytes", r->why.rounded);
             kv_uint(&j, "segment_bytes", r->why.segment_bytes);

@@ -8,26 +8,26 @@
 
 #include "sim_run.h"
 
-struct sim_case {
+struct vt_sim_case {
     char label[256];              /* the allocator setting as given */
     struct vt_alloc_config cfg;
     uint64_t capacity;            /* 0: unlimited */
-    struct sim_result res;
+    struct vt_sim_result res;
     bool has_min_capacity;
     uint64_t min_capacity;
 };
 
-struct sim_report_options {
+struct vt_sim_report_options {
     size_t text_frames;
     bool json;
 };
 
-void sim_report_text(const struct sim_input *in, const struct sim_case *cases, size_t n,
-                     const struct sim_report_options *opt, FILE *out);
-void sim_report_json(const struct sim_input *in, const struct sim_case *cases, size_t n,
-                     FILE *out);
+void vt_sim_report_text(const struct vt_sim_input *in, const struct vt_sim_case *cases, size_t n,
+                        const struct vt_sim_report_options *opt, FILE *out);
+void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case *cases, size_t n,
+                        FILE *out);
 
 /* Relative deviation of model from truth, in percent. */
-double sim_deviation_pct(uint64_t model, uint64_t truth);
+double vt_sim_deviation_pct(uint64_t model, uint64_t truth);
 
 #endif

@@ -1,4 +1,4 @@
-/* Replaying a stream through the allocator model: see sim_run.h. */
+/* Replaying a stream through the allocator model: see vt_sim_run.h. */
 #include "sim_run.h"
 
 #include <stdlib.h>
@@ -6,51 +6,51 @@
 
 #include "pair_map.h"
 
-const char *sim_verdict_name(enum sim_verdict v)
+const char *vt_sim_verdict_name(enum vt_sim_verdict v)
 {
     switch (v) {
-    case SIM_OK:
+    case VT_SIM_OK:
         return "ok";
-    case SIM_FRAGMENTED:
+    case VT_SIM_FRAGMENTED:
         return "fragmented";
-    case SIM_EXHAUSTED:
+    case VT_SIM_EXHAUSTED:
         return "exhausted";
-    case SIM_START_TOO_BIG:
+    case VT_SIM_START_TOO_BIG:
         return "start_too_big";
     }
     return "unknown";
 }
 
-static void seed(const struct sim_input *in, struct ca_model *m, struct vt_pair_map *live,
-                 struct sim_result *res)
+static void seed(const struct vt_sim_input *in, struct vt_cache_model *m, struct vt_pair_map *live,
+                 struct vt_sim_result *res)
 {
     for (size_t k = 0; k < in->nseed_segments; k++) {
         const struct vt_snap_seg *s = &in->seed_segments[k];
-        if (!ca_seed_segment(m, s->addr, s->size, s->stream, s->is_small))
+        if (!vt_cache_seed_segment(m, s->addr, s->size, s->stream, s->is_small))
             res->seed_failures++;
     }
     for (size_t k = 0; k < in->nseed_blocks; k++) {
-        const struct sim_seed_block *b = &in->seed_blocks[k];
-        struct ca_block *blk = ca_seed_block(m, b->addr, b->size, b->requested);
+        const struct vt_sim_seed_block *b = &in->seed_blocks[k];
+        struct vt_cache_block *blk = vt_cache_seed_block(m, b->addr, b->size, b->requested);
         if (!blk || !vt_pair_map_put(live, b->addr, 0, (uint64_t)(uintptr_t)blk))
             res->seed_failures++;
     }
 }
 
-bool sim_use_recorded_addresses = true;
+bool vt_sim_use_recorded_addresses = true;
 
 /* Replaying a snapshot, the k-th new segment lands where the k-th recorded
  * segment_alloc did, if it has the same size: addresses decide best-fit
  * ties among equal sizes, and they are the driver's choice. */
 static uint64_t recorded_address(void *ctx, size_t ordinal, uint64_t size)
 {
-    const struct sim_input *in = ctx;
+    const struct vt_sim_input *in = ctx;
     if (ordinal == 0 || ordinal > in->truth.segment_allocs || in->truth.segment_sizes[ordinal - 1] != size)
         return 0;
     return in->truth.segment_addrs[ordinal - 1];
 }
 
-static void note_peak(struct ca_model *m, struct sim_result *res, size_t i)
+static void note_peak(struct vt_cache_model *m, struct vt_sim_result *res, size_t i)
 {
     if (m->st.allocated > res->peak_allocated)
         res->peak_allocated = m->st.allocated;
@@ -59,58 +59,58 @@ static void note_peak(struct ca_model *m, struct sim_result *res, size_t i)
     if (m->st.reserved > res->peak_reserved) {
         res->peak_reserved = m->st.reserved;
         res->peak_reserved_event = i;
-        ca_free_space(m, &res->free_at_peak, &res->largest_free_at_peak);
+        vt_cache_free_space(m, &res->free_at_peak, &res->largest_free_at_peak);
         res->fragmentation_at_peak =
             res->free_at_peak ? 1.0 - (double)res->largest_free_at_peak / (double)res->free_at_peak : 0;
     }
 }
 
-bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint64_t capacity,
-             size_t nsamples, struct sim_result *res)
+bool vt_sim_run(const struct vt_sim_input *in, const struct vt_alloc_config *cfg, uint64_t capacity,
+                size_t nsamples, struct vt_sim_result *res)
 {
     memset(res, 0, sizeof *res);
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_pair_map live;
-    ca_init(&m, cfg, capacity);
+    vt_cache_init(&m, cfg, capacity);
     vt_pair_map_init(&live);
     seed(in, &m, &live, res);
     m.log_segments = in->has_truth;
-    if (in->has_truth && sim_use_recorded_addresses) {
+    if (in->has_truth && vt_sim_use_recorded_addresses) {
         m.segment_address = recorded_address;
         m.segment_address_ctx = (void *)in;
     }
     /* On a smaller device the recorded cache would have been flushed. */
     if (capacity && m.st.reserved > capacity)
-        ca_empty_cache(&m);
+        vt_cache_empty_cache(&m);
     note_peak(&m, res, 0);
-    if (nsamples > SIM_MAX_SAMPLES)
-        nsamples = SIM_MAX_SAMPLES;
+    if (nsamples > VT_SIM_MAX_SAMPLES)
+        nsamples = VT_SIM_MAX_SAMPLES;
     size_t per = in->nev / (nsamples ? nsamples : 1) + 1;
     if (capacity && m.st.reserved > capacity) {
-        res->verdict = SIM_START_TOO_BIG;
+        res->verdict = VT_SIM_START_TOO_BIG;
         res->why.reserved = m.st.reserved;
         res->why.allocated = m.st.allocated;
     }
-    for (size_t i = 0; i < in->nev && res->verdict == SIM_OK; i++) {
-        const struct sim_event *e = &in->ev[i];
-        if (e->kind == SIM_ALLOC) {
-            struct ca_block *b = ca_malloc(&m, e->size, e->stream, &res->why);
+    for (size_t i = 0; i < in->nev && res->verdict == VT_SIM_OK; i++) {
+        const struct vt_sim_event *e = &in->ev[i];
+        if (e->kind == VT_SIM_ALLOC) {
+            struct vt_cache_block *b = vt_cache_malloc(&m, e->size, e->stream, &res->why);
             if (!b) {
                 if (m.error[0])
                     break;
                 res->fail_event = i;
                 res->verdict = res->why.free_cached + res->why.device_free >= res->why.rounded
-                                   ? SIM_FRAGMENTED
-                                   : SIM_EXHAUSTED;
+                    ? VT_SIM_FRAGMENTED
+                    : VT_SIM_EXHAUSTED;
                 break;
             }
             /* An address allocated twice without a free: the old block
              * is gone from the program's view (count it as freed). */
             uint64_t old;
             if (vt_pair_map_remove(&live, e->id, 0, &old))
-                ca_free(&m, (struct ca_block *)(uintptr_t)old);
+                vt_cache_free(&m, (struct vt_cache_block *)(uintptr_t)old);
             if (in->has_truth) {
-                const struct ca_segment *sg = b->seg;
+                const struct vt_cache_segment *sg = b->seg;
                 uint64_t real_base = sg->addr;
                 if (sg->ordinal)
                     real_base = sg->ordinal <= in->truth.segment_allocs
@@ -122,21 +122,21 @@ bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint
                 snprintf(m.error, sizeof m.error, "out of memory");
                 break;
             }
-        } else if (e->kind == SIM_FREE) {
+        } else if (e->kind == VT_SIM_FREE) {
             uint64_t v;
             if (vt_pair_map_remove(&live, e->id, 0, &v))
-                ca_free(&m, (struct ca_block *)(uintptr_t)v);
+                vt_cache_free(&m, (struct vt_cache_block *)(uintptr_t)v);
             else
                 res->unmatched_frees++;
         } else {
-            ca_empty_cache(&m);
+            vt_cache_empty_cache(&m);
         }
         note_peak(&m, res, i);
         if (nsamples) {
             size_t s = i / per;
             if (s >= res->nsamples) {
                 res->nsamples = s + 1;
-                res->samples[s] = (struct sim_sample){i, 0, 0};
+                res->samples[s] = (struct vt_sim_sample){i, 0, 0};
             }
             if (m.st.allocated > res->samples[s].allocated)
                 res->samples[s].allocated = m.st.allocated;
@@ -151,17 +151,17 @@ bool sim_run(const struct sim_input *in, const struct vt_alloc_config *cfg, uint
     if (!ok)
         snprintf(res->error, sizeof res->error, "%s", m.error);
     vt_pair_map_free(&live);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
     return ok;
 }
 
-uint64_t sim_min_capacity(const struct sim_input *in, const struct vt_alloc_config *cfg)
+uint64_t vt_sim_min_capacity(const struct vt_sim_input *in, const struct vt_alloc_config *cfg)
 {
     const uint64_t step = (uint64_t)2 << 20;
-    struct sim_result *r = malloc(sizeof *r);
+    struct vt_sim_result *r = malloc(sizeof *r);
     if (!r)
         return 0;
-    if (!sim_run(in, cfg, 0, 0, r)) {
+    if (!vt_sim_run(in, cfg, 0, 0, r)) {
         free(r);
         return 0;
     }
@@ -171,11 +171,11 @@ uint64_t sim_min_capacity(const struct sim_input *in, const struct vt_alloc_conf
         lo = step;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / step / 2 * step;
-        if (!sim_run(in, cfg, mid, 0, r)) {
+        if (!vt_sim_run(in, cfg, mid, 0, r)) {
             free(r);
             return 0;
         }
-        if (r->verdict == SIM_OK)
+        if (r->verdict == VT_SIM_OK)
             hi = mid;
         else
             lo = mid + step;

@@ -13,109 +13,109 @@
  * DATA: understood here. CODE: would make Python import or call something:
  * refused as a security matter. OTHER: harmless but never written by
  * PyTorch's snapshot dumper, so not supported. */
-#define PK_OPCODES(X)                 \
-    X(0x28, MARK, DATA)               \
-    X(0x2e, STOP, DATA)               \
-    X(0x30, POP, DATA)                \
-    X(0x31, POP_MARK, DATA)           \
-    X(0x32, DUP, DATA)                \
-    X(0x46, FLOAT, OTHER)             \
-    X(0x49, INT, OTHER)               \
-    X(0x4a, BININT, DATA)             \
-    X(0x4b, BININT1, DATA)            \
-    X(0x4c, LONG, OTHER)              \
-    X(0x4d, BININT2, DATA)            \
-    X(0x4e, NONE, DATA)               \
-    X(0x50, PERSID, CODE)             \
-    X(0x51, BINPERSID, CODE)          \
-    X(0x52, REDUCE, CODE)             \
-    X(0x53, STRING, OTHER)            \
-    X(0x54, BINSTRING, OTHER)         \
-    X(0x55, SHORT_BINSTRING, OTHER)   \
-    X(0x56, UNICODE, OTHER)           \
-    X(0x58, BINUNICODE, DATA)         \
-    X(0x61, APPEND, DATA)             \
-    X(0x62, BUILD, CODE)              \
-    X(0x63, GLOBAL, CODE)             \
-    X(0x64, DICT, DATA)               \
-    X(0x7d, EMPTY_DICT, DATA)         \
-    X(0x65, APPENDS, DATA)            \
-    X(0x67, GET, OTHER)               \
-    X(0x68, BINGET, DATA)             \
-    X(0x69, INST, CODE)               \
-    X(0x6a, LONG_BINGET, DATA)        \
-    X(0x6c, LIST, DATA)               \
-    X(0x5d, EMPTY_LIST, DATA)         \
-    X(0x6f, OBJ, CODE)                \
-    X(0x70, PUT, OTHER)               \
-    X(0x71, BINPUT, DATA)             \
-    X(0x72, LONG_BINPUT, DATA)        \
-    X(0x73, SETITEM, DATA)            \
-    X(0x74, TUPLE, DATA)              \
-    X(0x29, EMPTY_TUPLE, DATA)        \
-    X(0x75, SETITEMS, DATA)           \
-    X(0x47, BINFLOAT, DATA)           \
-    X(0x80, PROTO, DATA)              \
-    X(0x81, NEWOBJ, CODE)             \
-    X(0x82, EXT1, CODE)               \
-    X(0x83, EXT2, CODE)               \
-    X(0x84, EXT4, CODE)               \
-    X(0x85, TUPLE1, DATA)             \
-    X(0x86, TUPLE2, DATA)             \
-    X(0x87, TUPLE3, DATA)             \
-    X(0x88, NEWTRUE, DATA)            \
-    X(0x89, NEWFALSE, DATA)           \
-    X(0x8a, LONG1, DATA)              \
-    X(0x8b, LONG4, DATA)              \
-    X(0x42, BINBYTES, DATA)           \
-    X(0x43, SHORT_BINBYTES, DATA)     \
-    X(0x8c, SHORT_BINUNICODE, DATA)   \
-    X(0x8d, BINUNICODE8, DATA)        \
-    X(0x8e, BINBYTES8, DATA)          \
-    X(0x8f, EMPTY_SET, OTHER)         \
-    X(0x90, ADDITEMS, OTHER)          \
-    X(0x91, FROZENSET, OTHER)         \
-    X(0x92, NEWOBJ_EX, CODE)          \
-    X(0x93, STACK_GLOBAL, CODE)       \
-    X(0x94, MEMOIZE, DATA)            \
-    X(0x95, FRAME, DATA)              \
-    X(0x96, BYTEARRAY8, OTHER)        \
-    X(0x97, NEXT_BUFFER, OTHER)       \
+#define VT_PICKLE_OPCODES(X)                                                                       \
+    X(0x28, MARK, DATA)                                                                            \
+    X(0x2e, STOP, DATA)                                                                            \
+    X(0x30, POP, DATA)                                                                             \
+    X(0x31, POP_MARK, DATA)                                                                        \
+    X(0x32, DUP, DATA)                                                                             \
+    X(0x46, FLOAT, OTHER)                                                                          \
+    X(0x49, INT, OTHER)                                                                            \
+    X(0x4a, BININT, DATA)                                                                          \
+    X(0x4b, BININT1, DATA)                                                                         \
+    X(0x4c, LONG, OTHER)                                                                           \
+    X(0x4d, BININT2, DATA)                                                                         \
+    X(0x4e, NONE, DATA)                                                                            \
+    X(0x50, PERSID, CODE)                                                                          \
+    X(0x51, BINPERSID, CODE)                                                                       \
+    X(0x52, REDUCE, CODE)                                                                          \
+    X(0x53, STRING, OTHER)                                                                         \
+    X(0x54, BINSTRING, OTHER)                                                                      \
+    X(0x55, SHORT_BINSTRING, OTHER)                                                                \
+    X(0x56, UNICODE, OTHER)                                                                        \
+    X(0x58, BINUNICODE, DATA)                                                                      \
+    X(0x61, APPEND, DATA)                                                                          \
+    X(0x62, BUILD, CODE)                                                                           \
+    X(0x63, GLOBAL, CODE)                                                                          \
+    X(0x64, DICT, DATA)                                                                            \
+    X(0x7d, EMPTY_DICT, DATA)                                                                      \
+    X(0x65, APPENDS, DATA)                                                                         \
+    X(0x67, GET, OTHER)                                                                            \
+    X(0x68, BINGET, DATA)                                                                          \
+    X(0x69, INST, CODE)                                                                            \
+    X(0x6a, LONG_BINGET, DATA)                                                                     \
+    X(0x6c, LIST, DATA)                                                                            \
+    X(0x5d, EMPTY_LIST, DATA)                                                                      \
+    X(0x6f, OBJ, CODE)                                                                             \
+    X(0x70, PUT, OTHER)                                                                            \
+    X(0x71, BINPUT, DATA)                                                                          \
+    X(0x72, LONG_BINPUT, DATA)                                                                     \
+    X(0x73, SETITEM, DATA)                                                                         \
+    X(0x74, TUPLE, DATA)                                                                           \
+    X(0x29, EMPTY_TUPLE, DATA)                                                                     \
+    X(0x75, SETITEMS, DATA)                                                                        \
+    X(0x47, BINFLOAT, DATA)                                                                        \
+    X(0x80, PROTO, DATA)                                                                           \
+    X(0x81, NEWOBJ, CODE)                                                                          \
+    X(0x82, EXT1, CODE)                                                                            \
+    X(0x83, EXT2, CODE)                                                                            \
+    X(0x84, EXT4, CODE)                                                                            \
+    X(0x85, TUPLE1, DATA)                                                                          \
+    X(0x86, TUPLE2, DATA)                                                                          \
+    X(0x87, TUPLE3, DATA)                                                                          \
+    X(0x88, NEWTRUE, DATA)                                                                         \
+    X(0x89, NEWFALSE, DATA)                                                                        \
+    X(0x8a, LONG1, DATA)                                                                           \
+    X(0x8b, LONG4, DATA)                                                                           \
+    X(0x42, BINBYTES, DATA)                                                                        \
+    X(0x43, SHORT_BINBYTES, DATA)                                                                  \
+    X(0x8c, SHORT_BINUNICODE, DATA)                                                                \
+    X(0x8d, BINUNICODE8, DATA)                                                                     \
+    X(0x8e, BINBYTES8, DATA)                                                                       \
+    X(0x8f, EMPTY_SET, OTHER)                                                                      \
+    X(0x90, ADDITEMS, OTHER)                                                                       \
+    X(0x91, FROZENSET, OTHER)                                                                      \
+    X(0x92, NEWOBJ_EX, CODE)                                                                       \
+    X(0x93, STACK_GLOBAL, CODE)                                                                    \
+    X(0x94, MEMOIZE, DATA)                                                                         \
+    X(0x95, FRAME, DATA)                                                                           \
+    X(0x96, BYTEARRAY8, OTHER)                                                                     \
+    X(0x97, NEXT_BUFFER, OTHER)                                                                    \
     X(0x98, READONLY_BUFFER, OTHER)
 
-enum pk_op {
+enum vt_pickle_op {
 #define AS_ENUM(byte, name, cls) OP_##name = byte,
-    PK_OPCODES(AS_ENUM)
+    VT_PICKLE_OPCODES(AS_ENUM)
 #undef AS_ENUM
 };
 
-enum pk_class { PK_UNKNOWN, PK_DATA, PK_CODE, PK_OTHER };
+enum vt_pickle_class { VT_PICKLE_UNKNOWN, VT_PICKLE_DATA, VT_PICKLE_CODE, VT_PICKLE_OTHER };
 
-static enum pk_class opcode_class(uint8_t op)
+static enum vt_pickle_class opcode_class(uint8_t op)
 {
     switch (op) {
-#define AS_CLASS(byte, name, cls) \
-    case byte:                    \
-        return PK_##cls;
-        PK_OPCODES(AS_CLASS)
+#define AS_CLASS(byte, name, cls)                                                                  \
+    case byte:                                                                                     \
+        return VT_PICKLE_##cls;
+        VT_PICKLE_OPCODES(AS_CLASS)
 #undef AS_CLASS
     }
-    return PK_UNKNOWN;
+    return VT_PICKLE_UNKNOWN;
 }
 
-const char *pk_opcode_name(uint8_t op)
+const char *vt_pickle_opcode_name(uint8_t op)
 {
     switch (op) {
 #define AS_NAME(byte, name, cls) \
     case byte:                   \
         return #name;
-        PK_OPCODES(AS_NAME)
+        VT_PICKLE_OPCODES(AS_NAME)
 #undef AS_NAME
     }
     return NULL;
 }
 
-/* ---- arenas: nodes and string bytes live until pk_doc_free ---- */
+/* ---- arenas: nodes and string bytes live until vt_pickle_doc_free ---- */
 
 #define NODE_CHUNK 4096
 #define BYTE_CHUNK (256 * 1024)
@@ -123,7 +123,7 @@ const char *pk_opcode_name(uint8_t op)
 struct node_chunk {
     struct node_chunk *next;
     size_t used;
-    struct pk_value v[NODE_CHUNK];
+    struct vt_pickle_value v[NODE_CHUNK];
 };
 
 struct byte_chunk {
@@ -132,24 +132,24 @@ struct byte_chunk {
     char data[];
 };
 
-struct pk_doc {
-    struct pk_value none, true_, false_, empty_tuple; /* shared constants */
+struct vt_pickle_doc {
+    struct vt_pickle_value none, true_, false_, empty_tuple; /* shared constants */
     struct node_chunk *nodes;
     struct byte_chunk *bytes;
-    const struct pk_value *root;
+    const struct vt_pickle_value *root;
 };
 
 struct parser {
-    struct pk_doc *doc;
+    struct vt_pickle_doc *doc;
     const uint8_t *p, *end, *start;
     const char *name;
     char *err;
     size_t errlen;
-    struct pk_value **stack;
+    struct vt_pickle_value **stack;
     size_t sp, stack_cap;
-    size_t marks[PK_MAX_MARK_DEPTH];
+    size_t marks[VT_PICKLE_MAX_MARK_DEPTH];
     size_t nmarks;
-    struct pk_value **memo;
+    struct vt_pickle_value **memo;
     size_t nmemo, memo_cap;
 };
 
@@ -165,7 +165,7 @@ static int fail(struct parser *ps, uint64_t offset, const char *fmt, ...)
     return -1;
 }
 
-static struct pk_value *new_node(struct parser *ps, uint8_t type, uint64_t offset)
+static struct vt_pickle_value *new_node(struct parser *ps, uint8_t type, uint64_t offset)
 {
     struct node_chunk *c = ps->doc->nodes;
     if (!c || c->used == NODE_CHUNK) {
@@ -175,7 +175,7 @@ static struct pk_value *new_node(struct parser *ps, uint8_t type, uint64_t offse
         c->next = ps->doc->nodes;
         ps->doc->nodes = c;
     }
-    struct pk_value *v = &c->v[c->used++];
+    struct vt_pickle_value *v = &c->v[c->used++];
     v->type = type;
     v->offset = offset;
     return v;
@@ -201,7 +201,7 @@ static char *copy_bytes(struct parser *ps, const uint8_t *src, size_t len)
     return dst;
 }
 
-static int push(struct parser *ps, struct pk_value *v, uint64_t off)
+static int push(struct parser *ps, struct vt_pickle_value *v, uint64_t off)
 {
     if (!v)
         return fail(ps, off, "out of memory");
@@ -211,7 +211,7 @@ static int push(struct parser *ps, struct pk_value *v, uint64_t off)
     return 0;
 }
 
-static bool item_append(struct pk_value *c, struct pk_value *v)
+static bool item_append(struct vt_pickle_value *c, struct vt_pickle_value *v)
 {
     if (!vt_grow_array((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
         return false;
@@ -270,7 +270,7 @@ static int make_string(struct parser *ps, uint8_t type, size_t lenbytes, uint64_
     if (len > (uint64_t)(ps->end - ps->p))
         return fail(ps, off, "%s of %llu bytes runs past the end of the file", op,
                     (unsigned long long)len);
-    struct pk_value *v = new_node(ps, type, off);
+    struct vt_pickle_value *v = new_node(ps, type, off);
     char *s = v ? copy_bytes(ps, ps->p, (size_t)len) : NULL;
     if (!s)
         return fail(ps, off, "out of memory");
@@ -282,7 +282,7 @@ static int make_string(struct parser *ps, uint8_t type, size_t lenbytes, uint64_
 
 static int make_int(struct parser *ps, int64_t i, bool big, uint64_t off)
 {
-    struct pk_value *v = new_node(ps, PK_INT, off);
+    struct vt_pickle_value *v = new_node(ps, VT_PICKLE_INT, off);
     if (v) {
         v->i = big ? 0 : i;
         v->big = big;
@@ -322,7 +322,7 @@ static int make_long(struct parser *ps, size_t lenbytes, uint64_t off, const cha
 
 static int make_seq(struct parser *ps, uint8_t type, size_t base, uint64_t off)
 {
-    struct pk_value *v = new_node(ps, type, off);
+    struct vt_pickle_value *v = new_node(ps, type, off);
     if (!v)
         return fail(ps, off, "out of memory");
     size_t n = ps->sp - base;
@@ -341,8 +341,8 @@ static int set_items(struct parser *ps, size_t base, uint64_t off, const char *o
 {
     if (base == 0 || (ps->sp - base) % 2)
         return fail(ps, off, "%s: bad number of stack items", op);
-    struct pk_value *d = ps->stack[base - 1];
-    if (d->type != PK_DICT)
+    struct vt_pickle_value *d = ps->stack[base - 1];
+    if (d->type != VT_PICKLE_DICT)
         return fail(ps, off, "%s on a value that is not a dict", op);
     for (size_t k = base; k < ps->sp; k++)
         if (!item_append(d, ps->stack[k]))
@@ -355,8 +355,8 @@ static int append_items(struct parser *ps, size_t base, uint64_t off, const char
 {
     if (base == 0)
         return fail(ps, off, "%s: no list on the stack", op);
-    struct pk_value *l = ps->stack[base - 1];
-    if (l->type != PK_LIST)
+    struct vt_pickle_value *l = ps->stack[base - 1];
+    if (l->type != VT_PICKLE_LIST)
         return fail(ps, off, "%s on a value that is not a list", op);
     for (size_t k = base; k < ps->sp; k++)
         if (!item_append(l, ps->stack[k]))
@@ -395,24 +395,24 @@ static int step(struct parser *ps, bool *stop)
 {
     uint64_t off = (uint64_t)(ps->p - ps->start);
     uint8_t op = *ps->p++;
-    const char *name = pk_opcode_name(op);
+    const char *name = vt_pickle_opcode_name(op);
     switch (opcode_class(op)) {
-    case PK_UNKNOWN:
+    case VT_PICKLE_UNKNOWN:
         return fail(ps, off, "0x%02x is not a pickle opcode (garbled or not a pickle)", op);
-    case PK_CODE:
+    case VT_PICKLE_CODE:
         return fail(ps, off,
                     "opcode %s (0x%02x) would import or call code; refused (a memory "
                     "snapshot contains only data)",
                     name, op);
-    case PK_OTHER:
+    case VT_PICKLE_OTHER:
         return fail(ps, off, "opcode %s (0x%02x) is not used by memory snapshots; not supported",
                     name, op);
-    case PK_DATA:
+    case VT_PICKLE_DATA:
         break;
     }
     const uint8_t *a;
     size_t base = 0;
-    switch ((enum pk_op)op) {
+    switch ((enum vt_pickle_op)op) {
     case OP_PROTO:
         if (!(a = take(ps, 1, off, name)))
             return -1;
@@ -434,8 +434,8 @@ static int step(struct parser *ps, bool *stop)
         *stop = true;
         return 0;
     case OP_MARK:
-        if (ps->nmarks == PK_MAX_MARK_DEPTH)
-            return fail(ps, off, "MARKs nested deeper than %d", PK_MAX_MARK_DEPTH);
+        if (ps->nmarks == VT_PICKLE_MAX_MARK_DEPTH)
+            return fail(ps, off, "MARKs nested deeper than %d", VT_PICKLE_MAX_MARK_DEPTH);
         ps->marks[ps->nmarks++] = ps->sp;
         return 0;
     case OP_POP:
@@ -471,9 +471,9 @@ static int step(struct parser *ps, bool *stop)
             return -1;
         return memo_get(ps, le(a, 4), off, name);
     case OP_EMPTY_DICT:
-        return push(ps, new_node(ps, PK_DICT, off), off);
+        return push(ps, new_node(ps, VT_PICKLE_DICT, off), off);
     case OP_EMPTY_LIST:
-        return push(ps, new_node(ps, PK_LIST, off), off);
+        return push(ps, new_node(ps, VT_PICKLE_LIST, off), off);
     case OP_EMPTY_TUPLE:
         return push(ps, &ps->doc->empty_tuple, off);
     case OP_NONE:
@@ -504,45 +504,45 @@ static int step(struct parser *ps, bool *stop)
         uint64_t bits = 0;
         for (int k = 0; k < 8; k++) /* big-endian IEEE 754 */
             bits = (bits << 8) | a[k];
-        struct pk_value *v = new_node(ps, PK_FLOAT, off);
+        struct vt_pickle_value *v = new_node(ps, VT_PICKLE_FLOAT, off);
         if (v)
             memcpy(&v->f, &bits, sizeof v->f);
         return push(ps, v, off);
     }
     case OP_SHORT_BINUNICODE:
-        return make_string(ps, PK_STR, 1, off, name);
+        return make_string(ps, VT_PICKLE_STR, 1, off, name);
     case OP_BINUNICODE:
-        return make_string(ps, PK_STR, 4, off, name);
+        return make_string(ps, VT_PICKLE_STR, 4, off, name);
     case OP_BINUNICODE8:
-        return make_string(ps, PK_STR, 8, off, name);
+        return make_string(ps, VT_PICKLE_STR, 8, off, name);
     case OP_SHORT_BINBYTES:
-        return make_string(ps, PK_BYTES, 1, off, name);
+        return make_string(ps, VT_PICKLE_BYTES, 1, off, name);
     case OP_BINBYTES:
-        return make_string(ps, PK_BYTES, 4, off, name);
+        return make_string(ps, VT_PICKLE_BYTES, 4, off, name);
     case OP_BINBYTES8:
-        return make_string(ps, PK_BYTES, 8, off, name);
+        return make_string(ps, VT_PICKLE_BYTES, 8, off, name);
     case OP_TUPLE1:
     case OP_TUPLE2:
     case OP_TUPLE3: {
         size_t n = (size_t)(op - OP_TUPLE1 + 1);
         if (need_stack(ps, n, off, name))
             return -1;
-        return make_seq(ps, PK_TUPLE, ps->sp - n, off);
+        return make_seq(ps, VT_PICKLE_TUPLE, ps->sp - n, off);
     }
     case OP_TUPLE:
         if (pop_mark(ps, off, name, &base))
             return -1;
-        return make_seq(ps, PK_TUPLE, base, off);
+        return make_seq(ps, VT_PICKLE_TUPLE, base, off);
     case OP_LIST:
         if (pop_mark(ps, off, name, &base))
             return -1;
-        return make_seq(ps, PK_LIST, base, off);
+        return make_seq(ps, VT_PICKLE_LIST, base, off);
     case OP_DICT: {
         if (pop_mark(ps, off, name, &base))
             return -1;
         if ((ps->sp - base) % 2)
             return fail(ps, off, "DICT with an odd number of items");
-        int rc = make_seq(ps, PK_DICT, base, off);
+        int rc = make_seq(ps, VT_PICKLE_DICT, base, off);
         return rc;
     }
     case OP_SETITEM:
@@ -566,15 +566,15 @@ static int step(struct parser *ps, bool *stop)
     }
 }
 
-int pk_parse(const uint8_t *data, size_t len, const char *name, struct pk_doc **out, char *err,
-             size_t errlen)
+int vt_pickle_parse(const uint8_t *data, size_t len, const char *name, struct vt_pickle_doc **out,
+                    char *err, size_t errlen)
 {
     *out = NULL;
     struct parser ps = {.p = data, .start = data, .end = data + len, .name = name, .err = err,
                         .errlen = errlen};
-    if (len > PK_MAX_FILE_BYTES) {
+    if (len > VT_PICKLE_MAX_FILE_BYTES) {
         fail(&ps, 0, "file of %zu bytes is larger than the %zu this reader accepts", len,
-             PK_MAX_FILE_BYTES);
+             VT_PICKLE_MAX_FILE_BYTES);
         return -1;
     }
     ps.doc = calloc(1, sizeof *ps.doc);
@@ -582,13 +582,13 @@ int pk_parse(const uint8_t *data, size_t len, const char *name, struct pk_doc **
         fail(&ps, 0, "out of memory");
         return -1;
     }
-    ps.doc->none.type = PK_NONE;
-    ps.doc->true_.type = ps.doc->false_.type = PK_BOOL;
+    ps.doc->none.type = VT_PICKLE_NONE;
+    ps.doc->true_.type = ps.doc->false_.type = VT_PICKLE_BOOL;
     ps.doc->true_.b = true;
-    ps.doc->empty_tuple.type = PK_TUPLE;
+    ps.doc->empty_tuple.type = VT_PICKLE_TUPLE;
     if (len == 0 || data[0] != OP_PROTO) {
         fail(&ps, 0, "not a pickle (it does not start with the PROTO opcode 0x80)");
-        pk_doc_free(ps.doc);
+        vt_pickle_doc_free(ps.doc);
         return -1;
     }
     bool stop = false;
@@ -603,14 +603,14 @@ int pk_parse(const uint8_t *data, size_t len, const char *name, struct pk_doc **
     free(ps.stack);
     free(ps.memo);
     if (rc) {
-        pk_doc_free(ps.doc);
+        vt_pickle_doc_free(ps.doc);
         return -1;
     }
     *out = ps.doc;
     return 0;
 }
 
-int pk_parse_file(const char *path, struct pk_doc **out, char *err, size_t errlen)
+int vt_pickle_parse_file(const char *path, struct vt_pickle_doc **out, char *err, size_t errlen)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
@@ -622,7 +622,7 @@ int pk_parse_file(const char *path, struct pk_doc **out, char *err, size_t errle
     size_t len = 0, cap = 0;
     for (;;) {
         if (len == cap) {
-            if (cap > PK_MAX_FILE_BYTES) {
+            if (cap > VT_PICKLE_MAX_FILE_BYTES) {
                 snprintf(err, errlen, "%s: byte %zu: file too large", path, len);
                 free(buf);
                 fclose(f);
@@ -650,19 +650,19 @@ int pk_parse_file(const char *path, struct pk_doc **out, char *err, size_t errle
         free(buf);
         return -1;
     }
-    int rc = pk_parse(buf, len, path, out, err, errlen);
+    int rc = vt_pickle_parse(buf, len, path, out, err, errlen);
     free(buf); /* strings were copied into the document */
     return rc;
 }
 
-void pk_doc_free(struct pk_doc *doc)
+void vt_pickle_doc_free(struct vt_pickle_doc *doc)
 {
     if (!doc)
         return;
     for (struct node_chunk *c = doc->nodes, *n; c; c = n) {
         n = c->next;
         for (size_t k = 0; k < c->used; k++)
-            if (c->v[k].type >= PK_LIST)
+            if (c->v[k].type >= VT_PICKLE_LIST)
                 free(c->v[k].items);
         free(c);
     }
@@ -673,63 +673,63 @@ void pk_doc_free(struct pk_doc *doc)
     free(doc);
 }
 
-const struct pk_value *pk_doc_root(const struct pk_doc *doc)
+const struct vt_pickle_value *vt_pickle_doc_root(const struct vt_pickle_doc *doc)
 {
     return doc->root;
 }
 
-const struct pk_value *pk_dict_get(const struct pk_value *d, const char *key)
+const struct vt_pickle_value *vt_pickle_dict_get(const struct vt_pickle_value *d, const char *key)
 {
-    if (!d || d->type != PK_DICT)
+    if (!d || d->type != VT_PICKLE_DICT)
         return NULL;
     /* Last one wins, as in Python. */
     for (size_t k = d->n / 2; k-- > 0;) {
-        const struct pk_value *kv = d->items[2 * k];
-        if (kv->type == PK_STR && !strcmp(kv->s, key))
+        const struct vt_pickle_value *kv = d->items[2 * k];
+        if (kv->type == VT_PICKLE_STR && !strcmp(kv->s, key))
             return d->items[2 * k + 1];
     }
     return NULL;
 }
 
-bool pk_get_int(const struct pk_value *d, const char *key, int64_t *v)
+bool vt_pickle_get_int(const struct vt_pickle_value *d, const char *key, int64_t *v)
 {
-    const struct pk_value *x = pk_dict_get(d, key);
-    if (!x || x->big || (x->type != PK_INT && x->type != PK_BOOL))
+    const struct vt_pickle_value *x = vt_pickle_dict_get(d, key);
+    if (!x || x->big || (x->type != VT_PICKLE_INT && x->type != VT_PICKLE_BOOL))
         return false;
-    *v = x->type == PK_BOOL ? x->b : x->i;
+    *v = x->type == VT_PICKLE_BOOL ? x->b : x->i;
     return true;
 }
 
-bool pk_get_double(const struct pk_value *d, const char *key, double *v)
+bool vt_pickle_get_double(const struct vt_pickle_value *d, const char *key, double *v)
 {
-    const struct pk_value *x = pk_dict_get(d, key);
-    if (x && x->type == PK_FLOAT) {
+    const struct vt_pickle_value *x = vt_pickle_dict_get(d, key);
+    if (x && x->type == VT_PICKLE_FLOAT) {
         *v = x->f;
         return true;
     }
-    if (x && x->type == PK_INT && !x->big) {
+    if (x && x->type == VT_PICKLE_INT && !x->big) {
         *v = (double)x->i;
         return true;
     }
     return false;
 }
 
-const char *pk_get_str(const struct pk_value *d, const char *key)
+const char *vt_pickle_get_str(const struct vt_pickle_value *d, const char *key)
 {
-    const struct pk_value *x = pk_dict_get(d, key);
-    return x && x->type == PK_STR ? x->s : NULL;
+    const struct vt_pickle_value *x = vt_pickle_dict_get(d, key);
+    return x && x->type == VT_PICKLE_STR ? x->s : NULL;
 }
 
-bool pk_get_bool(const struct pk_value *d, const char *key, bool *v)
+bool vt_pickle_get_bool(const struct vt_pickle_value *d, const char *key, bool *v)
 {
-    const struct pk_value *x = pk_dict_get(d, key);
-    if (!x || x->type != PK_BOOL)
+    const struct vt_pickle_value *x = vt_pickle_dict_get(d, key);
+    if (!x || x->type != VT_PICKLE_BOOL)
         return false;
     *v = x->b;
     return true;
 }
 
-bool pk_is_seq(const struct pk_value *v)
+bool vt_pickle_is_seq(const struct vt_pickle_value *v)
 {
-    return v && (v->type == PK_LIST || v->type == PK_TUPLE);
+    return v && (v->type == VT_PICKLE_LIST || v->type == VT_PICKLE_TUPLE);
 }

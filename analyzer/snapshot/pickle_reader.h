@@ -6,8 +6,8 @@
  * or call something (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ,
  * NEWOBJ_EX, EXT1/2/4, PERSID, BINPERSID...). Nothing is ever executed.
  *
- * The result is a graph of pk_value nodes in an arena owned by the
- * pk_doc. Memoized values are shared (as in Python), so a hostile file can
+ * The result is a graph of vt_pickle_value nodes in an arena owned by the
+ * vt_pickle_doc. Memoized values are shared (as in Python), so a hostile file can
  * even build a cycle: consumers walk the graph by a known schema with a
  * bounded depth, never generically.
  *
@@ -24,62 +24,64 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pk_type {
-    PK_NONE,
-    PK_BOOL,
-    PK_INT,    /* i; big set if the value did not fit in int64 (i is then 0) */
-    PK_FLOAT,
-    PK_STR,    /* UTF-8 as written, NUL-terminated copy */
-    PK_BYTES,
-    PK_LIST,
-    PK_TUPLE,
-    PK_DICT,   /* items[2k] key, items[2k+1] value */
+enum vt_pickle_type {
+    VT_PICKLE_NONE,
+    VT_PICKLE_BOOL,
+    VT_PICKLE_INT, /* i; big set if the value did not fit in int64 (i is then 0) */
+    VT_PICKLE_FLOAT,
+    VT_PICKLE_STR, /* UTF-8 as written, NUL-terminated copy */
+    VT_PICKLE_BYTES,
+    VT_PICKLE_LIST,
+    VT_PICKLE_TUPLE,
+    VT_PICKLE_DICT, /* items[2k] key, items[2k+1] value */
 };
 
-struct pk_value {
+struct vt_pickle_value {
     uint8_t type;
     bool b;
     bool big;
     uint64_t offset;          /* byte offset of the opcode that made it */
     union {
-        int64_t i;            /* PK_INT */
-        double f;             /* PK_FLOAT */
-        struct {              /* PK_STR / PK_BYTES */
+        int64_t i; /* VT_PICKLE_INT */
+        double f;  /* VT_PICKLE_FLOAT */
+        struct {   /* VT_PICKLE_STR / VT_PICKLE_BYTES */
             const char *s;
             size_t len;
         };
-        struct {              /* PK_LIST / PK_TUPLE / PK_DICT */
-            struct pk_value **items;
+        struct { /* VT_PICKLE_LIST / VT_PICKLE_TUPLE / VT_PICKLE_DICT */
+            struct vt_pickle_value **items;
             size_t n, cap;
         };
     };
 };
 
-struct pk_doc;
+struct vt_pickle_doc;
 
-#define PK_MAX_FILE_BYTES ((size_t)1 << 32)
-#define PK_MAX_MARK_DEPTH 4096
+#define VT_PICKLE_MAX_FILE_BYTES ((size_t)1 << 32)
+#define VT_PICKLE_MAX_MARK_DEPTH 4096
 
 /* Parses a pickle held in memory. On success returns 0 and *out (free with
- * pk_doc_free). On failure returns -1 and writes "NAME: byte N: reason" to
+ * vt_pickle_doc_free). On failure returns -1 and writes "NAME: byte N: reason" to
  * err. name is used in messages only. */
-int pk_parse(const uint8_t *data, size_t len, const char *name, struct pk_doc **out,
-             char *err, size_t errlen);
+int vt_pickle_parse(const uint8_t *data, size_t len, const char *name, struct vt_pickle_doc **out,
+                    char *err, size_t errlen);
 /* Reads a file and parses it (same contract). */
-int pk_parse_file(const char *path, struct pk_doc **out, char *err, size_t errlen);
-void pk_doc_free(struct pk_doc *doc);
+int vt_pickle_parse_file(const char *path, struct vt_pickle_doc **out, char *err, size_t errlen);
+void vt_pickle_doc_free(struct vt_pickle_doc *doc);
 
-const struct pk_value *pk_doc_root(const struct pk_doc *doc);
+const struct vt_pickle_value *vt_pickle_doc_root(const struct vt_pickle_doc *doc);
 
 /* The opcode's name ("GLOBAL"), or NULL if the byte is no pickle opcode. */
-const char *pk_opcode_name(uint8_t op);
+const char *vt_pickle_opcode_name(uint8_t op);
 
 /* ---- schema helpers (NULL/false when absent or of another type) ---- */
-const struct pk_value *pk_dict_get(const struct pk_value *dict, const char *key);
-bool pk_get_int(const struct pk_value *dict, const char *key, int64_t *v);
-bool pk_get_double(const struct pk_value *dict, const char *key, double *v); /* int or float */
-const char *pk_get_str(const struct pk_value *dict, const char *key);
-bool pk_get_bool(const struct pk_value *dict, const char *key, bool *v);
-bool pk_is_seq(const struct pk_value *v); /* list or tuple */
+const struct vt_pickle_value *vt_pickle_dict_get(const struct vt_pickle_value *dict,
+                                                 const char *key);
+bool vt_pickle_get_int(const struct vt_pickle_value *dict, const char *key, int64_t *v);
+bool vt_pickle_get_double(const struct vt_pickle_value *dict, const char *key,
+                          double *v); /* int or float */
+const char *vt_pickle_get_str(const struct vt_pickle_value *dict, const char *key);
+bool vt_pickle_get_bool(const struct vt_pickle_value *dict, const char *key, bool *v);
+bool vt_pickle_is_seq(const struct vt_pickle_value *v); /* list or tuple */
 
 #endif

@@ -38,7 +38,7 @@ bool vt_snap_is_pickle(const char *path)
     return c == 0x80;
 }
 
-static int bad(char *err, size_t errlen, const char *path, const struct pk_value *v,
+static int bad(char *err, size_t errlen, const char *path, const struct vt_pickle_value *v,
                const char *fmt, ...)
 {
     int n = snprintf(err, errlen, "%s: byte %llu: ", path,
@@ -53,31 +53,31 @@ static int bad(char *err, size_t errlen, const char *path, const struct pk_value
 }
 
 /* A non-negative integer field (addresses and sizes). */
-static bool get_u64(const struct pk_value *d, const char *key, uint64_t *v)
+static bool get_u64(const struct vt_pickle_value *d, const char *key, uint64_t *v)
 {
     int64_t x;
-    if (!pk_get_int(d, key, &x) || x < 0)
+    if (!vt_pickle_get_int(d, key, &x) || x < 0)
         return false;
     *v = (uint64_t)x;
     return true;
 }
 
-static const struct pk_value *frames_of(const struct pk_value *d)
+static const struct vt_pickle_value *frames_of(const struct vt_pickle_value *d)
 {
-    const struct pk_value *f = pk_dict_get(d, "frames");
-    return pk_is_seq(f) ? f : NULL;
+    const struct vt_pickle_value *f = vt_pickle_dict_get(d, "frames");
+    return vt_pickle_is_seq(f) ? f : NULL;
 }
 
-static int load_block(const char *path, const struct pk_value *b, struct vt_snap_block *out,
+static int load_block(const char *path, const struct vt_pickle_value *b, struct vt_snap_block *out,
                       char *err, size_t errlen)
 {
-    if (!b || b->type != PK_DICT)
+    if (!b || b->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, b, "a block is not a dict");
     if (!get_u64(b, "address", &out->addr) || !get_u64(b, "size", &out->size))
         return bad(err, errlen, path, b, "a block without a valid address or size");
     if (!get_u64(b, "requested_size", &out->requested_size))
         out->requested_size = out->size;
-    const char *st = pk_get_str(b, "state");
+    const char *st = vt_pickle_get_str(b, "state");
     if (!st)
         return bad(err, errlen, path, b, "a block without a state");
     if (!strcmp(st, "active_allocated"))
@@ -90,23 +90,23 @@ static int load_block(const char *path, const struct pk_value *b, struct vt_snap
     return 0;
 }
 
-static int load_segment(const char *path, size_t index, const struct pk_value *s,
+static int load_segment(const char *path, size_t index, const struct vt_pickle_value *s,
                         struct vt_snap_segment *out, char *err, size_t errlen)
 {
-    if (!s || s->type != PK_DICT)
+    if (!s || s->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, s, "segments[%zu] is not a dict", index);
-    if (!pk_get_int(s, "device", &out->device))
+    if (!vt_pickle_get_int(s, "device", &out->device))
         out->device = 0;
     if (!get_u64(s, "address", &out->addr) || !get_u64(s, "total_size", &out->total_size))
         return bad(err, errlen, path, s, "segments[%zu] has no valid address or total_size", index);
-    if (!pk_get_int(s, "stream", &out->stream))
+    if (!vt_pickle_get_int(s, "stream", &out->stream))
         out->stream = 0;
-    const char *type = pk_get_str(s, "segment_type");
+    const char *type = vt_pickle_get_str(s, "segment_type");
     out->is_small = type ? !strcmp(type, "small") : out->total_size <= (2u << 20);
-    if (!pk_get_bool(s, "is_expandable", &out->is_expandable))
+    if (!vt_pickle_get_bool(s, "is_expandable", &out->is_expandable))
         out->is_expandable = false;
-    const struct pk_value *blocks = pk_dict_get(s, "blocks");
-    if (!pk_is_seq(blocks))
+    const struct vt_pickle_value *blocks = vt_pickle_dict_get(s, "blocks");
+    if (!vt_pickle_is_seq(blocks))
         return bad(err, errlen, path, s, "segments[%zu] has no list of blocks", index);
     out->blocks = calloc(blocks->n ? blocks->n : 1, sizeof *out->blocks);
     if (!out->blocks)
@@ -118,12 +118,12 @@ static int load_segment(const char *path, size_t index, const struct pk_value *s
     return 0;
 }
 
-static int load_event(const char *path, const struct pk_value *e, struct vt_snap_event *out,
+static int load_event(const char *path, const struct vt_pickle_value *e, struct vt_snap_event *out,
                       char *err, size_t errlen)
 {
-    if (!e || e->type != PK_DICT)
+    if (!e || e->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, e, "a trace entry is not a dict");
-    const char *action = pk_get_str(e, "action");
+    const char *action = vt_pickle_get_str(e, "action");
     if (!action)
         return bad(err, errlen, path, e, "a trace entry without an action");
     out->action = parse_action(action);
@@ -131,39 +131,39 @@ static int load_event(const char *path, const struct pk_value *e, struct vt_snap
         out->addr = 0;
     if (!get_u64(e, "size", &out->size))
         out->size = 0;
-    if (!pk_get_int(e, "stream", &out->stream))
+    if (!vt_pickle_get_int(e, "stream", &out->stream))
         out->stream = 0;
-    out->has_time = pk_get_int(e, "time_us", &out->time_us);
+    out->has_time = vt_pickle_get_int(e, "time_us", &out->time_us);
     if (!get_u64(e, "device_free", &out->device_free))
         out->device_free = 0;
     if (out->action != VT_SNAP_OOM && out->action != VT_SNAP_SNAPSHOT &&
-        out->action != VT_SNAP_UNKNOWN_ACTION && !pk_dict_get(e, "addr"))
+        out->action != VT_SNAP_UNKNOWN_ACTION && !vt_pickle_dict_get(e, "addr"))
         return bad(err, errlen, path, e, "a '%s' trace entry without addr", action);
     out->frames = frames_of(e);
     return 0;
 }
 
-static void load_settings(const struct pk_value *a, struct vt_snap_settings *st)
+static void load_settings(const struct vt_pickle_value *a, struct vt_snap_settings *st)
 {
     st->max_split_size = UINT64_MAX;
-    if (!a || a->type != PK_DICT)
+    if (!a || a->type != VT_PICKLE_DICT)
         return;
     st->present = true;
-    st->conf = pk_get_str(a, "PYTORCH_CUDA_ALLOC_CONF");
+    st->conf = vt_pickle_get_str(a, "PYTORCH_CUDA_ALLOC_CONF");
     int64_t v;
     /* Recorded in bytes; -1 stands for "unlimited" (SIZE_MAX). */
-    if (pk_get_int(a, "max_split_size", &v) && v > 0)
+    if (vt_pickle_get_int(a, "max_split_size", &v) && v > 0)
         st->max_split_size = (uint64_t)v;
     double d;
-    if (pk_get_double(a, "garbage_collection_threshold", &d))
+    if (vt_pickle_get_double(a, "garbage_collection_threshold", &d))
         st->garbage_collection_threshold = d;
-    pk_get_bool(a, "expandable_segments", &st->expandable_segments);
+    vt_pickle_get_bool(a, "expandable_segments", &st->expandable_segments);
     /* Keys are the interval starts in MiB: "1", "2", ... "32768". */
-    const struct pk_value *r = pk_dict_get(a, "roundup_power2_divisions");
-    if (r && r->type == PK_DICT) {
+    const struct vt_pickle_value *r = vt_pickle_dict_get(a, "roundup_power2_divisions");
+    if (r && r->type == VT_PICKLE_DICT) {
         for (size_t k = 0; k < r->n / 2; k++) {
-            const struct pk_value *key = r->items[2 * k], *val = r->items[2 * k + 1];
-            if (key->type != PK_STR || val->type != PK_INT || val->i < 0)
+            const struct vt_pickle_value *key = r->items[2 * k], *val = r->items[2 * k + 1];
+            if (key->type != VT_PICKLE_STR || val->type != VT_PICKLE_INT || val->i < 0)
                 continue;
             unsigned long mb = strtoul(key->s, NULL, 10);
             for (unsigned i = 0; i < VT_ROUNDUP_INTERVALS; i++)
@@ -173,20 +173,20 @@ static void load_settings(const struct pk_value *a, struct vt_snap_settings *st)
     }
 }
 
-static void load_annotations(const struct pk_value *list, struct vt_snapshot *s)
+static void load_annotations(const struct vt_pickle_value *list, struct vt_snapshot *s)
 {
-    if (!pk_is_seq(list))
+    if (!vt_pickle_is_seq(list))
         return;
     s->annotations = calloc(list->n ? list->n : 1, sizeof *s->annotations);
     if (!s->annotations)
         return;
     for (size_t k = 0; k < list->n; k++) {
-        const struct pk_value *a = list->items[k];
-        const char *stage = pk_get_str(a, "stage"), *name = pk_get_str(a, "name");
+        const struct vt_pickle_value *a = list->items[k];
+        const char *stage = vt_pickle_get_str(a, "stage"), *name = vt_pickle_get_str(a, "name");
         struct vt_snap_annotation *o = &s->annotations[s->nannotations];
-        if (!stage || !name || !pk_get_int(a, "time_us", &o->time_us))
+        if (!stage || !name || !vt_pickle_get_int(a, "time_us", &o->time_us))
             continue; /* not a record_function annotation: nothing to use */
-        if (!pk_get_int(a, "device", &o->device))
+        if (!vt_pickle_get_int(a, "device", &o->device))
             o->device = -1;
         o->start = !strcmp(stage, "START");
         o->name = name;
@@ -199,20 +199,20 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
     memset(s, 0, sizeof *s);
     s->path = path;
     s->settings.max_split_size = UINT64_MAX;
-    if (pk_parse_file(path, &s->doc, err, errlen))
+    if (vt_pickle_parse_file(path, &s->doc, err, errlen))
         return 2;
-    const struct pk_value *root = pk_doc_root(s->doc);
-    const struct pk_value *segments = NULL, *traces = NULL;
-    if (pk_is_seq(root)) {
+    const struct vt_pickle_value *root = vt_pickle_doc_root(s->doc);
+    const struct vt_pickle_value *segments = NULL, *traces = NULL;
+    if (vt_pickle_is_seq(root)) {
         s->old_format = true; /* a bare list of segments */
         segments = root;
-    } else if (root->type == PK_DICT) {
-        segments = pk_dict_get(root, "segments");
-        traces = pk_dict_get(root, "device_traces");
-        load_settings(pk_dict_get(root, "allocator_settings"), &s->settings);
-        load_annotations(pk_dict_get(root, "external_annotations"), s);
+    } else if (root->type == VT_PICKLE_DICT) {
+        segments = vt_pickle_dict_get(root, "segments");
+        traces = vt_pickle_dict_get(root, "device_traces");
+        load_settings(vt_pickle_dict_get(root, "allocator_settings"), &s->settings);
+        load_annotations(vt_pickle_dict_get(root, "external_annotations"), s);
     }
-    if (!pk_is_seq(segments))
+    if (!vt_pickle_is_seq(segments))
         return bad(err, errlen, path, root, "not a memory snapshot (no list of segments)");
     s->segments = calloc(segments->n ? segments->n : 1, sizeof *s->segments);
     if (!s->segments)
@@ -222,7 +222,7 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
             s->nsegments++;
             return 2;
         }
-    if (traces && !pk_is_seq(traces))
+    if (traces && !vt_pickle_is_seq(traces))
         return bad(err, errlen, path, traces, "device_traces is not a list");
     size_t nd = traces ? traces->n : 0;
     s->traces = calloc(nd ? nd : 1, sizeof *s->traces);
@@ -231,8 +231,8 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
         return bad(err, errlen, path, root, "out of memory");
     s->ndevices = nd;
     for (size_t d = 0; d < nd; d++) {
-        const struct pk_value *t = traces->items[d];
-        if (!pk_is_seq(t))
+        const struct vt_pickle_value *t = traces->items[d];
+        if (!vt_pickle_is_seq(t))
             return bad(err, errlen, path, t, "device_traces[%zu] is not a list", d);
         s->traces[d] = calloc(t->n ? t->n : 1, sizeof *s->traces[d]);
         if (!s->traces[d])
@@ -260,26 +260,26 @@ void vt_snap_free(struct vt_snapshot *s)
     free(s->traces);
     free(s->ntrace);
     free(s->annotations);
-    pk_doc_free(s->doc);
+    vt_pickle_doc_free(s->doc);
     memset(s, 0, sizeof *s);
 }
 
-size_t vt_snap_frame_count(const struct pk_value *frames)
+size_t vt_snap_frame_count(const struct vt_pickle_value *frames)
 {
-    return pk_is_seq(frames) ? frames->n : 0;
+    return vt_pickle_is_seq(frames) ? frames->n : 0;
 }
 
-bool vt_snap_frame(const struct pk_value *frames, size_t i, const char **filename,
+bool vt_snap_frame(const struct vt_pickle_value *frames, size_t i, const char **filename,
                    const char **name, int64_t *line)
 {
-    if (!pk_is_seq(frames) || i >= frames->n)
+    if (!vt_pickle_is_seq(frames) || i >= frames->n)
         return false;
-    const struct pk_value *f = frames->items[i];
-    if (!f || f->type != PK_DICT)
+    const struct vt_pickle_value *f = frames->items[i];
+    if (!f || f->type != VT_PICKLE_DICT)
         return false;
-    *filename = pk_get_str(f, "filename");
-    *name = pk_get_str(f, "name");
-    if (!pk_get_int(f, "line", line))
+    *filename = vt_pickle_get_str(f, "filename");
+    *name = vt_pickle_get_str(f, "name");
+    if (!vt_pickle_get_int(f, "line", line))
         *line = 0;
     if (!*filename)
         *filename = "??";
@@ -294,7 +294,7 @@ bool vt_snap_frame_is_python(const char *filename)
     return (n > 3 && !strcmp(filename + n - 3, ".py")) || filename[0] == '<';
 }
 
-bool vt_snap_frames_backward(const struct pk_value *frames)
+bool vt_snap_frames_backward(const struct vt_pickle_value *frames)
 {
     size_t n = vt_snap_frame_count(frames);
     for (size_t i = 0; i < n; i++) {
@@ -307,7 +307,8 @@ bool vt_snap_frames_backward(const struct pk_value *frames)
     return false;
 }
 
-size_t vt_snap_explaining_frames(const struct pk_value *frames, vt_snap_frame_fn fn, void *ctx)
+size_t vt_snap_explaining_frames(const struct vt_pickle_value *frames, vt_snap_frame_fn fn,
+                                 void *ctx)
 {
     size_t n = vt_snap_frame_count(frames), shown = 0;
     for (size_t i = 0; i < n; i++) {

@@ -45,13 +45,13 @@ struct vt_snap_event {
     bool has_time;
     int64_t time_us;
     uint64_t device_free;           /* oom only */
-    const struct pk_value *frames;  /* list of {filename, line, name}, may be NULL */
+    const struct vt_pickle_value *frames; /* list of {filename, line, name}, may be NULL */
 };
 
 struct vt_snap_block {
     uint64_t addr, size, requested_size;
     enum vt_snap_block_state state;
-    const struct pk_value *frames;
+    const struct vt_pickle_value *frames;
 };
 
 struct vt_snap_segment {
@@ -83,7 +83,7 @@ struct vt_snap_settings {
 };
 
 struct vt_snapshot {
-    struct pk_doc *doc;
+    struct vt_pickle_doc *doc;
     const char *path;
     struct vt_snap_segment *segments;
     size_t nsegments;
@@ -104,18 +104,19 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
 void vt_snap_free(struct vt_snapshot *s);
 
 /* A frame of an event or block (i in 0..count-1), innermost first. */
-size_t vt_snap_frame_count(const struct pk_value *frames);
-bool vt_snap_frame(const struct pk_value *frames, size_t i, const char **filename,
+size_t vt_snap_frame_count(const struct vt_pickle_value *frames);
+bool vt_snap_frame(const struct vt_pickle_value *frames, size_t i, const char **filename,
                    const char **name, int64_t *line);
 /* Python source frames are the ones a user wrote or reads (*.py). */
 bool vt_snap_frame_is_python(const char *filename);
 /* An allocation made by the autograd engine (backward): a frame of
  * torch::autograd::Engine on its stack. */
-bool vt_snap_frames_backward(const struct pk_value *frames);
+bool vt_snap_frames_backward(const struct vt_pickle_value *frames);
 /* The frames that explain an allocation: its Python frames, innermost
  * first (fn called for each; returns how many). Without any, the
  * autograd node or operator frame that allocated. */
 typedef void (*vt_snap_frame_fn)(void *ctx, const char *file, const char *name, int64_t line);
-size_t vt_snap_explaining_frames(const struct pk_value *frames, vt_snap_frame_fn fn, void *ctx);
+size_t vt_snap_explaining_frames(const struct vt_pickle_value *frames, vt_snap_frame_fn fn,
+                                 void *ctx);
 
 #endif

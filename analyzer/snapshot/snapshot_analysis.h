@@ -14,7 +14,7 @@
 /* A group of live blocks at the peak with the same Python stack. */
 struct vt_snap_site {
     uint64_t bytes, count;
-    const struct pk_value *frames; /* one representative stack */
+    const struct vt_pickle_value *frames; /* one representative stack */
     bool backward;                 /* allocated by the autograd engine */
     bool before_window;            /* allocated before the trace starts: stack unknown */
     uint64_t key;

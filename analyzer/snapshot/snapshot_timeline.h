@@ -26,7 +26,8 @@
 struct vt_snap_live {
     uint64_t addr, requested;
     int64_t stream;
-    const struct pk_value *frames;  /* the alloc's stack; NULL if allocated before the trace */
+    const struct vt_pickle_value
+        *frames;                    /* the alloc's stack; NULL if allocated before the trace */
     bool before_window;             /* allocated before the first trace entry */
 };
 

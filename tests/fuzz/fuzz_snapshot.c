@@ -37,15 +37,15 @@ static volatile size_t sink;
 
 /* Reads every node reachable within a budget (memoized values are shared
  * and may form cycles, so no generic walk may be unbounded). */
-static void walk(const struct pk_value *v, int depth, size_t *budget)
+static void walk(const struct vt_pickle_value *v, int depth, size_t *budget)
 {
     if (!v || depth > 64 || *budget == 0)
         return;
     (*budget)--;
     sink += v->type + v->len;
-    if (v->type == PK_STR)
+    if (v->type == VT_PICKLE_STR)
         sink += strlen(v->s);
-    if (v->type == PK_LIST || v->type == PK_TUPLE || v->type == PK_DICT)
+    if (v->type == VT_PICKLE_LIST || v->type == VT_PICKLE_TUPLE || v->type == VT_PICKLE_DICT)
         for (size_t i = 0; i < v->n; i++)
             walk(v->items[i], depth + 1, budget);
 }
@@ -61,13 +61,13 @@ static FILE *null_out(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct pk_doc *doc;
+    struct vt_pickle_doc *doc;
     char err[512];
-    bool parsed = pk_parse(data, size, "fuzz", &doc, err, sizeof err) == 0;
+    bool parsed = vt_pickle_parse(data, size, "fuzz", &doc, err, sizeof err) == 0;
     if (parsed) {
         size_t budget = WALK_BUDGET;
-        walk(pk_doc_root(doc), 0, &budget);
-        pk_doc_free(doc);
+        walk(vt_pickle_doc_root(doc), 0, &budget);
+        vt_pickle_doc_free(doc);
     } else {
         REQUIRE(strstr(err, "fuzz: byte ") == err, "parse error without an offset: %s", err);
     }

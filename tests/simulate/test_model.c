@@ -78,38 +78,38 @@ static void test_config_errors(void **state)
 static void test_split_rules(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("");
-    ca_init(&m, &c, 0);
-    struct ca_block *a = ca_malloc(&m, 5 * MiB, 0, NULL);
+    vt_cache_init(&m, &c, 0);
+    struct vt_cache_block *a = vt_cache_malloc(&m, 5 * MiB, 0, NULL);
     assert_non_null(a);
     assert_int_equal(m.st.reserved, 20 * MiB);
     assert_int_equal(a->size, 5 * MiB);
-    struct ca_block *b = ca_malloc(&m, 3 * MiB, 0, NULL);
+    struct vt_cache_block *b = vt_cache_malloc(&m, 3 * MiB, 0, NULL);
     assert_int_equal(m.st.cuda_mallocs, 1);
     assert_int_equal(b->addr, a->addr + 5 * MiB);
-    struct ca_block *d = ca_malloc(&m, 11 * MiB + 512 * KiB, 0, NULL);
+    struct vt_cache_block *d = vt_cache_malloc(&m, 11 * MiB + 512 * KiB, 0, NULL);
     assert_int_equal(m.st.cuda_mallocs, 1);
     assert_int_equal(d->addr, a->addr + 8 * MiB);
     assert_int_equal(d->size, 12 * MiB);
-    struct ca_block *e = ca_malloc(&m, 19 * MiB + 512 * KiB, 0, NULL);
+    struct vt_cache_block *e = vt_cache_malloc(&m, 19 * MiB + 512 * KiB, 0, NULL);
     assert_int_equal(m.st.cuda_mallocs, 2);
     assert_int_equal(e->size, 20 * MiB);
     assert_int_equal(m.st.reserved, 40 * MiB);
     /* small pool: 1000 B -> 1024 B of a 2 MiB segment, the rest split off. */
-    struct ca_block *s = ca_malloc(&m, 1000, 0, NULL);
+    struct vt_cache_block *s = vt_cache_malloc(&m, 1000, 0, NULL);
     assert_int_equal(s->size, 1024);
     uint64_t free_bytes, largest;
-    ca_free_space(&m, &free_bytes, &largest);
+    vt_cache_free_space(&m, &free_bytes, &largest);
     assert_int_equal(free_bytes, 2 * MiB - 1024);
     assert_int_equal(largest, 2 * MiB - 1024);
     /* freeing merges free neighbours: a + b -> one 8 MiB block */
-    ca_free(&m, a);
-    ca_free(&m, b);
-    ca_free_space(&m, &free_bytes, &largest);
+    vt_cache_free(&m, a);
+    vt_cache_free(&m, b);
+    vt_cache_free_space(&m, &free_bytes, &largest);
     assert_int_equal(largest, 8 * MiB);
     assert_int_equal(m.st.allocated, 11 * MiB + 512 * KiB + 19 * MiB + 512 * KiB + 1000);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* Free whole segments of 12, 14, 16 MiB: 13 MiB takes the 14 (smallest
@@ -117,26 +117,26 @@ static void test_split_rules(void **state)
 static void test_best_fit(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("");
-    ca_init(&m, &c, 0);
-    struct ca_block *x = ca_malloc(&m, 12 * MiB, 0, NULL);
-    struct ca_block *y = ca_malloc(&m, 14 * MiB, 0, NULL);
-    struct ca_block *z = ca_malloc(&m, 16 * MiB, 0, NULL);
+    vt_cache_init(&m, &c, 0);
+    struct vt_cache_block *x = vt_cache_malloc(&m, 12 * MiB, 0, NULL);
+    struct vt_cache_block *y = vt_cache_malloc(&m, 14 * MiB, 0, NULL);
+    struct vt_cache_block *z = vt_cache_malloc(&m, 16 * MiB, 0, NULL);
     uint64_t y_addr = y->addr;
-    ca_free(&m, x);
-    ca_free(&m, y);
-    ca_free(&m, z);
-    struct ca_block *w = ca_malloc(&m, 13 * MiB, 0, NULL);
+    vt_cache_free(&m, x);
+    vt_cache_free(&m, y);
+    vt_cache_free(&m, z);
+    struct vt_cache_block *w = vt_cache_malloc(&m, 13 * MiB, 0, NULL);
     assert_int_equal(w->addr, y_addr);
     assert_int_equal(w->size, 14 * MiB);
     assert_int_equal(m.st.reserved, 42 * MiB);
     assert_int_equal(m.st.cuda_mallocs, 3);
     /* another stream does not see stream 0's free blocks */
-    struct ca_block *v = ca_malloc(&m, 12 * MiB, 7, NULL);
+    struct vt_cache_block *v = vt_cache_malloc(&m, 12 * MiB, 7, NULL);
     assert_int_equal(m.st.cuda_mallocs, 4);
     assert_int_equal(v->stream, 7);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* max_split_size 40 MiB: a cached 100 MiB block is refused to a 30 MiB
@@ -145,22 +145,22 @@ static void test_best_fit(void **state)
 static void test_max_split_size(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("max_split_size_mb:40");
-    ca_init(&m, &c, 0);
-    struct ca_block *big = ca_malloc(&m, 100 * MiB, 0, NULL);
+    vt_cache_init(&m, &c, 0);
+    struct vt_cache_block *big = vt_cache_malloc(&m, 100 * MiB, 0, NULL);
     uint64_t big_addr = big->addr;
-    ca_free(&m, big);
-    struct ca_block *a = ca_malloc(&m, 30 * MiB, 0, NULL);
+    vt_cache_free(&m, big);
+    struct vt_cache_block *a = vt_cache_malloc(&m, 30 * MiB, 0, NULL);
     assert_true(a->addr != big_addr);
     assert_int_equal(m.st.reserved, 130 * MiB);
-    struct ca_block *b = ca_malloc(&m, 60 * MiB, 0, NULL);
+    struct vt_cache_block *b = vt_cache_malloc(&m, 60 * MiB, 0, NULL);
     assert_true(b->addr != big_addr);
     assert_int_equal(m.st.reserved, 190 * MiB);
-    struct ca_block *d = ca_malloc(&m, 90 * MiB, 0, NULL);
+    struct vt_cache_block *d = vt_cache_malloc(&m, 90 * MiB, 0, NULL);
     assert_int_equal(d->addr, big_addr);
     assert_int_equal(d->size, 100 * MiB);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* Capacity 100 MiB: a cached free 60 MiB segment blocks a 70 MiB
@@ -168,27 +168,27 @@ static void test_max_split_size(void **state)
 static void test_flush_and_retry(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("");
-    ca_init(&m, &c, 100 * MiB);
-    ca_free(&m, ca_malloc(&m, 60 * MiB, 0, NULL));
-    struct ca_block *b = ca_malloc(&m, 70 * MiB, 0, NULL);
+    vt_cache_init(&m, &c, 100 * MiB);
+    vt_cache_free(&m, vt_cache_malloc(&m, 60 * MiB, 0, NULL));
+    struct vt_cache_block *b = vt_cache_malloc(&m, 70 * MiB, 0, NULL);
     assert_non_null(b);
     assert_int_equal(m.st.flushes, 1);
     assert_int_equal(m.st.cuda_frees, 1);
     assert_int_equal(m.st.reserved, 70 * MiB);
     /* 50 + 30 live, then 30 more: 110 > 100 and nothing to flush: OOM. */
-    ca_free(&m, b);
-    ca_empty_cache(&m);
+    vt_cache_free(&m, b);
+    vt_cache_empty_cache(&m);
     assert_int_equal(m.st.reserved, 0);
-    assert_non_null(ca_malloc(&m, 50 * MiB, 0, NULL));
-    assert_non_null(ca_malloc(&m, 30 * MiB, 0, NULL));
-    struct ca_failure why;
-    assert_null(ca_malloc(&m, 30 * MiB, 0, &why));
+    assert_non_null(vt_cache_malloc(&m, 50 * MiB, 0, NULL));
+    assert_non_null(vt_cache_malloc(&m, 30 * MiB, 0, NULL));
+    struct vt_cache_failure why;
+    assert_null(vt_cache_malloc(&m, 30 * MiB, 0, &why));
     assert_int_equal(why.reserved, 80 * MiB);
     assert_int_equal(why.device_free, 20 * MiB);
     assert_int_equal(why.segment_bytes, 30 * MiB);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* Four 5 MiB blocks fill one 20 MiB segment; freeing the 1st and 3rd
@@ -198,24 +198,24 @@ static void test_flush_and_retry(void **state)
 static void test_fragmentation_oom(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("");
-    ca_init(&m, &c, 20 * MiB);
-    struct ca_block *b[4];
+    vt_cache_init(&m, &c, 20 * MiB);
+    struct vt_cache_block *b[4];
     for (int i = 0; i < 4; i++)
-        b[i] = ca_malloc(&m, 5 * MiB, 0, NULL);
+        b[i] = vt_cache_malloc(&m, 5 * MiB, 0, NULL);
     assert_int_equal(m.st.cuda_mallocs, 1);
     assert_int_equal(b[3]->addr, b[0]->addr + 15 * MiB);
-    ca_free(&m, b[0]);
-    ca_free(&m, b[2]);
-    struct ca_failure why;
-    assert_null(ca_malloc(&m, 8 * MiB, 0, &why));
+    vt_cache_free(&m, b[0]);
+    vt_cache_free(&m, b[2]);
+    struct vt_cache_failure why;
+    assert_null(vt_cache_malloc(&m, 8 * MiB, 0, &why));
     assert_int_equal(why.free_cached, 10 * MiB);
     assert_int_equal(why.largest_free, 5 * MiB);
     assert_int_equal(why.device_free, 0);
     assert_int_equal(m.st.flushes, 1);
     assert_int_equal(m.st.reserved, 20 * MiB);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* max_split_size 40 MiB on a 200 MiB device: live 60, cached free 100.
@@ -225,17 +225,17 @@ static void test_fragmentation_oom(void **state)
 static void test_release_oversize(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("max_split_size_mb:40");
-    ca_init(&m, &c, 200 * MiB);
-    struct ca_block *big = ca_malloc(&m, 100 * MiB, 0, NULL);
-    assert_non_null(ca_malloc(&m, 60 * MiB, 0, NULL));
-    ca_free(&m, big);
-    assert_non_null(ca_malloc(&m, 50 * MiB, 0, NULL));
+    vt_cache_init(&m, &c, 200 * MiB);
+    struct vt_cache_block *big = vt_cache_malloc(&m, 100 * MiB, 0, NULL);
+    assert_non_null(vt_cache_malloc(&m, 60 * MiB, 0, NULL));
+    vt_cache_free(&m, big);
+    assert_non_null(vt_cache_malloc(&m, 50 * MiB, 0, NULL));
     assert_int_equal(m.st.flushes, 0);
     assert_int_equal(m.st.cuda_frees, 1);
     assert_int_equal(m.st.reserved, 110 * MiB);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* garbage_collection_threshold 0.5 with fraction 1.0 of 100 MiB: two
@@ -244,18 +244,18 @@ static void test_release_oversize(void **state)
 static void test_garbage_collection(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c =
         cfg_of("garbage_collection_threshold:0.5,per_process_memory_fraction:1.0");
-    ca_init(&m, &c, 100 * MiB);
-    struct ca_block *a = ca_malloc(&m, 30 * MiB, 0, NULL);
-    struct ca_block *b = ca_malloc(&m, 26 * MiB, 0, NULL);
-    ca_free(&m, a);
-    ca_free(&m, b);
-    assert_non_null(ca_malloc(&m, 40 * MiB, 0, NULL));
+    vt_cache_init(&m, &c, 100 * MiB);
+    struct vt_cache_block *a = vt_cache_malloc(&m, 30 * MiB, 0, NULL);
+    struct vt_cache_block *b = vt_cache_malloc(&m, 26 * MiB, 0, NULL);
+    vt_cache_free(&m, a);
+    vt_cache_free(&m, b);
+    assert_non_null(vt_cache_malloc(&m, 40 * MiB, 0, NULL));
     assert_int_equal(m.st.gc_releases, 2);
     assert_int_equal(m.st.reserved, 40 * MiB);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* expandable segments: 5 MiB maps one 20 MiB page (rest 15 free, split
@@ -265,24 +265,24 @@ static void test_garbage_collection(void **state)
 static void test_expandable(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("expandable_segments:True");
-    ca_init(&m, &c, 0);
-    struct ca_block *a = ca_malloc(&m, 5 * MiB, 0, NULL);
+    vt_cache_init(&m, &c, 0);
+    struct vt_cache_block *a = vt_cache_malloc(&m, 5 * MiB, 0, NULL);
     assert_non_null(a);
     assert_int_equal(m.st.reserved, 20 * MiB);
-    struct ca_block *b = ca_malloc(&m, 30 * MiB, 0, NULL);
+    struct vt_cache_block *b = vt_cache_malloc(&m, 30 * MiB, 0, NULL);
     assert_non_null(b);
     assert_int_equal(b->addr, a->addr + 5 * MiB);
     assert_int_equal(m.st.reserved, 40 * MiB);
-    ca_free(&m, b);
-    ca_empty_cache(&m);
+    vt_cache_free(&m, b);
+    vt_cache_empty_cache(&m);
     assert_int_equal(m.st.reserved, 20 * MiB); /* a's page stays */
-    ca_free(&m, a);
-    ca_empty_cache(&m);
+    vt_cache_free(&m, a);
+    vt_cache_empty_cache(&m);
     assert_int_equal(m.st.reserved, 0);
     assert_null(m.segments);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 /* Seeding: a 20 MiB segment with a live 4 MiB block at +6 MiB leaves
@@ -290,20 +290,21 @@ static void test_expandable(void **state)
 static void test_seed(void **state)
 {
     (void)state;
-    struct ca_model m;
+    struct vt_cache_model m;
     struct vt_alloc_config c = cfg_of("");
-    ca_init(&m, &c, 0);
-    assert_true(ca_seed_segment(&m, 0x1000000000, 20 * MiB, 0, false));
-    struct ca_block *b = ca_seed_block(&m, 0x1000000000 + 6 * MiB, 4 * MiB, 4 * MiB - 100);
+    vt_cache_init(&m, &c, 0);
+    assert_true(vt_cache_seed_segment(&m, 0x1000000000, 20 * MiB, 0, false));
+    struct vt_cache_block *b =
+        vt_cache_seed_block(&m, 0x1000000000 + 6 * MiB, 4 * MiB, 4 * MiB - 100);
     assert_non_null(b);
     uint64_t free_bytes, largest;
-    ca_free_space(&m, &free_bytes, &largest);
+    vt_cache_free_space(&m, &free_bytes, &largest);
     assert_int_equal(free_bytes, 16 * MiB);
     assert_int_equal(largest, 10 * MiB);
     /* 6 MiB fits the 6 MiB hole exactly */
-    struct ca_block *d = ca_malloc(&m, 6 * MiB, 0, NULL);
+    struct vt_cache_block *d = vt_cache_malloc(&m, 6 * MiB, 0, NULL);
     assert_int_equal(d->addr, 0x1000000000);
-    ca_destroy(&m);
+    vt_cache_destroy(&m);
 }
 
 int main(void)

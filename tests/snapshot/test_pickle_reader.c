@@ -11,11 +11,11 @@
 
 #include "pickle_reader.h"
 
-static struct pk_doc *parse_ok(const char *bytes, size_t len)
+static struct vt_pickle_doc *parse_ok(const char *bytes, size_t len)
 {
-    struct pk_doc *doc;
+    struct vt_pickle_doc *doc;
     char err[256];
-    int rc = pk_parse((const uint8_t *)bytes, len, "t", &doc, err, sizeof err);
+    int rc = vt_pickle_parse((const uint8_t *)bytes, len, "t", &doc, err, sizeof err);
     if (rc)
         fail_msg("%s", err);
     return doc;
@@ -23,9 +23,9 @@ static struct pk_doc *parse_ok(const char *bytes, size_t len)
 
 static void parse_err(const char *bytes, size_t len, const char *want)
 {
-    struct pk_doc *doc;
+    struct vt_pickle_doc *doc;
     char err[256];
-    assert_int_equal(pk_parse((const uint8_t *)bytes, len, "t", &doc, err, sizeof err), -1);
+    assert_int_equal(vt_pickle_parse((const uint8_t *)bytes, len, "t", &doc, err, sizeof err), -1);
     if (!strstr(err, want))
         fail_msg("'%s' does not contain '%s'", err, want);
 }
@@ -51,26 +51,26 @@ static void test_values(void **state)
         "\x8c\x01" "b"
         "\x8c\x02" "xyh\x00\x86"             /* "xy", BINGET 0, TUPLE2 */
         "u.";                                /* SETITEMS, STOP */
-    struct pk_doc *doc = parse_ok(p, sizeof p - 1);
-    const struct pk_value *root = pk_doc_root(doc);
-    assert_int_equal(root->type, PK_DICT);
-    const struct pk_value *a = pk_dict_get(root, "a");
-    assert_int_equal(a->type, PK_LIST);
+    struct vt_pickle_doc *doc = parse_ok(p, sizeof p - 1);
+    const struct vt_pickle_value *root = vt_pickle_doc_root(doc);
+    assert_int_equal(root->type, VT_PICKLE_DICT);
+    const struct vt_pickle_value *a = vt_pickle_dict_get(root, "a");
+    assert_int_equal(a->type, VT_PICKLE_LIST);
     assert_int_equal(a->n, 8);
     assert_int_equal(a->items[0]->i, -2);
     assert_int_equal(a->items[1]->i, 200);
     assert_int_equal(a->items[2]->i, 65535);
     assert_int_equal(a->items[3]->i, -8388608);
     assert_int_equal(a->items[4]->i, 0x7f2d00000000ll);
-    assert_true(a->items[5]->type == PK_FLOAT && a->items[5]->f == 1.5);
-    assert_true(a->items[6]->type == PK_BOOL && a->items[6]->b);
-    assert_int_equal(a->items[7]->type, PK_NONE);
-    const struct pk_value *b = pk_dict_get(root, "b");
-    assert_int_equal(b->type, PK_TUPLE);
+    assert_true(a->items[5]->type == VT_PICKLE_FLOAT && a->items[5]->f == 1.5);
+    assert_true(a->items[6]->type == VT_PICKLE_BOOL && a->items[6]->b);
+    assert_int_equal(a->items[7]->type, VT_PICKLE_NONE);
+    const struct vt_pickle_value *b = vt_pickle_dict_get(root, "b");
+    assert_int_equal(b->type, VT_PICKLE_TUPLE);
     assert_string_equal(b->items[0]->s, "xy");
     assert_ptr_equal(b->items[1], a); /* memoized: the same object, as in Python */
     assert_int_equal(a->items[0]->offset, 10); /* BININT's byte offset */
-    pk_doc_free(doc);
+    vt_pickle_doc_free(doc);
 }
 
 /* LONG1 of 9 bytes: fits when the 9th byte is sign extension, else big. */
@@ -78,14 +78,14 @@ static void test_long_widths(void **state)
 {
     (void)state;
     static const char fits[] = "\x80\x04\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\xff.";
-    struct pk_doc *doc = parse_ok(fits, sizeof fits - 1);
-    assert_false(pk_doc_root(doc)->big);
-    assert_int_equal(pk_doc_root(doc)->i, -1);
-    pk_doc_free(doc);
+    struct vt_pickle_doc *doc = parse_ok(fits, sizeof fits - 1);
+    assert_false(vt_pickle_doc_root(doc)->big);
+    assert_int_equal(vt_pickle_doc_root(doc)->i, -1);
+    vt_pickle_doc_free(doc);
     static const char big[] = "\x80\x04\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.";
     doc = parse_ok(big, sizeof big - 1);
-    assert_true(pk_doc_root(doc)->big);
-    pk_doc_free(doc);
+    assert_true(vt_pickle_doc_root(doc)->big);
+    vt_pickle_doc_free(doc);
 }
 
 static void test_refusals(void **state)
