@@ -186,3 +186,42 @@ void vt_json_newline(struct vt_json *j)
 {
     fputc('\n', j->out);
 }
+
+void vt_json_kv_string(struct vt_json *j, const char *key, const char *s)
+{
+    vt_json_key(j, key);
+    vt_json_string(j, s);
+}
+
+void vt_json_kv_uint(struct vt_json *j, const char *key, uint64_t v)
+{
+    vt_json_key(j, key);
+    vt_json_uint(j, v);
+}
+
+void vt_json_kv_int(struct vt_json *j, const char *key, int64_t v)
+{
+    vt_json_key(j, key);
+    vt_json_int(j, v);
+}
+
+void vt_json_kv_double(struct vt_json *j, const char *key, double v)
+{
+    vt_json_key(j, key);
+    vt_json_double(j, v);
+}
+
+void vt_json_kv_bool(struct vt_json *j, const char *key, bool v)
+{
+    vt_json_key(j, key);
+    vt_json_bool(j, v);
+}
+
+void vt_json_kv_uint_or_null(struct vt_json *j, const char *key, bool known, uint64_t v)
+{
+    vt_json_key(j, key);
+    if (known)
+        vt_json_uint(j, v);
+    else
+        vt_json_null(j);
+}

@@ -4,8 +4,8 @@
  * the writer emits valid UTF-8 JSON whatever it is given: control
  * characters are escaped and bytes that are not valid UTF-8 become U+FFFD.
  */
-#ifndef VRAMTRACE_ANALYZER_JSON_WRITER_H
-#define VRAMTRACE_ANALYZER_JSON_WRITER_H
+#ifndef VRAMTRACE_COMMON_JSON_WRITER_H
+#define VRAMTRACE_COMMON_JSON_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,6 +36,14 @@ void vt_json_int(struct vt_json *j, int64_t v);
 void vt_json_double(struct vt_json *j, double v);
 void vt_json_bool(struct vt_json *j, bool v);
 void vt_json_null(struct vt_json *j);
+/* A key and its value in one call. */
+void vt_json_kv_string(struct vt_json *j, const char *key, const char *s);
+void vt_json_kv_uint(struct vt_json *j, const char *key, uint64_t v);
+void vt_json_kv_int(struct vt_json *j, const char *key, int64_t v);
+void vt_json_kv_double(struct vt_json *j, const char *key, double v);
+void vt_json_kv_bool(struct vt_json *j, const char *key, bool v);
+/* v when known, else null: a figure the input did not give. */
+void vt_json_kv_uint_or_null(struct vt_json *j, const char *key, bool known, uint64_t v);
 /* Ends a top-level value with a newline (JSON lines). */
 void vt_json_newline(struct vt_json *j);
 

@@ -13,21 +13,12 @@ static void frame_json(void *ctx, const struct vt_frame *f)
 {
     struct vt_json *j = ctx;
     vt_json_begin_object(j);
-    vt_json_key(j, "function");
-    vt_json_string(j, f->function);
-    vt_json_key(j, "file");
-    vt_json_string(j, f->file);
-    vt_json_key(j, "line");
-    if (f->line)
-        vt_json_uint(j, f->line);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "module");
-    vt_json_string(j, f->module);
-    vt_json_key(j, "ip");
-    vt_json_uint(j, f->ip);
-    vt_json_key(j, "inlined");
-    vt_json_bool(j, f->inlined);
+    vt_json_kv_string(j, "function", f->function);
+    vt_json_kv_string(j, "file", f->file);
+    vt_json_kv_uint_or_null(j, "line", f->line, f->line);
+    vt_json_kv_string(j, "module", f->module);
+    vt_json_kv_uint(j, "ip", f->ip);
+    vt_json_kv_bool(j, "inlined", f->inlined);
     vt_json_end_object(j);
 }
 
@@ -46,14 +37,11 @@ static void sites_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_begin_array(j);
     for (size_t i = 0; i < n; i++) {
         vt_json_begin_object(j);
-        vt_json_key(j, "bytes");
-        vt_json_uint(j, top[i].bytes);
-        vt_json_key(j, "count");
-        vt_json_uint(j, top[i].count);
-        vt_json_key(j, "thread");
-        vt_json_string(j, vt_report_thread_name(rep, input, top[i].thread, buf, sizeof buf));
-        vt_json_key(j, "stack_id");
-        vt_json_uint(j, top[i].stack);
+        vt_json_kv_uint(j, "bytes", top[i].bytes);
+        vt_json_kv_uint(j, "count", top[i].count);
+        vt_json_kv_string(j, "thread",
+                          vt_report_thread_name(rep, input, top[i].thread, buf, sizeof buf));
+        vt_json_kv_uint(j, "stack_id", top[i].stack);
         frames_json(rep, j, input, top[i].stack);
         vt_json_end_object(j);
     }
@@ -77,83 +65,45 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     const struct vt_reader *r = rep->a->inputs[input].reader;
     char buf[64], story[512];
     vt_json_begin_object(j);
-    vt_json_key(j, "time_ns");
-    vt_json_uint(j, o->time_ns);
-    vt_json_key(j, "requested_bytes");
-    vt_json_uint(j, o->requested_bytes);
-    vt_json_key(j, "free_bytes");
-    if (o->driver_info)
-        vt_json_uint(j, o->free_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "total_bytes");
-    if (o->driver_info)
-        vt_json_uint(j, o->total_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "process_bytes");
-    vt_json_uint(j, o->process_bytes);
+    vt_json_kv_uint(j, "time_ns", o->time_ns);
+    vt_json_kv_uint(j, "requested_bytes", o->requested_bytes);
+    vt_json_kv_uint_or_null(j, "free_bytes", o->driver_info, o->free_bytes);
+    vt_json_kv_uint_or_null(j, "total_bytes", o->driver_info, o->total_bytes);
+    vt_json_kv_uint(j, "process_bytes", o->process_bytes);
     vt_json_key(j, "process_bytes_by_kind");
     kind_bytes_json(j, o->kind_bytes);
-    vt_json_key(j, "outside_bytes");
-    if (o->driver_info)
-        vt_json_uint(j, o->outside_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "contexts");
-    vt_json_uint(j, o->contexts);
-    vt_json_key(j, "context_bytes");
-    if (o->context_known)
-        vt_json_uint(j, o->context_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "other_processes_bytes");
-    if (o->driver_info && o->context_known)
-        vt_json_uint(j, o->other_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "cached_bytes");
-    if (o->cached_known)
-        vt_json_uint(j, o->cached_bytes);
-    else
-        vt_json_null(j);
+    vt_json_kv_uint_or_null(j, "outside_bytes", o->driver_info, o->outside_bytes);
+    vt_json_kv_uint(j, "contexts", o->contexts);
+    vt_json_kv_uint_or_null(j, "context_bytes", o->context_known, o->context_bytes);
+    vt_json_kv_uint_or_null(j, "other_processes_bytes", o->driver_info && o->context_known,
+                            o->other_bytes);
+    vt_json_kv_uint_or_null(j, "cached_bytes", o->cached_known, o->cached_bytes);
     vt_json_key(j, "retry_succeeded");
     if (o->retry == VT_RETRY_NOT_SEEN)
         vt_json_null(j);
     else
         vt_json_bool(j, o->retry == VT_RETRY_SUCCEEDED);
-    vt_json_key(j, "retry_of_previous");
-    vt_json_bool(j, o->retry_of_previous);
+    vt_json_kv_bool(j, "retry_of_previous", o->retry_of_previous);
     vt_json_key(j, "largest_free_block_bytes");
     vt_json_null(j);
-    vt_json_key(j, "largest_free_block_note");
-    vt_json_string(j, "not visible in a trace: the driver does not report its largest free "
+    vt_json_kv_string(j, "largest_free_block_note",
+                      "not visible in a trace: the driver does not report its largest free "
                       "block, and with a caching allocator free space inside cached segments "
                       "never reaches the driver (a PyTorch memory snapshot shows it)");
-    vt_json_key(j, "narrative");
-    vt_json_string(j, vt_oom_narrative(o, prev, story, sizeof story));
-    vt_json_key(j, "verdict");
-    vt_json_string(j, vt_verdict_name(o->verdict));
-    vt_json_key(j, "kind");
-    vt_json_string(j, vt_kind_name(o->kind));
-    vt_json_key(j, "api");
-    vt_json_string(j, vt_reader_api(r, o->api));
-    vt_json_key(j, "label");
-    vt_json_string(j, o->label ? vt_reader_api(r, o->label) : NULL);
-    vt_json_key(j, "result");
-    vt_json_uint(j, o->result);
-    vt_json_key(j, "thread");
-    vt_json_string(j, vt_report_thread_name(rep, input, o->thread, buf, sizeof buf));
-    vt_json_key(j, "phase");
-    vt_json_string(j, o->phase ? vt_report_string(rep, input, o->phase) : NULL);
-    vt_json_key(j, "released_after_bytes");
-    vt_json_uint(j, o->released_bytes);
-    vt_json_key(j, "released_after_count");
-    vt_json_uint(j, o->released_count);
-    vt_json_key(j, "retry");
-    vt_json_string(j, o->retry == VT_RETRY_SUCCEEDED ? "succeeded"
-                      : o->retry == VT_RETRY_FAILED  ? "failed"
-                                                     : "not_seen");
+    vt_json_kv_string(j, "narrative", vt_oom_narrative(o, prev, story, sizeof story));
+    vt_json_kv_string(j, "verdict", vt_verdict_name(o->verdict));
+    vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
+    vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
+    vt_json_kv_string(j, "label", o->label ? vt_reader_api(r, o->label) : NULL);
+    vt_json_kv_uint(j, "result", o->result);
+    vt_json_kv_string(j, "thread", vt_report_thread_name(rep, input, o->thread, buf, sizeof buf));
+    vt_json_kv_string(j, "phase", o->phase ? vt_report_string(rep, input, o->phase) : NULL);
+    vt_json_kv_uint(j, "released_after_bytes", o->released_bytes);
+    vt_json_kv_uint(j, "released_after_count", o->released_count);
+    vt_json_kv_string(j, "retry",
+                      o->retry == VT_RETRY_SUCCEEDED    ? "succeeded"
+                          : o->retry == VT_RETRY_FAILED ? "failed"
+                                                        : "not_seen");
     frames_json(rep, j, input, o->stack);
     vt_json_key(j, "top_stacks");
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
@@ -172,14 +122,10 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
             continue;
         vt_json_begin_object(j);
-        vt_json_key(j, "name");
-        vt_json_string(j, name ? name : "");
-        vt_json_key(j, "peak_bytes");
-        vt_json_uint(j, p->snap.peak_bytes);
-        vt_json_key(j, "peak_time_ns");
-        vt_json_uint(j, p->snap.peak_time_ns);
-        vt_json_key(j, "opened");
-        vt_json_uint(j, p->opened);
+        vt_json_kv_string(j, "name", name ? name : "");
+        vt_json_kv_uint(j, "peak_bytes", p->snap.peak_bytes);
+        vt_json_kv_uint(j, "peak_time_ns", p->snap.peak_time_ns);
+        vt_json_kv_uint(j, "opened", p->opened);
         vt_json_key(j, "peak_breakdown");
         size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
         sites_json(rep, j, input, top, n);
@@ -201,31 +147,18 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_int(j, l->device);
     else
         vt_json_null(j);
-    vt_json_key(j, "uuid");
-    vt_json_string(j, dev ? vt_format_uuid(dev->uuid, buf, sizeof buf) : NULL);
-    vt_json_key(j, "name");
-    vt_json_string(j, dev ? dev->name : NULL);
-    vt_json_key(j, "kind");
-    vt_json_string(j, vt_category_name(l->category));
-    vt_json_key(j, "total_bytes");
-    if (dev && l->category == VT_CAT_DEVICE)
-        vt_json_uint(j, dev->total_bytes);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "peak_bytes");
-    vt_json_uint(j, l->peak.peak_bytes);
-    vt_json_key(j, "peak_time_ns");
-    vt_json_uint(j, l->peak.peak_time_ns);
-    vt_json_key(j, "peak_count");
-    vt_json_uint(j, l->peak.peak_count);
-    vt_json_key(j, "final_bytes");
-    vt_json_uint(j, l->sites.total_bytes);
-    vt_json_key(j, "allocations");
-    vt_json_uint(j, l->allocs);
-    vt_json_key(j, "frees");
-    vt_json_uint(j, l->frees);
-    vt_json_key(j, "failed_allocations");
-    vt_json_uint(j, l->failed_allocs);
+    vt_json_kv_string(j, "uuid", dev ? vt_format_uuid(dev->uuid, buf, sizeof buf) : NULL);
+    vt_json_kv_string(j, "name", dev ? dev->name : NULL);
+    vt_json_kv_string(j, "kind", vt_category_name(l->category));
+    vt_json_kv_uint_or_null(j, "total_bytes", dev && l->category == VT_CAT_DEVICE,
+                            dev ? dev->total_bytes : 0);
+    vt_json_kv_uint(j, "peak_bytes", l->peak.peak_bytes);
+    vt_json_kv_uint(j, "peak_time_ns", l->peak.peak_time_ns);
+    vt_json_kv_uint(j, "peak_count", l->peak.peak_count);
+    vt_json_kv_uint(j, "final_bytes", l->sites.total_bytes);
+    vt_json_kv_uint(j, "allocations", l->allocs);
+    vt_json_kv_uint(j, "frees", l->frees);
+    vt_json_kv_uint(j, "failed_allocations", l->failed_allocs);
     vt_json_key(j, "peak_breakdown");
     size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
     sites_json(rep, j, input, top, n);
@@ -246,44 +179,25 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
     const struct vt_replay *rp = &in->replay;
     char cmd[4096];
     vt_json_begin_object(j);
-    vt_json_key(j, "file");
-    vt_json_string(j, in->path);
-    vt_json_key(j, "pid");
-    if (p)
-        vt_json_uint(j, p->pid);
-    else
-        vt_json_null(j);
-    vt_json_key(j, "ppid");
-    if (p)
-        vt_json_uint(j, p->ppid);
-    else
-        vt_json_null(j);
+    vt_json_kv_string(j, "file", in->path);
+    vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
+    vt_json_kv_uint_or_null(j, "ppid", p, p ? p->ppid : 0);
     vt_json_key(j, "rank");
     long rank = vt_report_rank(rep, input);
     if (rank >= 0)
         vt_json_int(j, rank);
     else
         vt_json_null(j);
-    vt_json_key(j, "hostname");
-    vt_json_string(j, p ? p->hostname : NULL);
-    vt_json_key(j, "command");
-    vt_json_string(j, vt_report_command(rep, input, cmd, sizeof cmd));
-    vt_json_key(j, "start_mono_ns");
-    vt_json_uint(j, p ? p->start_mono_ns : 0);
-    vt_json_key(j, "time_unit_ns");
-    vt_json_uint(j, vt_reader_time_unit_ns(in->reader));
-    vt_json_key(j, "truncated");
-    vt_json_bool(j, vt_reader_truncated(in->reader));
-    vt_json_key(j, "truncation_note");
-    vt_json_string(j, vt_reader_truncation_note(in->reader));
-    vt_json_key(j, "error");
-    vt_json_string(j, in->state < 0 ? vt_reader_error(in->reader)->message : NULL);
-    vt_json_key(j, "lost_events");
-    vt_json_uint(j, rp->lost_events);
-    vt_json_key(j, "memory_events");
-    vt_json_uint(j, rp->mem_events);
-    vt_json_key(j, "unmatched_frees");
-    vt_json_uint(j, rp->unmatched_frees);
+    vt_json_kv_string(j, "hostname", p ? p->hostname : NULL);
+    vt_json_kv_string(j, "command", vt_report_command(rep, input, cmd, sizeof cmd));
+    vt_json_kv_uint(j, "start_mono_ns", p ? p->start_mono_ns : 0);
+    vt_json_kv_uint(j, "time_unit_ns", vt_reader_time_unit_ns(in->reader));
+    vt_json_kv_bool(j, "truncated", vt_reader_truncated(in->reader));
+    vt_json_kv_string(j, "truncation_note", vt_reader_truncation_note(in->reader));
+    vt_json_kv_string(j, "error", in->state < 0 ? vt_reader_error(in->reader)->message : NULL);
+    vt_json_kv_uint(j, "lost_events", rp->lost_events);
+    vt_json_kv_uint(j, "memory_events", rp->mem_events);
+    vt_json_kv_uint(j, "unmatched_frees", rp->unmatched_frees);
     vt_json_key(j, "devices");
     vt_json_begin_array(j);
     /* Device memory first, then managed, then pinned host. */
@@ -297,12 +211,9 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_begin_array(j);
     for (size_t i = 0; i < rp->nmarks; i++) {
         vt_json_begin_object(j);
-        vt_json_key(j, "name");
-        vt_json_string(j, vt_report_string(rep, input, rp->marks[i].name));
-        vt_json_key(j, "time_ns");
-        vt_json_uint(j, rp->marks[i].time_ns);
-        vt_json_key(j, "device_bytes");
-        vt_json_uint(j, rp->marks[i].device_bytes);
+        vt_json_kv_string(j, "name", vt_report_string(rep, input, rp->marks[i].name));
+        vt_json_kv_uint(j, "time_ns", rp->marks[i].time_ns);
+        vt_json_kv_uint(j, "device_bytes", rp->marks[i].device_bytes);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
@@ -313,18 +224,12 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
 {
     char buf[64];
     vt_json_begin_object(j);
-    vt_json_key(j, "uuid");
-    vt_json_string(j, g->has_uuid ? vt_format_uuid(g->uuid, buf, sizeof buf) : NULL);
-    vt_json_key(j, "hostname");
-    vt_json_string(j, g->hostname);
-    vt_json_key(j, "name");
-    vt_json_string(j, g->name);
-    vt_json_key(j, "total_bytes");
-    vt_json_uint(j, g->total_bytes);
-    vt_json_key(j, "peak_bytes");
-    vt_json_uint(j, g->peak_bytes);
-    vt_json_key(j, "peak_time_ns");
-    vt_json_uint(j, g->peak_time_ns);
+    vt_json_kv_string(j, "uuid", g->has_uuid ? vt_format_uuid(g->uuid, buf, sizeof buf) : NULL);
+    vt_json_kv_string(j, "hostname", g->hostname);
+    vt_json_kv_string(j, "name", g->name);
+    vt_json_kv_uint(j, "total_bytes", g->total_bytes);
+    vt_json_kv_uint(j, "peak_bytes", g->peak_bytes);
+    vt_json_kv_uint(j, "peak_time_ns", g->peak_time_ns);
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
     for (size_t i = 0; i < rep->a->ninputs; i++) {
@@ -332,19 +237,14 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
             continue;
         const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
         vt_json_begin_object(j);
-        vt_json_key(j, "pid");
-        if (p)
-            vt_json_uint(j, p->pid);
-        else
-            vt_json_null(j);
+        vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
         vt_json_key(j, "rank");
         long rank = vt_report_rank(rep, i);
         if (rank >= 0)
             vt_json_int(j, rank);
         else
             vt_json_null(j);
-        vt_json_key(j, "bytes_at_peak");
-        vt_json_uint(j, g->proc_peak[i]);
+        vt_json_kv_uint(j, "bytes_at_peak", g->proc_peak[i]);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
@@ -359,8 +259,7 @@ int vt_report_json(struct vt_report *rep, FILE *out)
     struct vt_json j;
     vt_json_init(&j, out, true);
     vt_json_begin_object(&j);
-    vt_json_key(&j, "vramtrace_report");
-    vt_json_uint(&j, 1);
+    vt_json_kv_uint(&j, "vramtrace_report", 1);
     vt_json_key(&j, "processes");
     vt_json_begin_array(&j);
     for (size_t i = 0; i < rep->a->ninputs; i++)

@@ -8,12 +8,9 @@ static void frame_json(void *ctx, const char *file, const char *name, int64_t li
 {
     struct vt_json *j = ctx;
     vt_json_begin_object(j);
-    vt_json_key(j, "function");
-    vt_json_string(j, name);
-    vt_json_key(j, "file");
-    vt_json_string(j, file);
-    vt_json_key(j, "line");
-    vt_json_int(j, line);
+    vt_json_kv_string(j, "function", name);
+    vt_json_kv_string(j, "file", file);
+    vt_json_kv_int(j, "line", line);
     vt_json_end_object(j);
 }
 
@@ -23,12 +20,6 @@ static void frames_json(struct vt_json *j, const struct vt_pickle_value *frames)
     vt_json_begin_array(j);
     vt_snap_explaining_frames(frames, frame_json, j);
     vt_json_end_array(j);
-}
-
-static void kv_uint(struct vt_json *j, const char *k, uint64_t v)
-{
-    vt_json_key(j, k);
-    vt_json_uint(j, v);
 }
 
 static void time_json(struct vt_json *j, const char *key, const struct vt_snap_device *d,
@@ -48,44 +39,39 @@ static void segmap_json(struct vt_json *j, const struct vt_segmap *m, const stru
     for (size_t k = 0; k < m->nsegments; k++)
         occupied += m->segments[k].allocated;
     vt_json_begin_object(j);
-    kv_uint(j, "segment_count", m->nsegments);
-    kv_uint(j, "reserved_bytes", st->reserved);
-    kv_uint(j, "allocated_bytes", st->allocated);
-    kv_uint(j, "occupied_bytes", occupied);
-    kv_uint(j, "free_bytes", m->free_bytes);
-    kv_uint(j, "largest_free_block_bytes", m->largest_free);
-    kv_uint(j, "largest_free_small_pool_bytes", m->largest_free_small);
-    kv_uint(j, "largest_free_large_pool_bytes", m->largest_free_large);
-    vt_json_key(j, "fragmentation");
-    vt_json_double(j, m->fragmentation);
-    kv_uint(j, "blocks_outside_segments", m->outside);
+    vt_json_kv_uint(j, "segment_count", m->nsegments);
+    vt_json_kv_uint(j, "reserved_bytes", st->reserved);
+    vt_json_kv_uint(j, "allocated_bytes", st->allocated);
+    vt_json_kv_uint(j, "occupied_bytes", occupied);
+    vt_json_kv_uint(j, "free_bytes", m->free_bytes);
+    vt_json_kv_uint(j, "largest_free_block_bytes", m->largest_free);
+    vt_json_kv_uint(j, "largest_free_small_pool_bytes", m->largest_free_small);
+    vt_json_kv_uint(j, "largest_free_large_pool_bytes", m->largest_free_large);
+    vt_json_kv_double(j, "fragmentation", m->fragmentation);
+    vt_json_kv_uint(j, "blocks_outside_segments", m->outside);
     vt_json_key(j, "segments");
     vt_json_begin_array(j);
     for (size_t k = 0; k < m->nsegments; k++) {
         const struct vt_segmap_segment *s = &m->segments[k];
         vt_json_begin_object(j);
-        kv_uint(j, "address", s->seg->addr);
-        kv_uint(j, "size", s->seg->size);
-        vt_json_key(j, "pool");
-        vt_json_string(j, s->seg->is_small ? "small" : "large");
-        vt_json_key(j, "stream");
-        vt_json_int(j, s->seg->stream);
-        vt_json_key(j, "expandable");
-        vt_json_bool(j, s->seg->is_expandable);
-        kv_uint(j, "occupied_bytes", s->allocated);
-        kv_uint(j, "requested_bytes", s->requested);
-        kv_uint(j, "free_bytes", s->free_bytes);
-        kv_uint(j, "largest_free_block_bytes", s->largest_free);
+        vt_json_kv_uint(j, "address", s->seg->addr);
+        vt_json_kv_uint(j, "size", s->seg->size);
+        vt_json_kv_string(j, "pool", s->seg->is_small ? "small" : "large");
+        vt_json_kv_int(j, "stream", s->seg->stream);
+        vt_json_kv_bool(j, "expandable", s->seg->is_expandable);
+        vt_json_kv_uint(j, "occupied_bytes", s->allocated);
+        vt_json_kv_uint(j, "requested_bytes", s->requested);
+        vt_json_kv_uint(j, "free_bytes", s->free_bytes);
+        vt_json_kv_uint(j, "largest_free_block_bytes", s->largest_free);
         vt_json_key(j, "blocks");
         vt_json_begin_array(j);
         for (size_t b = 0; b < s->nblocks; b++) {
             const struct vt_segmap_block *bl = &m->blocks[s->first + b];
             vt_json_begin_object(j);
-            kv_uint(j, "address", bl->addr);
-            kv_uint(j, "size", bl->size);
-            kv_uint(j, "requested_size", bl->requested);
-            vt_json_key(j, "state");
-            vt_json_string(j, bl->free ? "free" : "allocated");
+            vt_json_kv_uint(j, "address", bl->addr);
+            vt_json_kv_uint(j, "size", bl->size);
+            vt_json_kv_uint(j, "requested_size", bl->requested);
+            vt_json_kv_string(j, "state", bl->free ? "free" : "allocated");
             vt_json_end_object(j);
         }
         vt_json_end_array(j);
@@ -98,22 +84,19 @@ static void segmap_json(struct vt_json *j, const struct vt_segmap *m, const stru
 static void oom_json(struct vt_json *j, const struct vt_snap_device *d, const struct vt_snap_oom *o)
 {
     vt_json_begin_object(j);
-    kv_uint(j, "index", o->index);
+    vt_json_kv_uint(j, "index", o->index);
     time_json(j, "time_us", d, o->index + 1);
-    kv_uint(j, "requested_bytes", o->ev->size);
-    kv_uint(j, "segment_bytes", o->segment_bytes);
-    vt_json_key(j, "stream");
-    vt_json_int(j, o->ev->stream);
-    kv_uint(j, "device_free_bytes", o->ev->device_free);
-    kv_uint(j, "allocated_bytes", o->state.allocated);
-    kv_uint(j, "reserved_bytes", o->state.reserved);
-    kv_uint(j, "free_cached_bytes", o->map.free_bytes);
-    kv_uint(j, "largest_free_block_bytes", o->map.largest_free);
-    kv_uint(j, "largest_free_block_same_pool_bytes", o->largest_free_same_pool);
-    vt_json_key(j, "fragmentation");
-    vt_json_double(j, o->map.fragmentation);
-    vt_json_key(j, "verdict");
-    vt_json_string(j, vt_snap_verdict_name(o->verdict));
+    vt_json_kv_uint(j, "requested_bytes", o->ev->size);
+    vt_json_kv_uint(j, "segment_bytes", o->segment_bytes);
+    vt_json_kv_int(j, "stream", o->ev->stream);
+    vt_json_kv_uint(j, "device_free_bytes", o->ev->device_free);
+    vt_json_kv_uint(j, "allocated_bytes", o->state.allocated);
+    vt_json_kv_uint(j, "reserved_bytes", o->state.reserved);
+    vt_json_kv_uint(j, "free_cached_bytes", o->map.free_bytes);
+    vt_json_kv_uint(j, "largest_free_block_bytes", o->map.largest_free);
+    vt_json_kv_uint(j, "largest_free_block_same_pool_bytes", o->largest_free_same_pool);
+    vt_json_kv_double(j, "fragmentation", o->map.fragmentation);
+    vt_json_kv_string(j, "verdict", vt_snap_verdict_name(o->verdict));
     frames_json(j, o->ev->frames);
     vt_json_key(j, "segment_map");
     segmap_json(j, &o->map, &o->state);
@@ -124,43 +107,40 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
                         const struct vt_snap_device *d)
 {
     vt_json_begin_object(j);
-    vt_json_key(j, "device");
-    vt_json_int(j, d->device);
-    kv_uint(j, "trace_entries", d->tl.nev);
+    vt_json_kv_int(j, "device", d->device);
+    vt_json_kv_uint(j, "trace_entries", d->tl.nev);
     vt_json_key(j, "actions");
     vt_json_begin_object(j);
     for (int a = 0; a <= VT_SNAP_UNKNOWN_ACTION; a++)
         if (d->counts[a])
-            kv_uint(j, vt_snap_action_name((enum vt_snap_action)a), d->counts[a]);
+            vt_json_kv_uint(j, vt_snap_action_name((enum vt_snap_action)a), d->counts[a]);
     vt_json_end_object(j);
-    kv_uint(j, "initial_allocated_bytes", d->tl.initial.allocated);
-    kv_uint(j, "initial_reserved_bytes", d->tl.initial.reserved);
-    kv_uint(j, "initial_live_blocks", d->tl.initial.nlive);
-    kv_uint(j, "final_allocated_bytes", d->tl.final_allocated);
-    kv_uint(j, "final_reserved_bytes", d->tl.final_reserved);
-    kv_uint(j, "peak_allocated_bytes", d->peak_allocated);
-    kv_uint(j, "peak_allocated_index", d->peak_allocated_index);
+    vt_json_kv_uint(j, "initial_allocated_bytes", d->tl.initial.allocated);
+    vt_json_kv_uint(j, "initial_reserved_bytes", d->tl.initial.reserved);
+    vt_json_kv_uint(j, "initial_live_blocks", d->tl.initial.nlive);
+    vt_json_kv_uint(j, "final_allocated_bytes", d->tl.final_allocated);
+    vt_json_kv_uint(j, "final_reserved_bytes", d->tl.final_reserved);
+    vt_json_kv_uint(j, "peak_allocated_bytes", d->peak_allocated);
+    vt_json_kv_uint(j, "peak_allocated_index", d->peak_allocated_index);
     time_json(j, "peak_time_us", d, d->peak_allocated_index);
-    kv_uint(j, "peak_live_blocks", d->at_peak.nlive);
-    kv_uint(j, "peak_reserved_bytes", d->peak_reserved);
-    kv_uint(j, "peak_reserved_index", d->peak_reserved_index);
-    kv_uint(j, "inconsistencies", d->tl.inconsistencies);
+    vt_json_kv_uint(j, "peak_live_blocks", d->at_peak.nlive);
+    vt_json_kv_uint(j, "peak_reserved_bytes", d->peak_reserved);
+    vt_json_kv_uint(j, "peak_reserved_index", d->peak_reserved_index);
+    vt_json_kv_uint(j, "inconsistencies", d->tl.inconsistencies);
     vt_json_key(j, "peak_breakdown");
     vt_json_begin_array(j);
     for (size_t k = 0; k < d->nsites && k < opt->top; k++) {
         const struct vt_snap_site *s = &d->sites[k];
         vt_json_begin_object(j);
-        kv_uint(j, "bytes", s->bytes);
-        kv_uint(j, "count", s->count);
-        vt_json_key(j, "backward");
-        vt_json_bool(j, s->backward);
-        vt_json_key(j, "before_trace");
-        vt_json_bool(j, s->before_window);
+        vt_json_kv_uint(j, "bytes", s->bytes);
+        vt_json_kv_uint(j, "count", s->count);
+        vt_json_kv_bool(j, "backward", s->backward);
+        vt_json_kv_bool(j, "before_trace", s->before_window);
         frames_json(j, s->frames);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
-    kv_uint(j, "peak_sites", d->nsites);
+    vt_json_kv_uint(j, "peak_sites", d->nsites);
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
     for (size_t k = 0; k < d->nphases; k++) {
@@ -168,20 +148,17 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
         if (opt->phase && strcmp(opt->phase, p->name))
             continue;
         vt_json_begin_object(j);
-        vt_json_key(j, "name");
-        vt_json_string(j, p->name);
-        vt_json_key(j, "source");
-        vt_json_string(j, p->annotation ? "record_function" : "frames");
-        kv_uint(j, "peak_bytes", p->peak_bytes);
-        kv_uint(j, "peak_index", p->peak_index);
+        vt_json_kv_string(j, "name", p->name);
+        vt_json_kv_string(j, "source", p->annotation ? "record_function" : "frames");
+        vt_json_kv_uint(j, "peak_bytes", p->peak_bytes);
+        vt_json_kv_uint(j, "peak_index", p->peak_index);
         time_json(j, "peak_time_us", d, p->peak_index);
-        kv_uint(j, "allocations", p->allocs);
-        kv_uint(j, "ranges", p->ranges);
+        vt_json_kv_uint(j, "allocations", p->allocs);
+        vt_json_kv_uint(j, "ranges", p->ranges);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
-    vt_json_key(j, "annotations_unplaced");
-    vt_json_bool(j, d->annotations_unplaced);
+    vt_json_kv_bool(j, "annotations_unplaced", d->annotations_unplaced);
     vt_json_key(j, "ooms");
     vt_json_begin_array(j);
     for (size_t k = 0; k < d->nooms; k++)
@@ -200,21 +177,17 @@ int vt_snap_report_json(const struct vt_snap_analysis *a, const struct vt_report
     struct vt_json j;
     vt_json_init(&j, out, false);
     vt_json_begin_object(&j);
-    kv_uint(&j, "vramtrace_snapshot_report", 1);
-    vt_json_key(&j, "file");
-    vt_json_string(&j, a->snap.path);
-    vt_json_key(&j, "format");
-    vt_json_string(&j, a->snap.old_format ? "segment_list" : "snapshot_dict");
-    kv_uint(&j, "segment_count", a->snap.nsegments);
+    vt_json_kv_uint(&j, "vramtrace_snapshot_report", 1);
+    vt_json_kv_string(&j, "file", a->snap.path);
+    vt_json_kv_string(&j, "format", a->snap.old_format ? "segment_list" : "snapshot_dict");
+    vt_json_kv_uint(&j, "segment_count", a->snap.nsegments);
     vt_json_key(&j, "allocator_settings");
     if (a->snap.settings.present) {
         char conf[512];
         vt_alloc_config_format(&a->cfg, conf, sizeof conf);
         vt_json_begin_object(&j);
-        vt_json_key(&j, "PYTORCH_CUDA_ALLOC_CONF");
-        vt_json_string(&j, a->snap.settings.conf);
-        vt_json_key(&j, "effective");
-        vt_json_string(&j, conf);
+        vt_json_kv_string(&j, "PYTORCH_CUDA_ALLOC_CONF", a->snap.settings.conf);
+        vt_json_kv_string(&j, "effective", conf);
         vt_json_end_object(&j);
     } else {
         vt_json_null(&j);

@@ -161,43 +161,33 @@ void vt_sim_report_text(const struct vt_sim_input *in, const struct vt_sim_case 
     }
 }
 
-static void kv_uint(struct vt_json *j, const char *k, uint64_t v)
-{
-    vt_json_key(j, k);
-    vt_json_uint(j, v);
-}
-
 void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case *cases, size_t n,
                         FILE *out)
 {
     struct vt_json j;
     vt_json_init(&j, out, false);
     vt_json_begin_object(&j);
-    kv_uint(&j, "vramtrace_simulate", 1);
-    vt_json_key(&j, "input");
-    vt_json_string(&j, in->path);
-    vt_json_key(&j, "kind");
-    vt_json_string(&j, in->from_snapshot ? "snapshot" : "trace");
-    vt_json_key(&j, "device");
-    vt_json_int(&j, in->device);
-    kv_uint(&j, "allocations", in->nalloc);
-    kv_uint(&j, "frees", in->nfree);
-    kv_uint(&j, "cache_releases", in->nrelease);
-    kv_uint(&j, "seed_segments", in->nseed_segments);
-    kv_uint(&j, "seed_blocks", in->nseed_blocks);
-    vt_json_key(&j, "segment_level_warning");
-    vt_json_bool(&j, in->segment_level);
+    vt_json_kv_uint(&j, "vramtrace_simulate", 1);
+    vt_json_kv_string(&j, "input", in->path);
+    vt_json_kv_string(&j, "kind", in->from_snapshot ? "snapshot" : "trace");
+    vt_json_kv_int(&j, "device", in->device);
+    vt_json_kv_uint(&j, "allocations", in->nalloc);
+    vt_json_kv_uint(&j, "frees", in->nfree);
+    vt_json_kv_uint(&j, "cache_releases", in->nrelease);
+    vt_json_kv_uint(&j, "seed_segments", in->nseed_segments);
+    vt_json_kv_uint(&j, "seed_blocks", in->nseed_blocks);
+    vt_json_kv_bool(&j, "segment_level_warning", in->segment_level);
     vt_json_key(&j, "recorded");
     if (in->has_truth) {
         vt_json_begin_object(&j);
-        kv_uint(&j, "peak_reserved_bytes", in->truth.peak_reserved);
-        kv_uint(&j, "initial_reserved_bytes", in->truth.initial_reserved);
-        kv_uint(&j, "final_reserved_bytes", in->truth.final_reserved);
-        kv_uint(&j, "peak_allocated_bytes", in->truth.peak_allocated);
-        kv_uint(&j, "segment_allocs", in->truth.segment_allocs);
-        kv_uint(&j, "segment_frees", in->truth.segment_frees);
-        kv_uint(&j, "initial_segments", in->truth.initial_segments);
-        kv_uint(&j, "final_segments", in->truth.final_segments);
+        vt_json_kv_uint(&j, "peak_reserved_bytes", in->truth.peak_reserved);
+        vt_json_kv_uint(&j, "initial_reserved_bytes", in->truth.initial_reserved);
+        vt_json_kv_uint(&j, "final_reserved_bytes", in->truth.final_reserved);
+        vt_json_kv_uint(&j, "peak_allocated_bytes", in->truth.peak_allocated);
+        vt_json_kv_uint(&j, "segment_allocs", in->truth.segment_allocs);
+        vt_json_kv_uint(&j, "segment_frees", in->truth.segment_frees);
+        vt_json_kv_uint(&j, "initial_segments", in->truth.initial_segments);
+        vt_json_kv_uint(&j, "final_segments", in->truth.final_segments);
         vt_json_end_object(&j);
     } else {
         vt_json_null(&j);
@@ -210,51 +200,49 @@ void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case 
         char conf[512];
         vt_alloc_config_format(&c->cfg, conf, sizeof conf);
         vt_json_begin_object(&j);
-        vt_json_key(&j, "allocator");
-        vt_json_string(&j, c->label);
-        vt_json_key(&j, "effective");
-        vt_json_string(&j, conf);
+        vt_json_kv_string(&j, "allocator", c->label);
+        vt_json_kv_string(&j, "effective", conf);
         vt_json_key(&j, "capacity_bytes");
         if (c->capacity)
             vt_json_uint(&j, c->capacity);
         else
             vt_json_null(&j);
-        vt_json_key(&j, "verdict");
-        vt_json_string(&j, vt_sim_verdict_name(r->verdict));
-        kv_uint(&j, "peak_reserved_bytes", r->peak_reserved);
-        kv_uint(&j, "peak_allocated_bytes", r->peak_allocated);
-        kv_uint(&j, "free_at_peak_bytes", r->free_at_peak);
-        kv_uint(&j, "largest_free_block_at_peak_bytes", r->largest_free_at_peak);
-        vt_json_key(&j, "fragmentation_at_peak");
-        vt_json_double(&j, r->fragmentation_at_peak);
-        kv_uint(&j, "cuda_mallocs", r->final.cuda_mallocs);
-        kv_uint(&j, "cuda_frees", r->final.cuda_frees);
-        kv_uint(&j, "flushes", r->final.flushes);
-        kv_uint(&j, "gc_releases", r->final.gc_releases);
-        kv_uint(&j, "final_reserved_bytes", r->final.reserved);
-        kv_uint(&j, "final_segments", r->final.segments);
-        kv_uint(&j, "max_segments", r->max_segments);
-        kv_uint(&j, "unmatched_frees", r->unmatched_frees);
-        kv_uint(&j, "seed_failures", r->seed_failures);
-        kv_uint(&j, "segment_sizes_matching", r->segment_sizes_matching);
-        kv_uint(&j, "placements_matching", r->placements_matching);
+        vt_json_kv_string(&j, "verdict", vt_sim_verdict_name(r->verdict));
+        vt_json_kv_uint(&j, "peak_reserved_bytes", r->peak_reserved);
+        vt_json_kv_uint(&j, "peak_allocated_bytes", r->peak_allocated);
+        vt_json_kv_uint(&j, "free_at_peak_bytes", r->free_at_peak);
+        vt_json_kv_uint(&j, "largest_free_block_at_peak_bytes", r->largest_free_at_peak);
+        vt_json_kv_double(&j, "fragmentation_at_peak", r->fragmentation_at_peak);
+        vt_json_kv_uint(&j, "cuda_mallocs", r->final.cuda_mallocs);
+        vt_json_kv_uint(&j, "cuda_frees", r->final.cuda_frees);
+        vt_json_kv_uint(&j, "flushes", r->final.flushes);
+        vt_json_kv_uint(&j, "gc_releases", r->final.gc_releases);
+        vt_json_kv_uint(&j, "final_reserved_bytes", r->final.reserved);
+        vt_json_kv_uint(&j, "final_segments", r->final.segments);
+        vt_json_kv_uint(&j, "max_segments", r->max_segments);
+        vt_json_kv_uint(&j, "unmatched_frees", r->unmatched_frees);
+        vt_json_kv_uint(&j, "seed_failures", r->seed_failures);
+        vt_json_kv_uint(&j, "segment_sizes_matching", r->segment_sizes_matching);
+        vt_json_kv_uint(&j, "placements_matching", r->placements_matching);
         vt_json_key(&j, "failure");
         if (r->verdict == VT_SIM_OK) {
             vt_json_null(&j);
         } else {
             vt_json_begin_object(&j);
-            kv_uint(&j, "event", r->fail_event);
-            kv_uint(&j, "source_index",
-                    r->verdict == VT_SIM_START_TOO_BIG ? 0 : in->ev[r->fail_event].source_index);
-            kv_uint(&j, "requested_bytes", r->why.requested);
-            kv_uint(&j, "rounded_bytes", r->why.rounded);
-            kv_uint(&j, "segment_bytes", r->why.segment_bytes);
-            kv_uint(&j, "reserved_bytes", r->why.reserved);
-            kv_uint(&j, "allocated_bytes", r->why.allocated);
-            kv_uint(&j, "free_cached_bytes", r->why.free_cached);
-            kv_uint(&j, "largest_free_block_bytes", r->why.largest_free);
-            kv_uint(&j, "largest_free_block_same_pool_bytes", r->why.largest_free_same_pool);
-            kv_uint(&j, "device_free_bytes", r->why.device_free);
+            vt_json_kv_uint(&j, "event", r->fail_event);
+            vt_json_kv_uint(
+                &j, "source_index",
+                r->verdict == VT_SIM_START_TOO_BIG ? 0 : in->ev[r->fail_event].source_index);
+            vt_json_kv_uint(&j, "requested_bytes", r->why.requested);
+            vt_json_kv_uint(&j, "rounded_bytes", r->why.rounded);
+            vt_json_kv_uint(&j, "segment_bytes", r->why.segment_bytes);
+            vt_json_kv_uint(&j, "reserved_bytes", r->why.reserved);
+            vt_json_kv_uint(&j, "allocated_bytes", r->why.allocated);
+            vt_json_kv_uint(&j, "free_cached_bytes", r->why.free_cached);
+            vt_json_kv_uint(&j, "largest_free_block_bytes", r->why.largest_free);
+            vt_json_kv_uint(&j, "largest_free_block_same_pool_bytes",
+                            r->why.largest_free_same_pool);
+            vt_json_kv_uint(&j, "device_free_bytes", r->why.device_free);
             vt_json_end_object(&j);
         }
         vt_json_key(&j, "min_capacity_bytes");
