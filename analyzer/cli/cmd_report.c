@@ -1,7 +1,6 @@
 /* `vramtrace report [options] TRACE... | DIR`: options and exit status. */
 #include "commands.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "cli_options.h"
 #include "report.h"
 #include "snapshot.h"
 #include "snapshot_report.h"
@@ -32,19 +32,6 @@ static void report_usage(FILE *out)
           "  -h, --help           this help\n\n"
           "Exit status: 0, or 2 on bad usage or a file that is not a readable trace.\n",
           out);
-}
-
-static bool parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-')
-        return false;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end)
-        return false;
-    *v = x;
-    return true;
 }
 
 int vt_cmd_report(int argc, char **argv)
@@ -73,36 +60,27 @@ int vt_cmd_report(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "n:f:p:d:P:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (!parse_u64(optarg, &v) || v == 0 || v > VT_REPORT_MAX_TOP) {
-                fprintf(stderr, "vramtrace report: --top wants a number from 1 to %d, not '%s'\n",
-                        VT_REPORT_MAX_TOP, optarg);
+            if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
                 return 2;
-            }
             opt.top = (size_t)v;
             break;
         case 'f':
-            if (!parse_u64(optarg, &v) || v > 1000) {
-                fprintf(stderr, "vramtrace report: --frames wants a number from 0 to 1000, not '%s'\n", optarg);
+            if (!vt_cli_uint("report", "frames", NULL, optarg, 0, 1000, &v))
                 return 2;
-            }
             opt.text_frames = (size_t)v;
             break;
         case 'p':
             opt.phase = optarg;
             break;
         case 'd':
-            if (!parse_u64(optarg, &v) || v > INT32_MAX) {
-                fprintf(stderr, "vramtrace report: --device wants a device ordinal, not '%s'\n", optarg);
+            if (!vt_cli_uint("report", "device", "a device ordinal", optarg, 0, INT32_MAX, &v))
                 return 2;
-            }
             opt.has_device = true;
             opt.device = (int64_t)v;
             break;
         case 'P':
-            if (!parse_u64(optarg, &v)) {
-                fprintf(stderr, "vramtrace report: --pid wants a process id, not '%s'\n", optarg);
+            if (!vt_cli_uint("report", "pid", "a process id", optarg, 0, UINT64_MAX, &v))
                 return 2;
-            }
             opt.has_pid = true;
             opt.pid = v;
             break;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "cli_options.h"
 #include "report.h"
 
 #ifndef VT_LIBDIR
@@ -300,14 +301,9 @@ int vt_cmd_run(int argc, char **argv)
             tmpl = optarg;
             break;
         case 's': {
-            char *end;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (errno || *end || !*optarg || v < 0 || v > 256) {
-                fprintf(stderr, "vramtrace run: --stack-depth wants a number from 0 to 256, not '%s'\n",
-                        optarg);
+            uint64_t v;
+            if (!vt_cli_uint("run", "stack-depth", NULL, optarg, 0, 256, &v))
                 return 2;
-            }
             depth = optarg;
             break;
         }

@@ -1,13 +1,11 @@
 /* `vramtrace simulate [OPTIONS] INPUT`: replay a tensor-level stream through
  * the caching allocator model under several settings and capacities. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "sim_report.h"
 
@@ -35,35 +33,6 @@ static void simulate_usage(FILE *out)
           "  -h, --help             this help\n\n"
           "Exit status: 0 (also when a run fails: that is a result), 2 on bad usage or input.\n",
           out);
-}
-
-/* "24GiB", "24G" (binary), "80GB" (decimal), "512MiB", plain bytes. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !(v > 0))
-        return false;
-    static const struct {
-        const char *suffix;
-        double mult;
-    } units[] = {
-        {"", 1},           {"B", 1},          {"K", 1024.0},     {"KiB", 1024.0},
-        {"KB", 1e3},       {"M", 1048576.0},  {"MiB", 1048576.0}, {"MB", 1e6},
-        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
-        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
-    };
-    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-        if (!strcasecmp(end, units[k].suffix) &&
-            (strlen(units[k].suffix) < 2 || !strcmp(end, units[k].suffix) || units[k].suffix[1] != 'i')) {
-            double b = floor(v * units[k].mult);
-            if (b < 1 || b > 1.8e19)
-                return false;
-            *out = (uint64_t)b;
-            return true;
-        }
-    return false;
 }
 
 static bool parse_allocator(const char *spec, const struct vt_sim_input *in, struct vt_sim_case *c,
@@ -105,8 +74,8 @@ int vt_cmd_simulate(int argc, char **argv)
     size_t samples = 12;
     int c;
     optind = 1;
+    uint64_t v;
     while ((c = getopt_long(argc, argv, "a:c:md:s:f:jAh", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'a':
             if (nalloc == MAX_ALLOCATORS) {
@@ -120,37 +89,28 @@ int vt_cmd_simulate(int argc, char **argv)
                 fprintf(stderr, "vramtrace simulate: at most %d --capacity\n", MAX_CAPACITIES);
                 return 2;
             }
-            if (!parse_size(optarg, &capacities[ncap])) {
-                fprintf(stderr, "vramtrace simulate: --capacity wants a size like 24GiB, not '%s'\n", optarg);
+            if (!vt_cli_size("simulate", "capacity", optarg, &capacities[ncap]))
                 return 2;
-            }
             ncap++;
             break;
         case 'm':
             min_capacity = true;
             break;
         case 'd':
-            errno = 0;
-            device = strtol(optarg, &end, 10);
-            if (errno || *end || device < 0 || device > 1023) {
-                fprintf(stderr, "vramtrace simulate: --device wants a device ordinal, not '%s'\n", optarg);
+            if (!vt_cli_uint("simulate", "device", "a device ordinal", optarg, 0, 1023, &v))
                 return 2;
-            }
+            device = (long)v;
             break;
         case 's':
-        case 'f': {
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (errno || *end || v < 0 || v > (c == 's' ? 200 : 1000)) {
-                fprintf(stderr, "vramtrace simulate: bad number '%s'\n", optarg);
+            if (!vt_cli_uint("simulate", "samples", NULL, optarg, 0, 200, &v))
                 return 2;
-            }
-            if (c == 's')
-                samples = (size_t)v;
-            else
-                ro.text_frames = (size_t)v;
+            samples = (size_t)v;
             break;
-        }
+        case 'f':
+            if (!vt_cli_uint("simulate", "frames", NULL, optarg, 0, 1000, &v))
+                return 2;
+            ro.text_frames = (size_t)v;
+            break;
         case 'j':
             ro.json = true;
             break;

@@ -1,0 +1,86 @@
+#include "cli_options.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *v = x;
+    return true;
+}
+
+bool vt_cli_uint(const char *cmd, const char *name, const char *what, const char *arg, uint64_t min,
+                 uint64_t max, uint64_t *out)
+{
+    uint64_t v;
+    if (parse_u64(arg, &v) && v >= min && v <= max) {
+        *out = v;
+        return true;
+    }
+    if (what)
+        fprintf(stderr, "vramtrace %s: --%s wants %s, not '%s'\n", cmd, name, what, arg);
+    else
+        fprintf(stderr,
+                "vramtrace %s: --%s wants a number from %" PRIu64 " to %" PRIu64 ", not '%s'\n",
+                cmd, name, min, max, arg);
+    return false;
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0))
+        return false;
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {
+        {"", 1},
+        {"B", 1},
+        {"K", 1024.0},
+        {"KiB", 1024.0},
+        {"KB", 1e3},
+        {"M", 1048576.0},
+        {"MiB", 1048576.0},
+        {"MB", 1e6},
+        {"G", 1073741824.0},
+        {"GiB", 1073741824.0},
+        {"GB", 1e9},
+        {"T", 1099511627776.0},
+        {"TiB", 1099511627776.0},
+        {"TB", 1e12},
+    };
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (!strcasecmp(end, units[k].suffix) &&
+            (strlen(units[k].suffix) < 2 || !strcmp(end, units[k].suffix) ||
+             units[k].suffix[1] != 'i')) {
+            double b = floor(v * units[k].mult);
+            if (b < 1 || b > 1.8e19)
+                return false;
+            *out = (uint64_t)b;
+            return true;
+        }
+    return false;
+}
+
+bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *out)
+{
+    if (parse_size(arg, out))
+        return true;
+    fprintf(stderr, "vramtrace %s: --%s wants a size like 24GiB, not '%s'\n", cmd, name, arg);
+    return false;
+}
