@@ -237,29 +237,13 @@ static void on_device_peak(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
  * stay in the first-level cache (about 4 KiB). */
 #define VT_ANALYSIS_BATCH 32
 
-static bool is_timed(enum vt_record_type t)
-{
-    switch (t) {
-    case VT_REC_MEM:
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-    case VT_REC_MARK:
-    case VT_REC_TRAILER:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Feeds untimed records (definitions) at once and stops at the next timed
  * one, which waits in in->peek for its turn in the merge. */
 static void advance(struct vt_input *in)
 {
     int rc;
     while ((rc = vt_reader_next(in->reader, &in->peek)) > 0) {
-        if (is_timed(in->peek.type)) {
+        if (vt_record_is_timed(in->peek.type)) {
             in->state = 1;
             return;
         }

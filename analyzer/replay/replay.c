@@ -647,18 +647,8 @@ void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem 
 static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
                                                  const struct vt_record *rec)
 {
-    switch (rec->type) {
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-    case VT_REC_MARK:
-    case VT_REC_TRAILER:
+    if (vt_record_is_timed(rec->type)) /* MEM records do not come here */
         note_time(rp, rec->time_ns);
-        break;
-    default:
-        break;
-    }
     switch (rec->type) {
     case VT_REC_RANGE_PUSH: range_push(rp, rec); break;
     case VT_REC_RANGE_POP: range_pop(rp, rec); break;

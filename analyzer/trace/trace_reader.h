@@ -105,6 +105,23 @@ struct vt_device_info {
     uint64_t total_bytes;
 };
 
+/* Records that carry a time: MEM, RANGE_*, MARK, TRAILER. */
+static inline bool vt_record_is_timed(enum vt_record_type t)
+{
+    switch (t) {
+    case VT_REC_MEM:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+    case VT_REC_TRAILER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* One decoded record. Fields of the union member named after the type are
  * valid; times are absolute (deltas already applied), addresses too. */
 struct vt_record {
