@@ -9,13 +9,11 @@ independently from the simulated driver's ledger (golden_lib.py).
 Scenarios 1-3 are below, the others in golden_more.py."""
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
-from golden_lib import (GoldenFailure, Harness, client_pid, expect, expect_eq,
-                        expect_time_of, floor_to_unit, innermost_function, peak_of, pid_entries,
-                        report_ledger, report_process, running)
+from golden_lib import (Harness, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
+                        innermost_function, peak_of, pid_entries, report_ledger, report_process,
+                        run_check, running)
 import golden_more
 
 
@@ -158,13 +156,8 @@ def main():
     ap.add_argument("--preload-first", default="")
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="vt-golden-") as tmp:
-        try:
-            print("ok: " + SCENARIOS[args.scenario](Harness(args, tmp)))
-        except (GoldenFailure, subprocess.TimeoutExpired) as e:
-            print("FAIL: %s: %s" % (args.scenario, e), file=sys.stderr)
-            return 1
-    return 0
+    return run_check("vt-golden-", lambda tmp: SCENARIOS[args.scenario](Harness(args, tmp)),
+                     args.scenario)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 MIB = 1 << 20
 
@@ -99,6 +100,40 @@ def peak_of(series):
         if total > best[1]:
             best = (e, total)
     return best
+
+
+def phase_windows(out):
+    """{name: [(open_ns, close_ns)]} from a client's "push NAME NS" /
+    "pop NAME NS" lines (CLOCK_MONOTONIC, the ledger's clock)."""
+    windows, stack = {}, []
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[:1] == ["push"]:
+            stack.append((parts[1], int(parts[2])))
+        elif parts[:1] == ["pop"]:
+            name, t0 = stack.pop()
+            expect(name == parts[1], "client pops %s inside %s" % (parts[1], name))
+            windows.setdefault(name, []).append((t0, int(parts[2])))
+    expect(not stack and windows, "the client printed no complete phases")
+    return windows
+
+
+def phase_peaks(series, windows):
+    """{name: ((total, entry, open_ns), opened)}: a phase's peak is the
+    largest running total (a `running` series) within its windows, counting
+    the total it opened with (entry None: that opening, at open_ns)."""
+    truth = {}
+    for name, wins in windows.items():
+        best = None
+        for t0, t1 in wins:
+            before = [total for e, total in series if e["ns"] < t0]
+            candidates = [(before[-1] if before else 0, None)] + \
+                         [(total, e) for e, total in series if t0 < e["ns"] < t1]
+            for total, e in candidates:
+                if best is None or total > best[0]:
+                    best = (total, e, t0)
+        truth[name] = (best, len(wins))
+    return truth
 
 
 def pid_entries(entries, pid):
@@ -220,3 +255,15 @@ def client_pid(entries):
     pids = {e["pid"] for e in entries if change_of(e) is not None}
     expect(len(pids) == 1, "expected one process in the ledger, found %s" % sorted(pids))
     return pids.pop()
+
+
+def run_check(prefix, check, name=None):
+    """A check script's exit status: check(tmp) in a fresh temporary
+    directory, "ok: " + what it returns on stdout, or the failure on stderr."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        try:
+            print("ok: " + check(tmp))
+        except (GoldenFailure, subprocess.TimeoutExpired) as e:
+            print("FAIL: %s%s" % (name + ": " if name else "", e), file=sys.stderr)
+            return 1
+    return 0

@@ -5,22 +5,8 @@ import signal
 import time
 
 from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
-                        peak_of, pid_entries, report_ledger, report_process, running)
-
-
-def _phase_windows(out):
-    """{name: [(open_ns, close_ns)]} from the client's push/pop lines."""
-    windows, stack = {}, []
-    for line in out.splitlines():
-        parts = line.split()
-        if parts[:1] == ["push"]:
-            stack.append((parts[1], int(parts[2])))
-        elif parts[:1] == ["pop"]:
-            name, t0 = stack.pop()
-            expect(name == parts[1], "client pops %s inside %s" % (parts[1], name))
-            windows.setdefault(name, []).append((t0, int(parts[2])))
-    expect(not stack and windows, "the client printed no complete phases")
-    return windows
+                        peak_of, phase_peaks, phase_windows, pid_entries, report_ledger,
+                        report_process, running)
 
 
 def scenario_phases(h):
@@ -30,17 +16,7 @@ def scenario_phases(h):
     entries = h.ledger_entries()
     pid = client_pid(entries)
     series = running(entries, {pid})
-    truth = {}
-    for name, wins in _phase_windows(out).items():
-        best = None  # (total, entry or None for the opening, open_ns)
-        for t0, t1 in wins:
-            before = [total for e, total in series if e["ns"] < t0]
-            candidates = [(before[-1] if before else 0, None)] + \
-                         [(total, e) for e, total in series if t0 < e["ns"] < t1]
-            for total, e in candidates:
-                if best is None or total > best[0]:
-                    best = (total, e, t0)
-        truth[name] = (best, len(wins))
+    truth = phase_peaks(series, phase_windows(out))
     overall = peak_of(series)[1]
     expect(all(b[0] < overall for b, _ in truth.values()) and
            len({b[0] for b, _ in truth.values()}) == len(truth),
