@@ -28,6 +28,7 @@
 
 #include "analysis.h"
 #include "cli_options.h"
+#include "grow_array.h"
 #include "report.h"
 
 #ifndef VT_LIBDIR
@@ -171,15 +172,10 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
         const struct vt_process_info *p = NULL;
         if (vt_reader_next(r, &rec) > 0 && rec.type == VT_REC_PROCESS)
             p = rec.u.process;
-        if (p && nc == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct candidate *n = realloc(c, cap * sizeof *n);
-            if (!n) {
-                vt_reader_close(r);
-                free(path);
-                break;
-            }
-            c = n;
+        if (p && !vt_grow_array((void **)&c, &cap, nc + 1, sizeof *c)) {
+            vt_reader_close(r);
+            free(path);
+            break;
         }
         if (p)
             c[nc++] = (struct candidate){path, p->pid, p->ppid, p->pid == (uint64_t)child};

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "grow_array.h"
+
 const char *vt_process_env(const struct vt_process_info *p, const char *name)
 {
     if (!p)
@@ -30,15 +32,9 @@ static bool add_path(struct path_list *l, char *p)
 {
     if (!p)
         return false;
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 16;
-        char **n = realloc(l->items, ncap * sizeof *n);
-        if (!n) {
-            free(p);
-            return false;
-        }
-        l->items = n;
-        l->cap = ncap;
+    if (!vt_grow_array((void **)&l->items, &l->cap, l->n + 1, sizeof *l->items)) {
+        free(p);
+        return false;
     }
     l->items[l->n++] = p;
     return true;
@@ -108,15 +104,11 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
             !strcmp(a->gpus[g].hostname, host))
             break;
     if (g == a->ngpus) {
-        if (a->ngpus == a->gpus_cap) {
-            size_t ncap = a->gpus_cap ? a->gpus_cap * 2 : 4;
-            struct vt_gpu *n = realloc(a->gpus, ncap * sizeof *n);
-            if (!n)
-                return -1;
-            a->gpus = n;
-            a->gpus_cap = ncap;
-            repoint_ledgers(a);
-        }
+        size_t cap = a->gpus_cap;
+        if (!vt_grow_array((void **)&a->gpus, &a->gpus_cap, a->ngpus + 1, sizeof *a->gpus))
+            return -1;
+        if (a->gpus_cap != cap)
+            repoint_ledgers(a); /* grown, so it may have moved */
         struct vt_gpu *gp = &a->gpus[g];
         memset(gp, 0, sizeof *gp);
         gp->has_uuid = has_uuid;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow_array.h"
+
 #define SEGMENT_ALIGN ((uint64_t)2 << 20)
 #define ADDRESS_BASE ((uint64_t)0x7f0000000000)
 #define UNLIMITED_VA ((uint64_t)1 << 40)
@@ -40,15 +42,9 @@ static size_t lower_bound(const struct vt_cache_pool *p, int64_t stream, uint64_
 
 static bool pool_insert(struct vt_cache_model *m, struct vt_cache_pool *p, struct vt_cache_block *b)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        void *v = realloc(p->v, cap * sizeof *p->v);
-        if (!v) {
-            snprintf(m->error, sizeof m->error, "out of memory in the allocator model");
-            return false;
-        }
-        p->v = v;
-        p->cap = cap;
+    if (!vt_grow_array((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v)) {
+        snprintf(m->error, sizeof m->error, "out of memory in the allocator model");
+        return false;
     }
     size_t at = lower_bound(p, b->stream, b->size, b->addr);
     memmove(p->v + at + 1, p->v + at, (p->n - at) * sizeof *p->v);
@@ -439,18 +435,9 @@ static struct vt_cache_block *alloc_block(struct vt_cache_model *m, uint64_t all
         return NULL;
     m->st.cuda_mallocs++;
     seg->ordinal = (size_t)m->st.cuda_mallocs;
-    if (m->log_segments) {
-        if (m->nsegment_log == m->segment_log_cap) {
-            size_t cap = m->segment_log_cap ? m->segment_log_cap * 2 : 64;
-            uint64_t *p = realloc(m->segment_log, cap * sizeof *p);
-            if (p) {
-                m->segment_log = p;
-                m->segment_log_cap = cap;
-            }
-        }
-        if (m->nsegment_log < m->segment_log_cap)
-            m->segment_log[m->nsegment_log++] = alloc_size;
-    }
+    if (m->log_segments && vt_grow_array((void **)&m->segment_log, &m->segment_log_cap,
+                                         m->nsegment_log + 1, sizeof *m->segment_log))
+        m->segment_log[m->nsegment_log++] = alloc_size;
     return seg->first;
 }
 

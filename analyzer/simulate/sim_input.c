@@ -4,18 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow_array.h"
 #include "trace_reader.h"
 
 static bool push(struct vt_sim_input *in, size_t *cap, const struct vt_sim_event *e)
 {
-    if (in->nev == *cap) {
-        size_t n = *cap ? *cap * 2 : 1024;
-        void *p = realloc(in->ev, n * sizeof *in->ev);
-        if (!p)
-            return false;
-        in->ev = p;
-        *cap = n;
-    }
+    if (!vt_grow_array((void **)&in->ev, cap, in->nev + 1, sizeof *in->ev))
+        return false;
     in->ev[in->nev++] = *e;
     in->nalloc += e->kind == VT_SIM_ALLOC;
     in->nfree += e->kind == VT_SIM_FREE;

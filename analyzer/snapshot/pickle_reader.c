@@ -628,15 +628,13 @@ int vt_pickle_parse_file(const char *path, struct vt_pickle_doc **out, char *err
                 fclose(f);
                 return -1;
             }
-            cap = cap ? cap * 2 : 1 << 20;
-            uint8_t *nb = realloc(buf, cap);
-            if (!nb) {
+            /* Room for a read of 1 MiB or more: 1 MiB first, then doubling. */
+            if (!vt_grow_array((void **)&buf, &cap, len + ((size_t)1 << 20), 1)) {
                 snprintf(err, errlen, "%s: byte %zu: out of memory", path, len);
                 free(buf);
                 fclose(f);
                 return -1;
             }
-            buf = nb;
         }
         size_t n = fread(buf + len, 1, cap - len, f);
         len += n;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow_array.h"
+
 void vt_alloc_config_from_snapshot(struct vt_alloc_config *c, const struct vt_snap_settings *s)
 {
     vt_alloc_config_default(c);
@@ -33,14 +35,8 @@ static uint64_t occupied(const struct vt_alloc_config *cfg, const struct vt_snap
 
 static bool add_block(struct vt_segmap *m, size_t *cap, const struct vt_segmap_block *b)
 {
-    if (m->nblocks == *cap) {
-        size_t n = *cap ? *cap * 2 : 256;
-        void *p = realloc(m->blocks, n * sizeof *m->blocks);
-        if (!p)
-            return false;
-        m->blocks = p;
-        *cap = n;
-    }
+    if (!vt_grow_array((void **)&m->blocks, cap, m->nblocks + 1, sizeof *m->blocks))
+        return false;
     m->blocks[m->nblocks++] = *b;
     return true;
 }

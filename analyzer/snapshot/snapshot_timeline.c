@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow_array.h"
 #include "pair_map.h"
 
 /* A live set keyed by address: entries in an array, a map addr -> index,
@@ -24,14 +25,8 @@ static bool live_put(struct live_set *s, const struct vt_snap_live *b)
         s->bytes += b->requested;
         return true;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        void *p = realloc(s->v, cap * sizeof *s->v);
-        if (!p)
-            return false;
-        s->v = p;
-        s->cap = cap;
-    }
+    if (!vt_grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v))
+        return false;
     if (!vt_pair_map_put(&s->index, b->addr, 0, s->n))
         return false;
     s->v[s->n++] = *b;
@@ -72,14 +67,8 @@ static bool seg_put(struct seg_set *s, const struct vt_snap_seg *g)
         s->v[*at] = *g;
         return true;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        void *p = realloc(s->v, cap * sizeof *s->v);
-        if (!p)
-            return false;
-        s->v = p;
-        s->cap = cap;
-    }
+    if (!vt_grow_array((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v))
+        return false;
     if (!vt_pair_map_put(&s->index, g->addr, 0, s->n))
         return false;
     s->v[s->n++] = *g;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow_array.h"
 #include "pair_map.h"
 #include "python_frames.h"
 
@@ -40,14 +41,9 @@ static const char *keep(struct vt_symbolizer *s, const char *str)
 {
     if (!str)
         return NULL;
-    if (s->nstrings == s->strings_cap) {
-        size_t ncap = s->strings_cap ? s->strings_cap * 2 : 64;
-        char **n = realloc(s->strings, ncap * sizeof *n);
-        if (!n)
-            return NULL;
-        s->strings = n;
-        s->strings_cap = ncap;
-    }
+    if (!vt_grow_array((void **)&s->strings, &s->strings_cap, s->nstrings + 1,
+                       sizeof *s->strings))
+        return NULL;
     char *copy = strdup(str);
     if (copy)
         s->strings[s->nstrings++] = copy;
@@ -179,14 +175,8 @@ size_t vt_symbolizer_missing(const struct vt_symbolizer *s) { return s->missing;
 
 static struct vt_frame *push_frame(struct vt_symbolizer *s)
 {
-    if (s->nframes == s->frames_cap) {
-        size_t ncap = s->frames_cap ? s->frames_cap * 2 : 256;
-        struct vt_frame *n = realloc(s->frames, ncap * sizeof *n);
-        if (!n)
-            return NULL;
-        s->frames = n;
-        s->frames_cap = ncap;
-    }
+    if (!vt_grow_array((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof *s->frames))
+        return NULL;
     struct vt_frame *f = &s->frames[s->nframes++];
     memset(f, 0, sizeof *f);
     return f;
