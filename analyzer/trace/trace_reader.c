@@ -1090,13 +1090,19 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
     return 1;
 }
 
+/* The next record is a MEM record with room for its largest encoding:
+ * nearly every record, decoded by decode_mem_fast. After an error or the
+ * end nothing is left in the chunk (fail() and load_chunk see to it), so
+ * this never runs past them. */
+static inline __attribute__((always_inline)) bool mem_record_next(const struct vt_reader *r)
+{
+    return __builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
+           r->raw[r->raw_pos] == VT_REC_MEM;
+}
+
 int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
 {
-    /* A MEM record with room for its largest encoding: nearly every record.
-     * After an error or the end nothing is left in the chunk (fail() and
-     * load_chunk see to it), so this never runs past them. */
-    if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
-        r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, rec, NULL, false))
+    if (mem_record_next(r) && decode_mem_fast(r, rec, NULL, false))
         return 1;
     return next_checked(r, rec);
 }
@@ -1107,8 +1113,7 @@ static inline __attribute__((always_inline)) int next_batch(struct vt_reader *r,
 {
     int n = 0;
     while (n < max) {
-        if (__builtin_expect(r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX, 1) &&
-            r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, &recs[n], NULL, pext)) {
+        if (mem_record_next(r) && decode_mem_fast(r, &recs[n], NULL, pext)) {
             n++;
             continue;
         }
@@ -1138,8 +1143,7 @@ static inline __attribute__((always_inline)) int next_mem_events(struct vt_reade
                                                                bool pext)
 {
     int n = 0;
-    while (n < max && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
-           r->raw[r->raw_pos] == VT_REC_MEM && decode_mem_fast(r, NULL, &evs[n], pext))
+    while (n < max && mem_record_next(r) && decode_mem_fast(r, NULL, &evs[n], pext))
         n++;
     return n;
 }
