@@ -1,8 +1,8 @@
 /*
- * The recorder's entry points (preload/recorder.h) and its lifecycle:
- * start, stop, fork. The hook's path: recursion guard, stack capture
- * (outside any lock), append to the thread's own buffer. Nothing here
- * writes files or compresses: the writer thread does (writer.c).
+ * The recorder's entry points (preload/record_api/recorder.h) and its
+ * lifecycle: start, stop, fork. The hook's path: recursion guard, stack
+ * capture (outside any lock), append to the thread's own buffer. Nothing
+ * here writes files or compresses: the writer thread does (writer.c).
  */
 #define _GNU_SOURCE
 #include "recorder.h"

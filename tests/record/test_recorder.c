@@ -1,5 +1,5 @@
 /*
- * The real recorder end to end: threads record through preload/recorder.h,
+ * The real recorder end to end: threads record through preload/record_api/recorder.h,
  * the writer thread writes a file, the analyzer's reader decodes it.
  */
 #define _GNU_SOURCE
