@@ -54,6 +54,12 @@ struct vt_hook_info {
 extern const struct vt_hook_info vt_hooks[VT_API_DRIVER_END_];
 /* Api id of an exported variant name, 0 if it is not hooked. */
 unsigned vt_hook_by_name(const char *name);
+/* Names of api ids (vt_mem_event.api, .label), from the X-macro lists;
+ * NULL for an unknown id. Handed to the recorder at start, which writes the
+ * names it uses into the trace (VT_REC_API), so ids need not be stable
+ * across versions of the tool. */
+const char *vt_api_name(unsigned api);
+unsigned vt_api_count(void);
 
 /* ---- the real dynamic-linker functions (real_dl.c). Never call plain
  * dlsym/dlopen/dlclose from inside the library: those are our own hooks.

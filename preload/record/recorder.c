@@ -1,8 +1,9 @@
 /*
  * The recorder's entry points (preload/record_api/recorder.h) and its
- * lifecycle: start, stop, fork. The hook's path: recursion guard, stack
- * capture (outside any lock), append to the thread's own buffer. Nothing
- * here writes files or compresses: the writer thread does (writer.c).
+ * lifecycle (recorder_control.h): start, stop, fork. The hook's path:
+ * recursion guard, stack capture (outside any lock), append to the
+ * thread's own buffer. Nothing here writes files or compresses: the writer
+ * thread does (writer.c).
  */
 #define _GNU_SOURCE
 #include "recorder.h"
@@ -44,6 +45,7 @@ __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
 static struct {
     bool session;           /* started, not stopped */
+    struct vt_recorder_links links; /* as handed to vt_recorder_start */
     struct vt_options opts;
     char output_template[4096];
     char path[4096];
@@ -353,7 +355,8 @@ static bool start_writer(void)
                             R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
     int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
                              R.opts.num[VT_OPTION_TIME_UNIT_NS],
-                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts);
+                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts,
+                             R.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
         vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
@@ -393,12 +396,14 @@ static void register_atfork(void)
     pthread_atfork(vt_fork_guard_prepare, vt_fork_guard_parent, fork_child);
 }
 
-bool vt_recorder_start(void)
+bool vt_recorder_start(const struct vt_recorder_links *links)
 {
     if (R.session)
         return vt_recorder_active();
     vt_in_tracer++;
     bool ok = false;
+    R.links = links ? *links : (struct vt_recorder_links){0};
+    vt_py_stack_set_lookup(R.links.loader_dlsym);
     vt_options_parse(&R.opts, env_lookup, NULL, 2);
     if (R.opts.num[VT_OPTION_VERBOSE])
         vt_options_print(&R.opts, 2);

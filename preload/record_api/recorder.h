@@ -27,7 +27,8 @@
 struct vt_mem_event {
     uint8_t op;           /* enum vt_op */
     uint8_t kind;         /* enum vt_kind */
-    uint16_t api;         /* id of the hooked entry point (vt_api_name) */
+    uint16_t api;         /* id of the hooked entry point (its name:
+                           * vt_recorder_links.api_name) */
     uint16_t label;       /* id of the runtime entry point that led here, 0 if none */
     int32_t device;       /* device ordinal, -1 if unknown */
     int32_t result;       /* CUresult the real function returned */
@@ -37,13 +38,6 @@ struct vt_mem_event {
     uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
     uint64_t total_bytes;
 };
-
-/* Names of API ids, provided by the hooks (generated from their X-macro
- * list). Returns NULL for an unknown id. The recorder writes the names it
- * uses into the trace (VT_REC_API), so ids need not be stable across
- * versions of the tool. */
-const char *vt_api_name(unsigned api);
-unsigned vt_api_count(void);
 
 /* True once the recorder is writing a trace. Hooks may use it to skip work
  * (querying device facts, say) when nothing would be recorded. */
