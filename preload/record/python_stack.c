@@ -34,9 +34,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "options.h"
 #include "python_layout.h"
 #include "raw_event.h"
+#include "recorder.h"
 
 #define MAX_CODES 65536u        /* recorder code ids 1 .. MAX_CODES - 1 */
 #define SLOT_COUNT 131072u      /* open addressing, code address -> id */

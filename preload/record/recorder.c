@@ -9,6 +9,7 @@
 #include "recorder.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -309,6 +310,30 @@ void vt_record_modules_changed(void)
     vt_writer_modules_changed();
 }
 
+void vt_record_modules_gone(void)
+{
+    vt_fast_unwind_modules_gone();
+    vt_record_modules_changed();
+}
+
+/* ---- services to the hooks ---- */
+
+int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data)
+{
+    vt_fork_guard_enter();
+    int rc = dl_iterate_phdr(cb, data);
+    vt_fork_guard_leave();
+    return rc;
+}
+
+int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main)
+{
+    vt_fork_guard_enter();
+    int rc = vt_modules_extent_of(addr, start, end, is_main);
+    vt_fork_guard_leave();
+    return rc;
+}
+
 /* ---- lifecycle ---- */
 
 static const char *env_lookup(const char *name, void *ctx)
@@ -420,10 +445,8 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
         R.walk = vt_fast_backtrace;
 #endif
     bool is_main = false;
-    vt_fork_guard_enter();
-    R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
+    R.skip_by_extent = vt_guarded_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
                                             &R.self_end, &is_main) == 0 && !is_main;
-    vt_fork_guard_leave();
     /* Only where leading frames are dropped by the library's extent: a
      * program linking the recorder itself (tests) drops a fixed count. */
     R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;

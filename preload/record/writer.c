@@ -41,7 +41,7 @@
 #include "fork_guard.h"
 #include "modules.h"
 #include "python_codes.h"
-#include "options.h"
+#include "recorder.h"
 #include "stack_trie.h"
 #include "string_table.h"
 #include "thread_buffer.h"

@@ -15,6 +15,7 @@
 #define VRAMTRACE_PRELOAD_RECORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vramtrace/trace_format.h"
@@ -60,6 +61,9 @@ void vt_record_mark(const char *domain, const char *name);
 /* The set of loaded objects may have changed (after dlopen/dlclose). The
  * recorder re-reads the module map later, off the caller's path. */
 void vt_record_modules_changed(void);
+/* Objects were unloaded (after dlclose): what the recorder cached about
+ * their code (unwind rules) is dropped, and vt_record_modules_changed. */
+void vt_record_modules_gone(void);
 
 /* The process is about to exec (exec hooks): no destructor will run, so
  * everything recorded so far is written now (a writer round, waited for
@@ -82,5 +86,26 @@ extern __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
  * frame[0] the saved rbp, frame[1] the return address, its caller's stack
  * pointer frame + 2. */
 extern __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
+
+/* ---- services the recorder offers the hooks ---- */
+
+/* Walks of the loaded objects under the recorder's fork guard
+ * (record/fork_guard.h): dl_iterate_phdr holds the loader's lock, which a
+ * fork() in another thread would leave locked in the child, so every walk
+ * of the library runs under the guard; the hooks' go through these. The
+ * caller holds no lock of the tracer's. A callback must not call dladdr or
+ * dlopen: they take the loader's main lock, which a dlopen holds while
+ * running constructors that may record (and so wait for a pending fork). */
+struct dl_phdr_info;
+typedef int (*vt_phdr_callback)(struct dl_phdr_info *info, size_t size, void *data);
+/* dl_iterate_phdr(cb, data). */
+int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data);
+/* The mapped extent of the object holding addr; *is_main tells whether it
+ * is the main executable. Returns 0, or -1 if addr is in no object. */
+int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main);
+
+/* One line to fd, the way the tracer says things ("vramtrace: ..."):
+ * snprintf into a stack buffer, then one write(). */
+void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
