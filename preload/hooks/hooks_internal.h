@@ -3,6 +3,13 @@
  * every hooks .c file that talks about driver types: it asks cuda.h for the
  * real versioned names (no cuMemAlloc -> cuMemAlloc_v2 renaming macros), so
  * the wrappers can be defined under the exact exported names.
+ *
+ * The hooks own every entry point of libvramtrace.so: the exported driver
+ * and runtime symbols, dlsym/dlopen/dlclose, cuGetProcAddress, NVTX, the
+ * public phase API, the exec family, and the library's constructor and
+ * destructor (autostart.c), which start the recorder and hand it what it
+ * needs of them (vt_recorder_links). Of the recorder they use only its face,
+ * preload/record_api/ (recorder.h, recorder_control.h).
  */
 #ifndef VRAMTRACE_HOOKS_INTERNAL_H
 #define VRAMTRACE_HOOKS_INTERNAL_H

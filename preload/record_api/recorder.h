@@ -2,6 +2,12 @@
  * The interface between the hooks (preload/hooks/) and the recorder
  * (preload/record/).
  *
+ * preload/record_api/ is the recorder's face: this header (what a hook
+ * tells the recorder, and the few services it offers the hooks) and
+ * recorder_control.h (start and stop). The hooks get only this folder on
+ * their include path, never the recorder's internals; the recorder
+ * includes these headers too, and knows nothing of the hooks.
+ *
  * A hook calls the real driver function, then describes what happened with
  * one of these calls. Everything here is thread-safe, may be called from any
  * thread, never does I/O or compression on the caller's thread, and never
