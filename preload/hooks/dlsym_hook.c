@@ -32,8 +32,6 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "record/fast_unwind.h"
-
 /* Called from the stubs: hidden, but not static. */
 void *vt_dlsym_impl(void *handle, const char *name) __attribute__((used));
 void *vt_dlsym_target(void) __attribute__((used));
@@ -93,8 +91,7 @@ VT_EXPORT int dlclose(void *handle)
     int rc = vt_program_dlclose(handle);
     if (rc == 0) {
         vt_runtime_labels_forget(); /* a runtime may have gone with it */
-        vt_fast_unwind_modules_gone(); /* and unwind rules for its code */
-        vt_record_modules_changed();
+        vt_record_modules_gone(); /* and the recorder's unwind rules for its code */
     }
     return rc;
 }

@@ -3,6 +3,13 @@
  * every hooks .c file that talks about driver types: it asks cuda.h for the
  * real versioned names (no cuMemAlloc -> cuMemAlloc_v2 renaming macros), so
  * the wrappers can be defined under the exact exported names.
+ *
+ * The hooks own every entry point of libvramtrace.so: the exported driver
+ * and runtime symbols, dlsym/dlopen/dlclose, cuGetProcAddress, NVTX, the
+ * public phase API, the exec family, and the library's constructor and
+ * destructor (autostart.c), which start the recorder and hand it what it
+ * needs of them (vt_recorder_links). Of the recorder they use only its face,
+ * preload/record_api/ (recorder.h, recorder_control.h).
  */
 #ifndef VRAMTRACE_HOOKS_INTERNAL_H
 #define VRAMTRACE_HOOKS_INTERNAL_H
@@ -54,6 +61,12 @@ struct vt_hook_info {
 extern const struct vt_hook_info vt_hooks[VT_API_DRIVER_END_];
 /* Api id of an exported variant name, 0 if it is not hooked. */
 unsigned vt_hook_by_name(const char *name);
+/* Names of api ids (vt_mem_event.api, .label), from the X-macro lists;
+ * NULL for an unknown id. Handed to the recorder at start, which writes the
+ * names it uses into the trace (VT_REC_API), so ids need not be stable
+ * across versions of the tool. */
+const char *vt_api_name(unsigned api);
+unsigned vt_api_count(void);
 
 /* ---- the real dynamic-linker functions (real_dl.c). Never call plain
  * dlsym/dlopen/dlclose from inside the library: those are our own hooks.

@@ -40,10 +40,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record/fork_guard.h"
-#include "record/modules.h"
-#include "record/options.h"
-
 __thread uint16_t vt_runtime_label __attribute__((tls_model("initial-exec")));
 
 /* A caller object's answer for one api; immutable once fn is published. */
@@ -93,16 +89,14 @@ static void *cached_fn(unsigned api, uintptr_t pc, unsigned gen)
 /* ---- the slow path: once per (api, caller object) ---- */
 
 /* dl_iterate_phdr, under the fork guard like every other loader walk of
- * the library (record/fork_guard.h). dladdr and dlopen are NOT called
+ * the library (vt_guarded_*, recorder.h). dladdr and dlopen are NOT called
  * under it: they take the loader's main lock, which a dlopen holds while
  * running constructors that may record (and so wait for a pending fork). */
 static int extent_of(const void *addr, uintptr_t *start, uintptr_t *end)
 {
     uint64_t s = 0, e = 0;
     bool is_main;
-    vt_fork_guard_enter();
-    int rc = vt_modules_extent_of(addr, &s, &e, &is_main);
-    vt_fork_guard_leave();
+    int rc = vt_guarded_extent_of(addr, &s, &e, &is_main);
     *start = (uintptr_t)s;
     *end = (uintptr_t)e;
     return rc;
@@ -174,9 +168,7 @@ static void *in_any_object(const char *name)
 {
     for (unsigned i = 0;; i++) {
         struct nth_object q = {.index = i};
-        vt_fork_guard_enter();
-        dl_iterate_phdr(copy_nth, &q);
-        vt_fork_guard_leave();
+        vt_guarded_dl_iterate_phdr(copy_nth, &q);
         if (!q.found)
             return NULL;
         if (q.path[0] == '\0')

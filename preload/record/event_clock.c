@@ -8,7 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "recorder.h"
 
 atomic_int vt_clock_tsc;
 

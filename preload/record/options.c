@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "recorder.h" /* vt_say */
+
 struct option_spec {
     const char *env;
     enum vt_option_kind kind;

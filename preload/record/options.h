@@ -75,7 +75,7 @@ int vt_expand_path(const char *tmpl, const struct vt_path_facts *f, char *out, s
  * PMI_RANK, SLURM_PROCID, first set wins), or NULL. */
 const char *vt_rank_from_env(vt_env_lookup lookup, void *ctx);
 
-/* Helpers for output: snprintf into a stack buffer, then one write(). */
-void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* vt_say, the tracer's one-line output, is defined in options.c and
+ * declared in recorder.h (the hooks use it too). */
 
 #endif

@@ -34,15 +34,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "options.h"
 #include "python_layout.h"
 #include "raw_event.h"
-
-/* The real dlsym (preload/hooks/real_dl.c): libvramtrace.so defines dlsym
- * itself. Weak: the recorder library alone (tests) has no hooks, and there
- * plain dlsym is the real one. */
-extern void *vt_real_dlsym(void *handle, const char *name)
-    __attribute__((weak, visibility("hidden")));
+#include "recorder.h"
 
 #define MAX_CODES 65536u        /* recorder code ids 1 .. MAX_CODES - 1 */
 #define SLOT_COUNT 131072u      /* open addressing, code address -> id */
@@ -442,9 +436,19 @@ size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t de
 
 /* ---- start-up ---- */
 
+/* The loader's dlsym, as the recorder was handed it at start (NULL: none). */
+typedef void *(*loader_dlsym_fn)(void *handle, const char *name);
+static _Atomic(loader_dlsym_fn) loader_dlsym;
+
+void vt_py_stack_set_lookup(void *(*dlsym_fn)(void *handle, const char *name))
+{
+    atomic_store_explicit(&loader_dlsym, dlsym_fn, memory_order_release);
+}
+
 static void *sym(const char *name)
 {
-    return vt_real_dlsym ? vt_real_dlsym(RTLD_DEFAULT, name) : dlsym(RTLD_DEFAULT, name);
+    loader_dlsym_fn fn = atomic_load_explicit(&loader_dlsym, memory_order_acquire);
+    return fn ? fn(RTLD_DEFAULT, name) : NULL;
 }
 
 static bool say_no(const char *why, unsigned minor)

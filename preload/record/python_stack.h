@@ -22,6 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How CPython's symbols are found: the loader's own dlsym, which the
+ * recorder is handed at start (vt_recorder_links.loader_dlsym), asked with
+ * RTLD_DEFAULT. NULL (the default): they are not found, and stacks stay
+ * native. Set before the first vt_py_stack_active. */
+void vt_py_stack_set_lookup(void *(*dlsym_fn)(void *handle, const char *name));
+
 /* True when the calling thread's stack should be merged with Python frames:
  * the process runs a supported CPython that is initialized and not
  * finalizing. The first calls find out (lazily, once Py_IsInitialized()

@@ -1,13 +1,15 @@
 /*
- * The recorder's entry points (preload/recorder.h) and its lifecycle:
- * start, stop, fork. The hook's path: recursion guard, stack capture
- * (outside any lock), append to the thread's own buffer. Nothing here
- * writes files or compresses: the writer thread does (writer.c).
+ * The recorder's entry points (preload/record_api/recorder.h) and its
+ * lifecycle (recorder_control.h): start, stop, fork. The hook's path:
+ * recursion guard, stack capture (outside any lock), append to the
+ * thread's own buffer. Nothing here writes files or compresses: the writer
+ * thread does (writer.c).
  */
 #define _GNU_SOURCE
 #include "recorder.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +46,7 @@ __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
 static struct {
     bool session;           /* started, not stopped */
+    struct vt_recorder_links links; /* as handed to vt_recorder_start */
     struct vt_options opts;
     char output_template[4096];
     char path[4096];
@@ -309,6 +312,30 @@ void vt_record_modules_changed(void)
     vt_writer_modules_changed();
 }
 
+void vt_record_modules_gone(void)
+{
+    vt_fast_unwind_modules_gone();
+    vt_record_modules_changed();
+}
+
+/* ---- services to the hooks ---- */
+
+int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data)
+{
+    vt_fork_guard_enter();
+    int rc = dl_iterate_phdr(cb, data);
+    vt_fork_guard_leave();
+    return rc;
+}
+
+int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main)
+{
+    vt_fork_guard_enter();
+    int rc = vt_modules_extent_of(addr, start, end, is_main);
+    vt_fork_guard_leave();
+    return rc;
+}
+
 /* ---- lifecycle ---- */
 
 static const char *env_lookup(const char *name, void *ctx)
@@ -355,7 +382,8 @@ static bool start_writer(void)
                             R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
     int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
                              R.opts.num[VT_OPTION_TIME_UNIT_NS],
-                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts);
+                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts,
+                             R.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
         vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
@@ -395,12 +423,14 @@ static void register_atfork(void)
     pthread_atfork(vt_fork_guard_prepare, vt_fork_guard_parent, fork_child);
 }
 
-bool vt_recorder_start(void)
+bool vt_recorder_start(const struct vt_recorder_links *links)
 {
     if (R.session)
         return vt_recorder_active();
     vt_in_tracer++;
     bool ok = false;
+    R.links = links ? *links : (struct vt_recorder_links){0};
+    vt_py_stack_set_lookup(R.links.loader_dlsym);
     vt_options_parse(&R.opts, env_lookup, NULL, 2);
     if (R.opts.num[VT_OPTION_VERBOSE])
         vt_options_print(&R.opts, 2);
@@ -417,10 +447,8 @@ bool vt_recorder_start(void)
         R.walk = vt_fast_backtrace;
 #endif
     bool is_main = false;
-    vt_fork_guard_enter();
-    R.skip_by_extent = vt_modules_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
+    R.skip_by_extent = vt_guarded_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
                                             &R.self_end, &is_main) == 0 && !is_main;
-    vt_fork_guard_leave();
     /* Only where leading frames are dropped by the library's extent: a
      * program linking the recorder itself (tests) drops a fixed count. */
     R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;

@@ -41,7 +41,7 @@
 #include "fork_guard.h"
 #include "modules.h"
 #include "python_codes.h"
-#include "options.h"
+#include "recorder.h"
 #include "stack_trie.h"
 #include "string_table.h"
 #include "thread_buffer.h"
@@ -85,6 +85,7 @@ static struct {
     struct vt_stack_trie trie;
     struct vt_string_table strings;
     struct vt_module_map modules;
+    const char *(*api_name)(unsigned api); /* NULL: none known */
     uint8_t *api_emitted;
     size_t api_cap;
     uint64_t next_thread_id;
@@ -270,7 +271,7 @@ static uint64_t api_id(uint64_t id)
         W.api_cap = cap;
     }
     if (W.api_cap > id && !W.api_emitted[id]) {
-        const char *name = vt_api_name((unsigned)id);
+        const char *name = W.api_name ? W.api_name((unsigned)id) : NULL;
         char fallback[32];
         if (!name) {
             snprintf(fallback, sizeof fallback, "api#%llu", (unsigned long long)id);
@@ -645,10 +646,11 @@ static void wait_until_started(void)
 }
 
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, bool verbose,
-                    const struct vt_process_facts *facts)
+                    const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
 {
     W.fd = -1;
     W.verbose = verbose;
+    W.api_name = api_name;
     atomic_store(&W.created, 0);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.flush_ms = flush_ms;

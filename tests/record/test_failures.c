@@ -26,6 +26,7 @@
 
 #include "recorder.h"
 #include "recorder_control.h"
+#include "test_links.h"
 #include "trace_check.h"
 #include "writer.h"
 
@@ -66,7 +67,7 @@ static void start_record_stop(void *arg)
     const char *output = arg;
     setenv("VRAMTRACE_OUTPUT", output, 1);
     setenv("VRAMTRACE_FLUSH_MS", "5", 1);
-    bool active = vt_recorder_start();
+    bool active = vt_recorder_start(&tc_links);
     record_some(1000); /* must be harmless either way */
     if (active)
         vt_writer_flush_now(5000); /* returns after that round, or a failure */
@@ -235,7 +236,7 @@ static void write_until_full(void *arg)
     setrlimit(RLIMIT_FSIZE, &rl);
     setenv("VRAMTRACE_OUTPUT", output, 1);
     setenv("VRAMTRACE_FLUSH_MS", "5", 1);
-    if (!vt_recorder_start())
+    if (!vt_recorder_start(&tc_links))
         _exit(30);
     pthread_t th[4];
     for (int i = 0; i < 4; i++)
@@ -272,7 +273,7 @@ static void disabled(void *arg)
 {
     setenv("VRAMTRACE_OUTPUT", arg, 1);
     setenv("VRAMTRACE_DISABLE", "1", 1);
-    bool active = vt_recorder_start();
+    bool active = vt_recorder_start(&tc_links);
     record_some(100);
     vt_recorder_stop(true);
     _exit(active ? 10 : 20);

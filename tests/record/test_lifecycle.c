@@ -22,6 +22,7 @@
 
 #include "recorder.h"
 #include "recorder_control.h"
+#include "test_links.h"
 #include "trace_check.h"
 
 static char dir[256];
@@ -74,7 +75,7 @@ static void test_fork_child_writes_own_trace(void **state)
 {
     (void)state;
     use_output("fork");
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     record_tagged(0xA, 100);
     pid_t parent = getpid();
     fflush(NULL);
@@ -122,7 +123,7 @@ static void test_fork_child_without_events_leaves_no_file(void **state)
 {
     (void)state;
     use_output("quiet");
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     fflush(NULL);
     pid_t child = fork();
     if (child == 0) {
@@ -164,7 +165,7 @@ static void test_fork_while_other_thread_records(void **state)
 {
     (void)state;
     use_output("forkload");
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     atomic_store(&hammering, 1);
     pthread_t th;
     atomic_store(&hammer_running, 0);
@@ -205,7 +206,7 @@ static void crash_with_default_abort(void)
 {
     use_output("abort");
     setenv("VRAMTRACE_FLUSH_MS", "60000", 1); /* only the signal can flush */
-    vt_recorder_start();
+    vt_recorder_start(&tc_links);
     record_tagged(0xF, 500);
     abort();
 }
@@ -250,7 +251,7 @@ static void test_fatal_signal_chains_to_program_handler(void **state)
         signal(SIGSEGV, program_handler); /* there before the tracer */
         use_output("segv");
         setenv("VRAMTRACE_FLUSH_MS", "60000", 1);
-        vt_recorder_start();
+        vt_recorder_start(&tc_links);
         record_tagged(0x5, 77);
         raise(SIGSEGV);
         _exit(1);
@@ -300,7 +301,7 @@ static void test_modules_follow_dlopen_dlclose(void **state)
         skip();
     use_output("modules");
     setenv("VRAMTRACE_FLUSH_MS", "5", 1);
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     void *h = dlopen(lib, RTLD_NOW);
     assert_non_null(h);
     vt_record_modules_changed();

@@ -1,5 +1,5 @@
 /*
- * The real recorder end to end: threads record through preload/recorder.h,
+ * The real recorder end to end: threads record through preload/record_api/recorder.h,
  * the writer thread writes a file, the analyzer's reader decodes it.
  */
 #define _GNU_SOURCE
@@ -17,6 +17,7 @@
 
 #include "recorder.h"
 #include "recorder_control.h"
+#include "test_links.h"
 #include "thread_buffer.h"
 #include "trace_check.h"
 
@@ -71,7 +72,7 @@ static void test_many_threads_every_event_once(void **state)
     setenv("VRAMTRACE_FLUSH_MS", "10", 1); /* many rounds and chunks */
     setenv("VRAMTRACE_BUFFER_KB", "16", 1); /* many full-block hand-offs */
     setenv("VRAMTRACE_STACK_DEPTH", "8", 1); /* keeps the test fast under sanitizers */
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     assert_true(vt_recorder_active());
     snprintf(many_path, sizeof many_path, "%s", vt_recorder_path());
     char expect[512];
@@ -224,7 +225,7 @@ static void test_phases_devices_thread_names(void **state)
 {
     (void)state;
     use_output("phases");
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     uint8_t uuid[VT_UUID_SIZE];
     for (int i = 0; i < VT_UUID_SIZE; i++)
         uuid[i] = (uint8_t)(0xa0 + i);
@@ -319,7 +320,7 @@ static struct vt_reader *trace_of_thread(const char *output, void *(*fn)(void *)
                                          uint8_t **data)
 {
     use_output(output);
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     pthread_t th;
     pthread_create(&th, NULL, fn, NULL);
     pthread_join(th, NULL);
@@ -413,7 +414,7 @@ static void test_stack_depth_option(void **state)
     (void)state;
     use_output("depth2");
     setenv("VRAMTRACE_STACK_DEPTH", "2", 1);
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     record_worker((void *)(uintptr_t)0);
     char path[512];
     snprintf(path, sizeof path, "%s", vt_recorder_path());
@@ -437,7 +438,7 @@ static void test_stack_depth_option(void **state)
 
     use_output("depth0");
     setenv("VRAMTRACE_STACK_DEPTH", "0", 1);
-    assert_true(vt_recorder_start());
+    assert_true(vt_recorder_start(&tc_links));
     record_worker((void *)(uintptr_t)0);
     snprintf(path, sizeof path, "%s", vt_recorder_path());
     vt_recorder_stop(true);

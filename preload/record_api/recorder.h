@@ -2,6 +2,12 @@
  * The interface between the hooks (preload/hooks/) and the recorder
  * (preload/record/).
  *
+ * preload/record_api/ is the recorder's face: this header (what a hook
+ * tells the recorder, and the few services it offers the hooks) and
+ * recorder_control.h (start and stop). The hooks get only this folder on
+ * their include path, never the recorder's internals; the recorder
+ * includes these headers too, and knows nothing of the hooks.
+ *
  * A hook calls the real driver function, then describes what happened with
  * one of these calls. Everything here is thread-safe, may be called from any
  * thread, never does I/O or compression on the caller's thread, and never
@@ -15,6 +21,7 @@
 #define VRAMTRACE_PRELOAD_RECORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vramtrace/trace_format.h"
@@ -27,7 +34,8 @@
 struct vt_mem_event {
     uint8_t op;           /* enum vt_op */
     uint8_t kind;         /* enum vt_kind */
-    uint16_t api;         /* id of the hooked entry point (vt_api_name) */
+    uint16_t api;         /* id of the hooked entry point (its name:
+                           * vt_recorder_links.api_name) */
     uint16_t label;       /* id of the runtime entry point that led here, 0 if none */
     int32_t device;       /* device ordinal, -1 if unknown */
     int32_t result;       /* CUresult the real function returned */
@@ -37,13 +45,6 @@ struct vt_mem_event {
     uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
     uint64_t total_bytes;
 };
-
-/* Names of API ids, provided by the hooks (generated from their X-macro
- * list). Returns NULL for an unknown id. The recorder writes the names it
- * uses into the trace (VT_REC_API), so ids need not be stable across
- * versions of the tool. */
-const char *vt_api_name(unsigned api);
-unsigned vt_api_count(void);
 
 /* True once the recorder is writing a trace. Hooks may use it to skip work
  * (querying device facts, say) when nothing would be recorded. */
@@ -66,6 +67,9 @@ void vt_record_mark(const char *domain, const char *name);
 /* The set of loaded objects may have changed (after dlopen/dlclose). The
  * recorder re-reads the module map later, off the caller's path. */
 void vt_record_modules_changed(void);
+/* Objects were unloaded (after dlclose): what the recorder cached about
+ * their code (unwind rules) is dropped, and vt_record_modules_changed. */
+void vt_record_modules_gone(void);
 
 /* The process is about to exec (exec hooks): no destructor will run, so
  * everything recorded so far is written now (a writer round, waited for
@@ -88,5 +92,26 @@ extern __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
  * frame[0] the saved rbp, frame[1] the return address, its caller's stack
  * pointer frame + 2. */
 extern __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
+
+/* ---- services the recorder offers the hooks ---- */
+
+/* Walks of the loaded objects under the recorder's fork guard
+ * (record/fork_guard.h): dl_iterate_phdr holds the loader's lock, which a
+ * fork() in another thread would leave locked in the child, so every walk
+ * of the library runs under the guard; the hooks' go through these. The
+ * caller holds no lock of the tracer's. A callback must not call dladdr or
+ * dlopen: they take the loader's main lock, which a dlopen holds while
+ * running constructors that may record (and so wait for a pending fork). */
+struct dl_phdr_info;
+typedef int (*vt_phdr_callback)(struct dl_phdr_info *info, size_t size, void *data);
+/* dl_iterate_phdr(cb, data). */
+int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data);
+/* The mapped extent of the object holding addr; *is_main tells whether it
+ * is the main executable. Returns 0, or -1 if addr is in no object. */
+int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main);
+
+/* One line to fd, the way the tracer says things ("vramtrace: ..."):
+ * snprintf into a stack buffer, then one write(). */
+void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,20 +1,26 @@
 /*
  * libvramtrace.so starts recording when it is loaded and finishes the trace
- * when the process exits normally. Kept apart from the rest of the recorder
- * so that tests can link the recorder and start/stop it themselves.
+ * when the process exits normally. The recorder itself knows nothing of
+ * the hooks: what it needs of them is handed to it here (tests link the
+ * recorder without the hooks and start/stop it themselves).
  *
  * The destructor (not atexit) runs from the loader's finalization, after
  * atexit handlers and after the destructors of libraries loaded later (a
  * framework freeing its GPU memory at exit is still recorded). Priority 101:
  * first constructor, last destructor of this library.
  */
-#include <stdbool.h>
+#include "hooks_internal.h"
 
 #include "recorder_control.h"
 
 __attribute__((constructor(101))) static void vt_autostart(void)
 {
-    vt_recorder_start();
+    static const struct vt_recorder_links links = {
+        /* dlsym is ours: CPython's symbols are looked up with glibc's */
+        .loader_dlsym = vt_real_dlsym,
+        .api_name = vt_api_name,
+    };
+    vt_recorder_start(&links);
 }
 
 __attribute__((destructor(101))) static void vt_autostop(void)
