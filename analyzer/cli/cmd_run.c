@@ -208,8 +208,9 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
                 const struct vt_ledger *l = &rp->ledgers[k];
                 fprintf(stderr, "%s %s peak %s", k ? ";" : ":", vt_ledger_label(l, lab, sizeof lab),
                         vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
-                if (l->nooms)
-                    fprintf(stderr, " (%zu failed allocation%s)", l->nooms, l->nooms == 1 ? "" : "s");
+                size_t failed = vt_ledger_failed_requests(l);
+                if (failed)
+                    fprintf(stderr, " (%zu failed allocation%s)", failed, failed == 1 ? "" : "s");
             }
             if (!rp->nledgers)
                 fputs(": no GPU memory allocated", stderr);

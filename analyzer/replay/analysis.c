@@ -219,6 +219,37 @@ static void on_device_peak(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
     memcpy(gp->proc_peak, gp->proc_now, a->ninputs * sizeof *gp->proc_now);
 }
 
+/* A device allocation failed: which other traced processes held memory on
+ * its GPU at that instant, largest first (the report names them). */
+static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
+{
+    (void)rp;
+    struct vt_input *in = ctx;
+    struct vt_analysis *a = in->analysis;
+    if (l->category != VT_CAT_DEVICE || l->device < 0)
+        return;
+    long g = gpu_for(a, in->index, l->device);
+    if (g < 0) {
+        a->out_of_memory = true;
+        return;
+    }
+    const struct vt_gpu *gp = &a->gpus[g];
+    for (size_t j = 0; j < a->ninputs; j++) {
+        uint64_t bytes = gp->proc_now[j];
+        if (j == in->index || bytes == 0)
+            continue;
+        size_t at = o->nothers; /* insertion into the sorted top */
+        while (at > 0 && o->others[at - 1].bytes < bytes)
+            at--;
+        if (at == VT_OOM_OTHERS)
+            continue;
+        size_t n = o->nothers < VT_OOM_OTHERS ? o->nothers + 1 : VT_OOM_OTHERS;
+        memmove(&o->others[at + 1], &o->others[at], (n - 1 - at) * sizeof o->others[0]);
+        o->others[at] = (struct vt_oom_other){(uint32_t)j, bytes};
+        o->nothers = n;
+    }
+}
+
 /* ---- the merged pass ---- */
 
 /* Traces read ahead on threads of their own: up to this many (each holds
@@ -286,6 +317,7 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
         in->index = i;
         in->replay.on_change = on_device_change;
         in->replay.on_device_peak = on_device_peak;
+        in->replay.on_oom = on_oom;
         in->replay.on_change_ctx = in;
     }
     if (a->ninputs == 1) {

@@ -19,7 +19,9 @@ struct vt_oom; /* replay.h */
 
 struct vt_phase_peak {
     uint64_t name;        /* string id */
-    uint64_t opened;      /* ranges of this name opened */
+    uint64_t opened;      /* ranges of this name opened in the process, however
+                           * early (set when the replay ends) */
+    bool open_at_exit;    /* a range of it was still open at the end */
     struct vt_peak_snapshot snap;
 };
 

@@ -10,25 +10,6 @@
 
 _Static_assert(VT_LEDGERS_MAX <= UINT8_MAX + 1, "a live entry keeps its ledger in 8 bits");
 
-const char *vt_verdict_name(enum vt_verdict v)
-{
-    switch (v) {
-    case VT_VERDICT_EXHAUSTED: return "exhausted";
-    case VT_VERDICT_CONTENDED: return "contended";
-    case VT_VERDICT_FRAGMENTED: return "fragmented";
-    default: return "unknown";
-    }
-}
-
-const char *vt_retry_name(enum vt_retry r)
-{
-    switch (r) {
-    case VT_RETRY_SUCCEEDED: return "succeeded";
-    case VT_RETRY_FAILED: return "failed";
-    default: return "not seen";
-    }
-}
-
 const char *vt_category_name(enum vt_category c)
 {
     switch (c) {
@@ -37,60 +18,6 @@ const char *vt_category_name(enum vt_category c)
     case VT_CAT_HOST_PINNED: return "host_pinned";
     default: return "none";
     }
-}
-
-static uint64_t minus(uint64_t a, uint64_t b)
-{
-    return a > b ? a - b : 0;
-}
-
-/*
- * The verdict of a failed allocation (R requested, F free on the device,
- * P this process's reserved bytes, C of them cache its allocator gave back
- * before retrying, K its contexts, W = total - F - P - K the others):
- *   - fragmented: F + C >= R: enough was free, on the device or cached, but
- *     not as one block large enough;
- *   - contended: W covers the shortfall R - F - C and is more than this
- *     process's own live allocations (P - C): the others are the reason;
- *   - exhausted: otherwise - this process's own live allocations fill it.
- * With K unknown (0) W also holds the context; see docs/REPORT.md.
- */
-enum vt_verdict vt_oom_verdict_of(const struct vt_oom_numbers *n)
-{
-    if (!n->driver_info)
-        return VT_VERDICT_UNKNOWN;
-    uint64_t cached = n->cached_bytes < n->process_bytes ? n->cached_bytes : n->process_bytes;
-    if (n->free_bytes + cached >= n->requested)
-        return VT_VERDICT_FRAGMENTED;
-    uint64_t used = minus(n->total_bytes, n->free_bytes);
-    uint64_t others = minus(minus(used, n->process_bytes), n->context_bytes);
-    uint64_t shortfall = n->requested - n->free_bytes - cached;
-    if (others >= shortfall && others > n->process_bytes - cached)
-        return VT_VERDICT_CONTENDED;
-    return VT_VERDICT_EXHAUSTED;
-}
-
-enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
-                               uint64_t process_bytes, bool driver_info)
-{
-    struct vt_oom_numbers n = {requested, free_bytes, total_bytes, process_bytes, 0, 0,
-                               driver_info};
-    return vt_oom_verdict_of(&n);
-}
-
-void vt_oom_diagnose(struct vt_oom *o)
-{
-    /* Frees between a failure and its retry are the caching allocator's
-     * flush: memory it held as cache, unusable for this request. Without a
-     * retry they may be ordinary frees, so the cache is not known. */
-    o->cached_known = o->retry != VT_RETRY_NOT_SEEN;
-    o->cached_bytes = o->cached_known ? o->released_bytes : 0;
-    o->context_known = o->contexts > 0 && o->contexts_unmeasured == 0;
-    uint64_t context = o->context_known ? o->context_bytes : 0;
-    o->other_bytes = o->driver_info ? minus(o->outside_bytes, context) : 0;
-    struct vt_oom_numbers n = {o->requested_bytes, o->free_bytes, o->total_bytes,
-                               o->process_bytes, o->cached_bytes, context, o->driver_info};
-    o->verdict = vt_oom_verdict_of(&n);
 }
 
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
@@ -335,15 +262,24 @@ static void close_window_if_expired(struct vt_ledger *l, uint64_t time_ns)
         l->pending_oom = -1;
 }
 
+/* A request of the same size on the same thread, in the window after a
+ * failure: PyTorch's retry after freeing its cache (or the program's own). */
+static bool is_retry_of(const struct vt_oom *o, uint64_t size, uint64_t thread)
+{
+    return o->requested_bytes == size && o->thread == thread;
+}
+
 static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct vt_record *rec)
 {
     l->failed_allocs++;
     bool is_retry = false;
+    uint32_t retries = 0;
     if (l->pending_oom >= 0) {
         struct vt_oom *prev = &l->ooms[l->pending_oom];
-        if (prev->requested_bytes == rec->u.mem.size) {
+        if (is_retry_of(prev, rec->u.mem.size, rec->u.mem.thread)) {
             prev->retry = VT_RETRY_FAILED;
             is_retry = true;
+            retries = prev->retries + 1;
         }
         l->pending_oom = -1;
     }
@@ -375,9 +311,12 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     o->phase = innermost_phase(rp, rec->u.mem.thread);
     o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
     o->retry_of_previous = is_retry;
+    o->retries = retries;
     note_contexts(rp, o);
     vt_oom_diagnose(o); /* provisional: the flush and retry come later */
     l->pending_oom = (long)l->nooms++;
+    if (rp->on_oom)
+        rp->on_oom(rp->on_change_ctx, rp, l, o);
 }
 
 /* ---- the live set ---- */
@@ -544,7 +483,7 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
         record_oom(rp, l, rec);
         return;
     }
-    if (l->pending_oom >= 0 && l->ooms[l->pending_oom].requested_bytes == ev->size) {
+    if (l->pending_oom >= 0 && is_retry_of(&l->ooms[l->pending_oom], ev->size, ev->thread)) {
         l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
         l->pending_oom = -1;
     }

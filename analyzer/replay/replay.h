@@ -42,8 +42,11 @@
  * on the device by kind and by site, and then watches the same ledger for
  * VT_OOM_FLUSH_WINDOW_NS: frees in that window are the caching allocator
  * releasing its cache (PyTorch frees every unsplit cached segment and
- * retries once); a successful allocation of the same size is the retry.
- * The verdict (vt_oom_verdict_of) is documented in replay.c and docs/REPORT.md.
+ * retries once); an allocation of the same size on the same thread is the
+ * retry. A failed retry is recorded as a failure of its own that says so
+ * (retry_of_previous, retries): the report folds such a chain into one
+ * request.
+ * The verdict (vt_oom_verdict_of) is documented in verdict.c and docs/REPORT.md.
  * Contexts: the tracer records what creating a context cost (an estimate,
  * 0 when it could not be measured); the live contexts of the failing device
  * separate this process's context from the other processes' memory.
@@ -63,15 +66,18 @@
 
 #define VT_OOM_FLUSH_WINDOW_NS 1000000000ull /* 1 s: PyTorch retries at once */
 #define VT_OOM_TOP 8      /* sites kept per failure */
+#define VT_OOM_OTHERS 8   /* other traced processes named per failure */
 #define VT_OOM_MAX 4096   /* failures kept per ledger (more are counted) */
 #define VT_MARKS_MAX 256
 #define VT_LEDGERS_MAX 128 /* (device, category) pairs: 42 devices x 3 */
 
-enum vt_verdict {
-    VT_VERDICT_UNKNOWN = 0,  /* the driver's free/total were not available */
-    VT_VERDICT_EXHAUSTED,    /* this process holds the memory */
-    VT_VERDICT_CONTENDED,    /* others hold enough that without them it fits */
-    VT_VERDICT_FRAGMENTED,   /* enough was free, not in one piece */
+enum vt_verdict {             /* docs/REPORT.md, "Verdicts": the first row that holds */
+    VT_VERDICT_UNKNOWN = 0,      /* the driver's free/total were not available */
+    VT_VERDICT_LARGER_THAN_DEVICE, /* the request alone exceeds the device */
+    VT_VERDICT_FRAGMENTED,       /* enough was free, not in one piece */
+    VT_VERDICT_CONTENDED,        /* others hold enough that without them it fits */
+    VT_VERDICT_OVERSIZED,        /* the request exceeds all this process holds */
+    VT_VERDICT_EXHAUSTED,        /* this process holds the memory */
 };
 const char *vt_verdict_name(enum vt_verdict v);
 
@@ -94,6 +100,14 @@ struct vt_oom {
     uint64_t context_bytes;            /* sum of their measured sizes */
     uint32_t contexts, contexts_unmeasured;
     bool retry_of_previous;            /* the failed retry of the previous failure */
+    uint32_t retries;                  /* failed retries folded into this request */
+    /* other traced processes on the same GPU then, largest first (the GPU
+     * merge fills it, analysis.c) */
+    struct vt_oom_other {
+        uint32_t input;                /* index in the analysis */
+        uint64_t bytes;
+    } others[VT_OOM_OTHERS];
+    size_t nothers;
     /* the diagnosis, made when the replay ends (vt_oom_diagnose) */
     bool cached_known;                 /* a retry followed: the flush is known */
     uint64_t cached_bytes;             /* freed between the failure and its retry */
@@ -133,6 +147,8 @@ typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_l
  * updated) above its peak. */
 typedef void (*vt_device_peak_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
                                   uint64_t time_ns);
+/* Called when a device allocation failed (o is new in l->ooms). */
+typedef void (*vt_oom_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o);
 
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
@@ -165,6 +181,7 @@ struct vt_replay {
 
     vt_ledger_change_fn on_change;
     vt_device_peak_fn on_device_peak;
+    vt_oom_fn on_oom;
     void *on_change_ctx;
 };
 
@@ -184,19 +201,32 @@ void vt_replay_finish(struct vt_replay *rp);
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);
 
-/* The numbers a verdict is made of (docs/REPORT.md, "Allocation failures"). */
+/* The numbers a verdict is made of (docs/REPORT.md, "Verdicts"). */
 struct vt_oom_numbers {
-    uint64_t requested, free_bytes, total_bytes;
-    uint64_t process_bytes;   /* this process's reserved bytes (live allocations) */
-    uint64_t cached_bytes;    /* of those, cache the allocator could give back (0: unknown) */
-    uint64_t context_bytes;   /* this process's contexts (0: unknown) */
-    bool driver_info;
+    uint64_t requested;       /* R */
+    uint64_t free_bytes;      /* F, as the driver said */
+    uint64_t total_bytes;     /* T, the device's capacity */
+    uint64_t process_bytes;   /* P: this process's bytes on the device (live and cached) */
+    uint64_t cached_bytes;    /* Ca: of those, cache the allocator gave back (0: unknown) */
+    uint64_t context_bytes;   /* K: this process's contexts (0: unknown) */
+    bool driver_info;         /* F and T were captured */
 };
-/* The verdict rule, exposed for tests and docs. */
+/* The verdict rule: the first row of the decision table that holds. */
 enum vt_verdict vt_oom_verdict_of(const struct vt_oom_numbers *n);
-/* The same without cache and context figures. */
-enum vt_verdict vt_oom_verdict(uint64_t requested, uint64_t free_bytes, uint64_t total_bytes,
-                               uint64_t process_bytes, bool driver_info);
+/* The other processes' bytes X = T - F - P - K (0 if negative). */
+uint64_t vt_oom_others_bytes(const struct vt_oom_numbers *n);
+/* How much more the request needs than F and Ca give: R - F - Ca (0 if none). */
+uint64_t vt_oom_shortfall(const struct vt_oom_numbers *n);
+/* The numbers of a diagnosed failure. */
+struct vt_oom_numbers vt_oom_numbers_of(const struct vt_oom *o);
+/* Failures folded into requests (oom_requests.c): a request is a failure
+ * and the failed retries after it. first indexes a failure that is not a
+ * retry; the end is past its last attempt. */
+size_t vt_oom_request_end(const struct vt_ledger *l, size_t first);
+/* The request's last attempt failed too (no retry succeeded). */
+bool vt_oom_request_failed(const struct vt_ledger *l, size_t first);
+/* The requests of a ledger that finally failed: its out-of-memory count. */
+size_t vt_ledger_failed_requests(const struct vt_ledger *l);
 /* Fills the diagnosis fields of a failure once what followed it is known. */
 void vt_oom_diagnose(struct vt_oom *o);
 

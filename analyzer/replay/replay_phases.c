@@ -230,11 +230,13 @@ void vt_open_phases_init(struct vt_open_phases *ph)
 {
     memset(ph, 0, sizeof *ph);
     vt_pair_map_init(&ph->index);
+    vt_pair_map_init(&ph->opened);
 }
 
 void vt_open_phases_free(struct vt_open_phases *ph)
 {
     vt_pair_map_free(&ph->index);
+    vt_pair_map_free(&ph->opened);
     free(ph->names);
     memset(ph, 0, sizeof *ph);
 }
@@ -242,6 +244,13 @@ void vt_open_phases_free(struct vt_open_phases *ph)
 bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
                     uint64_t name, uint64_t time_ns)
 {
+    /* Counted for the process, not per ledger: a range opened before the
+     * first allocation opened all the same. */
+    uint64_t *opened = vt_pair_map_get(&ph->opened, name, 0);
+    if (opened)
+        ++*opened;
+    else if (!vt_pair_map_put_new(&ph->opened, name, 0, 1))
+        return false;
     uint64_t *k = vt_pair_map_get(&ph->index, name, 0);
     bool first = !k, ok = true;
     size_t idx;
@@ -266,7 +275,6 @@ bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t
             ok = false;
             continue;
         }
-        p->opened++;
         if (first) {
             /* The total at the moment a phase opens is its first candidate. */
             vt_snapshot_offer(&p->snap, &l->sites, time_ns);
@@ -327,6 +335,13 @@ bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers
                       size_t nledgers)
 {
     bool ok = true;
+    for (size_t i = 0; i < nledgers; i++)
+        for (size_t k = 0; k < ledgers[i].nphases; k++) {
+            struct vt_phase_peak *p = &ledgers[i].phases[k];
+            const uint64_t *opened = vt_pair_map_get(&ph->opened, p->name, 0);
+            p->opened = opened ? *opened : 0;
+            p->open_at_exit = vt_pair_map_get(&ph->index, p->name, 0) != NULL;
+        }
     for (size_t k = 0; k < ph->n; k++)
         for (size_t i = 0; i < nledgers; i++) {
             struct vt_ledger *l = &ledgers[i];

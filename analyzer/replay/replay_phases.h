@@ -24,6 +24,7 @@ struct vt_open_phases {
     } *names;
     size_t n, cap;
     struct vt_pair_map index;  /* (name, 0) -> index in names */
+    struct vt_pair_map opened; /* (name, 0) -> ranges of it opened so far */
     uint64_t marks_made;       /* the last mark given (0: none yet) */
 };
 
@@ -48,7 +49,8 @@ static inline bool vt_phases_after_alloc(const struct vt_open_phases *ph, struct
         return vt_phases_raise(ph, l, time_ns);
     return true;
 }
-/* End of the data: the records of names still open get their peaks. */
+/* End of the data: the records of names still open get their peaks, and
+ * every record its process-wide count of openings. */
 bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers,
                       size_t nledgers);
 void vt_phases_free_ledger(struct vt_ledger *l);

@@ -67,6 +67,14 @@ const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);
  * the ledger's previous failure (NULL if none). */
 const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, char *buf,
                              size_t n);
+/* What to do about a failure, in one or two sentences with its numbers
+ * (report_oom.c). */
+const char *vt_oom_next_step(const struct vt_report *rep, const struct vt_oom *o, char *buf,
+                             size_t n);
+/* How the program saw a failure's code: the runtime's name where a runtime
+ * call asked, and the driver's ("cudaErrorMemoryAllocation from
+ * CUDA_ERROR_OUT_OF_MEMORY"), or "error N" for a code no list knows. */
+const char *vt_oom_error_name(const struct vt_oom *o, char *buf, size_t n);
 /* Seconds since the process's first event, "+1.234s". */
 const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_t t, char *buf,
                               size_t n);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_errors.h"
 #include "json_writer.h"
 #include "report.h"
 
@@ -84,6 +85,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     else
         vt_json_bool(j, o->retry == VT_RETRY_SUCCEEDED);
     vt_json_kv_bool(j, "retry_of_previous", o->retry_of_previous);
+    vt_json_kv_uint(j, "retries", o->retries);
     vt_json_key(j, "largest_free_block_bytes");
     vt_json_null(j);
     vt_json_kv_string(j, "largest_free_block_note",
@@ -92,10 +94,24 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                       "never reaches the driver (a PyTorch memory snapshot shows it)");
     vt_json_kv_string(j, "narrative", vt_oom_narrative(o, prev, story, sizeof story));
     vt_json_kv_string(j, "verdict", vt_verdict_name(o->verdict));
+    vt_json_kv_string(j, "next_step", vt_oom_next_step(rep, o, story, sizeof story));
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
     vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
     vt_json_kv_string(j, "label", o->label ? vt_reader_api(r, o->label) : NULL);
     vt_json_kv_uint(j, "result", o->result);
+    vt_json_kv_string(j, "error", vt_cuda_error_name(o->result));
+    vt_json_kv_string(j, "runtime_error", o->label ? vt_cuda_runtime_error_name(o->result) : NULL);
+    vt_json_key(j, "other_traced_processes");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < o->nothers; k++) {
+        const struct vt_process_info *p =
+            vt_reader_process(rep->a->inputs[o->others[k].input].reader);
+        vt_json_begin_object(j);
+        vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
+        vt_json_kv_uint(j, "bytes", o->others[k].bytes);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
     vt_json_kv_string(j, "thread", vt_report_thread_name(rep, input, o->thread, buf, sizeof buf));
     vt_json_kv_string(j, "phase", o->phase ? vt_report_string(rep, input, o->phase) : NULL);
     vt_json_kv_uint(j, "released_after_bytes", o->released_bytes);
@@ -126,6 +142,7 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_kv_uint(j, "peak_bytes", p->snap.peak_bytes);
         vt_json_kv_uint(j, "peak_time_ns", p->snap.peak_time_ns);
         vt_json_kv_uint(j, "opened", p->opened);
+        vt_json_kv_bool(j, "open_at_exit", p->open_at_exit);
         vt_json_key(j, "peak_breakdown");
         size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
         sites_json(rep, j, input, top, n);
@@ -159,6 +176,7 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_uint(j, "allocations", l->allocs);
     vt_json_kv_uint(j, "frees", l->frees);
     vt_json_kv_uint(j, "failed_allocations", l->failed_allocs);
+    vt_json_kv_uint(j, "failed_requests", vt_ledger_failed_requests(l));
     vt_json_key(j, "peak_breakdown");
     size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
     sites_json(rep, j, input, top, n);

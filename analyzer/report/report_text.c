@@ -118,7 +118,7 @@ static void summary(struct vt_report *rep, FILE *out)
                         l->peak.has_peak
                             ? vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t)
                             : "-",
-                        l->nooms, shown ? "" : cmd);
+                        vt_ledger_failed_requests(l), shown ? "" : cmd);
                 shown++;
             }
         if (!shown)
@@ -219,70 +219,117 @@ static void gpus(struct vt_report *rep, FILE *out)
 static const char *verdict_story(enum vt_verdict v)
 {
     switch (v) {
-    case VT_VERDICT_EXHAUSTED:
-        return "this process's own allocations fill the device";
-    case VT_VERDICT_CONTENDED:
-        return "other processes hold the memory this one is short of";
+    case VT_VERDICT_LARGER_THAN_DEVICE:
+        return "the request alone is larger than the device";
     case VT_VERDICT_FRAGMENTED:
         return "enough was free, on the device or in the cache, but not in one block";
+    case VT_VERDICT_CONTENDED:
+        return "other processes hold the memory this one is short of";
+    case VT_VERDICT_OVERSIZED:
+        return "the request itself is the problem: larger than all this process held";
+    case VT_VERDICT_EXHAUSTED:
+        return "this process's own allocations fill the device";
     default:
         return "the driver's free/total were not captured";
+    }
+}
+
+/* The holders at a failure are worth a table of their own only when they
+ * differ from the ledger's peak (shown below it): the same rows at the
+ * failure and at the peak are printed once. */
+static bool same_as_peak(const struct vt_oom *o, const struct vt_ledger *l, size_t top)
+{
+    if (!l->peak.has_peak || o->process_bytes != l->peak.peak_bytes)
+        return false;
+    struct vt_site_bytes peak[VT_OOM_TOP];
+    size_t n = vt_sites_top(&l->sites, &l->peak, peak, top < VT_OOM_TOP ? top : VT_OOM_TOP);
+    size_t want = o->ntop < top ? o->ntop : top;
+    if (n != want)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        if (peak[k].stack != o->top[k].stack || peak[k].thread != o->top[k].thread ||
+            peak[k].bytes != o->top[k].bytes || peak[k].count != o->top[k].count)
+            return false;
+    return true;
+}
+
+/* One request: its first failure, and the failed retries folded into it
+ * (ooms[first .. end)). */
+static void print_request(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
+                          size_t first, size_t end)
+{
+    const struct vt_analysis *a = rep->a;
+    const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+    const struct vt_oom *o = &l->ooms[first];
+    char b1[32], b2[32], b3[32], b4[32], t[32], th[64], err[128], text[768];
+    const char *api = vt_reader_api(a->inputs[i].reader, o->api);
+    const char *asked = o->label ? vt_reader_api(a->inputs[i].reader, o->label) : api;
+    fprintf(out, "  pid %" PRIu64 " device %" PRId64 " at %s: %s of %s (%s) failed: %s",
+            p ? p->pid : 0, o->device, vt_format_reltime(rep, i, o->time_ns, t, sizeof t), asked,
+            vt_format_bytes(o->requested_bytes, b1, sizeof b1), vt_kind_name(o->kind),
+            vt_oom_error_name(o, err, sizeof err));
+    if (o->label)
+        fprintf(out, " from %s", api);
+    fputc('\n', out);
+    fprintf(out, "    %s\n", vt_oom_narrative(o, first ? &l->ooms[first - 1] : NULL, text,
+                                              sizeof text));
+    fprintf(out, "    then: %s released in %" PRIu64 " frees within %.1fs; retry %s\n",
+            vt_format_bytes(o->released_bytes, b1, sizeof b1), o->released_count,
+            (double)VT_OOM_FLUSH_WINDOW_NS / 1e9, vt_retry_name(o->retry));
+    for (size_t m = first + 1; m < end; m++) {
+        const struct vt_oom *r = &l->ooms[m];
+        fprintf(out, "    retried at %s: %s free, this process held %s: failed again\n",
+                vt_format_reltime(rep, i, r->time_ns, t, sizeof t),
+                r->driver_info ? vt_format_bytes(r->free_bytes, b1, sizeof b1) : "?",
+                vt_format_bytes(r->process_bytes, b2, sizeof b2));
+    }
+    if (!vt_oom_request_failed(l, first))
+        fputs("    the retry succeeded: not counted as out of memory\n", out);
+    fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict), verdict_story(o->verdict));
+    fprintf(out, "    next: %s\n", vt_oom_next_step(rep, o, text, sizeof text));
+    if (o->driver_info)
+        fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
+                vt_format_bytes(o->free_bytes, b1, sizeof b1),
+                vt_format_bytes(o->total_bytes, b2, sizeof b2),
+                vt_format_bytes(o->process_bytes, b3, sizeof b3),
+                vt_format_bytes(o->outside_bytes, b4, sizeof b4));
+    else
+        fprintf(out, "    this process held %s (driver free/total not captured)\n",
+                vt_format_bytes(o->process_bytes, b3, sizeof b3));
+    fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
+    if (o->phase)
+        fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));
+    fputs(", at: ", out);
+    print_where(rep, out, i, o->stack);
+    fputc('\n', out);
+    size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
+    if (n && same_as_peak(o, l, rep->opt->top) && !rep->opt->phase)
+        fputs("    largest holders then: the same as at the peak (below)\n", out);
+    else if (n) {
+        fputs("    largest holders then:\n", out);
+        print_sites(rep, out, i, "      ", o->top, n);
     }
 }
 
 static void failures(struct vt_report *rep, FILE *out)
 {
     const struct vt_analysis *a = rep->a;
-    char b1[32], b2[32], b3[32], b4[32], t[32], th[64];
     bool header = false;
     for (size_t i = 0; i < a->ninputs; i++) {
         if (!vt_report_input_selected(rep, i))
             continue;
         const struct vt_replay *rp = &a->inputs[i].replay;
-        const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
         for (size_t k = 0; k < rp->nledgers; k++) {
             const struct vt_ledger *l = &rp->ledgers[k];
             if (!vt_report_ledger_selected(rep, l))
                 continue;
-            for (size_t m = 0; m < l->nooms; m++) {
-                const struct vt_oom *o = &l->ooms[m];
+            for (size_t m = 0, end; m < l->nooms; m = end) {
+                end = vt_oom_request_end(l, m);
                 if (!header) {
                     fputs("\nallocation failures:\n", out);
                     header = true;
                 }
-                fprintf(out, "  pid %" PRIu64 " device %" PRId64 " at %s: %s of %s failed (%s, error %" PRIu64 ")\n",
-                        p ? p->pid : 0, o->device, vt_format_reltime(rep, i, o->time_ns, t, sizeof t),
-                        vt_reader_api(a->inputs[i].reader, o->api),
-                        vt_format_bytes(o->requested_bytes, b1, sizeof b1), vt_kind_name(o->kind),
-                        o->result);
-                char story[512];
-                fprintf(out, "    %s\n", vt_oom_narrative(o, m ? &l->ooms[m - 1] : NULL,
-                                                          story, sizeof story));
-                fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict),
-                        verdict_story(o->verdict));
-                if (o->driver_info)
-                    fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
-                            vt_format_bytes(o->free_bytes, b1, sizeof b1),
-                            vt_format_bytes(o->total_bytes, b2, sizeof b2),
-                            vt_format_bytes(o->process_bytes, b3, sizeof b3),
-                            vt_format_bytes(o->outside_bytes, b4, sizeof b4));
-                else
-                    fprintf(out, "    this process held %s (driver free/total not captured)\n",
-                            vt_format_bytes(o->process_bytes, b3, sizeof b3));
-                fprintf(out, "    then: %s released in %" PRIu64 " frees within %.1fs; retry %s\n",
-                        vt_format_bytes(o->released_bytes, b1, sizeof b1), o->released_count,
-                        (double)VT_OOM_FLUSH_WINDOW_NS / 1e9, vt_retry_name(o->retry));
-                fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
-                if (o->phase)
-                    fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));
-                fputs(", at: ", out);
-                print_where(rep, out, i, o->stack);
-                fputc('\n', out);
-                size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
-                if (n) {
-                    fputs("    largest holders then:\n", out);
-                    print_sites(rep, out, i, "      ", o->top, n);
-                }
+                print_request(rep, out, i, l, m, end);
             }
         }
     }
@@ -315,9 +362,10 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
             fprintf(out, "    %-24s %12s %10s %7s\n", "phase", "peak", "at", "opened");
             header = true;
         }
-        fprintf(out, "    %-24s %12s %10s %7" PRIu64 "\n", name ? name : "?",
+        fprintf(out, "    %-24s %12s %10s %7" PRIu64 "%s\n", name ? name : "?",
                 vt_format_bytes(ph->snap.peak_bytes, b, sizeof b),
-                vt_format_reltime(rep, i, ph->snap.peak_time_ns, t, sizeof t), ph->opened);
+                vt_format_reltime(rep, i, ph->snap.peak_time_ns, t, sizeof t), ph->opened,
+                ph->open_at_exit ? "  (still open at exit)" : "");
         if (rep->opt->phase) {
             size_t n = vt_sites_top(&l->sites, &ph->snap, top, rep->opt->top);
             print_sites(rep, out, i, "      ", top, n);

@@ -75,7 +75,7 @@ with tempfile.TemporaryDirectory() as d:
     for k in ("time_ns", "requested_bytes", "free_bytes", "total_bytes", "process_bytes",
               "largest_free_block_bytes", "verdict", "frames"):
         check(k in oom, "oom key " + k)
-    check(oom["requested_bytes"] == facts["requested"] and oom["verdict"] == "exhausted"
+    check(oom["requested_bytes"] == facts["requested"] and oom["verdict"] == "oversized"
           and oom["largest_free_block_bytes"] is None and oom["process_bytes"] == 200 << 20, "oom figures")
     pinned = [x for x in p["devices"] if x["kind"] == "host_pinned"][0]
     check(pinned["peak_bytes"] == facts["pinned_peak"], "pinned peak")
@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as d:
 
     # text report: the story on the first lines
     rc, out, err = run("report", good)
-    check(rc == 0 and "500.00 MiB" in out and "exhausted" in out and "[backward]" in out, "text report")
+    check(rc == 0 and "500.00 MiB" in out and "oversized" in out and "[backward]" in out, "text report")
     rc, out, err = run("report", "--phase", 'train\n"step"', good)
     check(rc == 0 and "500.00 MiB" in out, "report --phase")
     rc, out, err = run("report", "--device", "5", "--json", good)

@@ -41,7 +41,11 @@ if ooms and truth:
     nccl = [r for r in top if any(f.get("module") == "libprivrt_user.so" for f in r["frames"])]
     run.equal("NCCL's buffers (private runtime)", sum(r["bytes"] for r in nccl),
               sum(s for s in live if s == 66 * MiB))
-    run.says("cuMemAlloc_v2 of %s failed" % format_bytes(t["requested"]))
+    run.says("cudaMalloc of %s (device) failed: cudaErrorMemoryAllocation "
+             "(CUDA_ERROR_OUT_OF_MEMORY) from cuMemAlloc_v2" % format_bytes(t["requested"]))
+    # exhausted: what freeing would make it fit, from the ledger's figures
+    run.says("next: freeing %s of this process's own memory would make it fit" %
+             format_bytes(t["requested"] - t["free"]))
     run.says("driver: %s free of %s; this process held %s" % (
         format_bytes(t["free"]), format_bytes(t["total"]), format_bytes(t["process_bytes"])))
     run.says("verdict: exhausted")

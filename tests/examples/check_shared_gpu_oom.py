@@ -5,6 +5,7 @@ the request, the driver's free bytes at both failures, this process's bytes,
 the cached segment the allocator flushed before its retry, what the other
 processes held, and the verdict (contended: the others hold more)."""
 from example_harness import parse_args, run_example, format_bytes
+from ledger_truth import verdict_rule
 
 args = parse_args()
 run = run_example(args, ["{src}/examples/shared_gpu_oom.sh", "{build}", "{out}"],
@@ -32,13 +33,12 @@ for n, (o, t) in enumerate(zip(ooms, truth)):
     run.equal(what + "retry", o["retry"], t["retry"])
     # docs/REPORT.md's rule; the cache is what the flush before a retry released
     c = t["released"] if t["retry"] != "not_seen" else 0
-    want_verdict = ("fragmented" if t["free"] + c >= t["requested"] else
-                    "contended" if outside >= t["requested"] - t["free"] - c and
-                    outside > t["process_bytes"] - c else "exhausted")
+    want_verdict = verdict_rule(t["requested"], t["free"], t["total"], t["process_bytes"], c)
     run.equal(what + "verdict", o["verdict"], want_verdict)
-    run.says("%s free of %s; this process held %s; outside it %s" % (
-        format_bytes(t["free"]), format_bytes(t["total"]),
-        format_bytes(t["process_bytes"]), format_bytes(outside)))
+    if n == 0:
+        run.says("%s free of %s; this process held %s; outside it %s" % (
+            format_bytes(t["free"]), format_bytes(t["total"]),
+            format_bytes(t["process_bytes"]), format_bytes(outside)))
     # The frees between a failure and its retry are the allocator's flush:
     # cache. The primary context was retained with no context current, so
     # its cost could not be measured (cuMemGetInfo needs one): the others
@@ -59,7 +59,12 @@ for n, (o, t) in enumerate(zip(ooms, truth)):
             "the retry after the flush %s" % t["retry"] if t["retry"] != "not_seen" else
             "this was that retry")
     run.equal(what + "narrative", o.get("narrative"), story)
-    run.says(story)
+    run.equal(what + "retries (failed retries folded into the request)", o.get("retries"), n)
+    if n == 0:
+        run.says(story)
+    else:  # the text folds a failed retry into its request
+        run.says(": %s free, this process held %s: failed again" % (
+            format_bytes(t["free"]), format_bytes(t["process_bytes"])))
 
 # The story's own numbers, from the ledger: two other processes holding
 # 3.80 and 11.44 GiB, the retry failing with 28.25 MiB free for 32 MiB,
@@ -73,6 +78,8 @@ run.equal("cached segment flushed", format_bytes(first["released"]), "20.00 MiB"
 run.equal("verdict", ooms[-1]["verdict"] if ooms else None, "contended")
 run.says("%s released in %d frees within 1.0s; retry failed" % (
     format_bytes(first["released"]), first["released_count"]))
-run.says("cuMemAlloc_v2 of %s failed" % format_bytes(last["requested"]))
+run.says("cudaMalloc of %s (device) failed: cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY) "
+         "from cuMemAlloc_v2" % format_bytes(last["requested"]))
+run.equal("failed requests (the retry folded in)", run.device(pid).get("failed_requests"), 1)
 run.says("verdict: contended")
 run.finish()

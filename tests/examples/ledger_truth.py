@@ -194,3 +194,23 @@ class Ledger:
             else:
                 live.pop(e["addr"], None)
         return sorted(live.values())
+
+
+def verdict_rule(requested, free, total, process, cached=0, context=0):
+    """docs/REPORT.md's decision table ("Verdicts"), written independently
+    of the analyzer: the first row that holds. `process` is this process's
+    bytes on the device (live and cached), `cached` the part its allocator
+    released before retrying (0: unknown), `context` its measured contexts
+    (0: unknown; they then count with the others)."""
+    cached = min(cached, process)
+    others = max(total - free - process - context, 0)
+    shortfall = requested - free - cached
+    if requested > total:
+        return "larger_than_device"
+    if shortfall <= 0:
+        return "fragmented"
+    if others >= shortfall and others > process - cached:
+        return "contended"
+    if requested > process + context:
+        return "oversized"
+    return "exhausted"

@@ -16,6 +16,9 @@ from golden_lib import (Harness, client_pid, expect, expect_eq, expect_time_of, 
                         run_check, running)
 import golden_more
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from ledger_truth import verdict_rule  # noqa: E402
+
 
 def scenario_peak_stacks(h):
     """Scenario 1: the peak, when, and which three stacks held it."""
@@ -83,9 +86,7 @@ def check_oom(h, out, verdict):
     held = series[-1][1] if series else 0
     used = info["total"] - info["free"]
     outside = used - held
-    shortfall = failed["size"] - info["free"]
-    rule = ("fragmented" if shortfall <= 0 else
-            "contended" if outside >= shortfall and outside > held else "exhausted")
+    rule = verdict_rule(failed["size"], info["free"], info["total"], held)
     expect(rule == verdict, "scenario broken: the ledger's figures make it %s" % rule)
     failing_function = [l.split()[1] for l in out.splitlines() if l.startswith("failed ")]
 

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "golden"))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from golden_lib import (GoldenFailure, Harness, expect, expect_eq, read_ledger,  # noqa: E402
                         report_ledger, report_process, running)
-from ledger_truth import format_bytes  # noqa: E402
+from ledger_truth import format_bytes, verdict_rule  # noqa: E402
 
 MIB = 1 << 20
 DEV = 1
@@ -36,16 +36,6 @@ SCENARIOS = {
     "exhausted": (None, 2048, 1536, 0),     # 1280 free, nothing cached, no other process
     "fragmented": (None, 2048, 1536, 512),  # 1280 free + 512 cache >= 1536: the retry fits
 }
-
-
-def verdict_rule(req, free, total, process, cached, context):
-    """docs/REPORT.md, "Allocation failures", written independently."""
-    if free + cached >= req:
-        return "fragmented"
-    others = total - free - process - context
-    if others >= req - free - cached and others > process - cached:
-        return "contended"
-    return "exhausted"
 
 
 def narrative(req, free, process, cached, prev_cached, ctx, nctx, others, retry, is_retry):
@@ -170,7 +160,15 @@ def run_scenario(h, name, tamper):
     text = subprocess.run([h.vramtrace, "report", h.traces()[0]], capture_output=True,
                           text=True, timeout=30).stdout
     for o in dev["ooms"]:
-        expect(o["narrative"] in text, "the text report does not say %r" % o["narrative"])
+        if o["retry_of_previous"]:  # folded into its request: one line of its own
+            line = ": %s free, this process held %s: failed again" % (
+                format_bytes(o["free_bytes"]), format_bytes(o["process_bytes"]))
+            expect(line in text, "the text report does not say %r" % line)
+        else:
+            expect(o["narrative"] in text, "the text report does not say %r" % o["narrative"])
+    requests = sum(1 for o in dev["ooms"] if not o["retry_of_previous"])
+    expect_eq(dev["failed_requests"], requests if dev["ooms"][-1]["retry"] != "succeeded" else
+              requests - 1, "failed_requests")
     return "%s: %s" % (name, dev["ooms"][0]["narrative"])
 
 
