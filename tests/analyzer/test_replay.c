@@ -187,6 +187,52 @@ static void test_verdict_rule(void **state)
     }
 }
 
+/* A failure names the other traced processes on its GPU; a failure of the
+ * same size on another thread is not a retry; a phase opened before the
+ * first allocation counts, and one still open at the end says so. */
+static void test_oom_others_and_requests(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 300, 7, 8 * GiB);
+    vt_encode_string(&b.enc, "train", 5); /* 1 */
+    vt_encode_range_push(&b.enc, TB_MAIN, 5, 0, 1); /* before any allocation, never popped */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 1 * GiB, TB_STACK_A);
+    tb_fail(&b, VT_KIND_DEVICE, TB_MAIN, 50, 0, 4 * GiB, TB_STACK_B, 1 * GiB, 8 * GiB);
+    tb_fail(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 60, 0, 4 * GiB, TB_STACK_B, 1 * GiB, 8 * GiB);
+    tb_trailer(&b, 100);
+    char *pa = save(&b, "others_a.vtrace");
+    tb_init(&b);
+    tb_standard_header(&b, 301, 7, 8 * GiB); /* the same GPU */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20, 0, 0x1000, 6 * GiB, TB_STACK_C);
+    tb_trailer(&b, 100);
+    char *pb = save(&b, "others_b.vtrace");
+
+    struct vt_analysis a;
+    char *paths[2] = {pa, pb};
+    analyze(&a, paths, 2);
+    struct vt_ledger *l = vt_replay_ledger(&a.inputs[0].replay, 0, VT_CAT_DEVICE);
+    assert_int_equal(l->nooms, 2);
+    const struct vt_oom *o = &l->ooms[0];
+    assert_int_equal(o->verdict, VT_VERDICT_CONTENDED);
+    assert_int_equal(o->nothers, 1);
+    assert_int_equal(o->others[0].input, 1);
+    assert_int_equal(o->others[0].bytes, 6 * GiB);
+    assert_false(l->ooms[1].retry_of_previous); /* another thread */
+    assert_int_equal(l->ooms[0].retry, VT_RETRY_NOT_SEEN);
+    assert_int_equal(vt_oom_request_end(l, 0), 1);
+    assert_int_equal(vt_ledger_failed_requests(l), 2);
+    const struct vt_phase_peak *p = vt_ledger_phase(l, 1);
+    assert_non_null(p);
+    assert_int_equal(p->opened, 1);
+    assert_true(p->open_at_exit);
+    assert_int_equal(p->snap.peak_bytes, 1 * GiB);
+    vt_analysis_free(&a);
+    free(pa);
+    free(pb);
+}
+
 static void test_phases(void **state)
 {
     (void)state;
@@ -343,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_categories),
         cmocka_unit_test(test_oom_verdicts),
         cmocka_unit_test(test_verdict_rule),
+        cmocka_unit_test(test_oom_others_and_requests),
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
         cmocka_unit_test(test_many_gpus),
