@@ -65,9 +65,7 @@ static bool parse_size(const char *s, uint64_t *out)
         {"TB", 1e12},
     };
     for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-        if (!strcasecmp(end, units[k].suffix) &&
-            (strlen(units[k].suffix) < 2 || !strcmp(end, units[k].suffix) ||
-             units[k].suffix[1] != 'i')) {
+        if (!strcasecmp(end, units[k].suffix)) {
             double b = floor(v * units[k].mult);
             if (b < 1 || b > 1.8e19)
                 return false;

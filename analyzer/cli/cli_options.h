@@ -15,10 +15,10 @@
 bool vt_cli_uint(const char *cmd, const char *name, const char *what, const char *arg, uint64_t min,
                  uint64_t max, uint64_t *out);
 
-/* A size: plain bytes or B, or with a unit: K, M, G, T and KiB, MiB,
- * GiB, TiB are binary (1024), KB, MB, GB, TB decimal (1000). Units are
- * read in any case except the "iB" ones, which must be written exactly so.
- * Fractions are allowed ("1.5GiB"). */
+/* A size: plain bytes or B, or with a unit in any case: K, M, G, T and
+ * KiB, MiB, GiB, TiB are binary (1024: "24G" = "24GiB" = "24gib", as
+ * nvidia-smi and PyTorch count), KB, MB, GB, TB decimal (1000). Fractions
+ * are allowed ("1.5GiB"). */
 bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_errors.h"
 #include "json_writer.h"
 #include "trace_reader.h"
 
@@ -145,6 +146,8 @@ static void dump_mem(struct line_out *o, struct vt_reader *r, const struct vt_re
     f_hex(o, "addr", rec->u.mem.addr);
     f_uint(o, "size", rec->u.mem.size);
     f_uint(o, "result", rec->u.mem.result);
+    if (rec->u.mem.result)
+        f_str(o, "error", vt_cuda_error_name(rec->u.mem.result));
     f_uint(o, "thread", rec->u.mem.thread);
     f_uint(o, "stack", rec->u.mem.stack);
     f_str(o, "api", vt_reader_api(r, rec->u.mem.api));
@@ -246,7 +249,11 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
 static void dump_usage(FILE *out)
 {
     fputs("usage: vramtrace dump [--json] TRACE\n"
-          "Print every record of a trace, one per line (text, or JSON lines with --json).\n",
+          "Print every record of a trace, one per line (text, or JSON lines with --json).\n\n"
+          "  -j, --json   one JSON object a line\n"
+          "  -h, --help   this help\n\n"
+          "example:\n"
+          "  vramtrace dump --json run.vtrace | grep CUDA_ERROR     every failed call\n",
           out);
 }
 

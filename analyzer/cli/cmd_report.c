@@ -30,7 +30,12 @@ static void report_usage(FILE *out)
           "      --sysroot DIR    look for recorded binary paths under DIR first\n"
           "      --no-symbols     do not symbolize (addresses only)\n"
           "  -h, --help           this help\n\n"
-          "Exit status: 0, or 2 on bad usage or a file that is not a readable trace.\n",
+          "Exit status: 0, or 2 on bad usage, a filter that selects nothing, or a file that is\n"
+          "not a readable trace or snapshot.\n\n"
+          "examples:\n"
+          "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
+          "  vramtrace report --phase eval --top 5 run.vtrace\n"
+          "  vramtrace report --json snapshot.pickle > report.json\n",
           out);
 }
 
@@ -123,7 +128,10 @@ int vt_cmd_report(int argc, char **argv)
     if (status == 0) {
         struct vt_report rep;
         vt_report_init(&rep, &a, &opt);
-        status = json ? vt_report_json(&rep, stdout) : vt_report_text(&rep, stdout);
+        if (!vt_report_filters_match(&rep, stderr))
+            status = 2;
+        else
+            status = json ? vt_report_json(&rep, stdout) : vt_report_text(&rep, stdout);
         vt_report_free(&rep);
         for (size_t i = 0; i < a.ninputs; i++)
             if (vt_reader_truncated(a.inputs[i].reader))

@@ -59,7 +59,10 @@ static void run_usage(FILE *out)
           "  -q, --quiet             do not list the traces at the end\n"
           "  -h, --help              this help\n\n"
           "Exit status: the command's (128 + signal number if a signal killed it);\n"
-          "2 for bad options; 127 if the command was not found.\n",
+          "2 for bad options; 127 if the command was not found.\n\n"
+          "examples:\n"
+          "  vramtrace run -- python train.py\n"
+          "  vramtrace run -o 'traces/%h.rank%r.%p.vtrace' -- torchrun --nproc_per_node 8 train.py\n",
           out);
 }
 

@@ -25,13 +25,16 @@ static void simulate_usage(FILE *out)
           "                         (repeatable; default unlimited)\n"
           "  -m, --min-capacity     also search the smallest capacity that runs without failure\n"
           "  -d, --device N         device of the input (default: the first with events)\n"
-          "  -s, --samples N        rows of the timeline (default 12, 0: none, max 200)\n"
+          "      --samples N        rows of the timeline (default 12, 0: none, max 200)\n"
           "  -f, --frames N         Python frames shown per stack (default 6, 0: all)\n"
           "  -j, --json             JSON instead of text (see docs/SNAPSHOTS.md)\n"
           "      --model-addresses  snapshot input: new segments get the model's own addresses\n"
           "                         (default: where the recorded segment_alloc put them)\n"
           "  -h, --help             this help\n\n"
-          "Exit status: 0 (also when a run fails: that is a result), 2 on bad usage or input.\n",
+          "Exit status: 0 (also when a run fails: that is a result), 2 on bad usage or input.\n\n"
+          "example: would it fit in 24 GiB with expandable segments?\n"
+          "  vramtrace simulate -a recorded -a pytorch:expandable_segments:True -c 24GiB -m \\\n"
+          "                     snapshot.pickle\n",
           out);
 }
 
@@ -53,15 +56,16 @@ static bool parse_allocator(const char *spec, const struct vt_sim_input *in, str
 
 int vt_cmd_simulate(int argc, char **argv)
 {
+    enum { OPT_SAMPLES = 256, OPT_MODEL_ADDRESSES };
     static const struct option opts[] = {
         {"allocator", required_argument, NULL, 'a'},
         {"capacity", required_argument, NULL, 'c'},
         {"min-capacity", no_argument, NULL, 'm'},
         {"device", required_argument, NULL, 'd'},
-        {"samples", required_argument, NULL, 's'},
+        {"samples", required_argument, NULL, OPT_SAMPLES},
         {"frames", required_argument, NULL, 'f'},
         {"json", no_argument, NULL, 'j'},
-        {"model-addresses", no_argument, NULL, 'A'},
+        {"model-addresses", no_argument, NULL, OPT_MODEL_ADDRESSES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -75,7 +79,7 @@ int vt_cmd_simulate(int argc, char **argv)
     int c;
     optind = 1;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "a:c:md:s:f:jAh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:c:md:f:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'a':
             if (nalloc == MAX_ALLOCATORS) {
@@ -101,7 +105,7 @@ int vt_cmd_simulate(int argc, char **argv)
                 return 2;
             device = (long)v;
             break;
-        case 's':
+        case OPT_SAMPLES:
             if (!vt_cli_uint("simulate", "samples", NULL, optarg, 0, 200, &v))
                 return 2;
             samples = (size_t)v;
@@ -114,7 +118,7 @@ int vt_cmd_simulate(int argc, char **argv)
         case 'j':
             ro.json = true;
             break;
-        case 'A':
+        case OPT_MODEL_ADDRESSES:
             vt_sim_use_recorded_addresses = false;
             break;
         case 'h':

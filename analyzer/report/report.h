@@ -44,6 +44,10 @@ int vt_report_json(struct vt_report *rep, FILE *out);
 /* ---- shared helpers ---- */
 
 bool vt_report_input_selected(const struct vt_report *rep, size_t input);
+/* False, with "vramtrace report: no pid 123; pids: 5678, 5679" (or the
+ * devices, or the phases) on err, when --pid, --device or --phase select
+ * nothing (report_filters.c). */
+bool vt_report_filters_match(const struct vt_report *rep, FILE *err);
 bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l);
 
 /* Calls fn for each frame of a stack, innermost first, skipping the

@@ -14,6 +14,11 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
 int vt_snap_report_json(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
                         FILE *out);
 
+/* False, with what the snapshot has on err, when --device selects none of
+ * its devices (report_filters.c). */
+bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
+                           FILE *err);
+
 /* Whether --device selects this device of the snapshot. */
 static inline bool vt_snap_device_selected(const struct vt_report_options *opt,
                                            const struct vt_snap_device *d)

@@ -11,6 +11,8 @@ int vt_snap_report(const char *path, const struct vt_report_options *opt, bool j
     int status = vt_snap_analysis_run(&a, path, msg, sizeof msg);
     if (status) {
         fprintf(err, "vramtrace: %s\n", msg);
+    } else if (!vt_snap_filters_match(&a, opt, err)) {
+        status = 2;
     } else {
         status = json ? vt_snap_report_json(&a, opt, out) : vt_snap_report_text(&a, opt, out);
         for (size_t k = 0; k < a.ndevices; k++)

@@ -87,7 +87,15 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--phase", 'train\n"step"', good)
     check(rc == 0 and "500.00 MiB" in out, "report --phase")
     rc, out, err = run("report", "--device", "5", "--json", good)
-    check(rc == 0 and json.loads(out)["processes"][0]["devices"] == [], "report --device filters")
+    check(rc == 2 and out == "" and "no device 5; devices: 0" in err,
+          "report --device that matches nothing says what exists")
+    rc, out, err = run("report", "--device", "0", "--json", good)
+    check(rc == 0 and [d["device"] for d in json.loads(out)["processes"][0]["devices"]
+                       if d["kind"] == "device"] == [0], "report --device filters")
+    rc, out, err = run("report", "--pid", "4242", good)
+    check(rc == 2 and out == "" and "no pid 4242; pids: " in err, "report --pid that matches nothing")
+    rc, out, err = run("report", "--phase", "nope", good)
+    check(rc == 2 and 'no phase "nope"; phases: train' in err, "report --phase that matches nothing")
 
     # a cut trace is readable up to its last whole chunk; a corrupt one is an error
     rc, out, err = run("report", "--json", cut)

@@ -23,10 +23,10 @@ for path in sorted(p for d in sys.argv[2:] for p in glob.glob(os.path.join(d, "*
     dev = next(d for d in T.devices(snap) if T.Timeline(snap, d).ev)
     tl = T.Timeline(snap, dev)
     pk = tl.peaks()
-    out = subprocess.run([sys.argv[1], "simulate", "--json", "-s", "0", path],
+    out = subprocess.run([sys.argv[1], "simulate", "--json", "--samples", "0", path],
                          capture_output=True, text=True, check=True).stdout
     r = json.loads(out)["runs"][0]
-    out2 = subprocess.run([sys.argv[1], "simulate", "--json", "-s", "0", "--model-addresses", path],
+    out2 = subprocess.run([sys.argv[1], "simulate", "--json", "--samples", "0", "--model-addresses", path],
                           capture_output=True, text=True, check=True).stdout
     r2 = json.loads(out2)["runs"][0]
     truth = pk["peak_reserved"]

@@ -52,7 +52,7 @@ for path in files:
     dev = next(d for d in T.devices(snap) if T.Timeline(snap, d).ev)
     tl = T.Timeline(snap, dev)
     pk = tl.peaks()
-    rc, out, err = simulate("--json", "-s", "0", path)
+    rc, out, err = simulate("--json", "--samples", "0", path)
     check(rc == 0, "%s: exit 0 (%s)" % (name, err))
     if rc:
         continue
@@ -92,7 +92,7 @@ small = min(files, key=os.path.getsize)
 snap = T.load(small)
 pk = T.Timeline(snap, 0).peaks()
 half = pk["peak_allocated"] // 2
-rc, out, err = simulate("--json", "-s", "0", "-m", "-c", str(half), "-a", "recorded",
+rc, out, err = simulate("--json", "--samples", "0", "-m", "-c", str(half), "-a", "recorded",
                         "-a", "pytorch:max_split_size_mb:20", small)
 check(rc == 0, "what-if exit 0 (%s)" % err)
 if rc == 0:
@@ -103,7 +103,7 @@ if rc == 0:
         check(r["failure"] is not None, "failure described")
     mc = runs[0]["min_capacity_bytes"]
     check(mc is not None and mc >= pk["peak_allocated"], "min capacity >= live peak")
-    rc, out, err = simulate("--json", "-s", "0", "-c", str(mc), "-c", str(mc - 2 * MiB), small)
+    rc, out, err = simulate("--json", "--samples", "0", "-c", str(mc), "-c", str(mc - 2 * MiB), small)
     r_ok, r_less = json.loads(out)["runs"]
     check(r_ok["verdict"] == "ok", "runs at the minimum capacity")
     check(r_less["verdict"] != "ok", "fails 2 MiB below it")
