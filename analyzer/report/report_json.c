@@ -173,6 +173,7 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_uint(j, "peak_time_ns", l->peak.peak_time_ns);
     vt_json_kv_uint(j, "peak_count", l->peak.peak_count);
     vt_json_kv_uint(j, "final_bytes", l->sites.total_bytes);
+    vt_json_kv_uint(j, "final_count", l->sites.total_count);
     vt_json_kv_uint(j, "allocations", l->allocs);
     vt_json_kv_uint(j, "frees", l->frees);
     vt_json_kv_uint(j, "failed_allocations", l->failed_allocs);
@@ -181,6 +182,9 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
     sites_json(rep, j, input, top, n);
     phases_json(rep, j, input, l, top);
+    vt_json_key(j, "live_at_exit");
+    n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
+    sites_json(rep, j, input, top, n);
     vt_json_key(j, "ooms");
     vt_json_begin_array(j);
     for (size_t i = 0; i < l->nooms; i++)

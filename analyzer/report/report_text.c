@@ -234,21 +234,25 @@ static const char *verdict_story(enum vt_verdict v)
     }
 }
 
-/* The holders at a failure are worth a table of their own only when they
- * differ from the ledger's peak (shown below it): the same rows at the
- * failure and at the peak are printed once. */
-static bool same_as_peak(const struct vt_oom *o, const struct vt_ledger *l, size_t top)
+/* A table of holders (at a failure, at exit) is worth printing only when it
+ * differs from the ledger's peak table: the same rows are printed once.
+ * rows: the top of a list of n rows, as many as the peak table shows. */
+static bool same_as_peak(const struct vt_ledger *l, const struct vt_site_bytes *rows, size_t n,
+                         size_t top)
 {
-    if (!l->peak.has_peak || o->process_bytes != l->peak.peak_bytes)
+    if (!l->peak.has_peak)
         return false;
     struct vt_site_bytes peak[VT_OOM_TOP];
-    size_t n = vt_sites_top(&l->sites, &l->peak, peak, top < VT_OOM_TOP ? top : VT_OOM_TOP);
-    size_t want = o->ntop < top ? o->ntop : top;
-    if (n != want)
+    size_t want = n < top ? n : top;
+    if (want > VT_OOM_TOP)
+        return false; /* longer tables are not compared: printed */
+    size_t np = vt_sites_top(&l->sites, &l->peak, peak, want);
+    if (np != want || (n > want) != (vt_sites_top(&l->sites, &l->peak, peak, want + 1) > want))
         return false;
-    for (size_t k = 0; k < n; k++)
-        if (peak[k].stack != o->top[k].stack || peak[k].thread != o->top[k].thread ||
-            peak[k].bytes != o->top[k].bytes || peak[k].count != o->top[k].count)
+    np = vt_sites_top(&l->sites, &l->peak, peak, want);
+    for (size_t k = 0; k < np; k++)
+        if (peak[k].stack != rows[k].stack || peak[k].thread != rows[k].thread ||
+            peak[k].bytes != rows[k].bytes || peak[k].count != rows[k].count)
             return false;
     return true;
 }
@@ -303,7 +307,7 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     print_where(rep, out, i, o->stack);
     fputc('\n', out);
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
-    if (n && same_as_peak(o, l, rep->opt->top) && !rep->opt->phase)
+    if (n && o->process_bytes == l->peak.peak_bytes && same_as_peak(l, o->top, o->ntop, rep->opt->top))
         fputs("    largest holders then: the same as at the peak (below)\n", out);
     else if (n) {
         fputs("    largest holders then:\n", out);
@@ -371,9 +375,23 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
             print_sites(rep, out, i, "      ", top, n);
         }
     }
-    if (rep->opt->phase && !header)
-        fprintf(out, "  pid %" PRIu64 " %s: no phase named \"%s\"\n", p ? p->pid : 0,
-                vt_ledger_label(l, lab, sizeof lab), rep->opt->phase);
+    if (rep->opt->phase)
+        return;
+    /* Leaks: what no free ended before the trace did. */
+    if (l->sites.total_bytes) {
+        bool cut = vt_reader_truncated(rep->a->inputs[i].reader);
+        fprintf(out, "  live at exit on pid %" PRIu64 " %s: %s in %" PRIu64 " allocation%s (%s):\n",
+                p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
+                vt_format_bytes(l->sites.total_bytes, b, sizeof b), l->sites.total_count,
+                l->sites.total_count == 1 ? "" : "s",
+                cut ? "the trace was cut short: the process may have freed them later"
+                    : "never freed");
+        size_t n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
+        if (l->sites.total_bytes == l->peak.peak_bytes && same_as_peak(l, top, n, rep->opt->top))
+            fputs("    the same as at the peak (above)\n", out);
+        else
+            print_sites(rep, out, i, "    ", top, n);
+    }
 }
 
 int vt_report_text(struct vt_report *rep, FILE *out)

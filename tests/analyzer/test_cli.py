@@ -84,6 +84,11 @@ with tempfile.TemporaryDirectory() as d:
     # text report: the story on the first lines
     rc, out, err = run("report", good)
     check(rc == 0 and "500.00 MiB" in out and "oversized" in out and "[backward]" in out, "text report")
+    check("live at exit on pid %d device 0: 200.00 MiB in 1 allocation (never freed)" % facts["pid"]
+          in out, "leaks in the text report")
+    check(out.count("the same as at the peak") == 1, "a leak table equal to the peak's is not repeated")
+    live = dev["live_at_exit"]
+    check(sum(r["bytes"] for r in live) == dev["final_bytes"] == 200 << 20, "leaks in JSON")
     rc, out, err = run("report", "--phase", 'train\n"step"', good)
     check(rc == 0 and "500.00 MiB" in out, "report --phase")
     rc, out, err = run("report", "--device", "5", "--json", good)
