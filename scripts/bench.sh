@@ -66,7 +66,7 @@ ht_preload=/usr/lib/heaptrack/libheaptrack_preload.so
 # ------------------------------------------------------------------ build
 build=$root/build-bench
 if [ ! -d "$build" ]; then
-    meson setup "$build" -Dbuildtype=release >/dev/null
+    meson setup "$build" -Dbuildtype=release -Dtracer=enabled >/dev/null   # the benchmarks run the tracer
 fi
 meson compile -C "$build" >/dev/null
 bin=$build/bench

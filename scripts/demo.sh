@@ -13,9 +13,15 @@ build=${VRAMTRACE_BUILD:-build}
 if [ ! -f "$build/build.ninja" ]; then
     cuda_opt=()
     [ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda-include="$CUDA_INCLUDE")
-    meson setup "$build" "${cuda_opt[@]}" >/dev/null
+    # the demo needs the tracer: missing CUDA headers are an error here
+    log=$(meson setup "$build" "${cuda_opt[@]}" -Dtracer=enabled 2>&1) || { echo "$log" >&2; exit 1; }
 fi
 meson compile -C "$build" >/dev/null
+if [ ! -f "$build/preload/libvramtrace.so" ]; then
+    echo "demo: $build has no tracer (configured without the CUDA headers):" \
+         "meson configure $build -Dcuda-include=DIR -Dtracer=enabled" >&2
+    exit 1
+fi
 
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/vramtrace-demo.XXXXXX")}
 mkdir -p "$out"

@@ -11,12 +11,25 @@ scripts/install-deps.sh || exit 1
 cuda_opt=()
 [ -n "${CUDA_INCLUDE:-}" ] && cuda_opt=(-Dcuda-include="$CUDA_INCLUDE")
 
+# setup DIR [MESON OPTIONS...]: every build here treats warnings as errors
+# (the default for people building from source is off, meson.build) and
+# must build the tracer (missing CUDA headers fail, rather than leaving out
+# every test that runs on the simulated GPU); a build directory that exists
+# already is switched to both.
+ci_opt=(-Dwerror=true -Dtracer=enabled)
+setup() {
+    local dir=$1; shift
+    if [ ! -d "$dir" ]; then
+        meson setup "$dir" "${cuda_opt[@]}" "${ci_opt[@]}" "$@" >/dev/null
+    else
+        meson configure "$dir" "${ci_opt[@]}" >/dev/null
+    fi
+}
+
 status=0
 run_suite() {
     local dir=$1; shift
-    if [ ! -d "$dir" ]; then
-        meson setup "$dir" "${cuda_opt[@]}" "$@" >/dev/null || return 1
-    fi
+    setup "$dir" "$@" || return 1
     meson compile -C "$dir" || return 1
     meson test -C "$dir" --print-errorlogs --num-processes 2 ${TEST_ARGS:-}
 }
@@ -28,9 +41,7 @@ run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 # signals, load). Only that suite: the others add nothing TSan can see, and
 # libunwind's per-thread cache crashes inside TSan (docs/RELIABILITY.md).
 run_tsan() {
-    if [ ! -d build-tsan ]; then
-        meson setup build-tsan "${cuda_opt[@]}" -Db_sanitize=thread >/dev/null || return 1
-    fi
+    setup build-tsan -Db_sanitize=thread || return 1
     meson compile -C build-tsan || return 1
     meson test -C build-tsan --print-errorlogs --num-processes 2 --suite reliability
 }
@@ -40,11 +51,8 @@ run_tsan || status=1
 # VT_FUZZ_SECONDS (default 20) over its corpus (suite 'fuzz'). Everything is
 # instrumented, only the harnesses are built.
 run_fuzz() {
-    if [ ! -d build-fuzz ]; then
-        CC=clang meson setup build-fuzz "${cuda_opt[@]}" -Dfuzzing=true \
-            -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link \
-            >/dev/null || return 1
-    fi
+    CC=clang setup build-fuzz -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fsanitize=fuzzer-no-link || return 1
     meson compile -C build-fuzz fuzzers || return 1
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz
 }

@@ -6,8 +6,10 @@
  *    the allocator's own flush), starting from the state reconstructed at
  *    the trace's start (segments and live blocks at their real addresses);
  *  - a vramtrace trace taken at tensor level (backend:cudaMallocAsync or
- *    PYTORCH_NO_CUDA_MEMORY_CACHING=1): successful device ALLOC/FREE
- *    records of one device, starting empty.
+ *    PYTORCH_NO_CUDA_MEMORY_CACHING=1): the device-memory allocations of
+ *    one device and the frees that end them, matched as the report's live
+ *    set matches them (retained handles, mappings, frees that name no
+ *    device: sim_input.c), starting empty.
  * For snapshots it also carries the truth the model is checked against:
  * the snapshot's own reserved bytes and segment events.
  */
@@ -25,7 +27,8 @@ enum vt_sim_event_kind { VT_SIM_ALLOC, VT_SIM_FREE, VT_SIM_RELEASE_CACHE };
 
 struct vt_sim_event {
     uint8_t kind;
-    uint64_t id;           /* the real address (matches alloc and free) */
+    uint64_t id;           /* matches alloc and free: the real address (snapshot),
+                              the index of the ALLOC in vt_sim_input.ev (trace) */
     uint64_t size;         /* requested bytes (alloc) */
     int64_t stream;
     size_t source_index;   /* trace entry / record number in the input */

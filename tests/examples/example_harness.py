@@ -21,6 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ledger_truth import Ledger, format_bytes  # noqa: E402,F401
+from simulate_check import check_simulate  # noqa: E402
 
 
 class Run:
@@ -69,6 +70,7 @@ class Run:
             self.fail("the text report has no row %r" % (cells,))
 
     def finish(self):
+        check_simulate(self)
         if self.failures:
             print("--- text report ---\n" + self.text, file=sys.stderr)
             for f in self.failures:
@@ -129,4 +131,5 @@ def run_example(args, command, env=None, expect_status=0, phase_log=False):
     ledger = Ledger(e["VTSIM_LEDGER"], phantom_bytes=(1 << 20) if args.tamper else 0)
     run = Run(tmp, ledger, json.loads(js.stdout), text.stdout, proc)
     run.phase_log = e.get("VTEXAMPLE_PHASE_LOG")
+    run.vramtrace, run.env = vramtrace, rep_env
     return run

@@ -61,6 +61,7 @@ class Ledger:
         self.after = []    # totals after each line (copy only where changed)
         self.charged = {}  # (pid, dev) -> driver bytes (sum of delta, contexts too)
         self.charged_after = []
+        self.counts = {}   # (pid, dev, cat, op) -> successful allocations / frees that ended one
         seen = set()
         for i, e in enumerate(self.lines):
             pid = int(e["pid"])
@@ -77,12 +78,14 @@ class Ledger:
                 if e["op"] in ("alloc", "host_alloc", "host_register"):
                     live[(pid, e["addr"])] = (full, int(e["size"]))
                     totals[full] = totals.get(full, 0) + int(e["size"])
+                    self.counts[full + ("alloc",)] = self.counts.get(full + ("alloc",), 0) + 1
                     if totals[full] > self.peaks.get(full, (-1, 0))[0]:
                         self.peaks[full] = (totals[full], i)
                 else:
                     old = live.pop((pid, e["addr"]), None)
                     if old:
                         totals[old[0]] -= old[1]
+                        self.counts[old[0] + ("free",)] = self.counts.get(old[0] + ("free",), 0) + 1
             self.after.append(dict(totals))
             self.charged_after.append(dict(self.charged))
 
@@ -90,6 +93,13 @@ class Ledger:
 
     def peak(self, pid, dev=0, cat="device"):
         return self.peaks.get((pid, dev, cat), (0, None))[0]
+
+    def alloc_count(self, pid, dev=0, cat="device"):
+        return self.counts.get((pid, dev, cat, "alloc"), 0)
+
+    def free_count(self, pid, dev=0, cat="device"):
+        """Frees that ended a live allocation of pid in (dev, cat)."""
+        return self.counts.get((pid, dev, cat, "free"), 0)
 
     def total_at(self, i, pid, dev=0, cat="device"):
         return self.after[i].get((pid, dev, cat), 0)

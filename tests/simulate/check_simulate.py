@@ -11,7 +11,10 @@
 2. What-if runs: capacities below the live peak fail; the smallest capacity
    found runs and 2 MiB less does not.
 3. A tensor-level vramtrace trace, worked by hand (make_sim_trace.c).
-4. Bad usage exits 2.
+4. Which allocation each free of a trace ends (make_sim_trace --frees): the
+   allocated bytes after every event of the stream, worked by hand, and the
+   peak `report --json` gives for the same trace.
+5. Bad usage exits 2.
 
 usage: check_simulate.py VRAMTRACE MAKE_SIM_TRACE DIR [DIR...]"""
 import glob
@@ -132,6 +135,33 @@ with tempfile.TemporaryDirectory() as d:
         check(f40["peak_allocated_bytes"] == 20 * MiB, "40 MiB: allocated peak 20 MiB")
     rc, out, err = simulate("-c", "20MiB", trace)
     check(rc == 0 and "fragmented" in out and "largest free block 5.00 MiB" in out, "trace text output")
+
+# Frees in a driver-level trace end the allocation they name whatever
+# device they carry (-1 for cuMemFree), a retained or mapped VMM handle ends
+# with its last reference, graph memory freed as plain device memory ends,
+# failed calls change nothing (make_sim_trace.c, free_rules: the allocated
+# bytes after each of device 0's 10 events). The peaks are the report's.
+with tempfile.TemporaryDirectory() as d:
+    trace = os.path.join(d, "frees.vtrace")
+    subprocess.run([MAKE_TRACE, "--frees", trace], check=True)
+    rep = subprocess.run([VRAMTRACE, "report", "--json", trace], capture_output=True, text=True,
+                         timeout=60)
+    check(rep.returncode == 0, "frees: report exits 0 (%s)" % rep.stderr)
+    peaks = {d["device"]: d["peak_bytes"] for p in json.loads(rep.stdout or "{}").get("processes", [])
+             for d in p["devices"] if d["kind"] == "device"}
+    check(peaks == {0: 16 * MiB, 1: 5 * MiB}, "frees: the report's peaks %s" % peaks)
+    for dev, want in ((0, (5, 5, 16, [10, 0, 4, 16, 12, 14, 12, 0, 3, 0])), (1, (1, 1, 5, [5, 0]))):
+        rc, out, err = simulate("--json", "-s", "200", "-d", str(dev), trace)
+        check(rc == 0, "frees: device %d: exit 0 (%s)" % (dev, err))
+        if rc == 0:
+            j = json.loads(out)
+            r = j["runs"][0]
+            got = (j["allocations"], j["frees"], r["peak_allocated_bytes"] // MiB,
+                   [s[1] // MiB for s in r["timeline"]])
+            check(got == want, "frees: device %d: allocations, frees, allocated peak and after each "
+                  "event (MiB) %s, expected %s" % (dev, got, want))
+            check(r["peak_allocated_bytes"] == peaks.get(dev), "frees: device %d: the report's peak" % dev)
+            check(r["unmatched_frees"] == 0, "frees: device %d: every free matched" % dev)
 
 # Bad usage.
 for args, word in ((["-c", "lots", files[0]], "capacity"),
