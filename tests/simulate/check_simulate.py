@@ -151,7 +151,7 @@ with tempfile.TemporaryDirectory() as d:
              for d in p["devices"] if d["kind"] == "device"}
     check(peaks == {0: 16 * MiB, 1: 5 * MiB}, "frees: the report's peaks %s" % peaks)
     for dev, want in ((0, (5, 5, 16, [10, 0, 4, 16, 12, 14, 12, 0, 3, 0])), (1, (1, 1, 5, [5, 0]))):
-        rc, out, err = simulate("--json", "-s", "200", "-d", str(dev), trace)
+        rc, out, err = simulate("--json", "--samples", "200", "-d", str(dev), trace)
         check(rc == 0, "frees: device %d: exit 0 (%s)" % (dev, err))
         if rc == 0:
             j = json.loads(out)
