@@ -380,8 +380,11 @@ static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp
     l->frees++;
     /* Without a site (the analyzer ran out of memory) the allocation was
      * never counted, so neither is its end. */
-    if (e->site != VT_SITE_NONE)
+    if (e->site != VT_SITE_NONE) {
         ledger_change(rp, l, e->kind, e->site, -(int64_t)e->size, -1, time_ns);
+        if (rp->on_live)
+            rp->on_live(rp->on_live_ctx, rp, l, e, false);
+    }
     if (l->pending_oom >= 0) {
         l->ooms[l->pending_oom].released_bytes += e->size;
         l->ooms[l->pending_oom].released_count++;
@@ -511,6 +514,8 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
         return;
     }
     ledger_change(rp, l, kind, (uint32_t)site, (int64_t)ev->size, 1, ev->time_ns);
+    if (rp->on_live)
+        rp->on_live(rp->on_live_ctx, rp, l, e, true);
 }
 
 /* rec: the whole record, or NULL for an event that succeeded (the fields

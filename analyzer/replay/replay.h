@@ -147,6 +147,13 @@ typedef void (*vt_ledger_change_fn)(void *ctx, struct vt_replay *rp, struct vt_l
  * updated) above its peak. */
 typedef void (*vt_device_peak_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
                                   uint64_t time_ns);
+/* Called when an allocation of a ledger begins (begins) or ends, by the
+ * live set's rules above: the allocation's kind, key, size and site. Lets
+ * a consumer (the allocator model) follow the live set instead of keeping
+ * rules of its own. Not called for allocations the analyzer could not
+ * count (out of memory). */
+typedef void (*vt_live_fn)(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                           const struct vt_live *e, bool begins);
 /* Called when a device allocation failed (o is new in l->ooms). */
 typedef void (*vt_oom_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o);
 
@@ -183,6 +190,8 @@ struct vt_replay {
     vt_device_peak_fn on_device_peak;
     vt_oom_fn on_oom;
     void *on_change_ctx;
+    vt_live_fn on_live;
+    void *on_live_ctx;
 };
 
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);

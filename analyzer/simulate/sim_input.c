@@ -6,6 +6,7 @@
 
 #include "grow_array.h"
 #include "pair_map.h"
+#include "replay.h"
 #include "trace_reader.h"
 
 static bool push(struct vt_sim_input *in, size_t *cap, const struct vt_sim_event *e)
@@ -117,137 +118,52 @@ static int from_snapshot(struct vt_sim_input *in, int64_t device, char *err, siz
 }
 
 /*
- * A trace's device allocations, as the model's stream. Which allocation a
- * record starts or ends follows the replay's live set (analyzer/replay/
- * replay.h), so that the bytes the stream holds at each step are those of
- * the report's device ledger:
- *  - a successful ALLOC of a device-memory kind (vt_kind_category) makes
- *    (kind, address or handle) live; of size 0 on a live key it is one more
- *    reference (cuMemRetainAllocationHandle); with a size on a live key the
- *    old allocation ends first (a free the tracer missed);
- *  - a successful FREE ends its (kind, address), else the live entry of
- *    another device-memory kind at that address (graph memory freed by
- *    cuMemFreeAsync); of an entry with several references it drops one.
- *    The free applies to the device of the allocation it ends: cuMemFree
- *    names none (device -1 in the trace);
- *  - a mapping (cuMemMap, aux = the handle) is one more reference to a live
- *    VMM handle, dropped by the cuMemUnmap of its address (or a new mapping
- *    over it), so a handle released while mapped ends at its unmap;
- *  - failed calls change nothing.
- * Allocations of other devices, and of size 0, are live here but not in
- * the stream (NOT_MODELLED).
+ * A trace's device allocations, as the model's stream: the replay's own
+ * live set decides which allocation a record starts or ends (retained
+ * handles, mappings, a free naming no device, graph memory freed as plain
+ * memory, replaced addresses: analyzer/replay/replay.h), and tells us
+ * through on_live; so the bytes the stream holds after each step are those
+ * of the report's device ledger, by construction.
  */
-#define NOT_MODELLED UINT64_MAX
-
-struct trace_live {
+struct trace_stream {
     struct vt_sim_input *in;
     size_t cap;                  /* of in->ev */
-    struct vt_pair_map live;     /* (kind, addr) -> index of its ALLOC in in->ev, or NOT_MODELLED */
-    struct vt_pair_map refs;     /* (kind, addr) -> references beyond the first */
-    struct vt_pair_map mappings; /* (mapped address, 0) -> VMM handle */
-    size_t source_index;         /* the record being read */
+    struct vt_pair_map alloc_of; /* (kind, addr) -> index of its ALLOC in in->ev */
+    size_t source_index;         /* the record being fed */
+    size_t whole;                /* allocations of whole 2 MiB multiples */
     bool out_of_memory;
 };
 
-static void put(struct trace_live *t, struct vt_pair_map *m, uint64_t a, uint64_t b, uint64_t v)
+static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                    const struct vt_live *e, bool begins)
 {
-    if (!vt_pair_map_put(m, a, b, v))
-        t->out_of_memory = true;
-}
-
-static void emit(struct trace_live *t, const struct vt_sim_event *e)
-{
-    if (!push(t->in, &t->cap, e))
-        t->out_of_memory = true;
-}
-
-/* (kind, addr) is live: it ends now. */
-static void end_live(struct trace_live *t, uint8_t kind, uint64_t addr)
-{
-    uint64_t alloc;
-    vt_pair_map_remove(&t->live, kind, addr, &alloc);
-    vt_pair_map_remove(&t->refs, kind, addr, NULL);
-    if (alloc != NOT_MODELLED)
-        emit(t, &(struct vt_sim_event){.kind = VT_SIM_FREE, .id = alloc,
-                                       .source_index = t->source_index});
-}
-
-/* One reference to (kind, addr) goes; false if it is not live. */
-static bool drop_ref(struct trace_live *t, uint8_t kind, uint64_t addr)
-{
-    if (!vt_pair_map_get(&t->live, kind, addr))
-        return false;
-    uint64_t *more = vt_pair_map_get(&t->refs, kind, addr);
-    if (more && --*more)
-        return true;
-    if (more)
-        vt_pair_map_remove_at(&t->refs, more);
-    else
-        end_live(t, kind, addr);
-    return true;
-}
-
-static void add_ref(struct trace_live *t, uint8_t kind, uint64_t addr)
-{
-    uint64_t *more = vt_pair_map_get(&t->refs, kind, addr);
-    if (more)
-        ++*more;
-    else
-        put(t, &t->refs, kind, addr, 1);
-}
-
-static void unmap_at(struct trace_live *t, uint64_t addr)
-{
-    uint64_t handle;
-    if (vt_pair_map_remove(&t->mappings, addr, 0, &handle))
-        drop_ref(t, VT_KIND_VMM_PHYSICAL, handle);
-}
-
-static void map_record(struct trace_live *t, const struct vt_record *rec)
-{
-    uint64_t handle = rec->u.mem.aux;
-    unmap_at(t, rec->u.mem.addr);
-    if (rec->u.mem.op == VT_OP_ALLOC && vt_pair_map_get(&t->live, VT_KIND_VMM_PHYSICAL, handle)) {
-        put(t, &t->mappings, rec->u.mem.addr, 0, handle);
-        add_ref(t, VT_KIND_VMM_PHYSICAL, handle);
-    }
-}
-
-static void free_record(struct trace_live *t, uint8_t kind, uint64_t addr)
-{
-    if (drop_ref(t, kind, addr))
-        return;
-    for (uint8_t k = 1; k < VT_KIND_COUNT_; k++)
-        if (k != kind && vt_kind_category(k) == vt_kind_category(kind) &&
-            vt_pair_map_get(&t->live, k, addr)) {
-            end_live(t, k, addr); /* the whole entry, as the replay does */
-            return;
-        }
-}
-
-static void alloc_record(struct trace_live *t, const struct vt_record *rec, size_t *whole)
-{
+    (void)rp;
+    struct trace_stream *t = ctx;
     struct vt_sim_input *in = t->in;
-    uint8_t kind = rec->u.mem.kind;
-    uint64_t addr = rec->u.mem.addr, size = rec->u.mem.size;
-    if (vt_pair_map_get(&t->live, kind, addr)) {
-        if (size == 0) {
-            add_ref(t, kind, addr);
-            return;
-        }
-        end_live(t, kind, addr);
+    if (l->category != VT_CAT_DEVICE || e->size == 0)
+        return;
+    if (in->device < 0)
+        in->device = l->device; /* the first device that allocates */
+    if (l->device != in->device)
+        return;
+    struct vt_sim_event ev = {.source_index = t->source_index};
+    if (begins) {
+        ev.kind = VT_SIM_ALLOC;
+        ev.id = in->nev;
+        ev.size = e->size;
+        ev.stack = l->sites.sites[e->site].stack;
+        t->whole += e->size % VT_PT_SMALL_BUFFER == 0;
+        if (!vt_pair_map_put(&t->alloc_of, e->kind, e->addr, ev.id))
+            t->out_of_memory = true;
+    } else {
+        uint64_t id;
+        if (!vt_pair_map_remove(&t->alloc_of, e->kind, e->addr, &id))
+            return; /* began before the device was chosen */
+        ev.kind = VT_SIM_FREE;
+        ev.id = id;
     }
-    if (in->device < 0 && size > 0)
-        in->device = rec->u.mem.device;
-    uint64_t alloc = NOT_MODELLED;
-    if (size > 0 && rec->u.mem.device == in->device) {
-        alloc = in->nev;
-        *whole += size % VT_PT_SMALL_BUFFER == 0;
-        emit(t, &(struct vt_sim_event){.kind = VT_SIM_ALLOC, .id = alloc, .size = size,
-                                       .source_index = t->source_index,
-                                       .stack = rec->u.mem.stack});
-    }
-    put(t, &t->live, kind, addr, alloc);
+    if (!push(in, &t->cap, &ev))
+        t->out_of_memory = true;
 }
 
 static int from_trace(struct vt_sim_input *in, int64_t device, char *err, size_t errlen)
@@ -259,30 +175,20 @@ static int from_trace(struct vt_sim_input *in, int64_t device, char *err, size_t
         return 2;
     }
     in->device = device;
-    struct trace_live t = {.in = in};
-    vt_pair_map_init(&t.live);
-    vt_pair_map_init(&t.refs);
-    vt_pair_map_init(&t.mappings);
+    struct trace_stream t = {.in = in};
+    vt_pair_map_init(&t.alloc_of);
+    struct vt_replay rp;
+    vt_replay_init(&rp, r);
+    rp.on_live = on_live;
+    rp.on_live_ctx = &t;
     struct vt_record rec;
     int rc = 0;
-    size_t whole = 0;
-    for (; !t.out_of_memory && (rc = vt_reader_next(r, &rec)) > 0; t.source_index++) {
-        if (rec.type != VT_REC_MEM || rec.u.mem.result != 0)
-            continue;
-        uint8_t kind = rec.u.mem.kind;
-        if (kind == VT_KIND_VA_MAP)
-            map_record(&t, &rec);
-        else if (vt_kind_category(kind) != VT_CAT_DEVICE)
-            continue;
-        else if (rec.u.mem.op == VT_OP_FREE)
-            free_record(&t, kind, rec.u.mem.addr);
-        else if (rec.u.mem.op == VT_OP_ALLOC)
-            alloc_record(&t, &rec, &whole);
-    }
-    vt_pair_map_free(&t.live);
-    vt_pair_map_free(&t.refs);
-    vt_pair_map_free(&t.mappings);
-    if (t.out_of_memory) {
+    for (; !t.out_of_memory && (rc = vt_reader_next(r, &rec)) > 0; t.source_index++)
+        vt_replay_feed(&rp, &rec);
+    bool out_of_memory = t.out_of_memory || rp.out_of_memory;
+    vt_replay_free(&rp);
+    vt_pair_map_free(&t.alloc_of);
+    if (out_of_memory) {
         vt_reader_close(r);
         snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
         return 2;
@@ -295,7 +201,7 @@ static int from_trace(struct vt_sim_input *in, int64_t device, char *err, size_t
     vt_reader_close(r);
     /* PyTorch's caching allocator only shows whole segments (multiples of
      * 2 MiB) to the driver: such a trace is not tensor-level. */
-    in->segment_level = in->nalloc > 0 && whole == in->nalloc;
+    in->segment_level = in->nalloc > 0 && t.whole == in->nalloc;
     if (in->nalloc == 0) {
         snprintf(err, errlen, "%s: byte 0: no device allocations to replay", in->path);
         return 2;
