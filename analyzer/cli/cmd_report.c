@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "cli_options.h"
 #include "report.h"
+#include "input_files.h"
+#include "report_document.h"
 #include "snapshot.h"
-#include "snapshot_report.h"
 
 #define MAX_DEBUG_DIRS 16
 
@@ -37,6 +37,34 @@ static void report_usage(FILE *out)
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
           "  vramtrace report --json snapshot.pickle > report.json\n",
           out);
+}
+
+/* The arguments' files, each a trace or a PyTorch memory snapshot by its
+ * content (a pickle starts with the PROTO opcode 0x80), never by its name;
+ * a directory stands for its *.vtrace and *.pickle files. */
+static int report_inputs(char *const *args, size_t n, const struct vt_report_options *opt,
+                         bool json)
+{
+    static const char *const suffixes[] = {".vtrace", ".pickle", NULL};
+    struct vt_input_files files = {0}, traces = {0}, snapshots = {0};
+    int status = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!vt_input_files_add(&files, args[i], suffixes, "*.vtrace or *.pickle", stderr))
+            status = 2;
+    for (size_t i = 0; i < files.n && status == 0; i++) {
+        struct vt_input_files *kind = vt_snap_is_pickle(files.paths[i]) ? &snapshots : &traces;
+        if (!vt_input_files_take(kind, files.paths[i]))
+            status = 2;
+        files.paths[i] = NULL;
+    }
+    if (status == 0) {
+        struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
+        status = vt_report_document(&in, opt, json, stdout, stderr);
+    }
+    vt_input_files_free(&files);
+    vt_input_files_free(&traces);
+    vt_input_files_free(&snapshots);
+    return status;
 }
 
 int vt_cmd_report(int argc, char **argv)
@@ -119,25 +147,5 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     opt.sym.debug_dirs = debug_dirs;
-    /* A PyTorch memory snapshot (a pickle: first byte PROTO 0x80) is not a
-     * trace: analyzer/snapshot/ reports it (docs/SNAPSHOTS.md). */
-    if (argc - optind == 1 && vt_snap_is_pickle(argv[optind]))
-        return vt_snap_report(argv[optind], &opt, json, stdout, stderr);
-    struct vt_analysis a;
-    int status = vt_analysis_run(&a, argv + optind, (size_t)(argc - optind), stderr);
-    if (status == 0) {
-        struct vt_report rep;
-        vt_report_init(&rep, &a, &opt);
-        if (!vt_report_filters_match(&rep, stderr))
-            status = 2;
-        else
-            status = json ? vt_report_json(&rep, stdout) : vt_report_text(&rep, stdout);
-        vt_report_free(&rep);
-        for (size_t i = 0; i < a.ninputs; i++)
-            if (vt_reader_truncated(a.inputs[i].reader))
-                fprintf(stderr, "vramtrace: %s: %s\n", a.inputs[i].path,
-                        vt_reader_truncation_note(a.inputs[i].reader));
-    }
-    vt_analysis_free(&a);
-    return status;
+    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json);
 }

@@ -2,14 +2,13 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "grow_array.h"
+#include "input_files.h"
 
 const char *vt_process_env(const struct vt_process_info *p, const char *name)
 {
@@ -19,68 +18,6 @@ const char *vt_process_env(const struct vt_process_info *p, const char *name)
         if (p->env[i].name && !strcmp(p->env[i].name, name))
             return p->env[i].value;
     return NULL;
-}
-
-/* ---- expanding arguments into files ---- */
-
-struct path_list {
-    char **items;
-    size_t n, cap;
-};
-
-static bool add_path(struct path_list *l, char *p)
-{
-    if (!p)
-        return false;
-    if (!vt_grow_array((void **)&l->items, &l->cap, l->n + 1, sizeof *l->items)) {
-        free(p);
-        return false;
-    }
-    l->items[l->n++] = p;
-    return true;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* Returns false (and prints why) if a directory cannot be listed or has no
- * traces. */
-static bool expand(struct path_list *out, const char *arg, FILE *err)
-{
-    struct stat st;
-    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
-        return add_path(out, strdup(arg));
-    DIR *d = opendir(arg);
-    if (!d) {
-        fprintf(err, "vramtrace: %s: cannot list the directory\n", arg);
-        return false;
-    }
-    size_t before = out->n;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!has_suffix(de->d_name, ".vtrace"))
-            continue;
-        char *p;
-        if (asprintf(&p, "%s/%s", arg, de->d_name) < 0 || !add_path(out, p)) {
-            closedir(d);
-            return false;
-        }
-    }
-    closedir(d);
-    if (out->n == before) {
-        fprintf(err, "vramtrace: %s: no *.vtrace files in this directory\n", arg);
-        return false;
-    }
-    qsort(out->items + before, out->n - before, sizeof *out->items, by_name);
-    return true;
 }
 
 /* ---- GPUs ---- */
@@ -280,32 +217,31 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
     memset(a, 0, sizeof *a);
     vt_pair_map_init(&a->gpu_of);
     int status = 0;
-    struct path_list files = {0};
+    struct vt_input_files files = {0};
+    static const char *const traces[] = {".vtrace", NULL};
     for (size_t i = 0; i < npaths; i++)
-        if (!expand(&files, paths[i], err))
+        if (!vt_input_files_add(&files, paths[i], traces, "*.vtrace", err))
             status = 2;
     a->inputs = calloc(files.n ? files.n : 1, sizeof *a->inputs);
     if (!a->inputs) {
         fprintf(err, "vramtrace: out of memory\n");
-        for (size_t i = 0; i < files.n; i++)
-            free(files.items[i]);
-        free(files.items);
+        vt_input_files_free(&files);
         return 2;
     }
     for (size_t i = 0; i < files.n; i++) {
         struct vt_read_error e;
         struct vt_reader *r;
-        if (vt_reader_open(files.items[i], &r, &e) != 0) {
+        if (vt_reader_open(files.paths[i], &r, &e) != 0) {
             fprintf(err, "vramtrace: %s\n", e.message);
-            free(files.items[i]);
+            free(files.paths[i]);
             status = 2;
             continue;
         }
         struct vt_input *in = &a->inputs[a->ninputs++];
-        in->path = files.items[i];
+        in->path = files.paths[i];
         in->reader = r;
     }
-    free(files.items);
+    free(files.paths);
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
         /* Decompression on threads of their own (best effort): a chunk

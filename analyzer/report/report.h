@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "json_writer.h"
 #include "format.h"
 #include "symbolize.h"
 
@@ -39,7 +40,11 @@ void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
 void vt_report_free(struct vt_report *rep);
 
 int vt_report_text(struct vt_report *rep, FILE *out);
+/* The whole JSON document for these traces alone (report_document.c). */
 int vt_report_json(struct vt_report *rep, FILE *out);
+/* The "processes" and "gpus" keys of the JSON document (rep NULL: empty
+ * arrays); false if memory ran out. The document: report_document.h. */
+bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j);
 
 /* ---- shared helpers ---- */
 

@@ -273,28 +273,22 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
     vt_json_end_object(j);
 }
 
-int vt_report_json(struct vt_report *rep, FILE *out)
+bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j)
 {
-    struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
-    if (!top)
-        return 2;
-    struct vt_json j;
-    vt_json_init(&j, out, true);
-    vt_json_begin_object(&j);
-    vt_json_kv_uint(&j, "vramtrace_report", 1);
-    vt_json_key(&j, "processes");
-    vt_json_begin_array(&j);
-    for (size_t i = 0; i < rep->a->ninputs; i++)
+    struct vt_site_bytes *top =
+        rep ? calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top) : NULL;
+    vt_json_key(j, "processes");
+    vt_json_begin_array(j);
+    for (size_t i = 0; top && i < rep->a->ninputs; i++)
         if (vt_report_input_selected(rep, i))
-            process_json(rep, &j, i, top);
-    vt_json_end_array(&j);
-    vt_json_key(&j, "gpus");
-    vt_json_begin_array(&j);
-    for (size_t g = 0; g < rep->a->ngpus; g++)
-        gpu_json(rep, &j, &rep->a->gpus[g]);
-    vt_json_end_array(&j);
-    vt_json_end_object(&j);
-    vt_json_newline(&j);
+            process_json(rep, j, i, top);
+    vt_json_end_array(j);
+    bool ok = !rep || top;
     free(top);
-    return 0;
+    vt_json_key(j, "gpus");
+    vt_json_begin_array(j);
+    for (size_t g = 0; rep && g < rep->a->ngpus; g++)
+        gpu_json(rep, j, &rep->a->gpus[g]);
+    vt_json_end_array(j);
+    return ok;
 }

@@ -6,13 +6,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "json_writer.h"
 #include "report.h"
 #include "snapshot_analysis.h"
 
 int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
                         FILE *out);
-int vt_snap_report_json(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
-                        FILE *out);
+/* One snapshot as an object of the report's "snapshots" array. */
+void vt_snap_report_json_object(const struct vt_snap_analysis *a,
+                                const struct vt_report_options *opt, struct vt_json *j);
 
 /* False, with what the snapshot has on err, when --device selects none of
  * its devices (report_filters.c). */

@@ -171,34 +171,29 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
     vt_json_end_object(j);
 }
 
-int vt_snap_report_json(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
-                            FILE *out)
+void vt_snap_report_json_object(const struct vt_snap_analysis *a,
+                                const struct vt_report_options *opt, struct vt_json *j)
 {
-    struct vt_json j;
-    vt_json_init(&j, out, false);
-    vt_json_begin_object(&j);
-    vt_json_kv_uint(&j, "vramtrace_snapshot_report", 1);
-    vt_json_kv_string(&j, "file", a->snap.path);
-    vt_json_kv_string(&j, "format", a->snap.old_format ? "segment_list" : "snapshot_dict");
-    vt_json_kv_uint(&j, "segment_count", a->snap.nsegments);
-    vt_json_key(&j, "allocator_settings");
+    vt_json_begin_object(j);
+    vt_json_kv_string(j, "file", a->snap.path);
+    vt_json_kv_string(j, "format", a->snap.old_format ? "segment_list" : "snapshot_dict");
+    vt_json_kv_uint(j, "segment_count", a->snap.nsegments);
+    vt_json_key(j, "allocator_settings");
     if (a->snap.settings.present) {
         char conf[512];
         vt_alloc_config_format(&a->cfg, conf, sizeof conf);
-        vt_json_begin_object(&j);
-        vt_json_kv_string(&j, "PYTORCH_CUDA_ALLOC_CONF", a->snap.settings.conf);
-        vt_json_kv_string(&j, "effective", conf);
-        vt_json_end_object(&j);
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "PYTORCH_CUDA_ALLOC_CONF", a->snap.settings.conf);
+        vt_json_kv_string(j, "effective", conf);
+        vt_json_end_object(j);
     } else {
-        vt_json_null(&j);
+        vt_json_null(j);
     }
-    vt_json_key(&j, "devices");
-    vt_json_begin_array(&j);
+    vt_json_key(j, "devices");
+    vt_json_begin_array(j);
     for (size_t k = 0; k < a->ndevices; k++)
         if (vt_snap_device_selected(opt, &a->devices[k]))
-            device_json(&j, opt, &a->devices[k]);
-    vt_json_end_array(&j);
-    vt_json_end_object(&j);
-    vt_json_newline(&j);
-    return ferror(out) ? 2 : 0;
+            device_json(j, opt, &a->devices[k]);
+    vt_json_end_array(j);
+    vt_json_end_object(j);
 }

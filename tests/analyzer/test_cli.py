@@ -4,6 +4,7 @@ errors and exit codes, and `run`. Expected figures come from make_traces
 (chosen by hand there), never from vramtrace itself."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,7 +57,7 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--json", good)
     check(rc == 0, "report --json exit 0")
     rep = json.loads(out)
-    check(rep["vramtrace_report"] == 1, "report version key")
+    check(rep["vramtrace_report"] == 2 and rep["snapshots"] == [] and [i["kind"] for i in rep["inputs"]] == ["trace"], "report version key, one schema")
     p = rep["processes"][0]
     for k in ("pid", "rank", "command", "truncated", "lost_events", "devices"):
         check(k in p, "process key " + k)
@@ -116,6 +117,29 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and "junk.vtrace: byte 0" in err, "not a trace exits 2")
     rc, out, err = run("dump", corrupt)
     check(rc == 2 and "corrupt chunk" in err, "dump of a corrupt trace exits 2")
+
+    # any mix of traces, snapshots and directories in one call: one document
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                            "pytorch-snapshots")
+    snap_a = os.path.join(fixtures, "eor.pickle")
+    snap_b = os.path.join(fixtures, "selectn_04d383c.pickle")
+    rc, out, err = run("report", "--json", good, snap_a)
+    doc = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and [i["kind"] for i in doc["inputs"]] == ["trace", "snapshot"]
+          and len(doc["processes"]) == 1 and len(doc["snapshots"]) == 1
+          and doc["snapshots"][0]["file"] == snap_a, "a trace and a snapshot together")
+    rc, out, err = run("report", "--json", snap_a, snap_b)
+    doc = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and doc["processes"] == [] and
+          [x["file"] for x in doc["snapshots"]] == [snap_a, snap_b], "two snapshots together")
+    mixed = os.path.join(d, "mixed")
+    os.mkdir(mixed)
+    shutil.copy(good, os.path.join(mixed, "a.vtrace"))
+    shutil.copy(snap_a, os.path.join(mixed, "b.pickle"))
+    rc, out, err = run("report", mixed)
+    check(rc == 0 and out.startswith("vramtrace report: 1 process") and
+          "PyTorch memory snapshot " + os.path.join(mixed, "b.pickle") in out,
+          "a directory of a trace and a snapshot, in text")
 
     # run: exit status passes through; no trace when no CUDA is used.
     # Only if the preload library lets a plain program start in this build

@@ -18,7 +18,7 @@
 
 #include "json_check.h"
 #include "pickle_reader.h"
-#include "snapshot_report.h"
+#include "report_document.h"
 
 #define WALK_BUDGET 100000 /* nodes visited per input: the graph may be cyclic */
 
@@ -78,13 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     struct vt_report_options opt = {.top = 1 + size % 12, .text_frames = size % 5};
     opt.sym.disabled = true;
+    char *snapshots[] = {path};
+    struct vt_report_inputs in = {.snapshots = snapshots, .nsnapshots = 1};
 
     char *msg = NULL, *json = NULL;
     size_t msg_len = 0, json_len = 0;
     FILE *errs = open_memstream(&msg, &msg_len);
     FILE *out = open_memstream(&json, &json_len);
     REQUIRE(errs && out, "open_memstream failed");
-    int status = vt_snap_report(path, &opt, true, out, errs);
+    int status = vt_report_document(&in, &opt, true, out, errs);
     fclose(errs);
     fclose(out);
     REQUIRE(status == 0 || status == 2, "report status %d", status);
@@ -97,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t bad = 0;
         REQUIRE(vt_json_check(json, json_len, &bad), "snapshot JSON invalid at byte %zu of %zu",
                 bad, json_len);
-        REQUIRE(vt_snap_report(path, &opt, false, null_out(), null_out()) == 0,
+        REQUIRE(vt_report_document(&in, &opt, false, null_out(), null_out()) == 0,
                 "text report disagrees with the JSON one");
     }
     free(msg);

@@ -155,7 +155,7 @@ open(path, "wb").write(pickle.dumps(snap, protocol=4))
 rc, out, err = report(path, "--json")
 check(rc == 0, "oom snapshot: exit 0 (%r)" % err)
 if rc == 0:
-    d = json.loads(out)["devices"][0]
+    d = json.loads(out)["snapshots"][0]["devices"][0]
     check(d["peak_allocated_bytes"] == 20 * MiB, "oom snapshot: peak 20 MiB")
     check(len(d["ooms"]) == 2, "oom snapshot: two ooms")
     o1, o2 = d["ooms"]

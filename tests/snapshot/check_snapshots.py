@@ -88,7 +88,9 @@ for path in files:
     check(p.returncode == 0, "%s: exit %d: %s" % (name, p.returncode, p.stderr))
     if p.returncode != 0:
         continue
-    rep = json.loads(p.stdout)
+    doc = json.loads(p.stdout)
+    check(doc["vramtrace_report"] == 2 and doc["processes"] == [] and len(doc["snapshots"]) == 1, name + ": one schema")
+    rep = doc["snapshots"][0]
     check(rep["segment_count"] == len(snap["segments"]), name + ": segment count")
     got_devs = {d["device"]: d for d in rep["devices"]}
     for dev in T.devices(snap):

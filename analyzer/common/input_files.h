@@ -1,0 +1,28 @@
+/*
+ * The files a command's arguments stand for: a file is itself, a directory
+ * every file in it whose name ends with one of the given suffixes, in name
+ * order (not recursive).
+ */
+#ifndef VRAMTRACE_COMMON_INPUT_FILES_H
+#define VRAMTRACE_COMMON_INPUT_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct vt_input_files {
+    char **paths; /* owned */
+    size_t n, cap;
+};
+
+/* Adds what arg stands for to out. suffixes: NULL-terminated, e.g.
+ * {".vtrace", NULL}; what lists them says "no *.vtrace files". False (and
+ * the reason on err) if a directory cannot be listed or has none, or memory
+ * ran out. */
+bool vt_input_files_add(struct vt_input_files *out, const char *arg,
+                        const char *const *suffixes, const char *what, FILE *err);
+/* Takes ownership of path (NULL: out of memory, false). */
+bool vt_input_files_take(struct vt_input_files *out, char *path);
+void vt_input_files_free(struct vt_input_files *f);
+
+#endif

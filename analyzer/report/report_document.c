@@ -1,0 +1,149 @@
+/* One report, text or JSON, over traces and snapshots; see report_document.h. */
+#include "report_document.h"
+
+#include <stdlib.h>
+
+#include "json_writer.h"
+#include "snapshot_render.h"
+
+/* Analyses the snapshots; returns how many were read (a failure is said
+ * on err and sets *status). */
+static size_t analyse_snapshots(const struct vt_report_inputs *in, struct vt_snap_analysis *snaps,
+                                int *status, FILE *err)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < in->nsnapshots; k++) {
+        char msg[512];
+        if (vt_snap_analysis_run(&snaps[n], in->snapshots[k], msg, sizeof msg)) {
+            fprintf(err, "vramtrace: %s\n", msg);
+            vt_snap_analysis_free(&snaps[n]);
+            *status = 2;
+            continue;
+        }
+        const struct vt_snap_analysis *a = &snaps[n++];
+        for (size_t d = 0; d < a->ndevices; d++)
+            if (a->devices[d].tl.inconsistencies)
+                fprintf(err,
+                        "vramtrace: %s: device %lld: %zu trace entries disagree with the final "
+                        "state (figures around them are approximate)\n",
+                        a->snap.path, (long long)a->devices[d].device,
+                        a->devices[d].tl.inconsistencies);
+    }
+    return n;
+}
+
+/* A filter selects nothing: an error. The traces answer for --pid, --device
+ * and --phase; snapshots alone for --device. */
+static bool filters_match(struct vt_report *rep, const struct vt_snap_analysis *snaps,
+                          size_t nsnaps, const struct vt_report_options *opt, FILE *err)
+{
+    if (rep)
+        return vt_report_filters_match(rep, err);
+    for (size_t k = 0; k < nsnaps; k++)
+        if (!vt_snap_filters_match(&snaps[k], opt, err))
+            return false;
+    return true;
+}
+
+static void inputs_json(struct vt_json *j, const struct vt_report_inputs *in)
+{
+    vt_json_key(j, "inputs");
+    vt_json_begin_array(j);
+    for (size_t i = 0; i < in->ntraces; i++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "path", in->traces[i]);
+        vt_json_kv_string(j, "kind", "trace");
+        vt_json_end_object(j);
+    }
+    for (size_t i = 0; i < in->nsnapshots; i++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "path", in->snapshots[i]);
+        vt_json_kv_string(j, "kind", "snapshot");
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+}
+
+static int write_json(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                      const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                      FILE *out)
+{
+    struct vt_json j;
+    vt_json_init(&j, out, true);
+    vt_json_begin_object(&j);
+    vt_json_kv_uint(&j, "vramtrace_report", VT_REPORT_JSON_VERSION);
+    inputs_json(&j, in);
+    bool ok = vt_report_json_traces(rep, &j);
+    vt_json_key(&j, "snapshots");
+    vt_json_begin_array(&j);
+    for (size_t k = 0; k < nsnaps; k++)
+        vt_snap_report_json_object(&snaps[k], opt, &j);
+    vt_json_end_array(&j);
+    vt_json_end_object(&j);
+    vt_json_newline(&j);
+    return ok && !ferror(out) ? 0 : 2;
+}
+
+static int write_text(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                      const struct vt_report_options *opt, FILE *out)
+{
+    int status = rep ? vt_report_text(rep, out) : 0;
+    for (size_t k = 0; k < nsnaps && status == 0; k++) {
+        if (rep || k)
+            fputc('\n', out);
+        status = vt_snap_report_text(&snaps[k], opt, out);
+    }
+    return status;
+}
+
+int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                       bool json, FILE *out, FILE *err)
+{
+    int status = 0;
+    struct vt_analysis a;
+    struct vt_report rep;
+    struct vt_report *traces = NULL;
+    if (in->ntraces) {
+        status = vt_analysis_run(&a, in->traces, in->ntraces, err);
+        vt_report_init(&rep, &a, opt);
+        traces = &rep;
+    }
+    struct vt_snap_analysis *snaps = calloc(in->nsnapshots + 1, sizeof *snaps);
+    size_t nsnaps = 0;
+    if (!snaps) {
+        fprintf(err, "vramtrace: out of memory\n");
+        status = 2;
+    } else {
+        nsnaps = analyse_snapshots(in, snaps, &status, err);
+    }
+    if (status == 0 && !filters_match(traces, snaps, nsnaps, opt, err))
+        status = 2;
+    if (status == 0)
+        status = json ? write_json(traces, snaps, nsnaps, in, opt, out)
+                      : write_text(traces, snaps, nsnaps, opt, out);
+    if (traces) {
+        for (size_t i = 0; i < a.ninputs; i++)
+            if (vt_reader_truncated(a.inputs[i].reader))
+                fprintf(err, "vramtrace: %s: %s\n", a.inputs[i].path,
+                        vt_reader_truncation_note(a.inputs[i].reader));
+        vt_report_free(&rep);
+        vt_analysis_free(&a);
+    }
+    for (size_t k = 0; k < nsnaps; k++)
+        vt_snap_analysis_free(&snaps[k]);
+    free(snaps);
+    return status;
+}
+
+int vt_report_json(struct vt_report *rep, FILE *out)
+{
+    char **paths = calloc(rep->a->ninputs + 1, sizeof *paths);
+    if (!paths)
+        return 2;
+    for (size_t i = 0; i < rep->a->ninputs; i++)
+        paths[i] = rep->a->inputs[i].path;
+    struct vt_report_inputs in = {paths, rep->a->ninputs, NULL, 0};
+    int status = write_json(rep, NULL, 0, &in, rep->opt, out);
+    free(paths);
+    return status;
+}

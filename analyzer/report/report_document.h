@@ -1,0 +1,36 @@
+/*
+ * `vramtrace report` over any mix of inputs: traces, replayed together as
+ * one job, and PyTorch memory snapshots, each analysed on its own. Text for
+ * people; for programs one JSON document whatever the inputs
+ * (docs/report.schema.json):
+ *
+ *   {"vramtrace_report": 2, "inputs": [...], "processes": [...],
+ *    "gpus": [...], "snapshots": [...]}
+ */
+#ifndef VRAMTRACE_REPORT_REPORT_DOCUMENT_H
+#define VRAMTRACE_REPORT_REPORT_DOCUMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "report.h"
+
+/* The version of the JSON document: bumped when a key changes meaning or
+ * goes; new keys do not bump it. */
+#define VT_REPORT_JSON_VERSION 2
+
+struct vt_report_inputs {
+    char *const *traces;
+    size_t ntraces;
+    char *const *snapshots;
+    size_t nsnapshots;
+};
+
+/* Analyses every input and writes the report. Returns 0, or 2 when an
+ * input could not be read (said on err as "vramtrace: FILE: byte N:
+ * reason"; nothing is printed then) or a filter selects nothing. */
+int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                       bool json, FILE *out, FILE *err);
+
+#endif
