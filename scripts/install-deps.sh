@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
-          libunwind-dev libzstd-dev libcmocka-dev libdw-dev)
+          python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev)
 
 missing=()
 for p in "${packages[@]}"; do

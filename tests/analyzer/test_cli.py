@@ -9,6 +9,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+from report_schema import schema_errors  # noqa: E402
+
 VRAMTRACE, MAKE_TRACES = sys.argv[1], sys.argv[2]
 failures = []
 
@@ -125,6 +128,7 @@ with tempfile.TemporaryDirectory() as d:
     snap_b = os.path.join(fixtures, "selectn_04d383c.pickle")
     rc, out, err = run("report", "--json", good, snap_a)
     doc = json.loads(out) if rc == 0 else {}
+    check(schema_errors(doc) == [], "the mixed document meets docs/report.schema.json")
     check(rc == 0 and [i["kind"] for i in doc["inputs"]] == ["trace", "snapshot"]
           and len(doc["processes"]) == 1 and len(doc["snapshots"]) == 1
           and doc["snapshots"][0]["file"] == snap_a, "a trace and a snapshot together")

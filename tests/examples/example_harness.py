@@ -23,6 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ledger_truth import Ledger, format_bytes  # noqa: E402,F401
 from simulate_check import check_simulate  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+from report_schema import schema_errors  # noqa: E402
+
 
 class Run:
     def __init__(self, tmp, ledger, report, text, proc):
@@ -132,4 +135,7 @@ def run_example(args, command, env=None, expect_status=0, phase_log=False):
     run = Run(tmp, ledger, json.loads(js.stdout), text.stdout, proc)
     run.phase_log = e.get("VTEXAMPLE_PHASE_LOG")
     run.vramtrace, run.env = vramtrace, rep_env
+    errors = schema_errors(run.report)
+    if errors:
+        run.fail("report --json breaks docs/report.schema.json: %s" % errors)
     return run

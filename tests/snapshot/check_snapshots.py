@@ -13,6 +13,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import snapshot_truth as T  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+from report_schema import schema_errors  # noqa: E402
+
 VRAMTRACE = sys.argv[1]
 failures = []
 
@@ -90,6 +93,8 @@ for path in files:
         continue
     doc = json.loads(p.stdout)
     check(doc["vramtrace_report"] == 2 and doc["processes"] == [] and len(doc["snapshots"]) == 1, name + ": one schema")
+    errors = schema_errors(doc)
+    check(errors == [], name + ": against docs/report.schema.json: %s" % errors)
     rep = doc["snapshots"][0]
     check(rep["segment_count"] == len(snap["segments"]), name + ": segment count")
     got_devs = {d["device"]: d for d in rep["devices"]}
