@@ -19,10 +19,13 @@ cuda_opt=()
 ci_opt=(-Dwerror=true -Dtracer=enabled)
 setup() {
     local dir=$1; shift
+    # A stale result must not count: the log is the run's own or none.
+    rm -f "$dir/meson-logs/testlog.json"
     if [ ! -d "$dir" ]; then
         meson setup "$dir" "${cuda_opt[@]}" "${ci_opt[@]}" "$@" >/dev/null
     else
-        meson configure "$dir" "${ci_opt[@]}" >/dev/null
+        # --reconfigure also takes options the directory's meson never saw
+        meson setup --reconfigure "$dir" "${cuda_opt[@]}" "${ci_opt[@]}" "$@" >/dev/null
     fi
 }
 
