@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* fileno, TIOCGWINSZ */
 #include "cli_options.h"
 
 #include <errno.h>
@@ -7,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 static bool parse_u64(const char *s, uint64_t *v)
 {
@@ -81,4 +84,19 @@ bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *o
         return true;
     fprintf(stderr, "vramtrace %s: --%s wants a size like 24GiB, not '%s'\n", cmd, name, arg);
     return false;
+}
+
+size_t vt_cli_text_width(FILE *out)
+{
+    int fd = fileno(out);
+    if (fd < 0 || !isatty(fd))
+        return VT_CLI_PIPE_WIDTH;
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    uint64_t v;
+    const char *env = getenv("COLUMNS");
+    if (env && parse_u64(env, &v) && v > 0 && v <= 100000)
+        return (size_t)v;
+    return VT_CLI_PIPE_WIDTH;
 }

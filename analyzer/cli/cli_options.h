@@ -8,7 +8,9 @@
 #define VRAMTRACE_CLI_CLI_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A decimal number in [min, max]. what describes it in the message (NULL:
  * "a number from MIN to MAX"). */
@@ -20,5 +22,11 @@ bool vt_cli_uint(const char *cmd, const char *name, const char *what, const char
  * nvidia-smi and PyTorch count), KB, MB, GB, TB decimal (1000). Fractions
  * are allowed ("1.5GiB"). */
 bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *out);
+
+/* Columns a line of text written to out may use: a terminal's width
+ * (TIOCGWINSZ, else $COLUMNS), or VT_CLI_PIPE_WIDTH when out is not a
+ * terminal (a file, a pipe: the same output wherever it runs). */
+#define VT_CLI_PIPE_WIDTH 100
+size_t vt_cli_text_width(FILE *out);
 
 #endif

@@ -22,6 +22,10 @@ static void report_usage(FILE *out)
           "stands for every *.vtrace file in it).\n\n"
           "  -n, --top N          rows per table of stacks (default 10)\n"
           "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
+          "      --width N        columns a text stack line may use (default: the terminal's,\n"
+          "                       100 when not a terminal; 0: no limit)\n"
+          "      --full-stacks    text: every frame of every stack, as recorded (runtime,\n"
+          "                       allocator and libc start-up frames too), whole lines\n"
           "  -p, --phase NAME     only this phase, with its top stacks\n"
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process\n"
@@ -69,10 +73,12 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_WIDTH, OPT_FULL_STACKS };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
         {"phase", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
@@ -83,7 +89,8 @@ int vt_cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct vt_report_options opt = {.top = 10, .text_frames = 6};
+    struct vt_report_options opt = {.top = 10, .text_frames = 6,
+                                    .width = vt_cli_text_width(stdout)};
     const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
     size_t ndebug = 0;
     bool json = false;
@@ -101,6 +108,14 @@ int vt_cmd_report(int argc, char **argv)
             if (!vt_cli_uint("report", "frames", NULL, optarg, 0, 1000, &v))
                 return 2;
             opt.text_frames = (size_t)v;
+            break;
+        case OPT_WIDTH:
+            if (!vt_cli_uint("report", "width", NULL, optarg, 0, 100000, &v))
+                return 2;
+            opt.width = (size_t)v;
+            break;
+        case OPT_FULL_STACKS:
+            opt.full_stacks = true;
             break;
         case 'p':
             opt.phase = optarg;

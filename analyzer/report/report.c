@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_class.h"
+
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
                     const struct vt_report_options *opt)
 {
@@ -36,7 +38,8 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
 
 static bool is_tracer_frame(const struct vt_frame *f)
 {
-    return f->module && !strncmp(f->module, "libvramtrace", 12);
+    struct vt_frame_classifier c = {0};
+    return vt_frame_classify(&c, f) == VT_FRAME_TRACER;
 }
 
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,

@@ -20,7 +20,9 @@
 
 struct vt_report_options {
     size_t top;              /* rows of stacks per table */
-    size_t text_frames;      /* frames per stack in the text report */
+    size_t text_frames;      /* frames per stack in the text report (0: all) */
+    size_t width;            /* columns a text stack line may use (0: no limit) */
+    bool full_stacks;        /* text: every frame, none folded, no width limit */
     const char *phase;       /* only this phase, in detail; NULL: all */
     bool has_device;
     int64_t device;

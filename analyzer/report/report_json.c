@@ -7,12 +7,20 @@
 #include <string.h>
 
 #include "cuda_errors.h"
+#include "frame_class.h"
 #include "json_writer.h"
 #include "report.h"
 
+struct frames_ctx {
+    struct vt_json *j;
+    struct vt_frame_classifier cls;
+};
+
 static void frame_json(void *ctx, const struct vt_frame *f)
 {
-    struct vt_json *j = ctx;
+    struct frames_ctx *c = ctx;
+    struct vt_json *j = c->j;
+    enum vt_frame_class cls = vt_frame_classify(&c->cls, f);
     vt_json_begin_object(j);
     vt_json_kv_string(j, "function", f->function);
     vt_json_kv_string(j, "file", f->file);
@@ -20,14 +28,18 @@ static void frame_json(void *ctx, const struct vt_frame *f)
     vt_json_kv_string(j, "module", f->module);
     vt_json_kv_uint(j, "ip", f->ip);
     vt_json_kv_bool(j, "inlined", f->inlined);
+    /* The text report leaves these out (docs/REPORT.md, "Stacks"). */
+    vt_json_kv_bool(j, "folded", cls != VT_FRAME_OWN);
+    vt_json_kv_string(j, "folded_as", vt_frame_class_name(cls));
     vt_json_end_object(j);
 }
 
 static void frames_json(struct vt_report *rep, struct vt_json *j, size_t input, uint64_t stack)
 {
+    struct frames_ctx c = {.j = j};
     vt_json_key(j, "frames");
     vt_json_begin_array(j);
-    vt_report_frames(rep, input, stack, 0, frame_json, j);
+    vt_report_frames(rep, input, stack, 0, frame_json, &c);
     vt_json_end_array(j);
 }
 

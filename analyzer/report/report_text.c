@@ -7,15 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_class.h"
 #include "report.h"
+#include "stack_line.h"
 
+/* A stack as a person reads it (docs/REPORT.md, "Stacks"): the program's
+ * own frames first - its Python frames where recorded - then the API it
+ * called, "via cudaMallocAsync"; the frames of the CUDA runtime, the
+ * driver, known allocators and libc's start-up are left out (frame_class.c
+ * says which). --full-stacks: every frame as recorded. */
 struct where_ctx {
-    FILE *out;
-    size_t n;
-    /* A stack with Python frames shows its innermost native frame (the
-     * API called), then its Python frames: what the user wrote. */
-    bool python;
-    size_t native, shown_python, max;
+    struct vt_stack_writer w;
+    struct vt_frame_classifier cls;
+    bool full;    /* --full-stacks */
+    bool fold;    /* leave out the frames that are not the program's */
+    bool python;  /* the stack has Python frames: only they are shown */
+    bool leading; /* still in the innermost frames, which the tag replaces */
+    size_t max, shown, hidden;
+    char tag[160];
 };
 
 static bool is_python_frame(const struct vt_frame *f)
@@ -29,57 +38,102 @@ static void note_python(void *ctx, const struct vt_frame *f)
         *(bool *)ctx = true;
 }
 
+static void set_tag(struct where_ctx *w, const struct vt_frame *f)
+{
+    char name[128];
+    snprintf(w->tag, sizeof w->tag, "  via %s", vt_frame_short_name(f, name, sizeof name));
+}
+
 static void where_frame(void *ctx, const struct vt_frame *f)
 {
     struct where_ctx *w = ctx;
-    if (w->python) {
-        if (!is_python_frame(f)) {
-            if (w->native++ == 1)
-                fputs(" <- ...", w->out);
-            if (w->native > 1)
+    enum vt_frame_class c = vt_frame_classify(&w->cls, f);
+    if (!w->full) {
+        bool folded = w->fold && c != VT_FRAME_OWN;
+        if (w->leading) {
+            /* The tag names the outermost of them: what the program called. */
+            if (folded) {
+                if (vt_frame_class_is_api(c))
+                    set_tag(w, f);
                 return;
-        } else if (w->max && w->shown_python++ >= w->max) {
+            }
+            w->leading = false;
+            /* Python code called this native frame: the API, for the tag. */
+            if (w->python && !w->tag[0] && !is_python_frame(f))
+                set_tag(w, f);
+        }
+        if (folded || (w->python && !is_python_frame(f)))
+            return;
+        if (w->max && w->shown == w->max) {
+            w->hidden++;
             return;
         }
+        w->shown++;
     }
-    fputs(w->n++ ? " <- " : "", w->out);
-    if (f->function)
-        fputs(f->function, w->out);
-    else if (f->module)
-        fprintf(w->out, "%s+0x%" PRIx64, f->module, f->module_offset);
-    else
-        fprintf(w->out, "0x%" PRIx64, f->ip);
-    if (f->file) {
-        const char *slash = strrchr(f->file, '/');
-        fprintf(w->out, " (%s:%" PRIu64 ")", slash ? slash + 1 : f->file, f->line);
+    char name[320];
+    const char *fn = f->function;
+    if (!fn) {
+        if (f->module)
+            snprintf(name, sizeof name, "%s+0x%" PRIx64, f->module, f->module_offset);
+        else
+            snprintf(name, sizeof name, "0x%" PRIx64, f->ip);
+        fn = name;
     }
+    /* A Python function's name says little without its file ("forward"). */
+    vt_stack_frame(&w->w, fn, f->file, f->line, is_python_frame(f));
 }
 
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
-    struct where_ctx w = {.out = out, .max = rep->opt->text_frames};
-    vt_report_frames(rep, input, stack, 0, note_python, &w.python);
-    vt_report_frames(rep, input, stack, w.python ? 0 : rep->opt->text_frames, where_frame, &w);
-    if (w.n == 0)
+    struct where_ctx w = {.full = rep->opt->full_stacks, .fold = true, .leading = true,
+                          .max = rep->opt->text_frames};
+    vt_stack_begin(&w.w, out, !w.full);
+    if (!w.full)
+        vt_report_frames(rep, input, stack, 0, note_python, &w.python);
+    vt_report_frames(rep, input, stack, 0, where_frame, &w);
+    if (w.w.n == 0 && !w.full) {
+        /* Nothing but folded frames (a runtime's own thread): show them. */
+        struct where_ctx all = {.w = w.w, .leading = true, .max = rep->opt->text_frames};
+        vt_report_frames(rep, input, stack, 0, where_frame, &all);
+        w = all;
+    }
+    vt_stack_end(&w.w, w.hidden, w.tag[0] ? w.tag : NULL);
+    if (w.w.n == 0)
         fputs("(no stack recorded)", out);
+}
+
+/* The main thread (its id is the pid) goes without saying; other threads
+ * are named after the stack, PyTorch's autograd workers as [backward]. */
+static void print_thread(struct vt_report *rep, FILE *out, size_t input, uint64_t thread)
+{
+    const struct vt_reader *r = rep->a->inputs[input].reader;
+    const struct vt_thread_info *t = vt_reader_thread(r, thread);
+    const struct vt_process_info *p = vt_reader_process(r);
+    char buf[64];
+    const char *name = vt_report_thread_name(rep, input, thread, buf, sizeof buf);
+    if (!strncmp(name, "pt_autograd_", 12))
+        fputs("  [backward]", out);
+    else if (!t || !p || t->os_tid != p->pid) {
+        fputs("  [thread ", out);
+        vt_stack_put_clean(out, name);
+        fputc(']', out);
+    }
 }
 
 static void print_sites(struct vt_report *rep, FILE *out, size_t input, const char *indent,
                         const struct vt_site_bytes *top, size_t n)
 {
-    char b[32], t[64];
+    char b[32];
     if (n == 0) {
         fprintf(out, "%s(nothing live)\n", indent);
         return;
     }
-    fprintf(out, "%s%12s %7s  %-16s %s\n", indent, "bytes", "count", "thread", "allocated at");
+    fprintf(out, "%s%12s %7s  %s\n", indent, "bytes", "count", "allocated at");
     for (size_t i = 0; i < n; i++) {
-        const char *thread = vt_report_thread_name(rep, input, top[i].thread, t, sizeof t);
-        fprintf(out, "%s%12s %7" PRIu64 "  %-16s ", indent,
-                vt_format_bytes(top[i].bytes, b, sizeof b), top[i].count, thread);
+        fprintf(out, "%s%12s %7" PRIu64 "  ", indent, vt_format_bytes(top[i].bytes, b, sizeof b),
+                top[i].count);
         print_where(rep, out, input, top[i].stack);
-        if (!strncmp(thread, "pt_autograd_", 12))
-            fputs("  [backward]", out);
+        print_thread(rep, out, input, top[i].thread);
         fputc('\n', out);
     }
 }
@@ -394,12 +448,18 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     }
 }
 
-int vt_report_text(struct vt_report *rep, FILE *out)
+int vt_report_text(struct vt_report *rep, FILE *to)
 {
     const struct vt_analysis *a = rep->a;
     struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
-    if (!top)
+    /* Every line goes through it: stack lines are fitted to the width. */
+    FILE *out = vt_stack_lines_open(to, rep->opt->full_stacks ? 0 : rep->opt->width);
+    if (!top || !out) {
+        free(top);
+        if (out)
+            vt_stack_lines_close(out);
         return 2;
+    }
     fprintf(out, "vramtrace report: %zu process%s, %zu GPU%s\n\n", a->ninputs,
             a->ninputs == 1 ? "" : "es", a->ngpus, a->ngpus == 1 ? "" : "s");
     summary(rep, out);
@@ -430,5 +490,5 @@ int vt_report_text(struct vt_report *rep, FILE *out)
                     rp->unmatched_frees, rp->replaced_allocs, rp->unmatched_pops);
     }
     free(top);
-    return 0;
+    return vt_stack_lines_close(out) ? 2 : 0;
 }

@@ -4,37 +4,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_class.h"
 #include "snapshot_render.h"
+#include "stack_line.h"
 
 #define SEGMENT_ROWS 10
 
 struct where {
-    FILE *out;
-    size_t n, max;
+    struct vt_stack_writer w;
+    size_t max, hidden;
+    bool full;
 };
 
 static void where_frame(void *ctx, const char *file, const char *name, int64_t line)
 {
     struct where *w = ctx;
     /* torch's own Python frames (module.py _call_impl...) say nothing. */
-    if (strstr(file, "/torch/") || strstr(file, "\\torch\\"))
+    struct vt_frame_classifier c = {0};
+    struct vt_frame f = {.function = name, .file = file, .module = "python"};
+    if (!w->full && vt_frame_classify(&c, &f) == VT_FRAME_FRAMEWORK)
         return;
-    if (w->max && w->n >= w->max)
+    if (w->max && w->w.n >= w->max) {
+        w->hidden++;
         return;
-    const char *base = strrchr(file, '/');
-    const char *bs = strrchr(file, '\\');
-    if (bs && (!base || bs > base))
-        base = bs;
-    fprintf(w->out, "%s%s", w->n++ ? " <- " : "", name);
-    if (line)
-        fprintf(w->out, " (%s:%" PRId64 ")", base ? base + 1 : file, line);
+    }
+    vt_stack_frame(&w->w, name, line ? file : NULL, line > 0 ? (uint64_t)line : 0, true);
 }
 
-static void print_where(FILE *out, const struct vt_pickle_value *frames, size_t max)
+/* The frames that explain an allocation (Python first, torch's own left
+ * out), fitted to the line; --full-stacks: every frame recorded. */
+static void print_where(FILE *out, const struct vt_pickle_value *frames,
+                        const struct vt_report_options *opt)
 {
-    struct where w = {out, 0, max};
-    vt_snap_explaining_frames(frames, where_frame, &w);
-    if (w.n == 0)
+    struct where w = {.max = opt->full_stacks ? 0 : opt->text_frames, .full = opt->full_stacks};
+    vt_stack_begin(&w.w, out, !opt->full_stacks);
+    if (opt->full_stacks) {
+        for (size_t i = 0, n = vt_snap_frame_count(frames); i < n; i++) {
+            const char *file, *name;
+            int64_t line;
+            if (vt_snap_frame(frames, i, &file, &name, &line))
+                where_frame(&w, file, name, line);
+        }
+    } else {
+        vt_snap_explaining_frames(frames, where_frame, &w);
+    }
+    vt_stack_end(&w.w, w.hidden, NULL);
+    if (w.w.n == 0)
         fputs("(no Python frames)", out);
 }
 
@@ -127,7 +142,7 @@ static void print_oom(FILE *out, const struct vt_report_options *opt, const stru
         break;
     }
     fputs("    at: ", out);
-    print_where(out, o->ev->frames, opt->text_frames);
+    print_where(out, o->ev->frames, opt);
     fputc('\n', out);
     print_segmap(out, "segments at the failure", &o->map, &o->state);
 }
@@ -167,7 +182,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         if (s->before_window)
             fputs("(allocated before the trace window: stack not recorded)", out);
         else
-            print_where(out, s->frames, opt->text_frames);
+            print_where(out, s->frames, opt);
         if (s->backward)
             fputs("  [backward]", out);
         fputc('\n', out);
@@ -190,8 +205,12 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
 }
 
 int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
-                            FILE *out)
+                            FILE *to)
 {
+    /* Every line goes through it: stack lines are fitted to the width. */
+    FILE *out = vt_stack_lines_open(to, opt->full_stacks ? 0 : opt->width);
+    if (!out)
+        return 2;
     char conf[512];
     vt_alloc_config_format(&a->cfg, conf, sizeof conf);
     fprintf(out, "PyTorch memory snapshot %s: %zu segments, %zu device trace(s)%s\n", a->snap.path,
@@ -203,5 +222,5 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
     for (size_t k = 0; k < a->ndevices; k++)
         if (vt_snap_device_selected(opt, &a->devices[k]))
             print_device(out, opt, &a->devices[k]);
-    return ferror(out) ? 2 : 0;
+    return vt_stack_lines_close(out) ? 2 : 0;
 }

@@ -49,5 +49,13 @@ if ooms and truth:
     run.says("driver: %s free of %s; this process held %s" % (
         format_bytes(t["free"]), format_bytes(t["total"]), format_bytes(t["process_bytes"])))
     run.says("verdict: exhausted")
-    run.says("flatten_dense_tensors_aligned")
+    # The failing call's stack names the function that asked. The failure's
+    # line is too long for a pipe's 100 columns to show more than the
+    # innermost frame (tensor), so it is read at full width.
+    wide = run.text_report("--width", "0")
+    if not any("at: tensor (deepspeed_init_oom.c:" in l and
+               "<- flatten_dense_tensors_aligned (deepspeed_init_oom.c:" in l
+               for l in wide.splitlines()):
+        run.fail("the failure's stack (--width 0) does not read tensor <- "
+                 "flatten_dense_tensors_aligned")
 run.finish()

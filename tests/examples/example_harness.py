@@ -48,6 +48,16 @@ class Run:
         self.fail("the report has no %s ledger for pid %d device %d" % (kind, pid, dev))
         return {"ooms": [], "phases": [], "peak_bytes": None}
 
+    def text_report(self, *options):
+        """`vramtrace report OPTIONS` on the traces, as text (a pipe: 100
+        columns unless --width says otherwise)."""
+        r = subprocess.run([self.vramtrace, "report", *options, self.traces], env=self.env,
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            self.fail("vramtrace report %s exited %d: %s" % (" ".join(options), r.returncode,
+                                                             r.stderr.strip()))
+        return r.stdout
+
     def traced_pids(self):
         return [p["pid"] for p in self.report["processes"]]
 
@@ -134,7 +144,7 @@ def run_example(args, command, env=None, expect_status=0, phase_log=False):
     ledger = Ledger(e["VTSIM_LEDGER"], phantom_bytes=(1 << 20) if args.tamper else 0)
     run = Run(tmp, ledger, json.loads(js.stdout), text.stdout, proc)
     run.phase_log = e.get("VTEXAMPLE_PHASE_LOG")
-    run.vramtrace, run.env = vramtrace, rep_env
+    run.vramtrace, run.traces, run.env = vramtrace, out, rep_env
     errors = schema_errors(run.report)
     if errors:
         run.fail("report --json breaks docs/report.schema.json: %s" % errors)

@@ -193,7 +193,11 @@ static int image_fd(const struct vt_fuzz_image *img, char *path, size_t n)
 
 static void render(const struct vt_analysis *a, const struct vt_fuzz_options *fo)
 {
-    struct vt_report_options opt = {.top = fo->top ? fo->top : 10, .text_frames = fo->frames};
+    /* Stack lines fitted to widths from narrow to none; every frame (no
+     * fitting, no folding) with one frames setting. */
+    struct vt_report_options opt = {.top = fo->top ? fo->top : 10, .text_frames = fo->frames,
+                                    .width = 20u + 16u * (fo->top % 8u),
+                                    .full_stacks = fo->frames == 3};
     opt.sym.disabled = true;
     if (a->ninputs > 0) {
         const struct vt_reader *r = a->inputs[0].reader;

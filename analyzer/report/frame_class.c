@@ -1,0 +1,178 @@
+/*
+ * The one table of frames that are not the program's own (frame_class.h).
+ * A rule matches when each of its patterns that is set matches (fnmatch:
+ * "libcudart.so*", "cuda[A-Z]*"); the first rule that matches decides.
+ */
+#include "frame_class.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+struct frame_rule {
+    enum vt_frame_class cls;
+    const char *module;   /* the module's basename */
+    const char *function; /* as symbolized: plain C, DWARF's name, or mangled C++ */
+    const char *file;     /* the source file's basename; with a '/' or '\\', its path */
+    /* Only directly above (a caller of) a runtime frame of the same
+     * module: the public entry of a statically linked runtime. */
+    bool runtime_entry;
+};
+
+static const struct frame_rule rules[] = {
+    {VT_FRAME_TRACER, "libvramtrace*", NULL, NULL, false},
+
+    /* The CUDA runtime: the shared library, or linked statically into the
+     * program or a library (nvcc's default; NCCL, cuBLAS carry copies). */
+    {VT_FRAME_RUNTIME, "libcudart.so*", NULL, NULL, false},
+    {VT_FRAME_RUNTIME, NULL, "cudart::*", NULL, false},
+    {VT_FRAME_RUNTIME, NULL, "_ZN6cudart*", NULL, false},
+    {VT_FRAME_RUNTIME, NULL, "_ZNK6cudart*", NULL, false},
+    {VT_FRAME_RUNTIME, NULL, "__cudart*", NULL, false},
+    {VT_FRAME_RUNTIME, NULL, "cuda[A-Z]*", NULL, true},
+    /* The simulated runtime of the tests and examples (tests/simdriver/
+     * runtime/), also its private copy inside libprivrt_user.so. */
+    {VT_FRAME_RUNTIME, "libsimcudart.so*", NULL, NULL, false},
+    {VT_FRAME_RUNTIME, NULL, NULL, "simcudart_*.c", false},
+
+    {VT_FRAME_DRIVER, "libcuda.so*", NULL, NULL, false},
+
+    /* PyTorch's CUDA caching allocator (and its cudaMallocAsync backend). */
+    {VT_FRAME_ALLOCATOR, "libc10_cuda.so*", NULL, NULL, false},
+    {VT_FRAME_ALLOCATOR, NULL, "c10::cuda::CUDACachingAllocator::*", NULL, false},
+    {VT_FRAME_ALLOCATOR, NULL, "_ZN3c104cuda20CUDACachingAllocator*", NULL, false},
+    {VT_FRAME_ALLOCATOR, NULL, "_ZNK3c104cuda20CUDACachingAllocator*", NULL, false},
+    {VT_FRAME_ALLOCATOR, NULL, "_ZZN3c104cuda20CUDACachingAllocator*", NULL, false},
+    /* Its model in examples/ (example 2), as the simulated runtime stands in
+     * for libcudart. */
+    {VT_FRAME_ALLOCATOR, NULL, NULL, "caching_allocator.c", false},
+
+    /* PyTorch's own Python code, between the user's and the allocator:
+     * Module._call_impl, functional wrappers. */
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*/torch/*", false},
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\torch\\\\*", false}, /* Windows paths */
+
+    /* libc's start-up of the process and of threads. */
+    {VT_FRAME_STARTUP, NULL, "_start", NULL, false},
+    {VT_FRAME_STARTUP, NULL, "__libc_start_main*", NULL, false},
+    {VT_FRAME_STARTUP, NULL, "__libc_start_call_main", NULL, false},
+    {VT_FRAME_STARTUP, "libc.so*", "start_thread", NULL, false},
+    {VT_FRAME_STARTUP, "libc.so*", "__clone*", NULL, false},
+    {VT_FRAME_STARTUP, "libc.so*", "clone*", NULL, false},
+};
+
+static bool matches(const char *pattern, const char *s)
+{
+    return !pattern || (s && fnmatch(pattern, s, 0) == 0);
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+enum vt_frame_class vt_frame_classify(struct vt_frame_classifier *c, const struct vt_frame *f)
+{
+    enum vt_frame_class cls = VT_FRAME_OWN;
+    const char *base = basename_of(f->file);
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const struct frame_rule *r = &rules[i];
+        if (r->runtime_entry &&
+            (c->inner != VT_FRAME_RUNTIME || !f->module || !c->inner_module ||
+             strcmp(f->module, c->inner_module)))
+            continue;
+        if (matches(r->module, f->module) && matches(r->function, f->function) &&
+            matches(r->file, r->file && strpbrk(r->file, "/\\") ? f->file : base)) {
+            cls = r->cls;
+            break;
+        }
+    }
+    c->inner = cls;
+    c->inner_module = f->module;
+    return cls;
+}
+
+const char *vt_frame_class_name(enum vt_frame_class c)
+{
+    switch (c) {
+    case VT_FRAME_RUNTIME:
+        return "cuda runtime";
+    case VT_FRAME_DRIVER:
+        return "cuda driver";
+    case VT_FRAME_ALLOCATOR:
+        return "allocator";
+    case VT_FRAME_FRAMEWORK:
+        return "pytorch";
+    case VT_FRAME_TRACER:
+        return "tracer";
+    case VT_FRAME_STARTUP:
+        return "libc start-up";
+    default:
+        return NULL;
+    }
+}
+
+bool vt_frame_class_is_api(enum vt_frame_class c)
+{
+    return c == VT_FRAME_RUNTIME || c == VT_FRAME_DRIVER || c == VT_FRAME_ALLOCATOR;
+}
+
+/* The last two names of a mangled nested name (_ZN...E), "A::f"; false if
+ * it is not one this simple reader knows. */
+static bool short_mangled(const char *m, char *buf, size_t n)
+{
+    const char *p = m + 2; /* "_Z" */
+    if (*p == 'Z')         /* a local entity: its enclosing function */
+        p++;
+    const char *name[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    if (*p == 'N') {
+        p++;
+        while (*p == 'K' || *p == 'V' || *p == 'r')
+            p++;
+    }
+    while (*p >= '0' && *p <= '9') {
+        size_t l = 0;
+        while (*p >= '0' && *p <= '9')
+            l = l * 10 + (size_t)(*p++ - '0');
+        if (l == 0 || l > strlen(p))
+            return false;
+        name[0] = name[1], len[0] = len[1];
+        name[1] = p, len[1] = l;
+        p += l;
+    }
+    if (!name[1])
+        return false;
+    if (name[0])
+        snprintf(buf, n, "%.*s::%.*s", (int)len[0], name[0], (int)len[1], name[1]);
+    else
+        snprintf(buf, n, "%.*s", (int)len[1], name[1]);
+    return true;
+}
+
+const char *vt_frame_short_name(const struct vt_frame *f, char *buf, size_t n)
+{
+    const char *fn = f->function;
+    if (!fn || !*fn) {
+        snprintf(buf, n, "%s", f->module ? f->module : "?");
+        return buf;
+    }
+    if (!strncmp(fn, "_Z", 2)) {
+        if (!short_mangled(fn, buf, n))
+            snprintf(buf, n, "%s", f->module ? f->module : fn);
+        return buf;
+    }
+    /* "ns::Class::method(int) const" -> "Class::method" */
+    size_t end = strcspn(fn, "(");
+    const char *start = fn, *last = NULL;
+    for (const char *p = fn; p + 1 < fn + end; p++)
+        if (p[0] == ':' && p[1] == ':') {
+            if (last)
+                start = last + 2;
+            last = p;
+            p++;
+        }
+    snprintf(buf, n, "%.*s", (int)(fn + end - start), start);
+    return buf;
+}

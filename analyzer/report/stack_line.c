@@ -1,0 +1,302 @@
+/*
+ * Stack lines that fit (stack_line.h). The writer marks a stack with
+ * control characters, which no text from a trace can carry (the writer
+ * shows those as '?'):
+ *
+ *   BEGIN name LOC " (file:line)" SHORT ":line" NEXT name ... TAIL hidden TAIL tag END
+ *
+ * and the stream, at the end of each line, keeps as many frames as the
+ * width allows and writes the line without the marks. Lines with stacks
+ * in a row (a table) wait for each other, to be written in one form.
+ */
+#define _GNU_SOURCE /* fopencookie */
+#include "stack_line.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "grow_array.h"
+
+enum {
+    MARK_SHORT = 0x19, /* then the frame's location in the short form */
+    MARK_LOC = 0x1a,   /* then its location: " (file:line)" */
+    MARK_BEGIN = 0x1c, /* the first frame follows */
+    MARK_NEXT = 0x1d,  /* the next frame follows */
+    MARK_TAIL = 0x1e,  /* TAIL hidden TAIL tag */
+    MARK_END = 0x1f,   /* then the rest of the line */
+};
+
+struct span {
+    const char *s;
+    size_t len, cols;
+};
+
+struct frame_span {
+    struct span name, loc[3]; /* by form: " (file:line)", ":line", "" */
+};
+
+enum form { FULL, SHORT, BARE };
+
+struct lines {
+    FILE *to;
+    size_t width;
+    char *line; /* the line being written */
+    size_t len, cap;
+    char *block; /* lines with stacks in a row, waiting for their form */
+    size_t block_len, block_cap;
+    struct frame_span *frames; /* of the line parsed last */
+    size_t frames_cap;
+};
+
+/* A line with a stack, its frames in lines.frames. */
+struct stack_line {
+    struct span prefix, tag, suffix;
+    size_t n, hidden;
+};
+
+/* Columns of UTF-8 text: one per character (wide characters count one). */
+static struct span span_of(const char *s, const char *end)
+{
+    struct span sp = {s, (size_t)(end - s), 0};
+    for (const char *p = s; p < end; p++)
+        sp.cols += ((unsigned char)*p & 0xc0) != 0x80;
+    return sp;
+}
+
+static void put_span(struct lines *l, struct span sp)
+{
+    fwrite(sp.s, 1, sp.len, l->to);
+}
+
+static size_t more_columns(size_t more)
+{
+    char buf[48];
+    return more ? (size_t)snprintf(buf, sizeof buf, " <- ... %zu more", more) : 0;
+}
+
+/* false: no stack on the line (or out of memory). */
+static bool parse(struct lines *l, const char *s, size_t len, struct stack_line *sl)
+{
+    const char *end = s + len;
+    const char *begin = memchr(s, MARK_BEGIN, len);
+    const char *tail = begin ? memchr(begin, MARK_TAIL, (size_t)(end - begin)) : NULL;
+    const char *tail2 = tail ? memchr(tail + 1, MARK_TAIL, (size_t)(end - tail - 1)) : NULL;
+    const char *stop = tail2 ? memchr(tail2 + 1, MARK_END, (size_t)(end - tail2 - 1)) : NULL;
+    if (!stop)
+        return false;
+    size_t n = 0;
+    for (const char *f = begin + 1; f <= tail; n++) {
+        const char *next = memchr(f, MARK_NEXT, (size_t)(tail - f));
+        if (!next)
+            next = tail;
+        if (!vt_grow_array((void **)&l->frames, &l->frames_cap, n + 1, sizeof *l->frames))
+            return false;
+        struct frame_span *fs = &l->frames[n];
+        const char *loc = memchr(f, MARK_LOC, (size_t)(next - f));
+        const char *sh = loc ? memchr(loc, MARK_SHORT, (size_t)(next - loc)) : NULL;
+        fs->name = span_of(f, loc ? loc : next);
+        fs->loc[FULL] = loc ? span_of(loc + 1, sh ? sh : next) : span_of(next, next);
+        fs->loc[SHORT] = sh ? span_of(sh + 1, next) : fs->loc[FULL];
+        fs->loc[BARE] = span_of(next, next);
+        f = next + 1;
+    }
+    sl->n = n;
+    sl->hidden = (size_t)strtoull(tail + 1, NULL, 10);
+    sl->prefix = span_of(s, begin);
+    sl->tag = span_of(tail2 + 1, stop);
+    sl->suffix = span_of(stop + 1, end);
+    return true;
+}
+
+/* The most frames (at least 0) that fit on the line in the form. */
+static size_t frames_that_fit(const struct lines *l, const struct stack_line *sl, enum form form)
+{
+    if (!l->width)
+        return sl->n;
+    size_t fixed = sl->prefix.cols + sl->tag.cols + sl->suffix.cols, used = 0, keep = 0;
+    for (size_t k = 0; k < sl->n; k++) {
+        used += (k ? 4 : 0) + l->frames[k].name.cols + l->frames[k].loc[form].cols;
+        if (fixed + used + more_columns(sl->n - (k + 1) + sl->hidden) <= l->width)
+            keep = k + 1;
+    }
+    return keep;
+}
+
+/* Files kept, unless leaving them out shows more frames. */
+static enum form best_form(const struct lines *l, const struct stack_line *sl)
+{
+    size_t full = frames_that_fit(l, sl, FULL);
+    return full < sl->n && frames_that_fit(l, sl, SHORT) > full ? SHORT : FULL;
+}
+
+/* The line in the form: the frames that fit, at least the first (by its
+ * name alone if it does not fit with its location). */
+static void put_stack_line(struct lines *l, const struct stack_line *sl, enum form form)
+{
+    size_t keep = frames_that_fit(l, sl, form);
+    if (keep == 0)
+        form = BARE, keep = sl->n ? 1 : 0;
+    put_span(l, sl->prefix);
+    for (size_t k = 0; k < keep; k++) {
+        if (k)
+            fputs(" <- ", l->to);
+        put_span(l, l->frames[k].name);
+        put_span(l, l->frames[k].loc[form]);
+    }
+    if (sl->n - keep + sl->hidden)
+        fprintf(l->to, " <- ... %zu more", sl->n - keep + sl->hidden);
+    put_span(l, sl->tag);
+    put_span(l, sl->suffix);
+}
+
+/* Writes the waiting stack lines (a table, usually) in one form: without
+ * files if any of them is better so. */
+static void flush_block(struct lines *l)
+{
+    enum form form = FULL;
+    struct stack_line sl;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < l->block_len;) {
+            const char *s = l->block + i;
+            size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
+            if (!parse(l, s, len, &sl)) {
+                if (pass)
+                    fwrite(s, 1, len + 1, l->to); /* out of memory: as it is */
+            } else if (pass) {
+                put_stack_line(l, &sl, form);
+                fputc('\n', l->to);
+            } else if (best_form(l, &sl) == SHORT) {
+                form = SHORT;
+            }
+            i += len + 1;
+        }
+    l->block_len = 0;
+}
+
+/* A whole line (with its newline): waits in the block if it has a stack. */
+static void end_line(struct lines *l)
+{
+    struct stack_line sl;
+    l->line[l->len++] = '\n';
+    if (parse(l, l->line, l->len - 1, &sl) &&
+        vt_grow_array((void **)&l->block, &l->block_cap, l->block_len + l->len, 1)) {
+        memcpy(l->block + l->block_len, l->line, l->len);
+        l->block_len += l->len;
+    } else {
+        flush_block(l);
+        fwrite(l->line, 1, l->len, l->to);
+    }
+    l->len = 0;
+}
+
+static ssize_t lines_write(void *cookie, const char *buf, size_t size)
+{
+    struct lines *l = cookie;
+    for (size_t i = 0; i < size;) {
+        const char *nl = memchr(buf + i, '\n', size - i);
+        size_t n = nl ? (size_t)(nl - (buf + i)) : size - i;
+        if (!vt_grow_array((void **)&l->line, &l->cap, l->len + n + 1, 1))
+            return 0;
+        memcpy(l->line + l->len, buf + i, n);
+        l->len += n;
+        i += n;
+        if (nl) {
+            end_line(l);
+            i++;
+        }
+    }
+    return ferror(l->to) ? 0 : (ssize_t)size;
+}
+
+static int lines_close(void *cookie)
+{
+    struct lines *l = cookie;
+    struct stack_line sl;
+    flush_block(l);
+    if (l->len && parse(l, l->line, l->len, &sl))
+        put_stack_line(l, &sl, best_form(l, &sl));
+    else if (l->len)
+        fwrite(l->line, 1, l->len, l->to);
+    int status = ferror(l->to) ? EOF : 0;
+    free(l->line);
+    free(l->block);
+    free(l->frames);
+    free(l);
+    return status;
+}
+
+FILE *vt_stack_lines_open(FILE *to, size_t width)
+{
+    struct lines *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->to = to;
+    l->width = width;
+    FILE *f = fopencookie(l, "w", (cookie_io_functions_t){.write = lines_write,
+                                                          .close = lines_close});
+    if (!f)
+        free(l);
+    return f;
+}
+
+int vt_stack_lines_close(FILE *lines)
+{
+    return fclose(lines);
+}
+
+void vt_stack_put_clean(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
+void vt_stack_begin(struct vt_stack_writer *w, FILE *out, bool fit)
+{
+    w->out = out;
+    w->fit = fit;
+    w->n = 0;
+}
+
+void vt_stack_frame(struct vt_stack_writer *w, const char *name, const char *file,
+                    uint64_t line, bool keep_file)
+{
+    if (w->fit)
+        fputc(w->n ? MARK_NEXT : MARK_BEGIN, w->out);
+    else if (w->n)
+        fputs(" <- ", w->out);
+    w->n++;
+    vt_stack_put_clean(w->out, name);
+    if (!file)
+        return;
+    const char *base = strrchr(file, '/');
+    const char *bs = strrchr(file, '\\');
+    if (bs && (!base || bs > base))
+        base = bs;
+    if (w->fit)
+        fputc(MARK_LOC, w->out);
+    fputs(" (", w->out);
+    vt_stack_put_clean(w->out, base ? base + 1 : file);
+    if (line)
+        fprintf(w->out, ":%llu", (unsigned long long)line);
+    fputc(')', w->out);
+    if (w->fit && !keep_file) {
+        fputc(MARK_SHORT, w->out);
+        if (line)
+            fprintf(w->out, ":%llu", (unsigned long long)line);
+    }
+}
+
+void vt_stack_end(struct vt_stack_writer *w, size_t hidden, const char *tag)
+{
+    if (!w->n)
+        return;
+    if (w->fit)
+        fprintf(w->out, "%c%zu%c", MARK_TAIL, hidden, MARK_TAIL);
+    else if (hidden)
+        fprintf(w->out, " <- ... %zu more", hidden);
+    if (tag)
+        vt_stack_put_clean(w->out, tag);
+    if (w->fit)
+        fputc(MARK_END, w->out);
+}
