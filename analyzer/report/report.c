@@ -151,3 +151,32 @@ const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n)
                  l->device);
     return buf;
 }
+
+struct user_frame {
+    struct vt_frame_classifier cls;
+    char *buf;
+    size_t n;
+    bool found;
+};
+
+static void note_user_frame(void *ctx, const struct vt_frame *f)
+{
+    struct user_frame *u = ctx;
+    if (vt_frame_classify(&u->cls, f) != VT_FRAME_OWN || u->found || !f->function)
+        return;
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    if (f->file && f->line)
+        snprintf(u->buf, u->n, "%s (%s:%" PRIu64 ")", f->function, base ? base + 1 : f->file,
+                 (uint64_t)f->line);
+    else
+        snprintf(u->buf, u->n, "%s", f->function);
+    u->found = true;
+}
+
+const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
+                                 size_t n)
+{
+    struct user_frame u = {.buf = buf, .n = n};
+    vt_report_frames(rep, input, stack, 0, note_user_frame, &u);
+    return u.found ? buf : NULL;
+}

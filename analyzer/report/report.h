@@ -64,6 +64,11 @@ typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx);
 
+/* The program's own innermost frame of a stack, "grow_kv_cache
+ * (train.c:175)" (frame_class.h says what is not the program's); NULL if
+ * none is known. */
+const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
+                                 size_t n);
 /* A thread's name ("main", "pt_autograd_0"...) or "thread N". */
 const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
                                   char *buf, size_t n);
@@ -80,8 +85,8 @@ const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, 
                              size_t n);
 /* What to do about a failure, in one or two sentences with its numbers
  * (report_oom.c). */
-const char *vt_oom_next_step(const struct vt_report *rep, const struct vt_oom *o, char *buf,
-                             size_t n);
+const char *vt_oom_next_step(struct vt_report *rep, size_t input, const struct vt_oom *o,
+                             char *buf, size_t n);
 /* How the program saw a failure's code: the runtime's name where a runtime
  * call asked, and the driver's ("cudaErrorMemoryAllocation from
  * CUDA_ERROR_OUT_OF_MEMORY"), or "error N" for a code no list knows. */

@@ -106,7 +106,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                       "never reaches the driver (a PyTorch memory snapshot shows it)");
     vt_json_kv_string(j, "narrative", vt_oom_narrative(o, prev, story, sizeof story));
     vt_json_kv_string(j, "verdict", vt_verdict_name(o->verdict));
-    vt_json_kv_string(j, "next_step", vt_oom_next_step(rep, o, story, sizeof story));
+    vt_json_kv_string(j, "next_step", vt_oom_next_step(rep, input, o, story, sizeof story));
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
     vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
     vt_json_kv_string(j, "label", o->label ? vt_reader_api(r, o->label) : NULL);

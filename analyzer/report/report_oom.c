@@ -92,21 +92,22 @@ static void say_others(struct text *t, const struct vt_report *rep, const struct
     }
 }
 
-const char *vt_oom_next_step(const struct vt_report *rep, const struct vt_oom *o, char *buf,
-                             size_t n)
+const char *vt_oom_next_step(struct vt_report *rep, size_t input, const struct vt_oom *o,
+                             char *buf, size_t n)
 {
     struct text t = {buf, n, 0};
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32], b3[32], site[256];
+    const char *asking = vt_report_user_frame(rep, input, o->stack, site, sizeof site);
     if (n)
         buf[0] = '\0';
     struct vt_oom_numbers num = vt_oom_numbers_of(o);
     uint64_t shortfall = vt_oom_shortfall(&num);
     switch (o->verdict) {
     case VT_VERDICT_LARGER_THAN_DEVICE:
-        say(&t, "no setting makes %s fit on a %s device: split what this call allocates "
+        say(&t, "no setting makes %s fit on a %s device: split what %s allocates "
                 "(smaller batch or sequence, sharding such as ZeRO/FSDP or tensor parallelism), "
                 "or use a GPU with more memory",
-            b(o->requested_bytes, b1), b(o->total_bytes, b2));
+            b(o->requested_bytes, b1), b(o->total_bytes, b2), asking ? asking : "this call");
         break;
     case VT_VERDICT_FRAGMENTED:
         say(&t, "%s was free%s but not in one piece: try "
@@ -131,16 +132,20 @@ const char *vt_oom_next_step(const struct vt_report *rep, const struct vt_oom *o
             b(shortfall, b2), b(shortfall, b3));
         break;
     case VT_VERDICT_OVERSIZED:
-        say(&t, "this one request (%s) is larger than all this process held (%s): make the call "
-                "below ask for less (batch size, sequence length, or split the operation)",
-            b(o->requested_bytes, b1), b(o->process_bytes + num.context_bytes, b2));
+        say(&t, "this one request (%s) is larger than all this process held (%s): make %s ask "
+                "for less (batch size, sequence length, or split the operation)",
+            b(o->requested_bytes, b1), b(o->process_bytes + num.context_bytes, b2),
+            asking ? asking : "the call below");
         break;
     case VT_VERDICT_EXHAUSTED:
         say(&t, "freeing %s of this process's own memory would make it fit", b(shortfall, b1));
-        if (o->ntop)
-            say(&t, "; the largest holder then (first row below) held %s in %" PRIu64
-                    " allocation%s",
-                b(o->top[0].bytes, b2), o->top[0].count, o->top[0].count == 1 ? "" : "s");
+        if (o->ntop) {
+            const char *holder = vt_report_user_frame(rep, input, o->top[0].stack, site,
+                                                      sizeof site);
+            say(&t, "; the largest holder then, %s, held %s in %" PRIu64 " allocation%s",
+                holder ? holder : "the first row below", b(o->top[0].bytes, b2),
+                o->top[0].count, o->top[0].count == 1 ? "" : "s");
+        }
         say(&t, "; with PyTorch: a smaller batch, activation checkpointing, or dropping "
                 "references it no longer needs");
         break;

@@ -344,7 +344,7 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     if (!vt_oom_request_failed(l, first))
         fputs("    the retry succeeded: not counted as out of memory\n", out);
     fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict), verdict_story(o->verdict));
-    fprintf(out, "    next: %s\n", vt_oom_next_step(rep, o, text, sizeof text));
+    fprintf(out, "    next: %s\n", vt_oom_next_step(rep, i, o, text, sizeof text));
     if (o->driver_info)
         fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
                 vt_format_bytes(o->free_bytes, b1, sizeof b1),
@@ -357,7 +357,8 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
     if (o->phase)
         fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));
-    fputs(", at: ", out);
+    /* the stack on a line of its own: its full width for the frames */
+    fputs("\n    at: ", out);
     print_where(rep, out, i, o->stack);
     fputc('\n', out);
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
