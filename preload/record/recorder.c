@@ -181,6 +181,7 @@ static bool may_record(void)
     if (vt_recorder_active())
         return true;
     vt_tb_note_refused();
+    vt_say_held(); /* the first event of a process that does not trace */
     return false;
 }
 
@@ -386,7 +387,7 @@ static bool start_writer(void)
                              R.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
-        vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
+        vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
                R.path);
         return false;
     }
@@ -408,7 +409,7 @@ static void fork_child(void)
     char parent_path[sizeof R.path];
     memcpy(parent_path, R.path, sizeof parent_path);
     if (build_path(true, parent_path) != 0) {
-        vt_say(2, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
+        vt_say(VT_SAY_LATER, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
         R.session = false;
     } else if (!start_writer()) {
         R.session = false;
@@ -431,9 +432,10 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
     bool ok = false;
     R.links = links ? *links : (struct vt_recorder_links){0};
     vt_py_stack_set_lookup(R.links.loader_dlsym);
-    vt_options_parse(&R.opts, env_lookup, NULL, 2);
+    /* Said once the process traces (say.c): never by one without CUDA. */
+    vt_options_parse(&R.opts, env_lookup, NULL, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_VERBOSE])
-        vt_options_print(&R.opts, 2);
+        vt_options_print(&R.opts, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_DISABLE])
         goto out;
     vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
@@ -453,7 +455,7 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
      * program linking the recorder itself (tests) drops a fixed count. */
     R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;
     if (build_path(false, "") != 0) {
-        vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
+        vt_say(VT_SAY_LATER, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
     if (!start_writer())

@@ -274,6 +274,7 @@ static void flush_chunk(void)
  * fare (a small file size limit, a crash). */
 static int create_file(void)
 {
+    vt_say_held(); /* the process traces: what start found is said now */
     if (ensure_open())
         return -1;
     flush_chunk();

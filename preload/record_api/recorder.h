@@ -111,7 +111,12 @@ int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data);
 int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main);
 
 /* One line to fd, the way the tracer says things ("vramtrace: ..."):
- * snprintf into a stack buffer, then one write(). */
+ * snprintf into a stack buffer, then one write(). fd VT_SAY_LATER: held
+ * until the process records its first event (quiet until it traces:
+ * processes that never use CUDA say nothing), then said once. */
+#define VT_SAY_LATER (-2)
 void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Says the held lines, once (the first event of the process). */
+void vt_say_held(void);
 
 #endif
