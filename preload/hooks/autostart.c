@@ -7,7 +7,8 @@
  * The destructor (not atexit) runs from the loader's finalization, after
  * atexit handlers and after the destructors of libraries loaded later (a
  * framework freeing its GPU memory at exit is still recorded). Priority 101:
- * first constructor, last destructor of this library.
+ * first constructor, last destructor of this library. A second copy of the
+ * library in the process starts nothing (single_tracer.c).
  */
 #include "hooks_internal.h"
 
@@ -20,7 +21,8 @@ __attribute__((constructor(101))) static void vt_autostart(void)
         .loader_dlsym = vt_real_dlsym,
         .api_name = vt_api_name,
     };
-    vt_recorder_start(&links);
+    if (vt_single_tracer_claim())
+        vt_recorder_start(&links);
 }
 
 __attribute__((destructor(101))) static void vt_autostop(void)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "recorder.h"
+#include "single_tracer.h"
 
 /* ---- API ids: 0 is "none", then every driver variant, then the runtime
  * entry points that only label. Ids are indexes of every per-variant table. */
