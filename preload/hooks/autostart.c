@@ -20,6 +20,9 @@ __attribute__((constructor(101))) static void vt_autostart(void)
         /* dlsym is ours: CPython's symbols are looked up with glibc's */
         .loader_dlsym = vt_real_dlsym,
         .api_name = vt_api_name,
+        /* sigaction is ours too (signal_hooks.c): the recorder's own
+         * installs go to the C library's */
+        .sigaction = vt_libc_sigaction,
     };
     if (vt_single_tracer_claim())
         vt_recorder_start(&links);

@@ -87,6 +87,11 @@ typedef void *(*vt_dlsym_fn)(void *, const char *);
 #define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 vt_dlsym_fn vt_real_dlsym_fn(void);
 
+/* ---- signals (signal_hooks.c) ---- */
+/* The next sigaction after this library (the C library's). */
+struct sigaction;
+int vt_libc_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* ---- the driver object and its real functions (driver_link.c) ---- */
 /* Adopt the object containing fn as THE driver (first one wins) and resolve
  * every hooked variant and helper from it, once. */

@@ -399,6 +399,7 @@ static bool start_writer(void)
 static void fork_child(void)
 {
     vt_fork_guard_child();
+    vt_fatal_signals_after_fork();
     R.pid = getpid();
     if (!R.session)
         return;
@@ -463,7 +464,7 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
     R.pid = getpid();
     R.session = true;
     pthread_once(&atfork_once, register_atfork);
-    vt_fatal_signals_install();
+    vt_fatal_signals_install(R.links.sigaction);
     ok = true;
 out:
     vt_in_tracer--;
@@ -496,6 +497,19 @@ void vt_record_before_exec(void)
     if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
         return;
     vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
+}
+
+/* How long _exit waits for the final round (as an exec waits). */
+#define VT_EXIT_FLUSH_TIMEOUT_MS 1000
+
+void vt_record_before_exit(void)
+{
+    /* As before exec: a vfork child's _exit (the usual end of a failed
+     * exec) must not touch the parent's recorder. */
+    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+        return;
+    vt_tb_close(); /* other threads' later events are counted as lost */
+    vt_writer_finish(VT_EXIT_FLUSH_TIMEOUT_MS);
 }
 
 const char *vt_recorder_path(void)
