@@ -56,15 +56,7 @@ static _Atomic(void *) exec_real[VT_EXEC_COUNT_];
 
 static void *real_exec(enum vt_exec_id id)
 {
-    void *fn = atomic_load_explicit(&exec_real[id], memory_order_acquire);
-    if (fn == NULL) {
-        vt_in_tracer++;
-        fn = vt_real_dlsym(RTLD_NEXT, exec_names[id]);
-        vt_in_tracer--;
-        if (fn)
-            atomic_store_explicit(&exec_real[id], fn, memory_order_release);
-    }
-    return fn;
+    return vt_next_cached(exec_real, exec_names, id);
 }
 
 /* Resolved when the library is loaded, so that a vfork child never needs

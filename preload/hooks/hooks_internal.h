@@ -82,6 +82,11 @@ int vt_real_dlclose(void *handle);
  * program's and stay for its dlerror(). */
 void *vt_program_dlopen(const char *file, int mode);
 int vt_program_dlclose(void *handle);
+/* The next definition after this library of names[id] (a C library
+ * function the library wraps), looked up once and kept in slots[id]: the
+ * exec family, _exit and the signal family resolve theirs at load, so that
+ * a vfork child never needs the loader. */
+void *vt_next_cached(_Atomic(void *) *slots, const char *const *names, unsigned id);
 /* The glibc dlsym itself (resolved with dlvsym), NULL if unavailable. */
 typedef void *(*vt_dlsym_fn)(void *, const char *);
 #define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))

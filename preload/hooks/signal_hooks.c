@@ -34,18 +34,10 @@ static const char *const hook_names[VT_SIGHOOK_COUNT_] = {
 
 static _Atomic(void *) next_fn[VT_SIGHOOK_COUNT_];
 
-/* The next definition after this library (the C library's), looked up once. */
+/* The next definition after this library (the C library's). */
 static void *next(enum vt_signal_hook_id id)
 {
-    void *fn = atomic_load_explicit(&next_fn[id], memory_order_acquire);
-    if (fn == NULL) {
-        vt_in_tracer++;
-        fn = vt_real_dlsym(RTLD_NEXT, hook_names[id]);
-        vt_in_tracer--;
-        if (fn)
-            atomic_store_explicit(&next_fn[id], fn, memory_order_release);
-    }
-    return fn;
+    return vt_next_cached(next_fn, hook_names, id);
 }
 
 /* Resolved when the library is loaded (a vfork child never needs the

@@ -78,8 +78,8 @@ static struct {
     atomic_uint wake; /* anyone -> writer */
     atomic_uint done; /* writer -> whoever waits for a round */
     atomic_int stop, emergency, modules_changed, failed;
-    atomic_uint emergency_done; /* emergency rounds finished */
-    atomic_uint finished;       /* 1: the final round is written (trailer) */
+    atomic_ullong emergency_done; /* emergency rounds finished */
+    atomic_ullong finished;       /* 1: the final round is written (trailer) */
     /* vt_writer_flush_now: requests made, and the last request a finished
      * round covers (a round started after reading it) */
     atomic_ullong flush_asked, flush_done;
@@ -757,13 +757,16 @@ void vt_writer_stop(void)
 
 /* Waits until *counter reaches target (the writer moves it, then posts
  * W.done), at most timeout_ms, in short slices: a wait can end early (a
- * signal), and the counters are the answer. No lock: signal-safe. */
-static void wait_for_writer(atomic_uint *counter, unsigned target, int timeout_ms)
+ * signal), and the counters are the answer. Gives up when the writer fails
+ * (or, unless waiting for the end, stops). No lock: signal-safe. */
+static void wait_for_writer(atomic_ullong *counter, unsigned long long target, int timeout_ms,
+                            bool until_end)
 {
     uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
     for (;;) {
         unsigned seen = atomic_load(&W.done);
-        if (atomic_load(counter) >= target || atomic_load(&W.failed))
+        if (atomic_load(counter) >= target || atomic_load(&W.failed) ||
+            (!until_end && atomic_load(&W.stop)))
             return;
         uint64_t now = now_ns();
         if (now >= deadline)
@@ -779,16 +782,14 @@ void vt_writer_emergency_flush(int timeout_ms)
         return;
     if (pthread_equal(pthread_self(), W.thread))
         return; /* the writer itself crashed: nobody to flush */
-    unsigned target = atomic_load(&W.emergency_done) + 1;
+    unsigned long long target = atomic_load(&W.emergency_done) + 1;
     atomic_store(&W.emergency, 1);
     vt_writer_wake();
-    wait_for_writer(&W.emergency_done, target, timeout_ms);
+    wait_for_writer(&W.emergency_done, target, timeout_ms, false);
 }
 
-/* Touches no lock, only atomics and two pipes: safe from any context
- * (a signal handler's exec included). Waits in short slices because a
- * concurrent waiter (another exec, the fatal-signal flush) may take the
- * answer byte from the pipe; the counters are the real answer. */
+/* Touches no lock, only atomics and a futex word: safe from any context
+ * (a signal handler's exec included). */
 void vt_writer_flush_now(int timeout_ms)
 {
     if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
@@ -797,18 +798,7 @@ void vt_writer_flush_now(int timeout_ms)
         return; /* the writer itself: nobody else to do the round */
     unsigned long long target = atomic_fetch_add(&W.flush_asked, 1) + 1;
     vt_writer_wake();
-    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    while (atomic_load(&W.flush_done) < target && !atomic_load(&W.failed) &&
-           !atomic_load(&W.stop)) {
-        unsigned seen = atomic_load(&W.done);
-        if (atomic_load(&W.flush_done) >= target)
-            return;
-        uint64_t now = now_ns();
-        if (now >= deadline)
-            return;
-        uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        vt_wake_wait(&W.done, seen, left_ms < 10 ? (int)left_ms : 10);
-    }
+    wait_for_writer(&W.flush_done, target, timeout_ms, false);
 }
 
 void vt_writer_finish(int timeout_ms)
@@ -819,7 +809,7 @@ void vt_writer_finish(int timeout_ms)
         return;
     atomic_store(&W.stop, 1);
     vt_writer_wake();
-    wait_for_writer(&W.finished, 1, timeout_ms);
+    wait_for_writer(&W.finished, 1, timeout_ms, true);
 }
 
 const char *vt_writer_created_path(void)
