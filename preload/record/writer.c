@@ -565,7 +565,10 @@ static void *writer_main(void *arg)
     flush_chunk();
     vt_fork_guard_leave();
 
-    unsigned seen = atomic_load(&W.wake);
+    /* 0: the value before this thread existed (vt_writer_start), so that a
+     * wake-up posted while it was starting - a stop, by a process that
+     * exits at once - ends the first wait at once. */
+    unsigned seen = 0;
     while (!atomic_load(&W.failed)) {
         vt_wake_wait(&W.wake, seen, poll_timeout_ms());
         seen = atomic_load(&W.wake);
@@ -686,6 +689,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     snprintf(W.path, sizeof W.path, "%s", path);
     W.flush_ms = flush_ms;
     atomic_store(&W.stop, 0);
+    atomic_store(&W.wake, 0); /* writer_main's first wait compares with 0 */
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
