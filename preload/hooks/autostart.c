@@ -24,8 +24,10 @@ __attribute__((constructor(101))) static void vt_autostart(void)
          * installs go to the C library's */
         .sigaction = vt_libc_sigaction,
     };
-    if (vt_single_tracer_claim())
+    if (vt_single_tracer_claim()) {
         vt_recorder_start(&links);
+        vt_signal_hooks_arm();
+    }
 }
 
 __attribute__((destructor(101))) static void vt_autostop(void)

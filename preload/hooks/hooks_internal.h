@@ -96,6 +96,9 @@ vt_dlsym_fn vt_real_dlsym_fn(void);
 /* The next sigaction after this library (the C library's). */
 struct sigaction;
 int vt_libc_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The recorder has started: from now on the fatal signals' dispositions
+ * are its view (vt_record_sigaction). */
+void vt_signal_hooks_arm(void);
 
 /* ---- the driver object and its real functions (driver_link.c) ---- */
 /* Adopt the object containing fn as THE driver (first one wins) and resolve

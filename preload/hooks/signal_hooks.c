@@ -33,6 +33,30 @@ static const char *const hook_names[VT_SIGHOOK_COUNT_] = {
 };
 
 static _Atomic(void *) next_fn[VT_SIGHOOK_COUNT_];
+/* Set once the recorder has started (autostart.c): before, there is no
+ * view to keep, and a sanitizer runtime calls sigaction while it is not
+ * yet initialised - that path (sigaction_via) must not run instrumented
+ * code, as for dlsym (VT_NO_SANITIZE, hooks_internal.h). */
+static atomic_bool armed;
+
+void vt_signal_hooks_arm(void)
+{
+    atomic_store(&armed, true);
+}
+
+/* next(), without instrumentation and without the recursion guard: the
+ * C library's dlsym answers RTLD_NEXT relative to its caller, us. */
+VT_NO_SANITIZE static void *next_uninstrumented(enum vt_signal_hook_id id)
+{
+    void *fn = atomic_load_explicit(&next_fn[id], memory_order_acquire);
+    if (fn == NULL) {
+        vt_dlsym_fn real_dlsym = vt_real_dlsym_fn();
+        fn = real_dlsym ? real_dlsym(RTLD_NEXT, hook_names[id]) : NULL;
+        if (fn)
+            atomic_store_explicit(&next_fn[id], fn, memory_order_release);
+    }
+    return fn;
+}
 
 /* The next definition after this library (the C library's). */
 static void *next(enum vt_signal_hook_id id)
@@ -61,13 +85,14 @@ int vt_libc_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
     return real(sig, act, old);
 }
 
-static int sigaction_via(enum vt_signal_hook_id id, int sig, const struct sigaction *act,
-                         struct sigaction *old)
+VT_NO_SANITIZE static int sigaction_via(enum vt_signal_hook_id id, int sig,
+                                        const struct sigaction *act, struct sigaction *old)
 {
     int rc;
-    if (vt_record_sigaction(sig, act, old, &rc))
+    if (atomic_load_explicit(&armed, memory_order_acquire) &&
+        vt_record_sigaction(sig, act, old, &rc))
         return rc;
-    vt_sigaction_fn real = (vt_sigaction_fn)next(id);
+    vt_sigaction_fn real = (vt_sigaction_fn)next_uninstrumented(id);
     if (real == NULL) {
         errno = ENOSYS;
         return -1;
@@ -75,13 +100,15 @@ static int sigaction_via(enum vt_signal_hook_id id, int sig, const struct sigact
     return real(sig, act, old);
 }
 
-VT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+VT_NO_SANITIZE VT_EXPORT int sigaction(int sig, const struct sigaction *act,
+                                        struct sigaction *old)
 {
     return sigaction_via(VT_SIGHOOK_sigaction, sig, act, old);
 }
 
 VT_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-VT_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+VT_NO_SANITIZE VT_EXPORT int __sigaction(int sig, const struct sigaction *act,
+                                          struct sigaction *old)
 {
     return sigaction_via(VT_SIGHOOK___sigaction, sig, act, old);
 }
