@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <glob.h>
@@ -357,19 +358,35 @@ int vt_cmd_run(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &sa, &old[i]);
     fflush(NULL);
+    /* Closed by a successful exec: a byte before EOF means the command never
+     * ran, and then there is nothing to list and no hint to give. */
+    int ran[2];
+    if (pipe2(ran, O_CLOEXEC) != 0) {
+        perror("vramtrace run: pipe");
+        return 2;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         perror("vramtrace run: fork");
         return 2;
     }
     if (pid == 0) {
+        close(ran[0]);
         for (int i = 0; i < 4; i++)
             sigaction(sigs[i], &old[i], NULL);
         execvp(argv[optind], argv + optind);
         int e = errno;
         fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[optind], strerror(e));
+        ssize_t ignored = write(ran[1], "x", 1);
+        (void)ignored;
         _exit(e == ENOENT ? 127 : 126);
     }
+    close(ran[1]);
+    char failed;
+    ssize_t got;
+    while ((got = read(ran[0], &failed, 1)) < 0 && errno == EINTR)
+        ;
+    close(ran[0]);
     child_pid = pid;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
@@ -381,7 +398,8 @@ int vt_cmd_run(int argc, char **argv)
     child_pid = 0;
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
-    list_traces(tmpl, pid, &start, quiet);
+    if (got != 1)
+        list_traces(tmpl, pid, &start, quiet);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

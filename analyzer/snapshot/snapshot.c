@@ -1,9 +1,13 @@
 /* Loading a memory snapshot pickle into the structures of snapshot.h. */
+#define _GNU_SOURCE
 #include "snapshot.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *vt_snap_action_name(enum vt_snap_action a)
 {
@@ -28,14 +32,18 @@ static enum vt_snap_action parse_action(const char *s)
     return VT_SNAP_UNKNOWN_ACTION;
 }
 
+/* Only a regular file can be a snapshot. Opened without blocking (a FIFO
+ * without a writer, a device) and its type checked before any read. */
 bool vt_snap_is_pickle(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
         return false;
-    int c = fgetc(f);
-    fclose(f);
-    return c == 0x80;
+    struct stat st;
+    unsigned char c = 0;
+    bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, &c, 1) == 1 && c == 0x80;
+    close(fd);
+    return yes;
 }
 
 static int bad(char *err, size_t errlen, const char *path, const struct vt_pickle_value *v,

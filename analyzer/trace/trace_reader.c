@@ -294,7 +294,10 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
         }
         return -1;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO without a writer (or a device) must not
+     * block before its type is known; only a regular file is read, and
+     * O_NONBLOCK means nothing to one. */
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
     if (r->fd < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (err) {

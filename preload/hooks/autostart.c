@@ -7,7 +7,8 @@
  * The destructor (not atexit) runs from the loader's finalization, after
  * atexit handlers and after the destructors of libraries loaded later (a
  * framework freeing its GPU memory at exit is still recorded). Priority 101:
- * first constructor, last destructor of this library.
+ * first constructor, last destructor of this library. A second copy of the
+ * library in the process starts nothing (single_tracer.c).
  */
 #include "hooks_internal.h"
 
@@ -19,8 +20,14 @@ __attribute__((constructor(101))) static void vt_autostart(void)
         /* dlsym is ours: CPython's symbols are looked up with glibc's */
         .loader_dlsym = vt_real_dlsym,
         .api_name = vt_api_name,
+        /* sigaction is ours too (signal_hooks.c): the recorder's own
+         * installs go to the C library's */
+        .sigaction = vt_libc_sigaction,
     };
-    vt_recorder_start(&links);
+    if (vt_single_tracer_claim()) {
+        vt_recorder_start(&links);
+        vt_signal_hooks_arm();
+    }
 }
 
 __attribute__((destructor(101))) static void vt_autostop(void)

@@ -44,7 +44,7 @@ void *vt_dlsym_impl(void *handle, const char *name)
     if (real == NULL)
         return NULL;
     void *found = real(handle, name);
-    if (found == NULL || vt_in_tracer)
+    if (found == NULL || vt_in_tracer || vt_stepped_aside())
         return found;
     unsigned api = vt_hook_by_name(name);
     if (api == 0 || found == vt_hooks[api].exported || found == vt_hooks[api].internal)

@@ -1,7 +1,11 @@
 /*
- * The exec family: an exec replaces the process image without running a
- * destructor, so without these the events of the last flush interval would
- * be lost. Each wrapper has the trace written first (vt_record_before_exec:
+ * The exec family, and _exit: an exec replaces the process image, and
+ * _exit and _Exit end it, without running a destructor, so without these
+ * the events of the last flush interval would be lost. _exit and _Exit
+ * (a crash handler's usual end, a forked worker's) have the trace finished
+ * as at exit first (vt_record_before_exit: the last events, the trailer;
+ * bounded, signal-safe), then end the process; the C library's own exit()
+ * reaches its _exit internally, after our destructor, not through here. Each wrapper has the trace written first (vt_record_before_exec:
  * one writer round, waited for a bounded time, no lock taken), then calls
  * the real function: same arguments, its result and errno unchanged. If the
  * exec fails, tracing simply goes on. The new image starts its own trace
@@ -28,10 +32,12 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define VT_EXEC_FUNCTIONS(X) \
-    X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(execveat)
+    X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(execveat) X(_exit) X(_Exit)
 
 enum vt_exec_id {
 #define VT_EXEC_ENUM(name) VT_EXEC_##name,
@@ -50,15 +56,7 @@ static _Atomic(void *) exec_real[VT_EXEC_COUNT_];
 
 static void *real_exec(enum vt_exec_id id)
 {
-    void *fn = atomic_load_explicit(&exec_real[id], memory_order_acquire);
-    if (fn == NULL) {
-        vt_in_tracer++;
-        fn = vt_real_dlsym(RTLD_NEXT, exec_names[id]);
-        vt_in_tracer--;
-        if (fn)
-            atomic_store_explicit(&exec_real[id], fn, memory_order_release);
-    }
-    return fn;
+    return vt_next_cached(exec_real, exec_names, id);
 }
 
 /* Resolved when the library is loaded, so that a vfork child never needs
@@ -208,4 +206,28 @@ VT_EXPORT int execle(const char *path, const char *arg, ... /*, NULL, envp */)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return exec_ve(path, argv, envp);
+}
+
+typedef void (*exit_fn)(int);
+
+static _Noreturn void end_process(enum vt_exec_id id, int status)
+{
+    int saved = errno;
+    vt_record_before_exit();
+    errno = saved;
+    exit_fn real = (exit_fn)real_exec(id);
+    if (real)
+        real(status);
+    syscall(SYS_exit_group, status); /* no C library after us: the system's */
+    __builtin_unreachable();
+}
+
+VT_EXPORT void _exit(int status)
+{
+    end_process(VT_EXEC__exit, status);
+}
+
+VT_EXPORT void _Exit(int status)
+{
+    end_process(VT_EXEC__Exit, status);
 }

@@ -15,7 +15,7 @@
 void vt_on_get_proc_address(CUresult rc, const char *symbol, void **pfn)
 {
     (void)symbol;
-    if (rc != CUDA_SUCCESS || pfn == NULL || *pfn == NULL)
+    if (rc != CUDA_SUCCESS || pfn == NULL || *pfn == NULL || vt_stepped_aside())
         return;
     vt_in_tracer++;
     vt_driver_attach_from(*pfn);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "recorder.h"
+#include "single_tracer.h"
 
 /* ---- API ids: 0 is "none", then every driver variant, then the runtime
  * entry points that only label. Ids are indexes of every per-variant table. */
@@ -81,10 +82,23 @@ int vt_real_dlclose(void *handle);
  * program's and stay for its dlerror(). */
 void *vt_program_dlopen(const char *file, int mode);
 int vt_program_dlclose(void *handle);
+/* The next definition after this library of names[id] (a C library
+ * function the library wraps), looked up once and kept in slots[id]: the
+ * exec family, _exit and the signal family resolve theirs at load, so that
+ * a vfork child never needs the loader. */
+void *vt_next_cached(_Atomic(void *) *slots, const char *const *names, unsigned id);
 /* The glibc dlsym itself (resolved with dlvsym), NULL if unavailable. */
 typedef void *(*vt_dlsym_fn)(void *, const char *);
 #define VT_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 vt_dlsym_fn vt_real_dlsym_fn(void);
+
+/* ---- signals (signal_hooks.c) ---- */
+/* The next sigaction after this library (the C library's). */
+struct sigaction;
+int vt_libc_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The recorder has started: from now on the fatal signals' dispositions
+ * are its view (vt_record_sigaction). */
+void vt_signal_hooks_arm(void);
 
 /* ---- the driver object and its real functions (driver_link.c) ---- */
 /* Adopt the object containing fn as THE driver (first one wins) and resolve

@@ -20,6 +20,7 @@
 #include <wchar.h>
 
 #include "recorder.h"
+#include "single_tracer.h"
 
 /* What NVTX calls a domain or a registered string is ours to define. */
 struct nvtxDomainRegistration_st {
@@ -320,9 +321,19 @@ static int initialize(NvtxGetExportTableFunc_t get_export_table)
     return 1;
 }
 
+int vt_nvtx_initialize(const void *(*get_export_table)(uint32_t id))
+{
+    return initialize(get_export_table);
+}
+
 VT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
 VT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
+    /* NVTX_INJECTION64_PATH may name a copy that stepped aside: the ranges
+     * go to the copy that traces (single_tracer.c). */
+    const struct vt_claim *owner = vt_owner_claim();
+    if (owner)
+        return owner->nvtx_initialize ? owner->nvtx_initialize(get_export_table) : 0;
     return initialize(get_export_table);
 }
 

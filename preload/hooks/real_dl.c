@@ -108,3 +108,16 @@ int vt_real_dlclose(void *handle)
         forget_our_error();
     return rc;
 }
+
+void *vt_next_cached(_Atomic(void *) *slots, const char *const *names, unsigned id)
+{
+    void *fn = atomic_load_explicit(&slots[id], memory_order_acquire);
+    if (fn == NULL) {
+        vt_in_tracer++;
+        fn = vt_real_dlsym(RTLD_NEXT, names[id]);
+        vt_in_tracer--;
+        if (fn)
+            atomic_store_explicit(&slots[id], fn, memory_order_release);
+    }
+    return fn;
+}

@@ -53,7 +53,7 @@ void vt_clock_setup(const char *choice, bool verbose)
         choice = "auto";
     bool force = !strcmp(choice, "tsc");
     if (!force && strcmp(choice, "auto") && strcmp(choice, "monotonic")) {
-        vt_say(2, "vramtrace: VRAMTRACE_CLOCK=%s is not auto, tsc or monotonic; using auto\n",
+        vt_say(VT_SAY_LATER, "vramtrace: VRAMTRACE_CLOCK=%s is not auto, tsc or monotonic; using auto\n",
                choice);
         choice = "auto";
     }
@@ -63,7 +63,7 @@ void vt_clock_setup(const char *choice, bool verbose)
               (force || !strcmp(source, "tsc"));
     atomic_store(&vt_clock_tsc, on);
     if (verbose)
-        vt_say(2, "vramtrace: clock %s (VRAMTRACE_CLOCK=%s, kernel clocksource %s)\n",
+        vt_say(VT_SAY_LATER, "vramtrace: clock %s (VRAMTRACE_CLOCK=%s, kernel clocksource %s)\n",
                vt_clock_name(), choice, source[0] ? source : "unknown");
 }
 

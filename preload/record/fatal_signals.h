@@ -1,11 +1,17 @@
 /*
  * Fatal signals: flush what was recorded before the process dies, then let
- * the signal do exactly what it would have done without the tracer.
+ * the signal do exactly what it would have done without the tracer - while
+ * the program sees its own dispositions only (fatal_signals.c).
  */
 #ifndef VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 #define VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 
-/* Installs the handlers where the disposition is not ours already. */
-void vt_fatal_signals_install(void);
+#include "recorder_control.h" /* vt_sigaction_fn */
+
+/* Installs the handlers, once per process; real is the C library's
+ * sigaction (NULL: sigaction itself, when no hook defines it). */
+void vt_fatal_signals_install(vt_sigaction_fn real);
+/* In a forked child (atfork): the view is this process's now. */
+void vt_fatal_signals_after_fork(void);
 
 #endif

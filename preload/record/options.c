@@ -2,7 +2,6 @@
 #include "options.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,30 +23,6 @@ static const struct option_spec specs[VT_OPTION_COUNT_] = {
     VT_OPTION_LIST(VT_OPTION_SPEC)
 #undef VT_OPTION_SPEC
 };
-
-void vt_say(int fd, const char *fmt, ...)
-{
-    if (fd < 0)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    const char *p = line;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        len -= (size_t)w;
-    }
-}
 
 static bool parse_number(const char *text, enum vt_option_kind kind, uint64_t min,
                          uint64_t max, uint64_t *out)

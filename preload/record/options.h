@@ -75,7 +75,7 @@ int vt_expand_path(const char *tmpl, const struct vt_path_facts *f, char *out, s
  * PMI_RANK, SLURM_PROCID, first set wins), or NULL. */
 const char *vt_rank_from_env(vt_env_lookup lookup, void *ctx);
 
-/* vt_say, the tracer's one-line output, is defined in options.c and
- * declared in recorder.h (the hooks use it too). */
+/* vt_say, the tracer's one-line output, is defined in say.c and declared
+ * in recorder.h (the hooks use it too). */
 
 #endif

@@ -181,6 +181,7 @@ static bool may_record(void)
     if (vt_recorder_active())
         return true;
     vt_tb_note_refused();
+    vt_say_held(); /* the first event of a process that does not trace */
     return false;
 }
 
@@ -386,7 +387,7 @@ static bool start_writer(void)
                              R.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
-        vt_say(2, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
+        vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
                R.path);
         return false;
     }
@@ -398,6 +399,7 @@ static bool start_writer(void)
 static void fork_child(void)
 {
     vt_fork_guard_child();
+    vt_fatal_signals_after_fork();
     R.pid = getpid();
     if (!R.session)
         return;
@@ -408,7 +410,7 @@ static void fork_child(void)
     char parent_path[sizeof R.path];
     memcpy(parent_path, R.path, sizeof parent_path);
     if (build_path(true, parent_path) != 0) {
-        vt_say(2, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
+        vt_say(VT_SAY_LATER, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
         R.session = false;
     } else if (!start_writer()) {
         R.session = false;
@@ -431,9 +433,10 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
     bool ok = false;
     R.links = links ? *links : (struct vt_recorder_links){0};
     vt_py_stack_set_lookup(R.links.loader_dlsym);
-    vt_options_parse(&R.opts, env_lookup, NULL, 2);
+    /* Said once the process traces (say.c): never by one without CUDA. */
+    vt_options_parse(&R.opts, env_lookup, NULL, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_VERBOSE])
-        vt_options_print(&R.opts, 2);
+        vt_options_print(&R.opts, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_DISABLE])
         goto out;
     vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
@@ -453,7 +456,7 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
      * program linking the recorder itself (tests) drops a fixed count. */
     R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;
     if (build_path(false, "") != 0) {
-        vt_say(2, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
+        vt_say(VT_SAY_LATER, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
     if (!start_writer())
@@ -461,7 +464,7 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
     R.pid = getpid();
     R.session = true;
     pthread_once(&atfork_once, register_atfork);
-    vt_fatal_signals_install();
+    vt_fatal_signals_install(R.links.sigaction);
     ok = true;
 out:
     vt_in_tracer--;
@@ -494,6 +497,19 @@ void vt_record_before_exec(void)
     if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
         return;
     vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
+}
+
+/* How long _exit waits for the final round (as an exec waits). */
+#define VT_EXIT_FLUSH_TIMEOUT_MS 1000
+
+void vt_record_before_exit(void)
+{
+    /* As before exec: a vfork child's _exit (the usual end of a failed
+     * exec) must not touch the parent's recorder. */
+    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+        return;
+    vt_tb_close(); /* other threads' later events are counted as lost */
+    vt_writer_finish(VT_EXIT_FLUSH_TIMEOUT_MS);
 }
 
 const char *vt_recorder_path(void)

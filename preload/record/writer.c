@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -34,18 +33,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "event_clock.h"
 #include "fork_guard.h"
 #include "modules.h"
+#include "private_fd.h"
 #include "python_codes.h"
 #include "recorder.h"
 #include "stack_trie.h"
 #include "string_table.h"
 #include "thread_buffer.h"
 #include "trace_file.h"
+#include "wake_word.h"
 
 /* A chunk is written when its records reach this size, or when its oldest
  * record has waited flush_ms, whichever comes first. Not at every round:
@@ -62,6 +64,9 @@
 
 static struct {
     int fd;
+    struct vt_fd_identity fd_id; /* what fd must still be before a write */
+    bool header_written;     /* the file holds a readable trace (preamble,
+                              * first chunk): from then on it is kept */
     char path[4096];         /* the name asked for; then the one created */
     char created_path[4096]; /* published by `created` for other threads */
     atomic_int created;
@@ -69,9 +74,12 @@ static struct {
     uint64_t flush_ms;
     pthread_t thread;
     bool running;
-    int wake_rd, wake_wr; /* anyone -> writer */
-    int done_rd, done_wr; /* writer -> emergency flush waiter */
+    /* No descriptors (wake_word.h): */
+    atomic_uint wake; /* anyone -> writer */
+    atomic_uint done; /* writer -> whoever waits for a round */
     atomic_int stop, emergency, modules_changed, failed;
+    atomic_ullong emergency_done; /* emergency rounds finished */
+    atomic_ullong finished;       /* 1: the final round is written (trailer) */
     /* vt_writer_flush_now: requests made, and the last request a finished
      * round covers (a round started after reading it) */
     atomic_ullong flush_asked, flush_done;
@@ -96,7 +104,7 @@ static struct {
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
-} W = {.fd = -1, .wake_rd = -1, .wake_wr = -1, .done_rd = -1, .done_wr = -1};
+} W = {.fd = -1};
 
 static uint64_t now_ns(void)
 {
@@ -144,11 +152,24 @@ static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
 static void stop_recording(void)
 {
     atomic_store(&vt_tb_active, 0);
-    if (W.fd >= 0)
+    if (W.fd >= 0 && vt_fd_still_ours(W.fd, &W.fd_id))
         close(W.fd);
     W.fd = -1;
     vt_tb_for_each(discard_buffer, NULL);
     vt_tb_trim_pool();
+}
+
+/* A trace that could not even start (its preamble and first chunk not
+ * written: a full disk, a file size limit) is no trace: the file created
+ * for it goes, if it still is ours. Nothing is left behind that the user
+ * did not get a trace from. */
+static void remove_unstarted(void)
+{
+    struct stat st;
+    if (W.header_written || !atomic_load(&W.created))
+        return;
+    if (lstat(W.created_path, &st) == 0 && st.st_dev == W.fd_id.dev && st.st_ino == W.fd_id.ino)
+        unlink(W.created_path);
 }
 
 /* The trace cannot be written: say so once, stop recording. */
@@ -159,6 +180,19 @@ static void fail(int err)
     vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
            W.path, strerror(err));
     stop_recording();
+    remove_unstarted();
+}
+
+/* Writes to the trace's descriptor, which the program may have closed and
+ * even reused (private_fd.h): checked first, once per write (a chunk), and
+ * never a byte into a descriptor that is not the file any more. */
+static int write_trace(const uint8_t *p, size_t len)
+{
+    if (!vt_fd_still_ours(W.fd, &W.fd_id)) {
+        W.fd = -1; /* not ours: never closed, never written */
+        return EBADF;
+    }
+    return write_all(W.fd, p, len);
 }
 
 /* Every process creates its file when it has its first event: a process
@@ -174,6 +208,15 @@ static int ensure_open(void)
     char actual[sizeof W.path];
     unsigned alternatives;
     int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives);
+    if (fd >= 0) {
+        fd = vt_fd_move_high(fd, &W.fd_id);
+        if (fd < 0) {
+            int err = errno;
+            unlink(actual); /* created just now, empty */
+            fail(err);
+            return -1;
+        }
+    }
     if (fd < 0) {
         int err = errno;
         if (alternatives > 0) {
@@ -198,7 +241,7 @@ static int ensure_open(void)
     W.fd = fd;
     uint8_t preamble[VT_PREAMBLE_SIZE];
     vt_encode_preamble(preamble, W.enc.time_unit_ns);
-    int err = write_all(W.fd, preamble, sizeof preamble);
+    int err = write_trace(preamble, sizeof preamble);
     if (err) {
         fail(err);
         return -1;
@@ -214,11 +257,12 @@ static void flush_chunk(void)
         fail(ENOMEM);
         return;
     }
-    int err = write_all(W.fd, W.frame.data, W.frame.len);
+    int err = write_trace(W.frame.data, W.frame.len);
     if (err) {
         fail(err);
         return;
     }
+    W.header_written = true;
     W.chunks++;
     vt_encoder_begin_chunk(&W.enc);
     W.chunk_due_ns = UINT64_MAX;
@@ -230,6 +274,7 @@ static void flush_chunk(void)
  * fare (a small file size limit, a crash). */
 static int create_file(void)
 {
+    vt_say_held(); /* the process traces: what start found is said now */
     if (ensure_open())
         return -1;
     flush_chunk();
@@ -506,13 +551,6 @@ static void refresh_modules(bool force)
     vt_modules_refresh(&W.modules, force || changed, on_module, NULL);
 }
 
-static void drain_pipe(int fd)
-{
-    char buf[64];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
-}
-
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -521,23 +559,26 @@ static void *writer_main(void *arg)
     /* The process record was encoded by vt_writer_start; the module map
      * follows it in the first chunk, written with the first event. */
     /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
-     * happens only while this thread waits in poll, holding nothing. */
+     * happens only while this thread waits for work, holding nothing. */
     vt_fork_guard_enter();
     refresh_modules(true);
     flush_chunk();
     vt_fork_guard_leave();
 
+    /* 0: the value before this thread existed (vt_writer_start), so that a
+     * wake-up posted while it was starting - a stop, by a process that
+     * exits at once - ends the first wait at once. */
+    unsigned seen = 0;
     while (!atomic_load(&W.failed)) {
-        struct pollfd p = {.fd = W.wake_rd, .events = POLLIN};
-        poll(&p, 1, poll_timeout_ms());
-        drain_pipe(W.wake_rd);
+        vt_wake_wait(&W.wake, seen, poll_timeout_ms());
+        seen = atomic_load(&W.wake);
         if (atomic_load(&W.stop))
             break;
         vt_fork_guard_enter();
         if (atomic_exchange(&W.emergency, 0)) {
             run_round(true, true, true);
-            ssize_t ignored = write(W.done_wr, "d", 1);
-            (void)ignored;
+            atomic_fetch_add(&W.emergency_done, 1);
+            vt_wake_post(&W.done);
         } else {
             /* Read before the round's cutoff is taken: every event of a
              * thread that asked (stamped before it asked) is <= cutoff. */
@@ -546,8 +587,7 @@ static void *writer_main(void *arg)
             run_round(false, false, asked != atomic_load(&W.flush_done));
             if (asked != atomic_load(&W.flush_done)) {
                 atomic_store(&W.flush_done, asked);
-                ssize_t ignored = write(W.done_wr, "d", 1);
-                (void)ignored;
+                vt_wake_post(&W.done);
             }
         }
         vt_fork_guard_leave();
@@ -575,27 +615,20 @@ static void *writer_main(void *arg)
             W.fd = -1;
         }
     }
+    atomic_store(&W.finished, 1);
+    vt_wake_post(&W.done);
     vt_fork_guard_leave();
     return NULL;
 }
 
 /* ---- control ---- */
 
-static int make_pipe(int *rd, int *wr)
+/* The trace's descriptor, closed only while it is still the file. */
+static void close_trace_fd(void)
 {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-        return -1;
-    *rd = fds[0];
-    *wr = fds[1];
-    return 0;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
+    if (W.fd >= 0 && vt_fd_still_ours(W.fd, &W.fd_id))
+        close(W.fd);
+    W.fd = -1;
 }
 
 static void free_state(void)
@@ -649,15 +682,18 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
 {
     W.fd = -1;
+    W.header_written = false;
     W.verbose = verbose;
     W.api_name = api_name;
     atomic_store(&W.created, 0);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.flush_ms = flush_ms;
     atomic_store(&W.stop, 0);
+    atomic_store(&W.wake, 0); /* writer_main's first wait compares with 0 */
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
+    atomic_store(&W.finished, 0);
     atomic_store(&W.flush_asked, 0);
     atomic_store(&W.flush_done, 0);
     W.events = W.chunks = W.lost_reported = 0;
@@ -678,10 +714,6 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     if (!W.cctx)
         goto fail_state;
     vt_encode_process(&W.enc, facts);
-    if (make_pipe(&W.wake_rd, &W.wake_wr))
-        goto fail_state;
-    if (make_pipe(&W.done_rd, &W.done_wr))
-        goto fail_pipes;
 
     /* The writer must never take a signal meant for the program (nor
      * SIGXFSZ: with it blocked, a too-large file is an EFBIG from write). */
@@ -692,17 +724,12 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        goto fail_pipes;
+        goto fail_state;
     wait_until_started();
     W.running = true;
     vt_tb_wake_writer = wake_from_hook;
     return 0;
 
-fail_pipes:
-    close_fd(&W.wake_rd);
-    close_fd(&W.wake_wr);
-    close_fd(&W.done_rd);
-    close_fd(&W.done_wr);
 fail_state:
     free_state();
     W.fd = -1;
@@ -711,10 +738,7 @@ fail_state:
 
 void vt_writer_wake(void)
 {
-    if (W.wake_wr >= 0) {
-        ssize_t ignored = write(W.wake_wr, "w", 1); /* a full pipe is awake enough */
-        (void)ignored;
-    }
+    vt_wake_post(&W.wake);
 }
 
 void vt_writer_modules_changed(void)
@@ -731,12 +755,29 @@ void vt_writer_stop(void)
     pthread_join(W.thread, NULL);
     W.running = false;
     vt_tb_wake_writer = NULL;
-    close_fd(&W.fd);
-    close_fd(&W.wake_rd);
-    close_fd(&W.wake_wr);
-    close_fd(&W.done_rd);
-    close_fd(&W.done_wr);
+    close_trace_fd();
     free_state();
+}
+
+/* Waits until *counter reaches target (the writer moves it, then posts
+ * W.done), at most timeout_ms, in short slices: a wait can end early (a
+ * signal), and the counters are the answer. Gives up when the writer fails
+ * (or, unless waiting for the end, stops). No lock: signal-safe. */
+static void wait_for_writer(atomic_ullong *counter, unsigned long long target, int timeout_ms,
+                            bool until_end)
+{
+    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    for (;;) {
+        unsigned seen = atomic_load(&W.done);
+        if (atomic_load(counter) >= target || atomic_load(&W.failed) ||
+            (!until_end && atomic_load(&W.stop)))
+            return;
+        uint64_t now = now_ns();
+        if (now >= deadline)
+            return;
+        uint64_t left_ms = (deadline - now + 999999) / 1000000;
+        vt_wake_wait(&W.done, seen, left_ms < 10 ? (int)left_ms : 10);
+    }
 }
 
 void vt_writer_emergency_flush(int timeout_ms)
@@ -745,17 +786,14 @@ void vt_writer_emergency_flush(int timeout_ms)
         return;
     if (pthread_equal(pthread_self(), W.thread))
         return; /* the writer itself crashed: nobody to flush */
-    drain_pipe(W.done_rd); /* an answer to an earlier request is stale */
+    unsigned long long target = atomic_load(&W.emergency_done) + 1;
     atomic_store(&W.emergency, 1);
     vt_writer_wake();
-    struct pollfd p = {.fd = W.done_rd, .events = POLLIN};
-    poll(&p, 1, timeout_ms);
+    wait_for_writer(&W.emergency_done, target, timeout_ms, false);
 }
 
-/* Touches no lock, only atomics and two pipes: safe from any context
- * (a signal handler's exec included). Waits in short slices because a
- * concurrent waiter (another exec, the fatal-signal flush) may take the
- * answer byte from the pipe; the counters are the real answer. */
+/* Touches no lock, only atomics and a futex word: safe from any context
+ * (a signal handler's exec included). */
 void vt_writer_flush_now(int timeout_ms)
 {
     if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
@@ -764,17 +802,18 @@ void vt_writer_flush_now(int timeout_ms)
         return; /* the writer itself: nobody else to do the round */
     unsigned long long target = atomic_fetch_add(&W.flush_asked, 1) + 1;
     vt_writer_wake();
-    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    while (atomic_load(&W.flush_done) < target && !atomic_load(&W.failed) &&
-           !atomic_load(&W.stop)) {
-        uint64_t now = now_ns();
-        if (now >= deadline)
-            return;
-        uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        struct pollfd p = {.fd = W.done_rd, .events = POLLIN};
-        poll(&p, 1, left_ms < 10 ? (int)left_ms : 10);
-        drain_pipe(W.done_rd);
-    }
+    wait_for_writer(&W.flush_done, target, timeout_ms, false);
+}
+
+void vt_writer_finish(int timeout_ms)
+{
+    if (!W.running || atomic_load(&W.failed))
+        return;
+    if (pthread_equal(pthread_self(), W.thread))
+        return;
+    atomic_store(&W.stop, 1);
+    vt_writer_wake();
+    wait_for_writer(&W.finished, 1, timeout_ms, true);
 }
 
 const char *vt_writer_created_path(void)
@@ -792,11 +831,8 @@ void vt_writer_after_fork_child(void)
      * in this process, and start clean. */
     W.running = false;
     vt_tb_wake_writer = NULL;
-    close_fd(&W.fd);
-    close_fd(&W.wake_rd);
-    close_fd(&W.wake_wr);
-    close_fd(&W.done_rd);
-    close_fd(&W.done_wr);
+    close_trace_fd();
+    atomic_store(&W.finished, 0);
     memset(&W.enc, 0, sizeof W.enc);
     memset(&W.frame, 0, sizeof W.frame);
     W.cctx = NULL;

@@ -43,6 +43,11 @@ void vt_writer_emergency_flush(int timeout_ms);
  * that started after the call has written everything recorded before it
  * (before exec: the new image would lose it). No lock is taken. */
 void vt_writer_flush_now(int timeout_ms);
+/* Before _exit (no destructor will run): the final round, the trailer and
+ * the file closed, as vt_writer_stop does, but without joining or freeing
+ * anything - signal-safe on the caller's side (atomics and a futex), waited
+ * for at most timeout_ms. The writer thread is then done. */
+void vt_writer_finish(int timeout_ms);
 /* In a forked child: forget the parent's writer (its thread does not exist
  * here; its file is the parent's). */
 void vt_writer_after_fork_child(void);

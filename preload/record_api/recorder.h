@@ -110,8 +110,28 @@ int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data);
  * is the main executable. Returns 0, or -1 if addr is in no object. */
 int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main);
 
+/* ---- endings and signals ---- */
+
+/* Before _exit or _Exit (no destructor will run): the trace is finished
+ * as at exit - last events, trailer, file closed - waited for at most a
+ * second. Signal-safe (atomics and a futex). Nothing in a vfork child. */
+void vt_record_before_exit(void);
+
+/* The program's sigaction of one of the fatal signals the recorder keeps a
+ * handler on (preload/record/fatal_signals.c): false if sig is not one of
+ * them (the caller passes the call on); else done as the C library would,
+ * from the program's point of view (the tracer's handler stays in under
+ * it), with *rc its result and errno as the C library leaves it. */
+struct sigaction;
+bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *rc);
+
 /* One line to fd, the way the tracer says things ("vramtrace: ..."):
- * snprintf into a stack buffer, then one write(). */
+ * snprintf into a stack buffer, then one write(). fd VT_SAY_LATER: held
+ * until the process records its first event (quiet until it traces:
+ * processes that never use CUDA say nothing), then said once. */
+#define VT_SAY_LATER (-2)
 void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Says the held lines, once (the first event of the process). */
+void vt_say_held(void);
 
 #endif

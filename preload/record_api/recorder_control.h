@@ -7,6 +7,10 @@
 
 #include <stdbool.h>
 
+struct sigaction;
+/* sigaction's type. */
+typedef int (*vt_sigaction_fn)(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* What the recorder needs from the code around it, handed to it at start:
  * the recorder calls nothing of the hooks by name. Any member may be NULL. */
 struct vt_recorder_links {
@@ -21,6 +25,11 @@ struct vt_recorder_links {
      * trace before its first use (VT_REC_API); NULL for an unknown id. The
      * writer thread calls it. NULL, or NULL for an id: "api#<id>". */
     const char *(*api_name)(unsigned api);
+    /* The C library's sigaction. Where sigaction is interposed - the
+     * library defines it, to keep the program's view of the fatal signals
+     * (vt_record_sigaction) - this must be the real one; NULL: plain
+     * sigaction. */
+    vt_sigaction_fn sigaction;
 };
 
 /* Reads the options from the environment, opens the trace file and starts

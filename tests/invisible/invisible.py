@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""The tracer is invisible (issue 19; docs/RELIABILITY.md, "Invisible").
+
+    invisible.py --lib LIB --simdir DIR --probe EXE --pyprobe PY --check EXE
+                 --vramtrace BIN [--preload-first PATHS] SCENARIO [ARGS...]
+
+Each scenario runs the same program without and with libvramtrace.so and
+compares what the program shows byte for byte: stdout, stderr, exit status
+or signal of death, and a report the program writes of what it sees from
+inside (open descriptors, the next descriptor number, every signal's
+disposition by sigaction, signal(), sysv_signal(), siginterrupt(), sigset()
+and Python's signal module). Where events are recorded, the trace must hold
+every one of them, checked against the simulated driver's ledger with
+rel_check. Python 3 standard library only.
+
+Scenarios:
+  fds LANG             c, python, shell: over the launch shapes (plain,
+                       stdin closed, stdout closed, all three closed, fds
+                       3-5 inherited from the parent)
+  end LANG HOW         one ending (inv_probe.c / inv_probe.py ENDING): same
+                       behaviour, and no event lost (flush interval 60 s:
+                       only the ending itself can have written them)
+  two_copies           two copies of the library in LD_PRELOAD: one trace
+  disk_full_start      the trace cannot start: one line, no file left
+  quiet                a bad option: said once, by the process that traces
+  analyzer_fifo        report/dump of a FIFO (and a directory holding one)
+  run_messages         `vramtrace run -- -o x`: only the real error
+"""
+import argparse
+import glob
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+A = None
+TIMEOUT = 20
+FAILED = []
+SHAPES = {
+    "plain": 'exec "$@"',
+    "no_stdin": 'exec "$@" <&-',
+    "no_stdout": 'exec "$@" >&-',
+    "no_stdio": 'exec "$@" <&- >&- 2>&-',
+    "inherited": 'exec "$@" 3</dev/null 4>>"$INV_FILE" 5<&0',
+}
+# The shell probe: the shell's own descriptors (glob expanded by the shell
+# itself), its traps, and a read from stdin (issue 19: with stdin closed the
+# tracer's pipe was read instead, and a loop never ended).
+SHELL_PROBE = ('printf "fds:"; for f in /proc/$$/fd/*; do printf " %s" "${f##*/}"; done; echo; trap; '
+               'if read -r line 2>/dev/null; then echo "read [$line]"; else echo "read failed"; fi; '
+               'echo done')
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    FAILED.append(msg)
+
+
+def sanitizer_quiet(env):
+    # A sanitizer's own handlers on the fatal signals would print reports
+    # that differ run to run: leave those signals to the program.
+    sig = "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigill=0:handle_sigfpe=0"
+    # Two instrumented copies of the library (two_copies) define the same
+    # exported claim: ASan calls that an ODR violation; it is the point.
+    env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0:detect_odr_violation=0:" + sig
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:" + sig
+    return env
+
+
+def base_env(tmp):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    for k in list(env):
+        if k.startswith("VRAMTRACE_") or k.startswith("VTSIM_"):
+            env.pop(k)
+    env["LD_LIBRARY_PATH"] = A.simdir + ":" + env.get("LD_LIBRARY_PATH", "")
+    env["INV_FILE"] = os.path.join(tmp, "inherited.txt")
+    return sanitizer_quiet(env)
+
+
+def traced_env(tmp, libs=None, extra=None):
+    env = base_env(tmp)
+    preload = [p for p in A.preload_first.split(":") if p] + (libs or [A.lib])
+    env["LD_PRELOAD"] = ":".join(preload)
+    env["VRAMTRACE_OUTPUT"] = os.path.join(tmp, "trace.%p.vtrace")
+    env.update(extra or {})
+    return env
+
+
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run(cmd, env, tmp, shape="plain", preexec=no_core):
+    """Runs cmd under a shell that shapes its descriptors; returns what
+    the program showed: (status, stdout, stderr, report)."""
+    report = os.path.join(tmp, "report.txt")
+    for f in (report, env["INV_FILE"]):
+        if os.path.exists(f):
+            os.unlink(f)
+    with open(env["INV_FILE"], "w") as f:
+        f.write("inherited\n")
+    full = ["/bin/sh", "-c", SHAPES[shape], "sh"] + [c.replace("REPORT", report) for c in cmd]
+    try:
+        p = subprocess.run(full, env=env, cwd=tmp, input=b"typed line\n", capture_output=True,
+                           timeout=TIMEOUT, preexec_fn=preexec)
+    except subprocess.TimeoutExpired:
+        return ("hung", b"", b"", "")
+    text = open(report).read() if os.path.exists(report) else "(no report)"
+    # what differs from run to run anyway: addresses (faulthandler's thread)
+    err = re.sub(rb"0x[0-9a-f]{8,}", b"0xADDR", p.stderr)
+    return (p.returncode, p.stdout, err, text)
+
+
+def same(name, plain, traced):
+    if plain[3] == "(no report)" and not name.startswith("shell"):
+        fail("%s: the untraced program wrote no report: exit %s, %r" % (name, plain[0], plain[2]))
+        return False
+    labels = ("exit status", "stdout", "stderr", "report")
+    for label, a, b in zip(labels, plain, traced):
+        if a != b:
+            fail("%s: %s differs: untraced %r, traced %r" % (name, label, a, b))
+            return False
+    return True
+
+
+def program(lang, how, cuda=1):
+    if lang == "c":
+        return [A.probe, "REPORT", how, str(cuda)]
+    if lang == "python":
+        return [sys.executable, A.pyprobe, "REPORT", how, str(cuda)]
+    return ["/bin/sh", "-c", SHELL_PROBE]
+
+
+def traces(tmp):
+    return sorted(glob.glob(os.path.join(tmp, "*.vtrace")))
+
+
+def every_event_in(name, tmp, ledger):
+    found = traces(tmp)
+    if len(found) != 1:
+        fail("%s: %d traces, expected 1: %s" % (name, len(found), found))
+        return None
+    p = subprocess.run([A.check, "ledger", found[0], ledger, "--before", str(1 << 62)],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        fail("%s: events lost: %s%s" % (name, p.stdout, p.stderr))
+        return None
+    return p.stdout.strip()
+
+
+# ---- scenarios ----
+
+def scenario_fds(lang):
+    for shape in SHAPES:
+        with tempfile.TemporaryDirectory(prefix="vt-inv-fds-") as tmp:
+            cmd = program(lang, "exit")
+            plain = run(cmd, base_env(tmp), tmp, shape)
+            traced = run(cmd, traced_env(tmp), tmp, shape)
+            if same("%s %s" % (lang, shape), plain, traced):
+                print("ok: %-6s %-9s exit %s, %d+%d bytes out/err, %d report bytes identical" %
+                      (lang, shape, plain[0], len(plain[1]), len(plain[2]), len(plain[3])))
+
+
+def scenario_end(lang, how):
+    with tempfile.TemporaryDirectory(prefix="vt-inv-end-") as tmp:
+        ledger = os.path.join(tmp, "ledger.txt")
+        # Only the ending itself can write the events: no round before it.
+        extra = {"VTSIM_LEDGER": ledger, "VRAMTRACE_FLUSH_MS": "60000",
+                 "VRAMTRACE_BUFFER_KB": "4096"}
+        cmd = program(lang, how)
+        plain = run(cmd, base_env(tmp), tmp)
+        traced = run(cmd, traced_env(tmp, extra=extra), tmp)
+        name = "%s %s" % (lang, how)
+        ok = same(name, plain, traced)
+        line = every_event_in(name, tmp, ledger)
+        if ok and line:
+            print("ok: %s: exit %s, output identical; %s" % (name, plain[0], line))
+
+
+def scenario_two_copies():
+    with tempfile.TemporaryDirectory(prefix="vt-inv-two-") as tmp:
+        other = os.path.join(tmp, "other", "libvramtrace.so")
+        os.makedirs(os.path.dirname(other))
+        shutil.copy(A.lib, other)
+        ledger = os.path.join(tmp, "ledger.txt")
+        cmd = program("c", "exit")
+        plain = run(cmd, base_env(tmp), tmp)
+        env = traced_env(tmp, libs=[A.lib, other], extra={"VTSIM_LEDGER": ledger})
+        env["NVTX_INJECTION64_PATH"] = other
+        traced = run(cmd, env, tmp)
+        ok = same("two copies", plain, traced)
+        line = every_event_in("two copies", tmp, ledger)
+        if ok and line:
+            print("ok: two copies in LD_PRELOAD: one trace, output identical; " + line)
+
+
+def scenario_disk_full_start():
+    """Cases: a file size limit of 0 (EFBIG on the first write), and a full
+    filesystem (ENOSPC; a tmpfs in a private mount namespace, root only)."""
+    with tempfile.TemporaryDirectory(prefix="vt-inv-disk-") as tmp:
+        cmd = program("c", "exit")
+        cmd[1] = "-"  # the report on stdout: the program writes no file itself
+
+        def fsize0():
+            no_core()
+            resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+        plain = run(cmd, base_env(tmp), tmp, preexec=fsize0)
+        traced = run(cmd, traced_env(tmp), tmp, preexec=fsize0)
+        check_unstarted("file size limit 0", tmp, plain, traced, "File too large")
+    with tempfile.TemporaryDirectory(prefix="vt-inv-disk-") as tmp:
+        full = os.path.join(tmp, "full")
+        os.mkdir(full)
+        probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+        if probe.returncode != 0:
+            print("skipped: a full filesystem (no private mount namespace here)")
+            return
+        fill = ('mount -t tmpfs -o size=64k tmpfs "$FULL" && '
+                'dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null; exec "$@"')
+        cmd = ["unshare", "-m", "/bin/sh", "-c", fill, "sh"] + program("c", "exit")
+        env = traced_env(tmp, extra={"FULL": full,
+                                     "VRAMTRACE_OUTPUT": os.path.join(full, "t.%p.vtrace")})
+        penv = dict(base_env(tmp), FULL=full)
+        plain = run(cmd, penv, tmp)
+        # the tmpfs is gone with the namespace: look inside it before
+        cmd_ls = cmd[:4] + [fill.replace('exec "$@"', '"$@"; s=$?; ls -A "$FULL" >&2; exit $s'),
+                            "sh"] + program("c", "exit")
+        traced = run(cmd_ls, env, tmp)
+        left = [l for l in traced[2].decode().splitlines() if l.endswith(".vtrace")]
+        traced = (traced[0], traced[1], b"\n".join(l for l in traced[2].splitlines()
+                                                   if l != b"fill" and not l.endswith(b".vtrace"))
+                  + (b"\n" if traced[2] else b""), traced[3])
+        if left:
+            fail("full filesystem: left behind %s" % left)
+        check_unstarted("full filesystem", tmp, plain, traced, "No space left")
+
+
+def check_unstarted(name, tmp, plain, traced, what):
+    ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+    theirs = b"".join(l + b"\n" for l in traced[2].splitlines() if not l.startswith(b"vramtrace"))
+    if (plain[0], plain[1], plain[3], plain[2]) != (traced[0], traced[1], traced[3], theirs):
+        fail("%s: the program's behaviour changed: %r vs %r" % (name, traced, plain))
+    elif len(ours) != 1 or what not in ours[0]:
+        fail("%s: expected one line about %r, got %r" % (name, what, ours))
+    elif traces(tmp):
+        fail("%s: left behind %s" % (name, [(t, os.path.getsize(t)) for t in traces(tmp)]))
+    else:
+        print("ok: %s: exit %s unchanged, nothing left behind, said: %s" % (name, plain[0], ours[0]))
+
+
+def scenario_quiet():
+    with tempfile.TemporaryDirectory(prefix="vt-inv-quiet-") as tmp:
+        bad = {"VRAMTRACE_STACK_DEPTH": "banana"}
+        pipeline = ["/bin/sh", "-c", "true | cat; timeout 5 true; sh -c 'echo $((1+1))'"]
+        plain = run(pipeline, base_env(tmp), tmp)
+        traced = run(pipeline, traced_env(tmp, extra=bad), tmp)
+        if same("shell pipeline without CUDA (quiet)", plain, traced):
+            print("ok: a pipeline of sh, cat, timeout that never use CUDA says nothing")
+        cmd = program("c", "exit")
+        traced = run(cmd, traced_env(tmp, extra=bad), tmp)
+        said = [l for l in traced[2].decode().splitlines() if "VRAMTRACE_STACK_DEPTH" in l]
+        if len(said) != 1:
+            fail("quiet: the process that traces said %r, expected one line" % said)
+        else:
+            print("ok: the process that traces says it once: " + said[0])
+
+
+def scenario_analyzer_fifo():
+    with tempfile.TemporaryDirectory(prefix="vt-inv-fifo-") as tmp:
+        fifo = os.path.join(tmp, "fifo.vtrace")
+        os.mkfifo(fifo)
+        for args in (["report", fifo], ["dump", fifo], ["report", "--json", fifo],
+                     ["report", tmp]):
+            try:
+                p = subprocess.run([A.vramtrace] + args, capture_output=True, text=True,
+                                   timeout=5, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                fail("vramtrace %s blocked on a FIFO" % " ".join(args))
+                continue
+            if p.returncode != 2 or "not a regular file" not in p.stderr:
+                fail("vramtrace %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+            else:
+                print("ok: vramtrace %s: exit 2, %s" % (" ".join(args), p.stderr.strip()))
+
+
+def scenario_run_messages():
+    with tempfile.TemporaryDirectory(prefix="vt-inv-run-") as tmp:
+        env = base_env(tmp)
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+        p = subprocess.run([A.vramtrace, "run", "--", "-o", "x"], capture_output=True, text=True,
+                           timeout=TIMEOUT, cwd=tmp, env=env)
+        lines = p.stderr.splitlines()
+        if p.returncode != 127 or lines != ["vramtrace run: cannot run -o: No such file or directory"]:
+            fail("run -- -o x: exit %d, said %r" % (p.returncode, lines))
+        else:
+            print("ok: vramtrace run -- -o x: exit 127, one line: " + lines[0])
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    for opt in ("--lib", "--simdir", "--probe", "--pyprobe", "--check", "--vramtrace"):
+        ap.add_argument(opt, required=True)
+    ap.add_argument("--preload-first", default="")
+    ap.add_argument("scenario")
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    A = ap.parse_args()
+    A.pyprobe = os.path.abspath(A.pyprobe)
+    s, args = A.scenario, A.args
+    if s == "fds":
+        scenario_fds(args[0])
+    elif s == "end":
+        scenario_end(args[0], args[1])
+    elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages"):
+        globals()["scenario_" + s]()
+    else:
+        fail("unknown scenario " + s)
+    sys.exit(1 if FAILED else 0)
+
+
+if __name__ == "__main__":
+    main()
