@@ -289,8 +289,8 @@ static const char *verdict_story(enum vt_verdict v)
 }
 
 /* A table of holders (at a failure, at exit) is worth printing only when it
- * differs from the ledger's peak table: the same rows are printed once.
- * rows: the top of a list of n rows, as many as the peak table shows. */
+ * differs from the ledger's peak table as printed (its first `top` rows):
+ * the same rows are printed once. Callers check the totals are equal. */
 static bool same_as_peak(const struct vt_ledger *l, const struct vt_site_bytes *rows, size_t n,
                          size_t top)
 {
@@ -301,9 +301,8 @@ static bool same_as_peak(const struct vt_ledger *l, const struct vt_site_bytes *
     if (want > VT_OOM_TOP)
         return false; /* longer tables are not compared: printed */
     size_t np = vt_sites_top(&l->sites, &l->peak, peak, want);
-    if (np != want || (n > want) != (vt_sites_top(&l->sites, &l->peak, peak, want + 1) > want))
+    if (np != want)
         return false;
-    np = vt_sites_top(&l->sites, &l->peak, peak, want);
     for (size_t k = 0; k < np; k++)
         if (peak[k].stack != rows[k].stack || peak[k].thread != rows[k].thread ||
             peak[k].bytes != rows[k].bytes || peak[k].count != rows[k].count)
