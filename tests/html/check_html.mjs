@@ -178,6 +178,28 @@ for (let pi = 0; pi < procs.length; pi++) {
   }
 }
 
+// the downsampled series keep each peak exactly: the largest point is the
+// peak, at the peak's time, split by site as the peak breakdown splits it
+const tl = await tab.evaluate(() => JSON.parse(document.getElementById("vt-timeline").textContent));
+for (const p of procs) {
+  const tp = tl.processes.find((t) => t.file === p.file);
+  if (!tp) { fail(`pid ${p.pid}: no timeline`); continue; }
+  for (const d of p.devices) {
+    const s = tp.series.find((x) => x.device === d.device && x.kind === d.kind);
+    const where = `pid ${p.pid} ${d.kind} ${d.device} series`;
+    if (!s) { fail(`${where}: missing`); continue; }
+    if (s.t.length > 2 * tl.buckets + 2) fail(`${where}: ${s.t.length} points for ${tl.buckets} columns`);
+    let at = 0;
+    s.total.forEach((v, i) => { if (v > s.total[at]) at = i; });
+    check(`${where} maximum`, s.total[at], d.peak_bytes);
+    check(`${where} time of the maximum`, tp.t0_ns + s.t[at], d.peak_time_ns);
+    s.sites.forEach((site, k) => {
+      const row = d.peak_breakdown.find((r) => r.stack_id === site.stack_id && r.thread === site.thread);
+      check(`${where} site ${site.stack_id} at the peak`, s.site_bytes[k][at], row ? row.bytes : null);
+    });
+  }
+}
+
 // hover: the timeline says bytes and the stack under the cursor
 if (procs.length) {
   const plot = tab.locator("#proc-0-ledger-0 .u-over");
