@@ -70,22 +70,14 @@ int main(int argc, char **argv)
             status = 1;
             break;
         }
-        unsigned char *data = NULL;
-        size_t n = 0, cap = 0;
-        for (;;) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 65536;
-                unsigned char *grown = realloc(data, cap);
-                if (!grown) {
-                    status = 1;
-                    break;
-                }
-                data = grown;
-            }
-            size_t got = fread(data + n, 1, cap - n, in);
-            if (got == 0)
-                break;
-            n += got;
+        long size = fseek(in, 0, SEEK_END) == 0 ? ftell(in) : -1;
+        unsigned char *data = size >= 0 ? malloc((size_t)size + 1) : NULL;
+        size_t n = 0;
+        if (data && fseek(in, 0, SEEK_SET) == 0)
+            n = fread(data, 1, (size_t)size, in);
+        if (!data || n != (size_t)size) {
+            fprintf(stderr, "embed_assets: cannot read %s\n", eq + 1);
+            status = 1;
         }
         fclose(in);
         if (status == 0 && (contains_ci(data, n, "</script") || contains_ci(data, n, "</style"))) {
