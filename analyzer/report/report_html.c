@@ -130,9 +130,9 @@ static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_object(j);
 }
 
-/* {"vramtrace_timeline": 1, "buckets": N, "processes": [{"file", "t0_ns",
- *  "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}]}
- * Times in the arrays are ns since t0_ns. */
+/* {"vramtrace_timeline": 1, "buckets": N, "processes": [{"file", "origin_ns",
+ *  "t0_ns", "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}]}
+ * Times in the arrays are ns since t0_ns (docs/REPORT.md, "HTML report"). */
 static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, struct vt_json *j)
 {
     vt_json_begin_object(j);
