@@ -4,7 +4,13 @@
 set -euo pipefail
 
 packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
-          python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev)
+          python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev
+          chromium)
+# The HTML report's chart libraries and its browser test come from npm
+# (package.json, pinned by package-lock.json): node and npm are needed,
+# Debian's when the machine has none.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -17,6 +23,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "vramtrace: installing ${missing[*]}"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# uPlot and d3-flame-graph (embedded into `vramtrace report --html` at build
+# time) and playwright-core (the browser test) into node_modules/, exactly
+# as package-lock.json pins them; again only when the lock file changed
+# (node_modules/.vramtrace-lock remembers the one installed).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+lock_sum=$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$root/node_modules/.vramtrace-lock" 2>/dev/null)" != "$lock_sum" ]; then
+    echo "vramtrace: installing the HTML report's npm packages (npm ci)"
+    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" > "$root/node_modules/.vramtrace-lock"
 fi
 
 cuda_include="${CUDA_INCLUDE:-/usr/local/cuda/include}"

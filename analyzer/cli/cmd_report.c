@@ -17,9 +17,9 @@
 
 static void report_usage(FILE *out)
 {
-    fputs("usage: vramtrace report [OPTIONS] TRACE... | DIR\n"
-          "Explain the peaks and allocation failures of one or more traces (a directory\n"
-          "stands for every *.vtrace file in it).\n\n"
+    fputs("usage: vramtrace report [OPTIONS] TRACE... | SNAPSHOT... | DIR...\n"
+          "Explain the peaks and allocation failures of traces and PyTorch memory snapshots, in\n"
+          "any mix (a directory stands for its *.vtrace and *.pickle files).\n\n"
           "  -n, --top N          rows per table of stacks (default 10)\n"
           "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
           "      --width N        columns a text stack line may use (default: the terminal's,\n"
@@ -30,6 +30,7 @@ static void report_usage(FILE *out)
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process\n"
           "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
+          "      --html FILE      write an interactive page to FILE (one file, opens offline)\n"
           "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
           "      --sysroot DIR    look for recorded binary paths under DIR first\n"
           "      --no-symbols     do not symbolize (addresses only)\n"
@@ -39,7 +40,8 @@ static void report_usage(FILE *out)
           "examples:\n"
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
-          "  vramtrace report --json snapshot.pickle > report.json\n",
+          "  vramtrace report --json snapshot.pickle > report.json\n"
+          "  vramtrace report --html report.html traces/\n",
           out);
 }
 
@@ -47,7 +49,7 @@ static void report_usage(FILE *out)
  * content (a pickle starts with the PROTO opcode 0x80), never by its name;
  * a directory stands for its *.vtrace and *.pickle files. */
 static int report_inputs(char *const *args, size_t n, const struct vt_report_options *opt,
-                         bool json)
+                         bool json, const char *html)
 {
     static const char *const suffixes[] = {".vtrace", ".pickle", NULL};
     struct vt_input_files files = {0}, traces = {0}, snapshots = {0};
@@ -63,7 +65,8 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
     }
     if (status == 0) {
         struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
-        status = vt_report_document(&in, opt, json, stdout, stderr);
+        status = html ? vt_report_document_html(&in, opt, html, stderr)
+                      : vt_report_document(&in, opt, json, stdout, stderr);
     }
     vt_input_files_free(&files);
     vt_input_files_free(&traces);
@@ -73,7 +76,7 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_WIDTH, OPT_FULL_STACKS };
+    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_WIDTH, OPT_FULL_STACKS, OPT_HTML };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
@@ -83,6 +86,7 @@ int vt_cmd_report(int argc, char **argv)
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
         {"json", no_argument, NULL, 'j'},
+        {"html", required_argument, NULL, OPT_HTML},
         {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
@@ -94,6 +98,7 @@ int vt_cmd_report(int argc, char **argv)
     const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
     size_t ndebug = 0;
     bool json = false;
+    const char *html = NULL;
     uint64_t v;
     int c;
     optind = 1;
@@ -135,6 +140,9 @@ int vt_cmd_report(int argc, char **argv)
         case 'j':
             json = true;
             break;
+        case OPT_HTML:
+            html = optarg;
+            break;
         case OPT_DEBUG_DIR:
             if (ndebug == MAX_DEBUG_DIRS) {
                 fprintf(stderr, "vramtrace report: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
@@ -162,5 +170,9 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     opt.sym.debug_dirs = debug_dirs;
-    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json);
+    if (html && json) {
+        fputs("vramtrace report: --html and --json: choose one\n", stderr);
+        return 2;
+    }
+    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html);
 }
