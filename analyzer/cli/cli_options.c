@@ -82,3 +82,25 @@ bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *o
     fprintf(stderr, "vramtrace %s: --%s wants a size like 24GiB, not '%s'\n", cmd, name, arg);
     return false;
 }
+
+bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
+                            double *percent, uint64_t *bytes)
+{
+    size_t n = strlen(arg);
+    if (n > 1 && arg[n - 1] == '%') {
+        char *end;
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (!errno && end == arg + n - 1 && isfinite(v) && v >= 0) {
+            *is_percent = true;
+            *percent = v;
+            return true;
+        }
+    } else if (parse_size(arg, bytes)) {
+        *is_percent = false;
+        return true;
+    }
+    fprintf(stderr, "vramtrace %s: --%s wants a share like 5%% or a size like 256MiB, not '%s'\n",
+            cmd, name, arg);
+    return false;
+}

@@ -21,4 +21,9 @@ bool vt_cli_uint(const char *cmd, const char *name, const char *what, const char
  * are allowed ("1.5GiB"). */
 bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *out);
 
+/* A share or a size: "5%" (any non-negative number before the %, sets
+ * *is_percent and *percent) or a size as vt_cli_size takes it (*bytes). */
+bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
+                            double *percent, uint64_t *bytes);
+
 #endif

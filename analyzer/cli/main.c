@@ -1,4 +1,4 @@
-/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export). */
+/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,8 @@
     X("report", vt_cmd_report, "explain peaks and out-of-memory failures")    \
     X("dump", vt_cmd_dump, "print every record of a trace")                   \
     X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model") \
-    X("export", vt_cmd_export, "write a trace for Perfetto, memory_viz or flame graphs")
+    X("export", vt_cmd_export, "write a trace for Perfetto, memory_viz or flame graphs") \
+    X("diff", vt_cmd_diff, "compare two runs: peaks, phases, call sites")
 
 static void usage(FILE *out)
 {
