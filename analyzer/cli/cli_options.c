@@ -104,3 +104,30 @@ bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, 
             cmd, name, arg);
     return false;
 }
+
+void vt_cli_symbols_init(struct vt_cli_symbols *s)
+{
+    memset(s, 0, sizeof *s);
+    s->sym.debug_dirs = s->dirs;
+}
+
+int vt_cli_symbol_option(const char *cmd, int c, const char *arg, struct vt_cli_symbols *s)
+{
+    switch (c) {
+    case VT_CLI_OPT_DEBUG_DIR:
+        if (s->ndirs == VT_CLI_MAX_DEBUG_DIRS) {
+            fprintf(stderr, "vramtrace %s: at most %d --debug-dir\n", cmd, VT_CLI_MAX_DEBUG_DIRS);
+            return -1;
+        }
+        s->dirs[s->ndirs++] = arg;
+        return 1;
+    case VT_CLI_OPT_SYSROOT:
+        s->sym.sysroot = arg;
+        return 1;
+    case VT_CLI_OPT_NO_SYMBOLS:
+        s->sym.disabled = true;
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -13,8 +13,6 @@
 #include "input_files.h"
 #include "snapshot.h"
 
-#define MAX_DEBUG_DIRS 16
-
 static void diff_usage(FILE *out)
 {
     fputs("usage: vramtrace diff [OPTIONS] BEFORE AFTER\n"
@@ -27,10 +25,9 @@ static void diff_usage(FILE *out)
           "  -n, --top N          call sites per device (default 10, 0: all)\n"
           "  -d, --device N       only device ordinal N\n"
           "  -j, --json           JSON instead of text (docs/REPORT.md, \"Exports and diff\")\n"
-          "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
-          "      --sysroot DIR    look for recorded binary paths under DIR first\n"
-          "      --no-symbols     do not symbolize (sites are then known by address: runs of\n"
-          "                       different builds do not match)\n"
+          VT_CLI_SYMBOL_HELP
+          "                       (without symbols, sites are known by address: the runs\n"
+          "                       of different builds do not match)\n"
           "  -h, --help           this help\n\n"
           "Exit status: 0; 1 when --fail-above was exceeded; 2 on bad usage or an input that\n"
           "is not a readable trace or snapshot.\n\n"
@@ -59,25 +56,28 @@ static bool side_inputs(const char *arg, struct vt_input_files *traces,
 
 int vt_cmd_diff(int argc, char **argv)
 {
-    enum { OPT_FAIL_ABOVE = 256, OPT_DEBUG_DIR, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    enum { OPT_FAIL_ABOVE = 256 };
     static const struct option opts[] = {
         {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
         {"top", required_argument, NULL, 'n'},
         {"device", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},
-        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct vt_diff_options opt = {.top = 10};
-    const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
-    size_t ndebug = 0;
+    struct vt_cli_symbols sym;
+    vt_cli_symbols_init(&sym);
     uint64_t v;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "n:d:jh", opts, NULL)) != -1) {
+        int taken = vt_cli_symbol_option("diff", c, optarg, &sym);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
         switch (c) {
         case OPT_FAIL_ABOVE:
             if (!vt_cli_size_or_percent("diff", "fail-above", optarg, &opt.limit_is_percent,
@@ -100,19 +100,6 @@ int vt_cmd_diff(int argc, char **argv)
         case 'j':
             opt.json = true;
             break;
-        case OPT_DEBUG_DIR:
-            if (ndebug == MAX_DEBUG_DIRS) {
-                fprintf(stderr, "vramtrace diff: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
-                return 2;
-            }
-            debug_dirs[ndebug++] = optarg;
-            break;
-        case OPT_SYSROOT:
-            opt.sym.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt.sym.disabled = true;
-            break;
         case 'h':
             diff_usage(stdout);
             return 0;
@@ -126,7 +113,7 @@ int vt_cmd_diff(int argc, char **argv)
         diff_usage(stderr);
         return 2;
     }
-    opt.sym.debug_dirs = debug_dirs;
+    opt.sym = sym.sym;
     struct vt_input_files t[2] = {{0}}, s[2] = {{0}};
     int status = 2;
     if (side_inputs(argv[optind], &t[0], &s[0]) && side_inputs(argv[optind + 1], &t[1], &s[1])) {

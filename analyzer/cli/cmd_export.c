@@ -15,8 +15,6 @@
 #include "input_files.h"
 #include "snapshot.h"
 
-#define MAX_DEBUG_DIRS 16
-
 static void export_usage(FILE *out)
 {
     fputs("usage: vramtrace export --format FORMAT [OPTIONS] TRACE... | DIR\n"
@@ -35,9 +33,7 @@ static void export_usage(FILE *out)
           "  -p, --phase NAME     folded: the live set at this phase's peak\n"
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process (memory-viz: the one process of the file)\n"
-          "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
-          "      --sysroot DIR    look for recorded binary paths under DIR first\n"
-          "      --no-symbols     do not symbolize (addresses only)\n"
+          VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
           "Exit status: 0, or 2 on bad usage, an unreadable input or an output that cannot be\n"
           "written (nothing is left behind then). An input without device memory gives a\n"
@@ -99,7 +95,7 @@ static bool export_inputs(char *const *args, size_t n, struct vt_input_files *fi
 
 int vt_cmd_export(int argc, char **argv)
 {
-    enum { OPT_AT = 256, OPT_DEBUG_DIR, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    enum { OPT_AT = 256 };
     static const struct option opts[] = {
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
@@ -107,21 +103,24 @@ int vt_cmd_export(int argc, char **argv)
         {"phase", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
-        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct vt_export_options opt = {.at = VT_AT_PEAK};
-    const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
-    size_t ndebug = 0;
+    struct vt_cli_symbols sym;
+    vt_cli_symbols_init(&sym);
     const char *output = NULL, *format = NULL;
     bool at_given = false;
     uint64_t v;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:o:p:d:P:h", opts, NULL)) != -1) {
+        int taken = vt_cli_symbol_option("export", c, optarg, &sym);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
         switch (c) {
         case 'f':
             format = optarg;
@@ -148,19 +147,6 @@ int vt_cmd_export(int argc, char **argv)
                 return 2;
             opt.has_pid = true;
             opt.pid = v;
-            break;
-        case OPT_DEBUG_DIR:
-            if (ndebug == MAX_DEBUG_DIRS) {
-                fprintf(stderr, "vramtrace export: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
-                return 2;
-            }
-            debug_dirs[ndebug++] = optarg;
-            break;
-        case OPT_SYSROOT:
-            opt.sym.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt.sym.disabled = true;
             break;
         case 'h':
             export_usage(stdout);
@@ -196,7 +182,7 @@ int vt_cmd_export(int argc, char **argv)
         export_usage(stderr);
         return 2;
     }
-    opt.sym.debug_dirs = debug_dirs;
+    opt.sym = sym.sym;
     struct vt_input_files files = {0};
     int status = 2;
     struct vt_export_output out;

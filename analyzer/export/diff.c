@@ -349,6 +349,35 @@ static uint64_t phase_peak(const struct unit *u, const char *name, bool *found)
     return 0;
 }
 
+/* A phase of either side, with its peak on each (found: the side has it). */
+struct phase_row {
+    const char *name;
+    bool in_before, in_after;
+    uint64_t before, after;
+};
+
+/* The phases of a pair: the after side's in its order, then those only the
+ * before side has. Returns how many were written to rows (room for both
+ * sides' counts), NULL rows: out of memory. */
+static struct phase_row *phase_rows(const struct unit *before, const struct unit *after,
+                                    size_t *n)
+{
+    size_t cap = (before ? before->nphases : 0) + (after ? after->nphases : 0);
+    struct phase_row *rows = calloc(cap + 1, sizeof *rows);
+    *n = 0;
+    const struct unit *sides[2] = {after, before};
+    for (int s = 0; rows && s < 2; s++)
+        for (size_t i = 0; sides[s] && i < sides[s]->nphases; i++) {
+            struct phase_row r = {.name = sides[s]->phases[i].name};
+            r.before = phase_peak(before, r.name, &r.in_before);
+            r.after = phase_peak(after, r.name, &r.in_after);
+            if (s == 1 && r.in_after)
+                continue; /* listed with the after side's */
+            rows[(*n)++] = r;
+        }
+    return rows;
+}
+
 /* A unit's peak grew more than --fail-above allows. */
 static bool exceeds(const struct vt_diff_options *opt, uint64_t before, uint64_t after)
 {
@@ -407,26 +436,20 @@ static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_opt
             pr->after ? vt_format_bytes(a, sa, sizeof sa) : "absent",
             signed_bytes(delta(b, a), sd, sizeof sd), percent(b, a, pc, sizeof pc),
             exceeds(opt, b, a) ? "  ** above --fail-above **" : "");
-    /* phases: those of either side, in the after side's order */
-    const struct unit *sides[2] = {pr->after, pr->before};
-    bool header = false;
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; sides[s] && i < sides[s]->nphases; i++) {
-            const char *name = sides[s]->phases[i].name;
-            bool in_b = false, in_a = false;
-            uint64_t pb = phase_peak(pr->before, name, &in_b), pa = phase_peak(pr->after, name, &in_a);
-            if (s == 1 && in_a)
-                continue; /* listed with the after side's */
-            if (!header) {
-                fprintf(out, "  phases (peak while open):\n    %-24s %12s %12s %12s %8s\n",
-                        "phase", "before", "after", "change", "");
-                header = true;
-            }
-            fprintf(out, "    %-24s %12s %12s %12s %8s\n", name,
-                    in_b ? vt_format_bytes(pb, sb, sizeof sb) : "-",
-                    in_a ? vt_format_bytes(pa, sa, sizeof sa) : "-",
-                    signed_bytes(delta(pb, pa), sd, sizeof sd), percent(pb, pa, pc, sizeof pc));
-        }
+    size_t nrows;
+    struct phase_row *rows = phase_rows(pr->before, pr->after, &nrows);
+    for (size_t i = 0; rows && i < nrows; i++) {
+        const struct phase_row *r = &rows[i];
+        if (!i)
+            fprintf(out, "  phases (peak while open):\n    %-24s %12s %12s %12s %8s\n", "phase",
+                    "before", "after", "change", "");
+        fprintf(out, "    %-24s %12s %12s %12s %8s\n", r->name,
+                r->in_before ? vt_format_bytes(r->before, sb, sizeof sb) : "-",
+                r->in_after ? vt_format_bytes(r->after, sa, sizeof sa) : "-",
+                signed_bytes(delta(r->before, r->after), sd, sizeof sd),
+                percent(r->before, r->after, pc, sizeof pc));
+    }
+    free(rows);
     size_t n;
     struct change *c = compare_sites(pr->before, pr->after, &n);
     size_t shown = 0;
@@ -469,19 +492,15 @@ static void json_unit(struct vt_json *j, const struct pair *pr, const struct vt_
     vt_json_kv_bool(j, "above_limit", exceeds(opt, b, a));
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
-    const struct unit *sides[2] = {pr->after, pr->before};
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; sides[s] && i < sides[s]->nphases; i++) {
-            const char *name = sides[s]->phases[i].name;
-            bool in_b = false, in_a = false;
-            uint64_t pb = phase_peak(pr->before, name, &in_b), pa = phase_peak(pr->after, name, &in_a);
-            if (s == 1 && in_a)
-                continue;
-            vt_json_begin_object(j);
-            vt_json_kv_string(j, "name", name);
-            json_bytes_change(j, in_b, pb, in_a, pa);
-            vt_json_end_object(j);
-        }
+    size_t nrows;
+    struct phase_row *rows = phase_rows(pr->before, pr->after, &nrows);
+    for (size_t i = 0; rows && i < nrows; i++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "name", rows[i].name);
+        json_bytes_change(j, rows[i].in_before, rows[i].before, rows[i].in_after, rows[i].after);
+        vt_json_end_object(j);
+    }
+    free(rows);
     vt_json_end_array(j);
     vt_json_key(j, "sites");
     vt_json_begin_array(j);

@@ -149,15 +149,7 @@ uint64_t vt_export_pid(const struct vt_reader *r)
 
 long vt_export_rank(const struct vt_reader *r)
 {
-    const struct vt_process_info *p = vt_reader_process(r);
-    const char *v = vt_process_env(p, "RANK");
-    if (!v)
-        v = vt_process_env(p, "LOCAL_RANK");
-    if (!v || !*v)
-        return -1;
-    char *end;
-    long rank = strtol(v, &end, 10);
-    return *end || rank < 0 ? -1 : rank;
+    return vt_process_rank(vt_reader_process(r));
 }
 
 const char *vt_export_process_name(const struct vt_export_trace *t, char *buf, size_t n)
