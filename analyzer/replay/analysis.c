@@ -20,6 +20,18 @@ const char *vt_process_env(const struct vt_process_info *p, const char *name)
     return NULL;
 }
 
+long vt_process_rank(const struct vt_process_info *p)
+{
+    const char *v = vt_process_env(p, "RANK");
+    if (!v)
+        v = vt_process_env(p, "LOCAL_RANK");
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long rank = strtol(v, &end, 10);
+    return *end || rank < 0 ? -1 : rank;
+}
+
 /* ---- GPUs ---- */
 
 static void repoint_ledgers(struct vt_analysis *a);

@@ -77,5 +77,8 @@ const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t inpu
 
 /* Values from a process record's environment, NULL if absent. */
 const char *vt_process_env(const struct vt_process_info *p, const char *name);
+/* The rank of a process: RANK, else LOCAL_RANK, from its recorded
+ * environment; -1 if neither is a number. */
+long vt_process_rank(const struct vt_process_info *p);
 
 #endif
