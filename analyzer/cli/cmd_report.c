@@ -13,7 +13,6 @@
 #include "report_document.h"
 #include "snapshot.h"
 
-#define MAX_DEBUG_DIRS 16
 
 static void report_usage(FILE *out)
 {
@@ -31,9 +30,7 @@ static void report_usage(FILE *out)
           "  -P, --pid PID        only this process\n"
           "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
           "      --html FILE      write an interactive page to FILE (one file, opens offline)\n"
-          "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
-          "      --sysroot DIR    look for recorded binary paths under DIR first\n"
-          "      --no-symbols     do not symbolize (addresses only)\n"
+          VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
           "Exit status: 0, or 2 on bad usage, a filter that selects nothing, or a file that is\n"
           "not a readable trace or snapshot.\n\n"
@@ -76,7 +73,7 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_WIDTH, OPT_FULL_STACKS, OPT_HTML };
+    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
@@ -87,16 +84,14 @@ int vt_cmd_report(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"json", no_argument, NULL, 'j'},
         {"html", required_argument, NULL, OPT_HTML},
-        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct vt_report_options opt = {.top = 10, .text_frames = 6,
                                     .width = vt_cli_text_width(stdout)};
-    const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
-    size_t ndebug = 0;
+    struct vt_cli_symbols symbols;
+    vt_cli_symbols_init(&symbols);
     bool json = false;
     const char *html = NULL;
     uint64_t v;
@@ -143,25 +138,19 @@ int vt_cmd_report(int argc, char **argv)
         case OPT_HTML:
             html = optarg;
             break;
-        case OPT_DEBUG_DIR:
-            if (ndebug == MAX_DEBUG_DIRS) {
-                fprintf(stderr, "vramtrace report: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
-                return 2;
-            }
-            debug_dirs[ndebug++] = optarg;
-            break;
-        case OPT_SYSROOT:
-            opt.sym.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt.sym.disabled = true;
-            break;
         case 'h':
             report_usage(stdout);
             return 0;
         default:
-            report_usage(stderr);
-            return 2;
+            switch (vt_cli_symbol_option("report", c, optarg, &symbols)) {
+            case 1:
+                break;
+            case 0:
+                report_usage(stderr);
+                return 2;
+            default:
+                return 2;
+            }
         }
     }
     if (optind >= argc) {
@@ -169,7 +158,7 @@ int vt_cmd_report(int argc, char **argv)
         report_usage(stderr);
         return 2;
     }
-    opt.sym.debug_dirs = debug_dirs;
+    opt.sym = symbols.sym;
     if (html && json) {
         fputs("vramtrace report: --html and --json: choose one\n", stderr);
         return 2;

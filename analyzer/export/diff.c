@@ -113,7 +113,7 @@ static char *trace_site_key(const struct vt_reader *r, struct vt_symbolizer *sym
     struct key_writer kw = {open_memstream(&buf, &len), 0};
     if (!kw.f)
         return NULL;
-    vt_export_stack_frames(r, sym, stack, key_frame, &kw);
+    vt_stack_frames(r, sym, stack, 0, key_frame, &kw);
     if (!kw.frames)
         fputs("(no stack)", kw.f);
     if (fclose(kw.f) != 0) {

@@ -84,42 +84,13 @@ void vt_export_trace_free(struct vt_export_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-static bool is_tracer_frame(const struct vt_frame *f)
-{
-    return f->module && !strncmp(f->module, "libvramtrace", 12);
-}
-
-size_t vt_export_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym,
-                              uint64_t stack, vt_export_frame_fn fn, void *ctx)
-{
-    size_t delivered = 0;
-    uint64_t parent, ip;
-    /* The trie's parents always have smaller ids, so this walk ends. */
-    for (uint64_t node = stack; node && vt_reader_stack_node(r, node, &parent, &ip);
-         node = parent) {
-        const struct vt_frame *frames;
-        struct vt_frame bare = {.ip = ip};
-        size_t n = 1;
-        if (sym)
-            n = vt_symbolize(sym, ip, &frames);
-        else
-            frames = &bare;
-        for (size_t k = 0; k < n; k++)
-            if (!is_tracer_frame(&frames[k])) {
-                fn(ctx, &frames[k]);
-                delivered++;
-            }
-    }
-    return delivered;
-}
-
-size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_export_frame_fn fn,
+size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_frame_fn fn,
                         void *ctx)
 {
     static const struct vt_symbolize_options none = {.disabled = true};
     if (!t->sym)
         t->sym = vt_symbolizer_new(t->reader, t->sym_opt ? t->sym_opt : &none);
-    return vt_export_stack_frames(t->reader, t->sym, stack, fn, ctx);
+    return vt_stack_frames(t->reader, t->sym, stack, 0, fn, ctx);
 }
 
 static const char *base_name(const char *path)

@@ -51,13 +51,9 @@ int vt_export_trace_run(struct vt_export_trace *t, const char *path,
                         const struct vt_symbolize_options *sym, FILE *err);
 void vt_export_trace_free(struct vt_export_trace *t);
 
-/* The frames of a stack, innermost first, without the tracer's own
- * (libvramtrace.so); returns how many fn saw. sym NULL: addresses only. */
-typedef void (*vt_export_frame_fn)(void *ctx, const struct vt_frame *f);
-size_t vt_export_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym,
-                              uint64_t stack, vt_export_frame_fn fn, void *ctx);
-/* The same for a trace of an exporter (its symbolizer made on first use). */
-size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_export_frame_fn fn,
+/* The frames of a stack of the exporter's trace (vt_stack_frames; its
+ * symbolizer made on first use); returns how many fn saw. */
+size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_frame_fn fn,
                         void *ctx);
 /* "function (file.c:60)", "function", "module+0x1a2b" or "0x7f00...". */
 const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n);

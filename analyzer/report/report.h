@@ -60,7 +60,6 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
 /* Calls fn for each frame of a stack, innermost first, skipping the
  * tracer's own frames (libvramtrace.so); stops after max frames (0: all).
  * Returns the number of frames delivered. */
-typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx);
 
