@@ -20,7 +20,7 @@ static void export_usage(FILE *out)
     fputs("usage: vramtrace export --format FORMAT [OPTIONS] TRACE... | DIR\n"
           "Write the traces' allocations in a file another viewer opens (a directory stands\n"
           "for every *.vtrace file in it).\n\n"
-          "  -f, --format FORMAT  one of:\n",
+          "      --format FORMAT  one of:\n",
           out);
     for (int f = 0; f < VT_EXPORT_FORMAT_COUNT_; f++)
         fprintf(out, "                         %-11s %s\n",
@@ -95,9 +95,10 @@ static bool export_inputs(char *const *args, size_t n, struct vt_input_files *fi
 
 int vt_cmd_export(int argc, char **argv)
 {
-    enum { OPT_AT = 256 };
+    /* --format has no short flag: -f is --frames in report and simulate */
+    enum { OPT_AT = 256, OPT_FORMAT };
     static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
         {"phase", required_argument, NULL, 'p'},
@@ -115,14 +116,14 @@ int vt_cmd_export(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:p:d:P:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:p:d:P:h", opts, NULL)) != -1) {
         int taken = vt_cli_symbol_option("export", c, optarg, &sym);
         if (taken < 0)
             return 2;
         if (taken)
             continue;
         switch (c) {
-        case 'f':
+        case OPT_FORMAT:
             format = optarg;
             break;
         case 'o':

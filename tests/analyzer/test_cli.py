@@ -4,6 +4,7 @@ errors and exit codes, and `run`. Expected figures come from make_traces
 (chosen by hand there), never from vramtrace itself."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,6 +121,21 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and "junk.vtrace: byte 0" in err, "not a trace exits 2")
     rc, out, err = run("dump", corrupt)
     check(rc == 2 and "corrupt chunk" in err, "dump of a corrupt trace exits 2")
+
+    # a short flag means one thing in every command, and every --help ends
+    # with an example
+    letters = {}
+    for cmd in ("run", "report", "dump", "simulate", "export", "diff"):
+        rc, out, err = run(cmd, "--help")
+        check(rc == 0, cmd + " --help exits 0")
+        for letter, name in re.findall(r"^\s+-(\w), --([a-z-]+)", out, re.M):
+            letters.setdefault(letter, set()).add(name)
+        tail = out.rstrip("\n").splitlines()[-3:]
+        check(any(l.startswith("  vramtrace " + cmd) for l in tail) and
+              any(l.startswith("example") for l in out.splitlines()),
+              cmd + " --help ends with an example")
+    clashes = {k: v for k, v in letters.items() if len(v) > 1}
+    check(not clashes, "short flags with two meanings across commands: %s" % clashes)
 
     # any mix of traces, snapshots and directories in one call: one document
     fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
