@@ -251,6 +251,19 @@ static void segments(struct writer *wr, struct memviz *m)
     free(live);
 }
 
+/* PyTorch's time_us is wall-clock microseconds since 1970 (memory_viz shows
+ * it as a date); trace times are CLOCK_MONOTONIC. The process record holds
+ * both clocks read at its start: the offset between them converts. Without
+ * it, monotonic microseconds (a date in 1970, but the order and the
+ * intervals right). */
+static uint64_t wall_us(const struct vt_export_trace *t, uint64_t mono_ns)
+{
+    const struct vt_process_info *p = vt_reader_process(t->reader);
+    if (p && p->start_realtime_ns && p->start_mono_ns && mono_ns >= p->start_mono_ns)
+        return (p->start_realtime_ns + (mono_ns - p->start_mono_ns)) / 1000;
+    return mono_ns / 1000;
+}
+
 static void device_trace(struct writer *wr, struct memviz *m, int64_t device)
 {
     vt_pw_list_begin(&wr->w);
@@ -267,7 +280,7 @@ static void device_trace(struct writer *wr, struct memviz *m, int64_t device)
             kv_uint(wr, "addr", e->addr);
         kv_uint(wr, "size", e->size);
         kv_uint(wr, "stream", 0);
-        kv_uint(wr, "time_us", e->time_ns / 1000);
+        kv_uint(wr, "time_us", wall_us(wr->t, e->time_ns));
         cstr(wr, "frames");
         frames(wr, e->stack);
         vt_pw_dict_end(&wr->w);

@@ -13,6 +13,7 @@ figure against the simulated driver's ledger:
 """
 import json
 import subprocess
+import time
 
 from export_common import (parse_args, run_example, exported, folded_sum, load_pickle,
                            memory_viz_problems, replay_device_trace, perfetto_counter_max)
@@ -69,6 +70,13 @@ if path:
                       "segment_free"]))
     if traces and not all("time_us" in e and isinstance(e.get("frames"), list) for e in traces[0]):
         run.fail("memory-viz: an entry without time_us or frames")
+    # time_us is wall-clock time, as PyTorch writes it (memory_viz shows it
+    # as a date): within the last ten minutes by this machine's clock
+    now_us = time.time() * 1e6
+    late = [e["time_us"] for e in (traces[0] if traces else [])
+            if not now_us - 600e6 <= e.get("time_us", 0) <= now_us]
+    if late:
+        run.fail("memory-viz: time_us not wall-clock now: %s" % late[:3])
     names = {f["name"] for e in traces[0] for f in e["frames"]} if traces else set()
     if "grow_kv_cache" not in names:
         run.fail("memory-viz: no frame names grow_kv_cache")
