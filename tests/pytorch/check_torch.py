@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """vramtrace's Python bootstrap with PyTorch (docs/PYTORCH.md), checked
-without a GPU: programs importing the stand-in torch (tests/torch/standin)
+without a GPU: programs importing the stand-in torch (tests/pytorch/standin)
 run on the simulated GPU under `vramtrace run`, and what vramtrace wrote is
 compared with independent truth - the simulated driver's ledger, the
 stand-in's own view, the same program run without vramtrace.

@@ -3,7 +3,7 @@
 allocator's cache holds three times the request: fragmentation.
 
 Written against PyTorch's API, with no line of vramtrace in it; the tests
-run it on the stand-in torch (tests/torch/standin) and the simulated GPU.
+run it on the stand-in torch (tests/pytorch/standin) and the simulated GPU.
 Train: two steps of a 4-layer model (AdamW) on batches of 8192 rows, whose
 64 MiB activations the caching allocator keeps once freed (the optimizer's
 state is then cut out of them). Eval: batches of 5120 rows, each layer's
