@@ -46,6 +46,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+from ledger_truth import format_bytes  # noqa: E402
 STANDIN = os.path.join(HERE, "standin")
 MiB = 1 << 20
 
@@ -215,7 +217,42 @@ def case_oom(c, options=(), history=False):
     free_blocks = [b["size"] for s in snap["segments"] for b in s["blocks"] if b["state"] == "inactive"]
     c.equal("largest free block in the snapshot < request", max(free_blocks or [0]) < 40 * MiB, True)
     c.equal("free in cached segments", sum(free_blocks), 5 * 24 * MiB)
+    check_report_merge(c, trace, snap, pickles[0], history)
     return trace, snap
+
+
+def check_report_merge(c, trace, snap, pickle_path, history):
+    """The text report tells the trace's failure with the allocator's
+    figures, as the snapshot itself (the stand-in's own view) has them."""
+    r = subprocess.run([c.vramtrace, "report", "--width", "0", trace], capture_output=True,
+                       text=True, timeout=60)
+    text = r.stdout
+    blocks = [b for s in snap["segments"] for b in s["blocks"]]
+    free = sum(b["size"] for b in blocks if b["state"] == "inactive")
+    largest = max([b["size"] for b in blocks if b["state"] == "inactive"] or [0])
+    if c.args.tamper:
+        largest += MiB
+    reserved = sum(s["total_size"] for s in snap["segments"])
+    allocated = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    partly = sum(1 for s in snap["segments"]
+                 if any(b["state"] == "inactive" for b in s["blocks"]) and
+                 any(b["state"] != "inactive" for b in s["blocks"]))
+    want = [
+        "PyTorch's allocator at this failure (snapshot %s):" % pickle_path,
+        "reserved %s, allocated %s, reserved but unallocated %s (in %d partly used segments)"
+        % (format_bytes(reserved), format_bytes(allocated), format_bytes(free), partly),
+        "verdict: fragmented - %s free in cached segments, largest free block %s < %s"
+        % (format_bytes(free), format_bytes(largest), format_bytes(40 * MiB)),
+        "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    ]
+    if history:
+        want.append("live tensors then, by Python stack:")
+        want.append("main (train_oom.py:47)")
+    else:
+        want.append("live tensors' stacks: not recorded (`vramtrace run --torch-history`")
+    for w in want:
+        if w not in text:
+            c.fail("the report does not say %r:\n%s" % (w, text))
 
 
 def case_oom_phases(c):
@@ -249,7 +286,7 @@ def case_oom_phases(c):
 
 
 def case_history(c):
-    res = case_oom(c, options=["--torch-history=5000"])
+    res = case_oom(c, options=["--torch-history=5000"], history=True)
     if not res:
         return
     trace, snap = res
