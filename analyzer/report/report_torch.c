@@ -10,7 +10,6 @@
  * tensors by Python stack, and the advice that fits.
  */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,16 +156,16 @@ static void print_judged(FILE *out, struct vt_report *rep, const struct torch_ma
         break;
     }
     print_tensors(out, rep->opt, &o->state);
-    /* What the allocator could have had: what it held plus what was free. */
-    uint64_t capacity = m->device_allocated + m->device_free;
+    /* No simulate command here yet: simulate replays the snapshot's
+     * allocations, and the failing request is an oom entry, not one, so it
+     * would answer "fits" even for the recorded settings (docs/PYTORCH.md). */
+    (void)snapshot_path;
     switch (o->verdict) {
     case VT_SNAP_FRAGMENTED:
         fprintf(out, "      next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (a request is mapped "
                      "from free pages, not cut from one block); or max_split_size_mb:%" PRIu64
-                     " (cached blocks that large stay whole for large requests); does it fit? "
-                     "vramtrace simulate -a recorded -a pytorch:expandable_segments:True -c %s %s%s\n",
-                request >> 20 > 20 ? request >> 20 : 20, b(capacity, b1), snapshot_path,
-                request_known ? "" : " (with --torch-history: the snapshot then has the run's history)");
+                     " (cached blocks that large stay whole for large requests)\n",
+                request >> 20 > 20 ? request >> 20 : 20);
         break;
     case VT_SNAP_EXHAUSTED:
         fputs("      next: no allocator setting makes it fit: the live tensors above fill what it "
@@ -194,7 +193,7 @@ void vt_report_torch_oom_text(struct vt_report *rep, FILE *out, size_t input,
     }
     const char *trace = rep->a->inputs[input].path;
     const char *slash = strrchr(trace, '/');
-    char path[PATH_MAX];
+    char path[4096];
     if (slash)
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - trace), trace, m.snapshot);
     else
