@@ -59,3 +59,17 @@ def empty(nbytes, device="cuda", requires_grad=False):
 
 
 zeros = empty
+
+
+def device(name):
+    return name
+
+
+def randn(*shape, device="cpu", dtype=None):
+    """float32 elements: 4 bytes each; shape[0] is the batch."""
+    n = 1
+    for d in shape:
+        n *= d
+    t = empty(n * 4, device=device)
+    t.batch = shape[0] if len(shape) > 1 else 1
+    return t

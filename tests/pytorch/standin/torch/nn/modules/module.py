@@ -75,6 +75,9 @@ class Module(object):
                 out = r
         return out
 
+    def to(self, *args, **kwargs):
+        return self
+
     def children(self):
         return iter(self._modules.values())
 
