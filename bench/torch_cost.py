@@ -21,6 +21,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def best_of(rounds, n, body):
+    """Seconds per call of body(), the best of rounds rounds of n calls."""
+    best = None
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            body()
+        dt = (time.perf_counter() - t) / n
+        best = dt if best is None else min(best, dt)
+    return best
+
+
 def phases():
     import torch
 
@@ -35,19 +47,12 @@ def phases():
     x = torch.randn(1, 8)
     n = 3000
 
+    def forward_no_grad():
+        with torch.no_grad():
+            model(x)
+
     def timed(grad):
-        best = None
-        for _ in range(5):
-            t = time.perf_counter()
-            for _ in range(n):
-                if grad:
-                    model(x)
-                else:
-                    with torch.no_grad():
-                        model(x)
-            dt = (time.perf_counter() - t) / n
-            best = dt if best is None else min(best, dt)
-        return best
+        return best_of(5, n, (lambda: model(x)) if grad else forward_no_grad)
 
     base = {g: timed(g) for g in (False, True)}
     vt._Phases(torch, tracer, vt._Said(lambda m: None)).install()
@@ -68,14 +73,8 @@ def startup(build):
     n = 40
 
     def run(e):
-        best = None
-        for _ in range(5):
-            t = time.perf_counter()
-            for _ in range(n):
-                subprocess.run([sys.executable, "-c", "pass"], env=e, check=True)
-            dt = (time.perf_counter() - t) / n
-            best = dt if best is None else min(best, dt)
-        return best
+        return best_of(5, n, lambda: subprocess.run([sys.executable, "-c", "pass"], env=e,
+                                                    check=True))
 
     a, b = run(env), run(boot)
     print("python start-up %.2f ms -> %.2f ms with the bootstrap (+%.2f ms)"
