@@ -203,6 +203,7 @@ static void mark(struct vt_replay *rp, const struct vt_record *rec)
     struct vt_mark *m = &rp->marks[rp->nmarks++];
     m->time_ns = rec->time_ns;
     m->name = rec->u.range.name;
+    m->domain = rec->u.range.domain;
     m->thread = rec->u.range.thread;
     m->device_bytes = 0;
     for (size_t i = 0; i < rp->nledgers; i++)

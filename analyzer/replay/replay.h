@@ -127,6 +127,7 @@ struct vt_oom {
 
 struct vt_mark {
     uint64_t time_ns, name, thread;
+    uint64_t domain;       /* string id, 0: the default domain */
     uint64_t device_bytes; /* sum of this process's device ledgers then */
 };
 
