@@ -62,6 +62,21 @@
  * owner may be the crashed thread). */
 #define VT_EMERGENCY_LOCK_MS 100
 
+/* Recently seen stacks -> their trie node. Most events repeat a stack seen
+ * a moment ago (a training loop's few sites); a hit costs a hash and a
+ * compare instead of a walk down the trie, one probe per frame, which was
+ * half the writer thread's instructions at 32 frames (docs/PERFORMANCE.md,
+ * "Whole process"). Direct-mapped; a slot holds a stack and the node the
+ * trie gave it, and the trie never forgets a node, so a hit is exact. */
+#define STACK_CACHE_SLOTS 512
+#define STACK_CACHE_DEPTH 64 /* deeper stacks always walk the trie */
+struct stack_cache_slot {
+    uint64_t node; /* 0: empty */
+    uint64_t hash;
+    size_t n;
+    uint64_t ips[STACK_CACHE_DEPTH];
+};
+
 static struct {
     int fd;
     struct vt_fd_identity fd_id; /* what fd must still be before a write */
@@ -91,6 +106,7 @@ static struct {
     void *cctx;
     struct vt_bytes frame;
     struct vt_stack_trie trie;
+    struct stack_cache_slot *stack_cache; /* NULL: none (no memory) */
     struct vt_string_table strings;
     struct vt_module_map modules;
     const char *(*api_name)(unsigned api); /* NULL: none known */
@@ -300,6 +316,31 @@ static void on_stack_node(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
     vt_encode_stack_node(&W.enc, parent, ip);
 }
 
+/* The trie node of a stack (0 if the trie ran out of memory). */
+static uint64_t stack_node(const uint64_t *ips, size_t n)
+{
+    struct stack_cache_slot *c = NULL;
+    uint64_t h = n;
+    if (W.stack_cache && n <= STACK_CACHE_DEPTH) {
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ ips[i]) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        c = &W.stack_cache[h & (STACK_CACHE_SLOTS - 1)];
+        if (c->node && c->hash == h && c->n == n && !memcmp(c->ips, ips, n * sizeof *ips))
+            return c->node;
+    }
+    uint64_t node = vt_trie_insert(&W.trie, ips, n, on_stack_node, NULL);
+    if (node == UINT64_MAX)
+        return 0;
+    if (c && node) {
+        c->node = node;
+        c->hash = h;
+        c->n = n;
+        memcpy(c->ips, ips, n * sizeof *ips);
+    }
+    return node;
+}
+
 static uint64_t api_id(uint64_t id)
 {
     if (id == 0)
@@ -383,10 +424,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
-        r.stack = vt_trie_insert(&W.trie, vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips),
-                                 h->nips, on_stack_node, NULL);
-        if (r.stack == UINT64_MAX)
-            r.stack = 0;
+        r.stack = stack_node(vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips), h->nips);
         vt_encode_mem(&W.enc, &r);
         W.events++;
         break;
@@ -638,6 +676,8 @@ static void free_state(void)
     vt_chunk_cctx_free(W.cctx);
     W.cctx = NULL;
     vt_trie_free(&W.trie);
+    free(W.stack_cache);
+    W.stack_cache = NULL;
     vt_strings_free(&W.strings);
     vt_modules_free(&W.modules);
     free(W.api_emitted);
@@ -707,6 +747,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     memset(&W.frame, 0, sizeof W.frame);
     vt_trie_init(&W.trie);
+    W.stack_cache = calloc(STACK_CACHE_SLOTS, sizeof *W.stack_cache); /* NULL: no cache */
     vt_py_codes_reset();
     vt_strings_init(&W.strings);
     vt_modules_init(&W.modules);
@@ -837,6 +878,7 @@ void vt_writer_after_fork_child(void)
     memset(&W.frame, 0, sizeof W.frame);
     W.cctx = NULL;
     memset(&W.trie, 0, sizeof W.trie);
+    W.stack_cache = NULL;
     memset(&W.strings, 0, sizeof W.strings);
     memset(&W.modules, 0, sizeof W.modules);
     W.api_emitted = NULL;
