@@ -93,6 +93,7 @@ static struct {
     atomic_uint wake; /* anyone -> writer */
     atomic_uint done; /* writer -> whoever waits for a round */
     atomic_int stop, emergency, modules_changed, failed;
+    atomic_int failing; /* a failure is being said and acted on (fail) */
     atomic_ullong emergency_done; /* emergency rounds finished */
     atomic_ullong finished;       /* 1: the final round is written (trailer) */
     /* vt_writer_flush_now: requests made, and the last request a finished
@@ -188,15 +189,31 @@ static void remove_unstarted(void)
         unlink(W.created_path);
 }
 
+/* The first failure of the trace: true once (the caller says why). */
+static bool first_failure(void)
+{
+    return !atomic_exchange(&W.failing, 1);
+}
+
+/* Recording stops first, and only then is the failure published: a thread
+ * waiting for the writer (vt_writer_flush_now) wakes on W.failed and must
+ * find the recorder stopped, not about to stop. */
+static void give_up(void)
+{
+    stop_recording();
+    remove_unstarted();
+    atomic_store(&W.failed, 1);
+    vt_wake_post(&W.done);
+}
+
 /* The trace cannot be written: say so once, stop recording. */
 static void fail(int err)
 {
-    if (atomic_exchange(&W.failed, 1))
+    if (!first_failure())
         return;
     vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
            W.path, strerror(err));
-    stop_recording();
-    remove_unstarted();
+    give_up();
 }
 
 /* Writes to the trace's descriptor, which the program may have closed and
@@ -239,10 +256,10 @@ static int ensure_open(void)
             char last[sizeof W.path];
             if (vt_trace_file_alternative(W.path, alternatives, last, sizeof last) != 0)
                 snprintf(last, sizeof last, "(name too long)");
-            if (!atomic_exchange(&W.failed, 1)) {
+            if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
                           "tracing disabled, the program continues\n", W.path, last, strerror(err));
-                stop_recording();
+                give_up();
             }
         } else {
             fail(err);
@@ -733,6 +750,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
+    atomic_store(&W.failing, 0);
     atomic_store(&W.finished, 0);
     atomic_store(&W.flush_asked, 0);
     atomic_store(&W.flush_done, 0);
