@@ -1,68 +1,404 @@
 /*
  * Where a trace's bytes go: reads a vramtrace trace and re-encodes its
- * memory events and stack nodes with the real encoder, under variants of
- * chunking, time unit, fields and zstd level, and prints one line per
- * variant: "label bytes events". Used by scripts/bench.sh (trace size) to
- * tell which change to the writer or the format would pay. Give it a trace
- * recorded with VRAMTRACE_TIME_UNIT_NS=1: a coarser unit cannot be undone.
+ * memory events and stack nodes under variants of chunking, time unit,
+ * fields, zstd settings and record layout, and prints one line per
+ * variant: "label bytes events compress_ns_per_event". Used by
+ * scripts/bench.sh (trace size) to tell which change to the writer or the
+ * format would pay. Give it a trace recorded with VRAMTRACE_TIME_UNIT_NS=1:
+ * a coarser unit cannot be undone.
  *
- *   trace_recode TRACE
+ *   trace_recode TRACE                 the default list of variants
+ *   trace_recode TRACE SPEC...         the variants given, e.g.
+ *       chunk=4M,level=5  level=3,ldm=1,wlog=24  dict=zdict:65536  layout=split
+ *
+ * SPEC keys (comma-separated; the defaults are the tracer's own settings):
+ *   chunk=N[K|M]  close a chunk at this many bytes of records (1M)
+ *   level=L       zstd level (3)
+ *   strategy=S    zstd strategy 1..9 (fast .. btultra2; 0: the level's)
+ *   ldm=1         long-distance matching
+ *   wlog=W        window log (0: the level's; a frame never needs more
+ *                 than its content, so above log2(chunk) it changes nothing)
+ *   unit=NS       time unit (1000)
+ *   drop=1|2      1: times zero; 2: also addresses zero
+ *   dict=raw:N    every chunk after the first compressed with the last N
+ *                 bytes of the first chunk's records as a raw-content
+ *                 dictionary (a reader has them once it has read chunk 0:
+ *                 no bytes stored)
+ *   dict=zdict:N  a dictionary of N bytes trained (ZDICT) on the first
+ *                 chunk, stored in the trace (its zstd-compressed size is
+ *                 counted), used for every later chunk
+ *   layout=L      the MEM record's layout (format ideas; not readable by
+ *                 any reader, only measured):
+ *                   v2     the format as it is (trace_encoder.c)
+ *                   split  v2 without the dt field; the chunk's dts follow
+ *                          its records as one varint column
+ *                   serial a FREE whose address an earlier ALLOC gave names
+ *                          that ALLOC by how many allocs ago it was
+ *                          (uv age+1; 0: address follows as da)
+ *                   site   allocation-site ids: (op, kind, api, label,
+ *                          thread, device, stack, result, aux) -> id,
+ *                          defined inline at first use; the record is
+ *                          type, site, zigzag size delta to the site's
+ *                          last size, dt, da
+ *                   site+serial, split+serial, site+split+serial
+ * Every variant keeps every chunk one independent zstd frame with fresh
+ * deltas (ids, the site table and the dictionary are file-wide, as the
+ * format's ids already are).
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <zdict.h>
 #include <zstd.h>
 
 #include "trace_encoder.h"
 #include "trace_reader.h"
 
+enum { L_SPLIT = 1, L_SERIAL = 2, L_SITE = 4 };
+
 struct variant {
-    const char *label;
-    size_t chunk_raw;     /* close a chunk at this many bytes of records */
-    int level;            /* zstd level */
-    uint64_t time_unit;   /* encoder's time unit, ns */
-    int drop;             /* 1: times zero, 2: also addresses zero */
+    char label[200];
+    size_t chunk_raw;
+    int level, strategy, ldm, wlog;
+    uint64_t time_unit;
+    int drop;
+    int dict;        /* 0 none, 1 raw, 2 zdict */
+    size_t dict_size;
+    int layout;      /* L_* bits */
 };
 
-#define VARIANTS(X)                                                         \
-    X("1MiB-chunks,zstd3,unit-1ns", 1u << 20, 3, 1, 0)                        \
-    X("1MiB-chunks,zstd3,unit-1us(default)", 1u << 20, 3, 1000, 0)            \
-    X("8MiB-chunks,zstd3,unit-1us", 8u << 20, 3, 1000, 0)                     \
-    X("1MiB-chunks,zstd9,unit-1us", 1u << 20, 9, 1000, 0)                     \
-    X("1MiB-chunks,zstd3,unit-10us", 1u << 20, 3, 10000, 0)                   \
-    X("1MiB-chunks,zstd3,unit-1ms", 1u << 20, 3, 1000000, 0)                  \
-    X("1MiB-chunks,zstd3,unit-10ms(heaptrack's)", 1u << 20, 3, 10000000, 0)   \
-    X("1MiB-chunks,no-time", 1u << 20, 3, 1, 1)                               \
-    X("1MiB-chunks,no-time,no-address", 1u << 20, 3, 1, 2)
-
-static const struct variant variants[] = {
-#define VARIANT_ROW(l, c, z, t, d) {l, c, z, t, d},
-    VARIANTS(VARIANT_ROW)
-#undef VARIANT_ROW
+static const char *default_specs[] = {
+    "unit=1",
+    "unit=1000",
+    "level=1",
+    "level=5",
+    "level=7",
+    "level=9",
+    "level=3,ldm=1",
+    "chunk=4M",
+    "chunk=16M",
+    "chunk=64K",
+    "chunk=64K,dict=raw:112K",
+    "dict=raw:112K",
+    "layout=split",
+    "layout=serial",
+    "layout=site",
+    "layout=site+split+serial",
+    "layout=site+split+serial,level=9",
+    "unit=10000",
+    "unit=1000000",
+    "unit=10000000",
+    "drop=1",
+    "drop=2",
 };
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    size_t v = strtoull(s, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
+    return v;
+}
+
+static void parse_spec(const char *spec, struct variant *v)
+{
+    *v = (struct variant){.chunk_raw = 1u << 20, .level = 3, .time_unit = 1000};
+    snprintf(v->label, sizeof v->label, "%s", spec);
+    char buf[400];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *val = strchr(kv, '=');
+        if (!val) {
+            fprintf(stderr, "trace_recode: bad spec item '%s'\n", kv);
+            exit(2);
+        }
+        *val++ = 0;
+        if (!strcmp(kv, "chunk"))
+            v->chunk_raw = parse_size(val);
+        else if (!strcmp(kv, "level"))
+            v->level = atoi(val);
+        else if (!strcmp(kv, "strategy"))
+            v->strategy = atoi(val);
+        else if (!strcmp(kv, "ldm"))
+            v->ldm = atoi(val);
+        else if (!strcmp(kv, "wlog"))
+            v->wlog = atoi(val);
+        else if (!strcmp(kv, "unit"))
+            v->time_unit = strtoull(val, NULL, 10);
+        else if (!strcmp(kv, "drop"))
+            v->drop = atoi(val);
+        else if (!strncmp(val, "raw:", 4) && !strcmp(kv, "dict"))
+            v->dict = 1, v->dict_size = parse_size(val + 4);
+        else if (!strncmp(val, "zdict:", 6) && !strcmp(kv, "dict"))
+            v->dict = 2, v->dict_size = parse_size(val + 6);
+        else if (!strcmp(kv, "layout")) {
+            v->layout = (strstr(val, "split") ? L_SPLIT : 0) | (strstr(val, "serial") ? L_SERIAL : 0) |
+                        (strstr(val, "site") ? L_SITE : 0);
+        } else {
+            fprintf(stderr, "trace_recode: unknown key '%s'\n", kv);
+            exit(2);
+        }
+    }
+}
+
+/* ---- a small open-addressing map u64 key -> u64 value ---- */
+struct map {
+    uint64_t *keys, *vals; /* key 0 = empty: callers add 1 to keys */
+    size_t cap, n;
+};
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+static uint64_t *map_slot(struct map *m, uint64_t key, int *found)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        struct map o = *m;
+        m->cap = o.cap ? 2 * o.cap : 1024;
+        m->keys = calloc(m->cap, 8);
+        m->vals = calloc(m->cap, 8);
+        m->n = 0;
+        for (size_t i = 0; i < o.cap; i++)
+            if (o.keys[i]) {
+                int f;
+                *map_slot(m, o.keys[i], &f) = o.vals[i];
+            }
+        free(o.keys);
+        free(o.vals);
+    }
+    size_t i = mix(key) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    *found = m->keys[i] == key;
+    if (!*found) {
+        m->keys[i] = key;
+        m->n++;
+    }
+    return &m->vals[i];
+}
+static void map_del(struct map *m, uint64_t key)
+{ /* backward-shift deletion */
+    size_t i = mix(key) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i])
+        return;
+    size_t j = i;
+    for (;;) {
+        m->keys[i] = 0;
+        for (;;) {
+            j = (j + 1) & (m->cap - 1);
+            if (!m->keys[j]) {
+                m->n--;
+                return;
+            }
+            size_t h = mix(m->keys[j]) & (m->cap - 1);
+            if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+                continue;
+            break;
+        }
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        i = j;
+    }
+}
 
 struct sink {
+    const struct variant *v;
     struct vt_encoder enc;
-    struct vt_bytes frame;
+    struct vt_bytes dts, frame;
     ZSTD_CCtx *cctx;
-    size_t bytes;
+    ZSTD_CDict *cdict;
+    size_t bytes, chunks;
+    double compress_ns;
+    /* layouts */
+    struct map live;  /* addr+1 -> alloc serial */
+    uint64_t allocs;
+    struct map sites; /* hash of the site tuple -> (site id, last size) index */
+    uint64_t nsites, *site_size;
+    size_t site_cap;
 };
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void put_uv(struct vt_bytes *b, uint64_t v)
+{
+    if (vt_bytes_reserve(b, VT_UVARINT_MAX))
+        b->len += vt_put_uvarint(b->data + b->len, v);
+}
+
+static void make_dict(struct sink *s)
+{
+    const struct variant *v = s->v;
+    const uint8_t *raw = s->enc.raw.data;
+    size_t len = s->enc.raw.len;
+    if (v->dict == 1) {
+        size_t n = len < v->dict_size ? len : v->dict_size;
+        s->cdict = ZSTD_createCDict(raw + len - n, n, v->level);
+        return;
+    }
+    /* ZDICT: samples are 4 KiB slices of the first chunk */
+    size_t ns = len / 4096;
+    if (ns < 8)
+        return;
+    size_t *sizes = malloc(ns * sizeof *sizes);
+    for (size_t i = 0; i < ns; i++)
+        sizes[i] = 4096;
+    void *dict = malloc(v->dict_size);
+    size_t dn = ZDICT_trainFromBuffer(dict, v->dict_size, raw, sizes, (unsigned)ns);
+    free(sizes);
+    if (ZDICT_isError(dn)) {
+        fprintf(stderr, "trace_recode: ZDICT: %s\n", ZDICT_getErrorName(dn));
+        free(dict);
+        return;
+    }
+    /* stored in the trace, compressed */
+    size_t bound = ZSTD_compressBound(dn);
+    void *tmp = malloc(bound);
+    size_t cn = ZSTD_compress(tmp, bound, dict, dn, 19);
+    s->bytes += VT_CHUNK_HEADER_SIZE + cn;
+    free(tmp);
+    s->cdict = ZSTD_createCDict(dict, dn, v->level);
+    free(dict);
+}
 
 static void flush(struct sink *s)
 {
     if (s->enc.raw.len == 0)
         return;
+    if (s->v->layout & L_SPLIT) { /* the dt column after the records */
+        if (vt_bytes_reserve(&s->enc.raw, s->dts.len)) {
+            memcpy(s->enc.raw.data + s->enc.raw.len, s->dts.data, s->dts.len);
+            s->enc.raw.len += s->dts.len;
+        }
+        s->dts.len = 0;
+    }
+    double t0 = now_ns();
+    ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
+    ZSTD_CCtx_refCDict(s->cctx, s->chunks > 0 ? s->cdict : NULL);
+    if (s->chunks > 0 && s->cdict) /* refCDict replaces the level */
+        ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel, s->v->level);
     if (vt_chunk_frame(&s->enc, s->cctx, &s->frame) != 0) {
         fprintf(stderr, "trace_recode: compression failed\n");
         exit(1);
     }
+    s->compress_ns += now_ns() - t0;
     s->bytes += s->frame.len;
+    if (s->chunks == 0 && s->v->dict)
+        make_dict(s);
+    s->chunks++;
     vt_encoder_begin_chunk(&s->enc);
 }
 
+/* The MEM record in one of the measured layouts (not the format). */
+static void encode_mem_layout(struct sink *s, const struct vt_mem_record *m)
+{
+    struct vt_encoder *e = &s->enc;
+    struct vt_bytes *b = &e->raw;
+    int lay = s->v->layout;
+    if (!vt_bytes_reserve(b, 16 * VT_UVARINT_MAX))
+        return;
+    b->data[b->len++] = VT_REC_MEM;
+    e->records++;
+    if (lay & L_SITE) {
+        uint64_t h = mix(m->op ^ (uint64_t)m->kind << 8 ^ m->api << 16 ^ m->label << 28 ^
+                         mix(m->thread ^ (uint64_t)(m->device + 1) << 20 ^ mix(m->stack) ^
+                             mix(m->result ^ mix(m->aux)))) | 1;
+        int found;
+        uint64_t *slot = map_slot(&s->sites, h, &found);
+        if (!found) {
+            *slot = ++s->nsites;
+            if (s->nsites >= s->site_cap) {
+                s->site_cap = s->site_cap ? 2 * s->site_cap : 1024;
+                s->site_size = realloc(s->site_size, s->site_cap * 8);
+            }
+            s->site_size[s->nsites] = 0;
+            put_uv(b, 0); /* a new site, defined here */
+            b->data[b->len++] = m->op;
+            b->data[b->len++] = m->kind;
+            put_uv(b, m->api);
+            put_uv(b, m->label);
+            put_uv(b, m->thread);
+            put_uv(b, m->device < 0 ? 0 : (uint64_t)m->device + 1);
+            put_uv(b, m->stack);
+            put_uv(b, m->result);
+            put_uv(b, m->aux);
+        } else {
+            put_uv(b, *slot);
+        }
+        uint64_t id = *slot;
+        put_uv(b, vt_zigzag((int64_t)(m->size - s->site_size[id])));
+        s->site_size[id] = m->size;
+    } else {
+        b->data[b->len++] = m->op;
+        b->data[b->len++] = m->kind;
+        put_uv(b, m->api);
+        put_uv(b, m->label);
+        put_uv(b, m->thread);
+    }
+    /* time */
+    uint64_t t = m->time_ns / s->v->time_unit, dt;
+    if (!e->have_time) {
+        e->have_time = true;
+        dt = t;
+    } else {
+        dt = t < e->delta.last_time ? 0 : t - e->delta.last_time;
+    }
+    if (t > e->delta.last_time || dt == t)
+        e->delta.last_time = t;
+    put_uv(lay & L_SPLIT ? &s->dts : b, dt);
+    if (!(lay & L_SITE))
+        put_uv(b, m->device < 0 ? 0 : (uint64_t)m->device + 1);
+    /* address */
+    int coded = 0;
+    if (lay & L_SERIAL) {
+        int found;
+        if (m->op == VT_OP_ALLOC && m->result == 0) {
+            *map_slot(&s->live, m->addr + 1, &found) = ++s->allocs;
+        } else if (m->op == VT_OP_FREE) {
+            uint64_t *slot = map_slot(&s->live, m->addr + 1, &found);
+            if (found) {
+                put_uv(b, s->allocs - *slot + 1);
+                coded = 1;
+                e->delta.last_addr = m->addr; /* the reader knows it */
+            }
+            map_del(&s->live, m->addr + 1);
+            if (!coded)
+                put_uv(b, 0);
+        }
+    }
+    if (!coded) {
+        put_uv(b, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
+        e->delta.last_addr = m->addr;
+    }
+    if (!(lay & L_SITE)) {
+        put_uv(b, m->size);
+        put_uv(b, m->stack);
+        put_uv(b, m->result);
+        put_uv(b, m->aux);
+    }
+    if (m->op == VT_OP_ALLOC && m->result != 0) {
+        put_uv(b, m->free_bytes);
+        put_uv(b, m->total_bytes);
+    }
+}
+
 /* Re-encodes the file under one variant; returns bytes, sets *events. */
-static size_t recode(const char *path, const struct variant *v, uint64_t *events)
+static size_t recode(const char *path, const struct variant *v, uint64_t *events, double *cns)
 {
     struct vt_reader *r;
     struct vt_read_error err;
@@ -70,12 +406,19 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
         fprintf(stderr, "%s\n", err.message);
         exit(2);
     }
-    struct sink s = {.bytes = VT_PREAMBLE_SIZE};
+    struct sink s = {.v = v, .bytes = VT_PREAMBLE_SIZE};
     vt_encoder_init(&s.enc);
     vt_encoder_set_time_unit(&s.enc, v->time_unit);
     s.cctx = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_compressionLevel, v->level);
     ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_contentSizeFlag, 1);
+    if (v->strategy)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_strategy, v->strategy);
+    if (v->ldm)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_enableLongDistanceMatching, 1);
+    if (v->wlog)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_windowLog, v->wlog);
     struct vt_record rec;
     int rc;
     *events = 0;
@@ -92,10 +435,13 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
                 .result = rec.u.mem.result, .aux = rec.u.mem.aux,
                 .free_bytes = rec.u.mem.free_bytes, .total_bytes = rec.u.mem.total_bytes,
             };
-            vt_encode_mem(&s.enc, &m);
+            if (v->layout)
+                encode_mem_layout(&s, &m);
+            else
+                vt_encode_mem(&s.enc, &m);
             (*events)++;
         }
-        if (s.enc.raw.len >= v->chunk_raw)
+        if (s.enc.raw.len + s.dts.len >= v->chunk_raw)
             flush(&s);
     }
     if (rc < 0) {
@@ -106,14 +452,22 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
     vt_reader_close(r);
     vt_encoder_free(&s.enc);
     vt_bytes_free(&s.frame);
+    vt_bytes_free(&s.dts);
     ZSTD_freeCCtx(s.cctx);
+    ZSTD_freeCDict(s.cdict);
+    free(s.live.keys);
+    free(s.live.vals);
+    free(s.sites.keys);
+    free(s.sites.vals);
+    free(s.site_size);
+    *cns = *events ? s.compress_ns / (double)*events : 0;
     return s.bytes;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s TRACE\n", argv[0]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s TRACE [SPEC...]\n", argv[0]);
         return 2;
     }
     struct stat st;
@@ -121,13 +475,19 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 2;
     }
+    const char **specs = argc > 2 ? (const char **)argv + 2 : default_specs;
+    size_t nspecs = argc > 2 ? (size_t)argc - 2 : sizeof default_specs / sizeof *default_specs;
     uint64_t events = 0;
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
-        size_t bytes = recode(argv[1], &variants[i], &events);
+    for (size_t i = 0; i < nspecs; i++) {
+        struct variant v;
+        parse_spec(specs[i], &v);
+        double cns;
+        size_t bytes = recode(argv[1], &v, &events, &cns);
         if (i == 0)
-            printf("as-written-by-the-tracer %lld %llu\n", (long long)st.st_size,
+            printf("as-written-by-the-tracer %lld %llu -\n", (long long)st.st_size,
                    (unsigned long long)events);
-        printf("%s %zu %llu\n", variants[i].label, bytes, (unsigned long long)events);
+        printf("%s %zu %llu %.1f\n", v.label, bytes, (unsigned long long)events, cns);
+        fflush(stdout);
     }
     return 0;
 }

@@ -207,6 +207,22 @@ if want size; then
             say "$(size_row "$pattern, stacks=$depth, time unit ${unit} ns" "$n" "$(stat -c %s "$trace")" "$htb")"
         }
     done
+    # bench/event_cost's loop (one site, alloc/free pairs, depth 32): the
+    # cost benchmark's pattern, recorded in ns (for trace_recode) and at
+    # the default unit, and by heaptrack.
+    for unit in 1 1000; do
+        trace=$out/size.pairs.64.$unit.vtrace; rm -f "$trace"
+        VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=64 VRAMTRACE_TIME_UNIT_NS=$unit LD_PRELOAD=$vt_lib \
+            "$bin/event_cost" --api cuda --pairs $((size_events / 2)) --depth 32 >/dev/null
+        htb=""
+        if [ $unit = 1000 ]; then
+            rm -f "$out/size.pairs.heaptrack"*
+            heaptrack -o "$out/size.pairs.heaptrack" "$bin/event_cost" --api malloc --size 64 \
+                --pairs $((size_events / 2)) --depth 32 >/dev/null 2>&1
+            htb=$(stat -c %s "$out/size.pairs.heaptrack".*)
+        fi
+        say "$(size_row "event_cost pairs, depth 32, stacks=64, time unit ${unit} ns" "$size_events" "$(stat -c %s "$trace")" "$htb")"
+    done
     # The example itself (runtime + NVTX), through the simulated runtime.
     if [ -x "$build/examples/train_eval_phases" ]; then
         steps=$((size_events / 620))
@@ -217,12 +233,15 @@ if want size; then
         say "$(size_row "examples/train_eval_phases --steps $steps (runtime+NVTX)" "$n" "$(stat -c %s "$trace")" "")"
     fi
     say ""
-    say "What the bytes are (train, stacks=64, recorded in ns, re-encoded by bench/trace_recode from the same records):"
+    say "What the bytes are (stacks=64, recorded in ns, re-encoded by bench/trace_recode from the same records; variants: the comment at the top of bench/trace_recode.c; compress ns/event: the thread CPU time of zstd alone):"
     say ""
-    say "| variant | bytes | B/event |"
-    say "|---|---|---|"
-    "$bin/trace_recode" "$out/size.train.64.1.vtrace" | while read -r label bytes events; do
-        say "$(awk -v l="$label" -v b="$bytes" -v n="$events" 'BEGIN{printf "| %s | %d | %.3f |", l, b, b/n}')"
+    say "| workload | variant | bytes | B/event | compress ns/event |"
+    say "|---|---|---|---|---|"
+    for pattern in train random pairs; do
+        "$bin/trace_recode" "$out/size.$pattern.64.1.vtrace" | while read -r label bytes events cns; do
+            say "$(awk -v p="$pattern" -v l="$label" -v b="$bytes" -v n="$events" -v c="$cns" \
+                'BEGIN{printf "| %s | %s | %d | %.3f | %s |", p, l, b, b/n, c}')"
+        done
     done
     say ""
 fi
