@@ -111,7 +111,8 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and json.loads(out)["processes"][0]["truncated"] is True, "cut trace reported")
     check("byte %d" % facts["cut_end"] in err, "cut trace names where it ends")
     rc, out, err = run("report", corrupt)
-    check(rc == 2 and "corrupt.vtrace: byte " in err, "corrupt trace exits 2 with an offset")
+    check(rc == 3 and "corrupt.vtrace: byte " in err, "corrupt trace exits 3 with an offset")
+    check(out.startswith("vramtrace report: 1 process"), "a corrupt trace is reported up to its error")
     check(str(facts["corrupt_chunk"]) in err, "corrupt trace names the chunk's offset")
     junk = os.path.join(d, "junk.vtrace")
     with open(junk, "wb") as f:
