@@ -32,3 +32,8 @@ LD_LIBRARY_PATH="$sim:$sim/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 echo
 echo "\$ vramtrace report $out"
 "$build/analyzer/vramtrace" report "$out"
+echo
+echo "\$ vramtrace report --html $out/report.html $out"
+if "$build/analyzer/vramtrace" report --html "$out/report.html" "$out"; then
+    echo "open $out/report.html in a browser (one file, works offline)"
+fi

@@ -100,3 +100,52 @@ size_t vt_cli_text_width(FILE *out)
         return (size_t)v;
     return VT_CLI_PIPE_WIDTH;
 }
+
+bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
+                            double *percent, uint64_t *bytes)
+{
+    size_t n = strlen(arg);
+    if (n > 1 && arg[n - 1] == '%') {
+        char *end;
+        errno = 0;
+        double v = strtod(arg, &end);
+        if (!errno && end == arg + n - 1 && isfinite(v) && v >= 0) {
+            *is_percent = true;
+            *percent = v;
+            return true;
+        }
+    } else if (parse_size(arg, bytes)) {
+        *is_percent = false;
+        return true;
+    }
+    fprintf(stderr, "vramtrace %s: --%s wants a share like 5%% or a size like 256MiB, not '%s'\n",
+            cmd, name, arg);
+    return false;
+}
+
+void vt_cli_symbols_init(struct vt_cli_symbols *s)
+{
+    memset(s, 0, sizeof *s);
+    s->sym.debug_dirs = s->dirs;
+}
+
+int vt_cli_symbol_option(const char *cmd, int c, const char *arg, struct vt_cli_symbols *s)
+{
+    switch (c) {
+    case VT_CLI_OPT_DEBUG_DIR:
+        if (s->ndirs == VT_CLI_MAX_DEBUG_DIRS) {
+            fprintf(stderr, "vramtrace %s: at most %d --debug-dir\n", cmd, VT_CLI_MAX_DEBUG_DIRS);
+            return -1;
+        }
+        s->dirs[s->ndirs++] = arg;
+        return 1;
+    case VT_CLI_OPT_SYSROOT:
+        s->sym.sysroot = arg;
+        return 1;
+    case VT_CLI_OPT_NO_SYMBOLS:
+        s->sym.disabled = true;
+        return 1;
+    default:
+        return 0;
+    }
+}

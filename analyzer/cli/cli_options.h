@@ -7,10 +7,13 @@
 #ifndef VRAMTRACE_CLI_CLI_OPTIONS_H
 #define VRAMTRACE_CLI_CLI_OPTIONS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "symbolize.h"
 
 /* A decimal number in [min, max]. what describes it in the message (NULL:
  * "a number from MIN to MAX"). */
@@ -28,5 +31,35 @@ bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *o
  * terminal (a file, a pipe: the same output wherever it runs). */
 #define VT_CLI_PIPE_WIDTH 100
 size_t vt_cli_text_width(FILE *out);
+
+/* A share or a size: "5%" (any non-negative number before the %, sets
+ * *is_percent and *percent) or a size as vt_cli_size takes it (*bytes). */
+bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
+                            double *percent, uint64_t *bytes);
+
+/* The options every command that shows frames takes (--debug-dir,
+ * --sysroot, --no-symbols): their getopt rows, their help lines, and their
+ * handling into a struct vt_symbolize_options. */
+#define VT_CLI_MAX_DEBUG_DIRS 16
+enum { VT_CLI_OPT_DEBUG_DIR = 0x1000, VT_CLI_OPT_SYSROOT, VT_CLI_OPT_NO_SYMBOLS };
+#define VT_CLI_SYMBOL_OPTIONS                                                \
+    {"debug-dir", required_argument, NULL, VT_CLI_OPT_DEBUG_DIR},           \
+        {"sysroot", required_argument, NULL, VT_CLI_OPT_SYSROOT},           \
+        {"no-symbols", no_argument, NULL, VT_CLI_OPT_NO_SYMBOLS}
+#define VT_CLI_SYMBOL_HELP                                                                  \
+    "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"    \
+    "      --sysroot DIR    look for recorded binary paths under DIR first\n"              \
+    "      --no-symbols     do not symbolize (addresses only)\n"
+
+struct vt_cli_symbols {
+    struct vt_symbolize_options sym;        /* debug_dirs points into dirs */
+    const char *dirs[VT_CLI_MAX_DEBUG_DIRS + 1];
+    size_t ndirs;
+};
+
+void vt_cli_symbols_init(struct vt_cli_symbols *s);
+/* Takes option c if it is one of VT_CLI_SYMBOL_OPTIONS: 1 taken, 0 not one
+ * of them, -1 a bad value (said on stderr). */
+int vt_cli_symbol_option(const char *cmd, int c, const char *arg, struct vt_cli_symbols *s);
 
 #endif

@@ -13,13 +13,12 @@
 #include "report_document.h"
 #include "snapshot.h"
 
-#define MAX_DEBUG_DIRS 16
 
 static void report_usage(FILE *out)
 {
-    fputs("usage: vramtrace report [OPTIONS] TRACE... | DIR\n"
-          "Explain the peaks and allocation failures of one or more traces (a directory\n"
-          "stands for every *.vtrace file in it).\n\n"
+    fputs("usage: vramtrace report [OPTIONS] TRACE... | SNAPSHOT... | DIR...\n"
+          "Explain the peaks and allocation failures of traces and PyTorch memory snapshots, in\n"
+          "any mix (a directory stands for its *.vtrace and *.pickle files).\n\n"
           "  -n, --top N          rows per table of stacks (default 10)\n"
           "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
           "      --width N        columns a text stack line may use (default: the terminal's,\n"
@@ -32,9 +31,8 @@ static void report_usage(FILE *out)
           "  -r, --rank N         only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
           "                       PMI_RANK or SLURM_PROCID)\n"
           "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
-          "      --debug-dir DIR  also look for binaries and debug info in DIR (repeatable)\n"
-          "      --sysroot DIR    look for recorded binary paths under DIR first\n"
-          "      --no-symbols     do not symbolize (addresses only)\n"
+          "      --html FILE      write an interactive page to FILE (one file, opens offline)\n"
+          VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
           "Traces of different `vramtrace run` sessions are reported as separate jobs.\n\n"
           "Exit status: 0; 3 if the report was written but some trace files were skipped or\n"
@@ -43,7 +41,8 @@ static void report_usage(FILE *out)
           "examples:\n"
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
-          "  vramtrace report --json snapshot.pickle > report.json\n",
+          "  vramtrace report --json snapshot.pickle > report.json\n"
+          "  vramtrace report --html report.html traces/\n",
           out);
 }
 
@@ -51,7 +50,7 @@ static void report_usage(FILE *out)
  * content (a pickle starts with the PROTO opcode 0x80), never by its name;
  * a directory stands for its *.vtrace and *.pickle files. */
 static int report_inputs(char *const *args, size_t n, const struct vt_report_options *opt,
-                         bool json)
+                         bool json, const char *html)
 {
     static const char *const suffixes[] = {".vtrace", ".pickle", NULL};
     struct vt_input_files files = {0}, traces = {0}, snapshots = {0};
@@ -67,7 +66,8 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
     }
     if (status == 0) {
         struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
-        status = vt_report_document(&in, opt, json, stdout, stderr);
+        status = html ? vt_report_document_html(&in, opt, html, stderr)
+                      : vt_report_document(&in, opt, json, stdout, stderr);
     }
     vt_input_files_free(&files);
     vt_input_files_free(&traces);
@@ -77,7 +77,7 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_DEBUG_DIR = 256, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_WIDTH, OPT_FULL_STACKS };
+    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
@@ -88,17 +88,17 @@ int vt_cmd_report(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"rank", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
-        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"html", required_argument, NULL, OPT_HTML},
+        VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct vt_report_options opt = {.top = 10, .text_frames = 6,
                                     .width = vt_cli_text_width(stdout)};
-    const char *debug_dirs[MAX_DEBUG_DIRS + 1] = {0};
-    size_t ndebug = 0;
+    struct vt_cli_symbols symbols;
+    vt_cli_symbols_init(&symbols);
     bool json = false;
+    const char *html = NULL;
     uint64_t v;
     int c;
     optind = 1;
@@ -146,25 +146,22 @@ int vt_cmd_report(int argc, char **argv)
         case 'j':
             json = true;
             break;
-        case OPT_DEBUG_DIR:
-            if (ndebug == MAX_DEBUG_DIRS) {
-                fprintf(stderr, "vramtrace report: at most %d --debug-dir\n", MAX_DEBUG_DIRS);
-                return 2;
-            }
-            debug_dirs[ndebug++] = optarg;
-            break;
-        case OPT_SYSROOT:
-            opt.sym.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt.sym.disabled = true;
+        case OPT_HTML:
+            html = optarg;
             break;
         case 'h':
             report_usage(stdout);
             return 0;
         default:
-            report_usage(stderr);
-            return 2;
+            switch (vt_cli_symbol_option("report", c, optarg, &symbols)) {
+            case 1:
+                break;
+            case 0:
+                report_usage(stderr);
+                return 2;
+            default:
+                return 2;
+            }
         }
     }
     if (optind >= argc) {
@@ -172,6 +169,10 @@ int vt_cmd_report(int argc, char **argv)
         report_usage(stderr);
         return 2;
     }
-    opt.sym.debug_dirs = debug_dirs;
-    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json);
+    opt.sym = symbols.sym;
+    if (html && json) {
+        fputs("vramtrace report: --html and --json: choose one\n", stderr);
+        return 2;
+    }
+    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html);
 }

@@ -61,10 +61,15 @@ static void run_usage(FILE *out)
           "                          percent sign; missing directories are made, 0700)\n"
           "  -s, --stack-depth N     native frames recorded per event (0-256, default 64)\n"
           "  -q, --quiet             do not list the traces at the end\n"
+          "      --torch-history[=N] PyTorch: record the allocator's history (last N events,\n"
+          "                          default 100000) for the OOM snapshots\n"
+          "      --no-torch-phases   PyTorch: no phases from the model's hooks\n"
+          "      --no-python-bootstrap  no sitecustomize in front of Python processes\n"
+          "                          (no PyTorch OOM snapshots, history or phases)\n"
           "  -h, --help              this help\n\n"
           "Exit status: the command's; if a signal killed it, run dies of the same signal\n"
-          "(a shell shows 128 + its number); 2 for bad options or an output directory\n"
-          "that cannot be made; 127 if the command was not found.\n\n"
+          "(a shell shows 128 + its number); 2 for bad options; 127 if the command was\n"
+          "not found.\n\n"
           "Every process started under run carries the session id VRAMTRACE_SESSION (kept\n"
           "if already set); at the end run lists the session's traces, whichever process\n"
           "wrote them (more than 8: one summary line and the directory).\n\n"
@@ -132,8 +137,9 @@ static void template_pattern(const char *tmpl, char *out, size_t n)
 }
 
 /* The directories the template names before its first %: made now, so
- * that a mistake (no permission, a file in the way) is said before the job
- * runs rather than by every rank. The rest (a directory per host, %h) is
+ * that a mistake (no permission, a file in the way) is said once, before
+ * the job runs, rather than by every rank. The command runs either way
+ * (untraced then): run never changes what the command does. The rest (a directory per host, %h) is
  * made by the tracer, which makes whatever its expanded name needs
  * (preload/record/trace_file.c; the same rules: 0700, and a component that
  * appears while we make it must be a directory of ours, never a link). */
@@ -169,7 +175,8 @@ static bool make_output_dirs(const char *tmpl)
                 why = "something not ours appeared there while it was made";
         }
         if (why) {
-            fprintf(stderr, "vramtrace run: cannot make the trace directory %s: %s\n", dir, why);
+            fprintf(stderr, "vramtrace run: cannot make the trace directory %s: %s; the command "
+                            "runs untraced\n", dir, why);
             return false;
         }
         *p = '/';
@@ -486,18 +493,77 @@ static int set_preload(const char *lib)
     return rc;
 }
 
+/* The Python bootstrap (python/, docs/PYTORCH.md): a sitecustomize.py
+ * beside us in the build tree or in the install prefix. */
+static bool find_python_bootstrap(char *out, size_t n)
+{
+    char exe[PATH_MAX], probe[PATH_MAX + 32];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        static const char *const rel[] = {"%s/../python", "%s/../share/vramtrace/python"};
+        for (size_t k = 0; slash && k < 2; k++) {
+            *slash = '\0';
+            if (snprintf(out, n, rel[k], exe) >= (int)n ||
+                snprintf(probe, sizeof probe, "%s/sitecustomize.py", out) >= (int)sizeof probe)
+                continue;
+            if (readable(probe)) {
+                char abs[PATH_MAX];
+                if (realpath(out, abs))
+                    snprintf(out, n, "%s", abs);
+                return true;
+            }
+        }
+    }
+    snprintf(out, n, "%s", VT_PYDIR);
+    snprintf(probe, sizeof probe, "%s/sitecustomize.py", out);
+    return readable(probe);
+}
+
+/* The bootstrap's directory goes first on PYTHONPATH (the user's entries
+ * follow in their order; an empty PYTHONPATH stays without an empty entry,
+ * which would mean the current directory), and its settings into the
+ * environment. Quietly nothing if it is not installed. */
+static void set_python_bootstrap(bool on, const char *history, bool phases)
+{
+    char dir[PATH_MAX];
+    if (!on || !find_python_bootstrap(dir, sizeof dir))
+        return;
+    const char *old = getenv("PYTHONPATH");
+    size_t dlen = strlen(dir);
+    if (old && !strncmp(old, dir, dlen) && (old[dlen] == ':' || !old[dlen])) {
+        /* already first: vramtrace run inside vramtrace run */
+    } else if (old && *old) {
+        char *val;
+        if (asprintf(&val, "%s:%s", dir, old) < 0)
+            return;
+        setenv("PYTHONPATH", val, 1);
+        free(val);
+    } else
+        setenv("PYTHONPATH", dir, 1);
+    if (history)
+        setenv("VRAMTRACE_TORCH_HISTORY", history, 1);
+    if (!phases)
+        setenv("VRAMTRACE_TORCH_PHASES", "0", 1);
+}
+
 int vt_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"stack-depth", required_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},
+        {"torch-history", optional_argument, NULL, 'H'},
+        {"no-torch-phases", no_argument, NULL, 'P'},
+        {"no-python-bootstrap", no_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *tmpl = getenv("VRAMTRACE_OUTPUT");
     const char *depth = NULL;
-    bool quiet = false;
+    bool quiet = false, bootstrap = true, torch_phases = true;
+    const char *torch_history = NULL;
     int c;
     optind = 1;
     /* '+': stop at the first non-option, so the command's own options are
@@ -516,6 +582,19 @@ int vt_cmd_run(int argc, char **argv)
         }
         case 'q':
             quiet = true;
+            break;
+        case 'H': {
+            uint64_t v;
+            if (optarg && !vt_cli_uint("run", "torch-history", NULL, optarg, 1, 100000000, &v))
+                return 2;
+            torch_history = optarg ? optarg : "100000";
+            break;
+        }
+        case 'P':
+            torch_phases = false;
+            break;
+        case 'B':
+            bootstrap = false;
             break;
         case 'h':
             run_usage(stdout);
@@ -546,6 +625,7 @@ int vt_cmd_run(int argc, char **argv)
         fputs("vramtrace run: cannot set the environment\n", stderr);
         return 2;
     }
+    set_python_bootstrap(bootstrap, torch_history, torch_phases);
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
     if (nvtx && *nvtx && strcmp(nvtx, lib) != 0)
         fprintf(stderr, "vramtrace run: warning: NVTX_INJECTION64_PATH is already set (%s): NVTX "
@@ -554,8 +634,7 @@ int vt_cmd_run(int argc, char **argv)
         setenv("NVTX_INJECTION64_PATH", lib, 1);
 
     char session[128];
-    if (!make_output_dirs(tmpl))
-        return 2;
+    make_output_dirs(tmpl);
     if (!start_session(argc - optind, argv + optind, session, sizeof session)) {
         fputs("vramtrace run: cannot set the environment\n", stderr);
         return 2;

@@ -3,7 +3,9 @@
 #ifndef VRAMTRACE_ANALYZER_COMMANDS_H
 #define VRAMTRACE_ANALYZER_COMMANDS_H
 
+int vt_cmd_diff(int argc, char **argv);
 int vt_cmd_dump(int argc, char **argv);
+int vt_cmd_export(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_run(int argc, char **argv);
 int vt_cmd_simulate(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* `vramtrace`: dispatch to the subcommands (dump, report, run). */
+/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff). */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +13,9 @@
     X("run", vt_cmd_run, "run a command under the tracer and list its traces") \
     X("report", vt_cmd_report, "explain peaks and out-of-memory failures")    \
     X("dump", vt_cmd_dump, "print every record of a trace")                   \
-    X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model")
+    X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model") \
+    X("export", vt_cmd_export, "write a trace for Perfetto, memory_viz or flame graphs") \
+    X("diff", vt_cmd_diff, "compare two runs: peaks, phases, call sites")
 
 static void usage(FILE *out)
 {

@@ -170,6 +170,19 @@ void vt_json_double(struct vt_json *j, double v)
         fputs("null", j->out); /* JSON has no NaN or infinity */
 }
 
+void vt_json_fixed(struct vt_json *j, uint64_t v, unsigned decimals)
+{
+    before_item(j);
+    uint64_t scale = 1;
+    for (unsigned i = 0; i < decimals && i < 19; i++)
+        scale *= 10;
+    if (scale == 1)
+        fprintf(j->out, "%" PRIu64, v);
+    else
+        fprintf(j->out, "%" PRIu64 ".%0*" PRIu64, v / scale, (int)(decimals < 19 ? decimals : 19),
+                v % scale);
+}
+
 void vt_json_bool(struct vt_json *j, bool v)
 {
     before_item(j);

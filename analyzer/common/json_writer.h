@@ -34,6 +34,9 @@ void vt_json_stringn(struct vt_json *j, const char *s, size_t len);
 void vt_json_uint(struct vt_json *j, uint64_t v);
 void vt_json_int(struct vt_json *j, int64_t v);
 void vt_json_double(struct vt_json *j, double v);
+/* v / 10^decimals written exactly with that many decimals ("12.345"):
+ * microseconds from nanoseconds, without a double's rounding. */
+void vt_json_fixed(struct vt_json *j, uint64_t v, unsigned decimals);
 void vt_json_bool(struct vt_json *j, bool v);
 void vt_json_null(struct vt_json *j);
 /* A key and its value in one call. */

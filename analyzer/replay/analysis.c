@@ -292,6 +292,12 @@ static void advance(struct vt_input *in)
 
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err)
 {
+    return vt_analysis_run_with(a, paths, npaths, err, NULL, NULL);
+}
+
+int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err,
+                         vt_analysis_prepare_fn prepare, void *ctx)
+{
     memset(a, 0, sizeof *a);
     vt_pair_map_init(&a->gpu_of);
     int status = 0;
@@ -335,6 +341,8 @@ int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FI
         in->replay.on_device_peak = on_device_peak;
         in->replay.on_oom = on_oom;
         in->replay.on_change_ctx = in;
+        if (prepare)
+            prepare(ctx, in);
     }
     if (a->ninputs == 1) {
         /* One trace: nothing to merge, its records go in file order; the

@@ -83,6 +83,12 @@ struct vt_analysis {
  * files that could be opened, a corrupt one up to its error (a->skipped
  * counts the files not read in full). */
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err);
+/* The same, calling prepare(ctx, in) for each input once its replay is set
+ * up and before any record is fed: a consumer sets the replay's on_live and
+ * on_range hooks there (the HTML report's timeline, replay/timeline.h). */
+typedef void (*vt_analysis_prepare_fn)(void *ctx, struct vt_input *in);
+int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err,
+                         vt_analysis_prepare_fn prepare, void *ctx);
 void vt_analysis_free(struct vt_analysis *a);
 
 /* The GPU a ledger's device belongs to (NULL if none). */

@@ -117,12 +117,16 @@ static inline long get_ledger(struct vt_replay *rp, int64_t device, enum vt_cate
 
 static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 {
+    if (rp->on_range)
+        rp->on_range(rp->on_range_ctx, rp, name, time_ns, true);
     if (!vt_phases_open(&rp->phases, rp->ledgers, rp->nledgers, name, time_ns))
         rp->out_of_memory = true;
 }
 
-static void phase_close(struct vt_replay *rp, uint64_t name)
+static void phase_close(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 {
+    if (rp->on_range)
+        rp->on_range(rp->on_range_ctx, rp, name, time_ns, false);
     if (!vt_phases_close(&rp->phases, rp->ledgers, rp->nledgers, name))
         rp->out_of_memory = true;
 }
@@ -156,7 +160,7 @@ static void range_pop(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t d = --*depth;
     uint64_t name = 0;
     vt_pair_map_remove(&rp->phase_stacks, key, d, &name);
-    phase_close(rp, name);
+    phase_close(rp, name, rec->time_ns);
 }
 
 static uint64_t innermost_phase(const struct vt_replay *rp, uint64_t thread)
@@ -174,7 +178,7 @@ static void range_start(struct vt_replay *rp, const struct vt_record *rec)
     uint64_t old;
     /* A reused id without an end: close the old range first. */
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &old))
-        phase_close(rp, old);
+        phase_close(rp, old, rec->time_ns);
     if (!vt_pair_map_put(&rp->ranges, rec->u.range.range_id, 0, rec->u.range.name)) {
         rp->out_of_memory = true;
         return;
@@ -186,7 +190,7 @@ static void range_end(struct vt_replay *rp, const struct vt_record *rec)
 {
     uint64_t name;
     if (vt_pair_map_remove(&rp->ranges, rec->u.range.range_id, 0, &name))
-        phase_close(rp, name);
+        phase_close(rp, name, rec->time_ns);
     else
         rp->unmatched_pops++;
 }
@@ -199,6 +203,7 @@ static void mark(struct vt_replay *rp, const struct vt_record *rec)
     struct vt_mark *m = &rp->marks[rp->nmarks++];
     m->time_ns = rec->time_ns;
     m->name = rec->u.range.name;
+    m->domain = rec->u.range.domain;
     m->thread = rec->u.range.thread;
     m->device_bytes = 0;
     for (size_t i = 0; i < rp->nledgers; i++)

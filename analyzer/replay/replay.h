@@ -127,6 +127,7 @@ struct vt_oom {
 
 struct vt_mark {
     uint64_t time_ns, name, thread;
+    uint64_t domain;       /* string id, 0: the default domain */
     uint64_t device_bytes; /* sum of this process's device ledgers then */
 };
 
@@ -156,6 +157,12 @@ typedef void (*vt_live_fn)(void *ctx, struct vt_replay *rp, const struct vt_ledg
                            const struct vt_live *e, bool begins);
 /* Called when a device allocation failed (o is new in l->ooms). */
 typedef void (*vt_oom_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o);
+/* Called when a range (NVTX push or start, vramtrace_phase_push) of a phase
+ * name opens (opens) or closes, at time_ns: each range, so a name is open
+ * while more ranges of it opened than closed. Not on the hot path: ranges
+ * are rare next to memory events. */
+typedef void (*vt_range_fn)(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t time_ns,
+                            bool opens);
 
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
@@ -192,6 +199,8 @@ struct vt_replay {
     void *on_change_ctx;
     vt_live_fn on_live;
     void *on_live_ctx;
+    vt_range_fn on_range;
+    void *on_range_ctx;
 };
 
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);

@@ -42,45 +42,13 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
     return !rep->opt->has_device || l->device == rep->opt->device;
 }
 
-static bool is_tracer_frame(const struct vt_frame *f)
-{
-    struct vt_frame_classifier c = {0};
-    return vt_frame_classify(&c, f) == VT_FRAME_TRACER;
-}
-
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx)
 {
     const struct vt_reader *r = rep->a->inputs[input].reader;
     if (rep->sym && !rep->sym[input])
         rep->sym[input] = vt_symbolizer_new(r, &rep->opt->sym);
-    struct vt_symbolizer *s = rep->sym ? rep->sym[input] : NULL;
-    size_t delivered = 0;
-    uint64_t parent, ip;
-    /* The trie's parents always have smaller ids, so this walk ends. */
-    for (uint64_t node = stack; node && vt_reader_stack_node(r, node, &parent, &ip);
-         node = parent) {
-        const struct vt_frame *frames;
-        struct vt_frame bare = {.ip = ip};
-        size_t n = 1;
-        if (s)
-            n = vt_symbolize(s, ip, &frames);
-        else
-            frames = &bare;
-        for (size_t k = 0; k < n; k++) {
-            /* Not only the leading ones: a runtime hook (cudaMalloc) calls
-             * the real runtime, which calls a hooked driver function, so the
-             * tracer's frames also sit between the runtime's and the
-             * program's. */
-            if (is_tracer_frame(&frames[k]))
-                continue;
-            if (max && delivered == max)
-                return delivered;
-            fn(ctx, &frames[k]);
-            delivered++;
-        }
-    }
-    return delivered;
+    return vt_stack_frames(r, rep->sym ? rep->sym[input] : NULL, stack, max, fn, ctx);
 }
 
 const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,

@@ -54,6 +54,13 @@ bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j);
 
 /* ---- shared helpers ---- */
 
+/* A failure's request (ooms[first .. end) of l) told with PyTorch's
+ * allocator snapshot, when the Python bootstrap wrote one at it
+ * (report_torch.c); nothing otherwise. */
+struct vt_ledger;
+void vt_report_torch_oom_text(struct vt_report *rep, FILE *out, size_t input,
+                              const struct vt_ledger *l, size_t first, size_t end);
+
 bool vt_report_input_selected(const struct vt_report *rep, size_t input);
 /* False, with "vramtrace report: no pid 123; pids: 5678, 5679" (or the
  * devices, or the phases) on err, when --pid, --device or --phase select
@@ -64,7 +71,6 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
 /* Calls fn for each frame of a stack, innermost first, skipping the
  * tracer's own frames (libvramtrace.so); stops after max frames (0: all).
  * Returns the number of frames delivered. */
-typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx);
 

@@ -1,9 +1,11 @@
 /* One report, text or JSON, over traces and snapshots; see report_document.h. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "report_document.h"
 
 #include <stdlib.h>
 
 #include "json_writer.h"
+#include "report_html.h"
 #include "snapshot_render.h"
 
 /* Analyses the snapshots; returns how many were read (a failure is said
@@ -66,10 +68,10 @@ static void inputs_json(struct vt_json *j, const struct vt_report_inputs *in)
 
 static int write_json(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
                       const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                      FILE *out)
+                      FILE *out, bool pretty)
 {
     struct vt_json j;
-    vt_json_init(&j, out, true);
+    vt_json_init(&j, out, pretty);
     vt_json_begin_object(&j);
     vt_json_kv_uint(&j, "vramtrace_report", VT_REPORT_JSON_VERSION);
     inputs_json(&j, in);
@@ -96,10 +98,42 @@ static int write_text(struct vt_report *rep, const struct vt_snap_analysis *snap
     return status;
 }
 
-int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                       bool json, FILE *out, FILE *err)
+/* The page of `report --html` (report_html.c): the JSON document, compact,
+ * with more sites per table for its flame graphs, and the timelines. */
+static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                      const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                      size_t table_rows, const char *path, FILE *err)
+{
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&doc, &len);
+    if (!mem) {
+        fprintf(err, "vramtrace: out of memory\n");
+        return 2;
+    }
+    int status = write_json(rep, snaps, nsnaps, in, opt, mem, false);
+    if (fclose(mem) != 0)
+        status = 2;
+    if (status == 0)
+        status = vt_report_html(rep, doc, len, table_rows, path, err);
+    free(doc);
+    return status;
+}
+
+static int document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                    enum vt_report_format format, FILE *out, const char *html_path, FILE *err)
 {
     int status = 0;
+    size_t table_rows = opt->top;
+    struct vt_report_options html_opt;
+    if (format == VT_REPORT_HTML) {
+        if (!vt_report_html_available(err))
+            return 2;
+        html_opt = *opt;
+        if (html_opt.top < VT_REPORT_HTML_TOP)
+            html_opt.top = VT_REPORT_HTML_TOP;
+        opt = &html_opt;
+    }
     struct vt_analysis a;
     struct vt_report rep;
     struct vt_report *traces = NULL;
@@ -123,8 +157,10 @@ int vt_report_document(const struct vt_report_inputs *in, const struct vt_report
     if (status == 0 && !filters_match(traces, snaps, nsnaps, opt, err))
         status = 2;
     if (status == 0)
-        status = json ? write_json(traces, snaps, nsnaps, in, opt, out)
-                      : write_text(traces, snaps, nsnaps, opt, out);
+        status = format == VT_REPORT_HTML ? write_html(traces, snaps, nsnaps, in, opt, table_rows,
+                                                       html_path, err)
+                 : format == VT_REPORT_JSON ? write_json(traces, snaps, nsnaps, in, opt, out, true)
+                                            : write_text(traces, snaps, nsnaps, opt, out);
     if (traces) {
         for (size_t i = 0; i < a.ninputs; i++)
             if (vt_reader_truncated(a.inputs[i].reader))
@@ -145,6 +181,18 @@ int vt_report_document(const struct vt_report_inputs *in, const struct vt_report
     return status;
 }
 
+int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                       bool json, FILE *out, FILE *err)
+{
+    return document(in, opt, json ? VT_REPORT_JSON : VT_REPORT_TEXT, out, NULL, err);
+}
+
+int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                            const char *path, FILE *err)
+{
+    return document(in, opt, VT_REPORT_HTML, NULL, path, err);
+}
+
 int vt_report_json(struct vt_report *rep, FILE *out)
 {
     char **paths = calloc(rep->a->ninputs + 1, sizeof *paths);
@@ -153,7 +201,7 @@ int vt_report_json(struct vt_report *rep, FILE *out)
     for (size_t i = 0; i < rep->a->ninputs; i++)
         paths[i] = rep->a->inputs[i].path;
     struct vt_report_inputs in = {paths, rep->a->ninputs, NULL, 0};
-    int status = write_json(rep, NULL, 0, &in, rep->opt, out);
+    int status = write_json(rep, NULL, 0, &in, rep->opt, out, true);
     free(paths);
     return status;
 }

@@ -359,6 +359,7 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
         fputs("    the retry succeeded: not counted as out of memory\n", out);
     fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict), verdict_story(o->verdict));
     fprintf(out, "    next: %s\n", vt_oom_next_step(rep, i, o, text, sizeof text));
+    vt_report_torch_oom_text(rep, out, i, l, first, end);
     if (o->driver_info)
         fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
                 vt_format_bytes(o->free_bytes, b1, sizeof b1),

@@ -12,6 +12,10 @@
 
 int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
                         FILE *out);
+/* The frames that explain an allocation (Python first, torch's own left
+ * out), fitted to the line; --full-stacks: every frame recorded. */
+void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
+                         const struct vt_report_options *opt);
 /* One snapshot as an object of the report's "snapshots" array. */
 void vt_snap_report_json_object(const struct vt_snap_analysis *a,
                                 const struct vt_report_options *opt, struct vt_json *j);

@@ -33,8 +33,8 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
 
 /* The frames that explain an allocation (Python first, torch's own left
  * out), fitted to the line; --full-stacks: every frame recorded. */
-static void print_where(FILE *out, const struct vt_pickle_value *frames,
-                        const struct vt_report_options *opt)
+void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
+                         const struct vt_report_options *opt)
 {
     struct where w = {.max = opt->full_stacks ? 0 : opt->text_frames, .full = opt->full_stacks};
     vt_stack_begin(&w.w, out, !opt->full_stacks);
@@ -142,7 +142,7 @@ static void print_oom(FILE *out, const struct vt_report_options *opt, const stru
         break;
     }
     fputs("    at: ", out);
-    print_where(out, o->ev->frames, opt);
+    vt_snap_print_where(out, o->ev->frames, opt);
     fputc('\n', out);
     print_segmap(out, "segments at the failure", &o->map, &o->state);
 }
@@ -182,7 +182,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         if (s->before_window)
             fputs("(allocated before the trace window: stack not recorded)", out);
         else
-            print_where(out, s->frames, opt);
+            vt_snap_print_where(out, s->frames, opt);
         if (s->backward)
             fputs("  [backward]", out);
         fputc('\n', out);

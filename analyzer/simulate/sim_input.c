@@ -17,6 +17,7 @@ static bool push(struct vt_sim_input *in, size_t *cap, const struct vt_sim_event
     in->nalloc += e->kind == VT_SIM_ALLOC;
     in->nfree += e->kind == VT_SIM_FREE;
     in->nrelease += e->kind == VT_SIM_RELEASE_CACHE;
+    in->nfailed += e->kind == VT_SIM_FAILED_REQUEST;
     return true;
 }
 
@@ -106,6 +107,8 @@ static int from_snapshot(struct vt_sim_input *in, int64_t device, char *err, siz
             s.kind = VT_SIM_FREE;
         else if (e->action == VT_SNAP_SEGMENT_FREE && !in_burst)
             s.kind = VT_SIM_RELEASE_CACHE;
+        else if (e->action == VT_SNAP_OOM)
+            s.kind = VT_SIM_FAILED_REQUEST;
         else
             keep = false;
         in_burst = e->action == VT_SNAP_SEGMENT_FREE;

@@ -23,7 +23,15 @@
 #include "alloc_policy.h"
 #include "snapshot_analysis.h"
 
-enum vt_sim_event_kind { VT_SIM_ALLOC, VT_SIM_FREE, VT_SIM_RELEASE_CACHE };
+enum vt_sim_event_kind {
+    VT_SIM_ALLOC,
+    VT_SIM_FREE,
+    VT_SIM_RELEASE_CACHE,
+    /* A request that failed in the recorded run (a snapshot's oom entry):
+     * tried in the model, and given back at once if it is served - so a
+     * run says whether that request would have fit under its settings. */
+    VT_SIM_FAILED_REQUEST,
+};
 
 struct vt_sim_event {
     uint8_t kind;
@@ -53,7 +61,7 @@ struct vt_sim_input {
     int64_t device;
     struct vt_sim_event *ev;
     size_t nev;
-    size_t nalloc, nfree, nrelease;
+    size_t nalloc, nfree, nrelease, nfailed;
     struct vt_snap_seg *seed_segments;   /* snapshot only */
     size_t nseed_segments;
     struct vt_sim_seed_block *seed_blocks;

@@ -50,9 +50,14 @@ static void print_failure(FILE *out, const struct vt_sim_input *in, size_t run,
         return;
     }
     const struct vt_sim_event *e = &in->ev[r->fail_event];
-    fprintf(out, "  run %zu: fails at allocation %zu of %zu (%s %zu): %s\n", run, r->final.mallocs,
-            in->nalloc, in->from_snapshot ? "trace entry" : "record", e->source_index,
-            vt_sim_verdict_name(r->verdict));
+    if (e->kind == VT_SIM_FAILED_REQUEST)
+        fprintf(out, "  run %zu: fails at the request that failed when recorded too (%s %zu): %s\n",
+                run, in->from_snapshot ? "trace entry" : "record", e->source_index,
+                vt_sim_verdict_name(r->verdict));
+    else
+        fprintf(out, "  run %zu: fails at allocation %zu of %zu (%s %zu): %s\n", run,
+                r->final.mallocs, in->nalloc, in->from_snapshot ? "trace entry" : "record",
+                e->source_index, vt_sim_verdict_name(r->verdict));
     fprintf(out, "    tried to allocate %s (rounded %s; a new segment would be %s) on stream %" PRId64 "\n",
             bytes(r->why.requested, b1), bytes(r->why.rounded, b2), bytes(r->why.segment_bytes, b3),
             r->why.stream);
@@ -81,9 +86,13 @@ void vt_sim_report_text(const struct vt_sim_input *in, const struct vt_sim_case 
                         const struct vt_sim_report_options *opt, FILE *out)
 {
     char b1[32], b2[32], b3[32], b4[32];
-    fprintf(out, "simulate: %s (%s, device %" PRId64 "): %zu allocations, %zu frees, %zu cache releases\n",
+    fprintf(out, "simulate: %s (%s, device %" PRId64 "): %zu allocations, %zu frees, %zu cache releases",
             in->path, in->from_snapshot ? "PyTorch memory snapshot" : "vramtrace trace", in->device,
             in->nalloc, in->nfree, in->nrelease);
+    if (in->nfailed)
+        fprintf(out, ", %zu request%s that failed when recorded (each run tries %s)", in->nfailed,
+                in->nfailed == 1 ? "" : "s", in->nfailed == 1 ? "it" : "them");
+    fputc('\n', out);
     if (in->from_snapshot)
         fprintf(out, "  start state (reconstructed): %zu segments (%s), %zu live blocks\n",
                 in->nseed_segments, bytes(in->truth.initial_reserved, b1), in->nseed_blocks);
@@ -174,6 +183,7 @@ void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case 
     vt_json_kv_uint(&j, "allocations", in->nalloc);
     vt_json_kv_uint(&j, "frees", in->nfree);
     vt_json_kv_uint(&j, "cache_releases", in->nrelease);
+    vt_json_kv_uint(&j, "failed_requests", in->nfailed);
     vt_json_kv_uint(&j, "seed_segments", in->nseed_segments);
     vt_json_kv_uint(&j, "seed_blocks", in->nseed_blocks);
     vt_json_kv_bool(&j, "segment_level_warning", in->segment_level);
@@ -221,6 +231,7 @@ void vt_sim_report_json(const struct vt_sim_input *in, const struct vt_sim_case 
         vt_json_kv_uint(&j, "final_segments", r->final.segments);
         vt_json_kv_uint(&j, "max_segments", r->max_segments);
         vt_json_kv_uint(&j, "unmatched_frees", r->unmatched_frees);
+        vt_json_kv_uint(&j, "failed_requests_served", r->failed_requests_served);
         vt_json_kv_uint(&j, "seed_failures", r->seed_failures);
         vt_json_kv_uint(&j, "segment_sizes_matching", r->segment_sizes_matching);
         vt_json_kv_uint(&j, "placements_matching", r->placements_matching);

@@ -93,7 +93,7 @@ bool vt_sim_run(const struct vt_sim_input *in, const struct vt_alloc_config *cfg
     }
     for (size_t i = 0; i < in->nev && res->verdict == VT_SIM_OK; i++) {
         const struct vt_sim_event *e = &in->ev[i];
-        if (e->kind == VT_SIM_ALLOC) {
+        if (e->kind == VT_SIM_ALLOC || e->kind == VT_SIM_FAILED_REQUEST) {
             struct vt_cache_block *b = vt_cache_malloc(&m, e->size, e->stream, &res->why);
             if (!b) {
                 if (m.error[0])
@@ -103,6 +103,14 @@ bool vt_sim_run(const struct vt_sim_input *in, const struct vt_alloc_config *cfg
                     ? VT_SIM_FRAGMENTED
                     : VT_SIM_EXHAUSTED;
                 break;
+            }
+            if (e->kind == VT_SIM_FAILED_REQUEST) {
+                /* It fits here; the recorded program never got it, so it
+                 * is given back after counting toward the peak. */
+                note_peak(&m, res, i);
+                vt_cache_free(&m, b);
+                res->failed_requests_served++;
+                goto sample;
             }
             /* An address allocated twice without a free: the old block
              * is gone from the program's view (count it as freed). */
@@ -131,6 +139,7 @@ bool vt_sim_run(const struct vt_sim_input *in, const struct vt_alloc_config *cfg
         } else {
             vt_cache_empty_cache(&m);
         }
+    sample:
         note_peak(&m, res, i);
         if (nsamples) {
             size_t s = i / per;

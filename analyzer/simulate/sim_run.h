@@ -30,6 +30,7 @@ struct vt_sim_result {
     struct vt_cache_stats final;
     uint64_t max_segments;
     size_t unmatched_frees, seed_failures;
+    size_t failed_requests_served; /* requests that failed when recorded, served here */
     /* snapshot input: how many of the model's new segments have the size
      * of the recorded segment_alloc at the same position */
     size_t segment_sizes_matching;

@@ -70,27 +70,31 @@ static int cmp_site(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static bool group_sites(struct vt_snap_device *d)
+bool vt_snap_group_sites(const struct vt_snap_state *st, struct vt_snap_site **out, size_t *nout)
 {
     struct vt_pair_map idx;
     vt_pair_map_init(&idx);
-    d->sites = calloc(d->at_peak.nlive ? d->at_peak.nlive : 1, sizeof *d->sites);
-    if (!d->sites)
+    struct vt_snap_site *sites = calloc(st->nlive ? st->nlive : 1, sizeof *sites);
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    if (!sites)
         return false;
-    for (size_t k = 0; k < d->at_peak.nlive; k++) {
-        const struct vt_snap_live *lv = &d->at_peak.live[k];
+    for (size_t k = 0; k < st->nlive; k++) {
+        const struct vt_snap_live *lv = &st->live[k];
         bool backward;
         uint64_t key = site_key(lv, &backward);
         uint64_t *at = vt_pair_map_get(&idx, key, 0);
         struct vt_snap_site *s;
         if (at) {
-            s = &d->sites[*at];
+            s = &sites[*at];
         } else {
-            if (!vt_pair_map_put(&idx, key, 0, d->nsites)) {
+            if (!vt_pair_map_put(&idx, key, 0, n)) {
                 vt_pair_map_free(&idx);
+                free(sites);
                 return false;
             }
-            s = &d->sites[d->nsites++];
+            s = &sites[n++];
             s->key = key;
             s->frames = lv->frames;
             s->backward = backward;
@@ -100,9 +104,16 @@ static bool group_sites(struct vt_snap_device *d)
         s->count++;
     }
     vt_pair_map_free(&idx);
-    if (d->nsites)
-        qsort(d->sites, d->nsites, sizeof *d->sites, cmp_site);
+    if (n)
+        qsort(sites, n, sizeof *sites, cmp_site);
+    *out = sites;
+    *nout = n;
     return true;
+}
+
+static bool group_sites(struct vt_snap_device *d)
+{
+    return vt_snap_group_sites(&d->at_peak, &d->sites, &d->nsites);
 }
 
 static struct vt_snap_phase *phase_get(struct vt_snap_device *d, const char *name, bool annotation)
@@ -258,25 +269,32 @@ static bool diagnose_oom(struct vt_snap_analysis *a, struct vt_snap_device *d, s
     o->index = index;
     o->ev = &d->tl.ev[index];
     uint64_t rounded = vt_pt_round_size(&a->cfg, o->ev->size);
-    o->segment_bytes = vt_pt_segment_size(rounded);
     if (!vt_snap_state_at(&d->tl, index, &o->state) || !vt_segmap_build(&o->map, &o->state, &a->cfg))
         return false;
+    vt_snap_oom_judge(o, rounded, o->ev->stream, o->ev->device_free);
+    return true;
+}
+
+void vt_snap_oom_judge(struct vt_snap_oom *o, uint64_t rounded, int64_t stream,
+                       uint64_t device_free)
+{
+    o->segment_bytes = vt_pt_segment_size(rounded);
+    o->largest_free_same_pool = 0;
     for (size_t k = 0; k < o->map.nsegments; k++) {
         const struct vt_segmap_segment *s = &o->map.segments[k];
-        if (s->seg->is_small == vt_pt_is_small(rounded) && s->seg->stream == o->ev->stream &&
+        if (s->seg->is_small == vt_pt_is_small(rounded) && s->seg->stream == stream &&
             s->largest_free > o->largest_free_same_pool)
             o->largest_free_same_pool = s->largest_free;
     }
     /* The oom entry is written after the allocator released every unsplit
      * cached segment, so what is free in segments now is trapped in
      * partly used ones. */
-    if (o->ev->device_free >= o->segment_bytes)
+    if (device_free >= o->segment_bytes)
         o->verdict = VT_SNAP_LIMITED; /* the device had room: a memory fraction or limit refused */
-    else if (o->ev->device_free + o->map.free_bytes >= o->ev->size)
+    else if (device_free + o->map.free_bytes >= rounded)
         o->verdict = VT_SNAP_FRAGMENTED;
     else
         o->verdict = VT_SNAP_EXHAUSTED;
-    return true;
 }
 
 static bool analyse_device(struct vt_snap_analysis *a, struct vt_snap_device *d)

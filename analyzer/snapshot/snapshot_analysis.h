@@ -42,6 +42,18 @@ struct vt_snap_oom {
     enum vt_snap_verdict verdict;
 };
 
+/* The verdict of an OOM from the allocator's state after its flush
+ * (o->map built), for a rounded request of `rounded` bytes on stream with
+ * device_free bytes free on the device: fills segment_bytes,
+ * largest_free_same_pool and verdict. The snapshot's own oom entries and
+ * a trace's failure with the snapshot taken at it (report_torch.c) are
+ * judged by this one rule. */
+/* The live blocks of st grouped by stack, largest first (*out: free it). */
+bool vt_snap_group_sites(const struct vt_snap_state *st, struct vt_snap_site **out, size_t *n);
+
+void vt_snap_oom_judge(struct vt_snap_oom *o, uint64_t rounded, int64_t stream,
+                       uint64_t device_free);
+
 struct vt_snap_device {
     int64_t device;
     struct vt_snap_timeline tl;

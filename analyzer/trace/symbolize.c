@@ -323,3 +323,35 @@ size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame 
     *frames = &s->frames[first];
     return n;
 }
+
+static bool is_tracer_frame(const struct vt_frame *f)
+{
+    return f->module && !strncmp(f->module, "libvramtrace", 12);
+}
+
+size_t vt_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym, uint64_t stack,
+                       size_t max, vt_frame_fn fn, void *ctx)
+{
+    size_t delivered = 0;
+    uint64_t parent, ip;
+    /* The trie's parents always have smaller ids, so this walk ends. */
+    for (uint64_t node = stack; node && vt_reader_stack_node(r, node, &parent, &ip);
+         node = parent) {
+        const struct vt_frame *frames;
+        struct vt_frame bare = {.ip = ip};
+        size_t n = 1;
+        if (sym)
+            n = vt_symbolize(sym, ip, &frames);
+        else
+            frames = &bare;
+        for (size_t k = 0; k < n; k++) {
+            if (is_tracer_frame(&frames[k]))
+                continue;
+            if (max && delivered == max)
+                return delivered;
+            fn(ctx, &frames[k]);
+            delivered++;
+        }
+    }
+    return delivered;
+}

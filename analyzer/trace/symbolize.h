@@ -57,4 +57,15 @@ size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame 
  * for a note in the report. */
 size_t vt_symbolizer_missing(const struct vt_symbolizer *s);
 
+/* Calls fn for each frame of a recorded stack (a stack-trie node id),
+ * innermost first, inlined functions as frames of their own, leaving out
+ * the tracer's own frames (libvramtrace.so): not only the leading ones - a
+ * runtime hook (cudaMalloc) calls the real runtime, which calls a hooked
+ * driver function, so the tracer's frames also sit between the runtime's
+ * and the program's. At most max frames (0: all); sym NULL: addresses
+ * only. Returns how many were delivered. */
+typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
+size_t vt_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym, uint64_t stack,
+                       size_t max, vt_frame_fn fn, void *ctx);
+
 #endif

@@ -33,6 +33,19 @@ void vramtrace_phase_push(const char *name);
 void vramtrace_phase_pop(void);
 /* Records an instant marker. */
 void vramtrace_mark(const char *name);
+/* An instant marker in a domain of its own (NULL: the default domain).
+ * The domain "vramtrace.torch" is the Python bootstrap's (docs/PYTORCH.md). */
+void vramtrace_mark_in(const char *domain, const char *name);
+/* Opens a phase that any thread may close: returns its id (never 0). */
+unsigned long long vramtrace_range_start(const char *name);
+/* Closes the phase vramtrace_range_start returned; 0 does nothing. */
+void vramtrace_range_end(unsigned long long id);
+/* Copies the path of this process's trace file into buf (len bytes with the
+ * NUL) and returns its length; -1 when there is none (nothing recorded yet,
+ * tracing off) or it does not fit. Writes what is pending first if the file
+ * was not created yet (at most a second). For files that belong beside the
+ * trace. */
+long vramtrace_trace_path(char *buf, unsigned long len);
 
 #else /* look the functions up at run time */
 
@@ -57,6 +70,36 @@ static inline void vramtrace_mark(const char *name)
     void (*fn)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "vramtrace_mark");
     if (fn)
         fn(name);
+}
+
+static inline void vramtrace_mark_in(const char *domain, const char *name)
+{
+    void (*fn)(const char *, const char *) =
+        (void (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "vramtrace_mark_in");
+    if (fn)
+        fn(domain, name);
+}
+
+static inline unsigned long long vramtrace_range_start(const char *name)
+{
+    unsigned long long (*fn)(const char *) =
+        (unsigned long long (*)(const char *))dlsym(RTLD_DEFAULT, "vramtrace_range_start");
+    return fn ? fn(name) : 0;
+}
+
+static inline void vramtrace_range_end(unsigned long long id)
+{
+    void (*fn)(unsigned long long) =
+        (void (*)(unsigned long long))dlsym(RTLD_DEFAULT, "vramtrace_range_end");
+    if (fn)
+        fn(id);
+}
+
+static inline long vramtrace_trace_path(char *buf, unsigned long len)
+{
+    long (*fn)(char *, unsigned long) =
+        (long (*)(char *, unsigned long))dlsym(RTLD_DEFAULT, "vramtrace_trace_path");
+    return fn ? fn(buf, len) : -1;
 }
 
 #endif

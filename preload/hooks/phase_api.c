@@ -1,8 +1,12 @@
 /*
  * The public phase API (include/vramtrace/vramtrace.h): phases of programs
- * without NVTX. Phases are push/pop ranges of the default domain.
+ * without NVTX. Phases are push/pop ranges of the default domain, or
+ * start/end ranges (any thread may end one); marks are instants.
  */
 #include "vramtrace/vramtrace.h"
+
+#include <stdatomic.h>
+#include <string.h>
 
 #include "recorder.h"
 
@@ -19,4 +23,37 @@ VT_EXPORT void vramtrace_phase_pop(void)
 VT_EXPORT void vramtrace_mark(const char *name)
 {
     vt_record_mark(NULL, name ? name : "");
+}
+
+VT_EXPORT void vramtrace_mark_in(const char *domain, const char *name)
+{
+    vt_record_mark(domain, name ? name : "");
+}
+
+/* Ids of their own (top bit set), apart from NVTX's, which count from 1. */
+static atomic_ullong next_range = 1;
+
+VT_EXPORT unsigned long long vramtrace_range_start(const char *name)
+{
+    unsigned long long id = (1ull << 63) | atomic_fetch_add(&next_range, 1);
+    vt_record_range_start(id, NULL, name ? name : "");
+    return id;
+}
+
+VT_EXPORT void vramtrace_range_end(unsigned long long id)
+{
+    if (id)
+        vt_record_range_end(id);
+}
+
+VT_EXPORT long vramtrace_trace_path(char *buf, unsigned long len)
+{
+    const char *path = vt_record_trace_file();
+    if (!path || !buf)
+        return -1;
+    size_t n = strlen(path);
+    if (n >= len)
+        return -1;
+    memcpy(buf, path, n + 1);
+    return (long)n;
 }

@@ -50,10 +50,12 @@ static uint64_t file_code(struct vt_encoder *enc, uint64_t rid)
 const uint64_t *vt_py_codes_prepare(struct vt_encoder *enc, const uint64_t *ips, size_t n,
                                     uint64_t *scratch)
 {
-    bool any = false;
-    for (size_t i = 0; i < n && !any; i++)
-        any = vt_ip_is_py_frame(ips[i]);
-    if (!any)
+    /* One OR over the stack (the compiler vectorizes it): a native ip never
+     * has the tag bit, so most stacks of most processes end here. */
+    uint64_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= ips[i];
+    if (!vt_ip_is_py_frame(any))
         return ips;
     for (size_t i = 0; i < n; i++) {
         uint64_t ip = ips[i];

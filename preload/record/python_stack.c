@@ -47,7 +47,7 @@
 
 static const struct vt_py_layout layouts[] = {
 #define VT_PY_LAYOUT_ROW(mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs) \
-    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs},
+    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs, 0},
     VT_PY_LAYOUTS(VT_PY_LAYOUT_ROW)
 #undef VT_PY_LAYOUT_ROW
 };
@@ -392,9 +392,11 @@ static size_t walk(uint64_t *out, size_t max)
     /* seen bounds the walk even on a chain that never ends. */
     for (const uint8_t *f = innermost_frame(tstate); f && n < max && seen < 4 * max + 64;
          f = load_ptr(f, L->fr_previous), seen++) {
-        if (L->fr_owner >= 0 && f[L->fr_owner] == L->owner_cstack)
-            continue; /* the C entry shim */
+        if (L->fr_owner >= 0 && L->owner_cstack >= 0 && f[L->fr_owner] >= L->owner_cstack)
+            continue; /* the C entry shim, an interpreter-owned frame */
         const uint8_t *code = load_ptr(f, L->fr_code);
+        if (L->exec_tag_mask) /* 3.14+: a _PyStackRef, tags in its low bits */
+            code = (const uint8_t *)((uintptr_t)code & ~(uintptr_t)L->exec_tag_mask);
         if (!has_type(code, P.code_type))
             continue;
         bool incomplete;
@@ -457,25 +459,101 @@ static bool say_no(const char *why, unsigned minor)
     return false;
 }
 
-/* 3.13's own description of its layout must agree with the table. */
-static bool debug_offsets_agree(const uint8_t *rt, const struct vt_py_layout *L, unsigned long hexver)
+static const struct vt_py_dbg_variant dbg_variants[] = {
+#define VT_PY_DBG_ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+    VT_PY_DBG_VARIANTS(VT_PY_DBG_ROW)
+#undef VT_PY_DBG_ROW
+};
+
+/* The row built from the interpreter's _Py_DebugOffsets (3.13+). */
+static struct vt_py_layout dbg_layout;
+
+static uint64_t dbg_u64(const uint8_t *rt, int at)
 {
-    if (!rt || memcmp(rt, VT_PY_DEBUG_COOKIE, 8) != 0)
+    uint64_t v;
+    memcpy(&v, rt + at, sizeof v);
+    return v;
+}
+
+/* One variant's reading of _Py_DebugOffsets, if it passes its checks. */
+static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsigned minor,
+                     struct vt_py_layout *L)
+{
+    struct vt_py_dbg_pos p = vt_py_dbg_place(v);
+    uint64_t ts_size = dbg_u64(rt, p.ts_size), cur = dbg_u64(rt, p.ts_current_frame);
+    uint64_t fr_size = dbg_u64(rt, p.fr_size);
+    uint64_t prev = dbg_u64(rt, p.fr_previous), exec = dbg_u64(rt, p.fr_executable);
+    uint64_t instr = dbg_u64(rt, p.fr_instr_ptr), owner = dbg_u64(rt, p.fr_owner);
+    uint64_t co_size = dbg_u64(rt, p.co_size);
+    uint64_t co[6] = {dbg_u64(rt, p.co_filename), dbg_u64(rt, p.co_name),
+                      dbg_u64(rt, p.co_qualname), dbg_u64(rt, p.co_linetable),
+                      dbg_u64(rt, p.co_firstlineno), dbg_u64(rt, p.co_adaptive)};
+    uint64_t ascii = dbg_u64(rt, p.str_ascii_size);
+    /* The sections around those read pin the variant: an object header of
+     * 16 bytes with its type at 8, bytes and str fields where every
+     * version has them, and offsets inside their structures. */
+    if (dbg_u64(rt, p.ob_size) != 16 || dbg_u64(rt, p.ob_type) != VT_PY_OB_TYPE ||
+        dbg_u64(rt, p.bytes_ob_size) != VT_PY_OB_SIZE ||
+        dbg_u64(rt, p.bytes_ob_sval) != VT_PY_BYTES_DATA ||
+        dbg_u64(rt, p.str_state) != VT_PY_STR_STATE ||
+        dbg_u64(rt, p.str_length) != VT_PY_STR_LENGTH || ascii < 32 || ascii > 64)
         return false;
-    uint64_t v[13];
-    static const int at[13] = {VT_PY313_DBG_VERSION, VT_PY313_DBG_FREE_THREADED,
-        VT_PY313_DBG_TSTATE_CURRENT_FRAME, VT_PY313_DBG_FRAME_PREVIOUS,
-        VT_PY313_DBG_FRAME_EXECUTABLE, VT_PY313_DBG_FRAME_INSTR_PTR, VT_PY313_DBG_FRAME_OWNER,
-        VT_PY313_DBG_CODE_FILENAME, VT_PY313_DBG_CODE_NAME, VT_PY313_DBG_CODE_QUALNAME,
-        VT_PY313_DBG_CODE_LINETABLE, VT_PY313_DBG_CODE_FIRSTLINENO, VT_PY313_DBG_CODE_ADAPTIVE};
-    for (int i = 0; i < 13; i++)
-        memcpy(&v[i], rt + at[i], 8);
-    return (v[0] >> 16) == (hexver >> 16) && v[1] == 0 && v[2] == (uint64_t)L->ts_frame &&
-           v[3] == (uint64_t)L->fr_previous && v[4] == (uint64_t)L->fr_code &&
-           v[5] == (uint64_t)L->fr_instr && v[6] == (uint64_t)L->fr_owner &&
-           v[7] == (uint64_t)L->co_filename && v[8] == (uint64_t)L->co_name &&
-           v[9] == (uint64_t)L->co_qualname && v[10] == (uint64_t)L->co_linetable &&
-           v[11] == (uint64_t)L->co_firstlineno && v[12] == (uint64_t)L->co_code;
+    if (ts_size > 65536 || cur + 8 > ts_size || fr_size > 4096 || prev + 8 > fr_size ||
+        exec + 8 > fr_size || instr + 8 > fr_size || owner >= fr_size || co_size > 4096)
+        return false;
+    for (int i = 0; i < 6; i++)
+        if (co[i] + (i == 4 ? 4 : i == 5 ? 2 : 8) > co_size || co[i] < 16)
+            return false;
+    if (co[5] < 24)
+        return false;
+    *L = (struct vt_py_layout){
+        .minor = (int)minor,
+        .ts_frame = (int)cur,
+        .cf_current = -1,
+        .fr_previous = (int)prev,
+        .fr_code = (int)exec,
+        .fr_instr = (int)instr,
+        .fr_owner = (int)owner,
+        .co_filename = (int)co[0],
+        .co_name = (int)co[1],
+        .co_qualname = (int)co[2],
+        .co_linetable = (int)co[3],
+        .co_firstlineno = (int)co[4],
+        .co_code = (int)co[5],
+        .co_firsttraceable = VT_PY_DBG_FIRSTTRACEABLE((int)co[5]),
+        .str_ascii = (int)ascii,
+        .str_compact = VT_PY_DBG_STR_COMPACT((int)ascii),
+        .owner_cstack = 3,
+        .exec_tag_mask = minor >= 14 ? VT_PY_STACKREF_TAG_MASK : 0,
+    };
+    return true;
+}
+
+/* 3.13+: the row from the interpreter's own _Py_DebugOffsets; NULL with
+ * *why set when there is none the tracer can read. */
+static const struct vt_py_layout *layout_from_debug_offsets(const uint8_t *rt, unsigned long hexver,
+                                                           const char **why)
+{
+    unsigned minor = (unsigned)(hexver >> 16) & 0xff;
+    if (!rt || memcmp(rt, VT_PY_DEBUG_COOKIE, 8) != 0 ||
+        (dbg_u64(rt, VT_PY_DBG_VERSION) >> 16) != (hexver >> 16)) {
+        *why = "no _Py_DebugOffsets of this version at the start of _PyRuntime";
+        return NULL;
+    }
+    if (dbg_u64(rt, VT_PY_DBG_FREE_THREADED) != 0) {
+        *why = "free-threaded build not supported";
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof dbg_variants / sizeof dbg_variants[0]; i++) {
+        const struct vt_py_dbg_variant *v = &dbg_variants[i];
+        if ((int)minor >= v->minor_lo && (int)minor <= v->minor_hi &&
+            dbg_read(rt, v, minor, &dbg_layout))
+            return &dbg_layout;
+    }
+    *why = minor > (unsigned)dbg_variants[sizeof dbg_variants / sizeof dbg_variants[0] - 1].minor_hi
+               ? "version not supported"
+               : "its _Py_DebugOffsets has a layout not known";
+    return NULL;
 }
 
 /* Py_Version (3.11+) or the text of Py_GetVersion (3.10) as 0xMMmmppLS. */
@@ -505,19 +583,30 @@ static bool set_up(void)
     unsigned level = (unsigned)(ver >> 4) & 0xf;
     if (major != 3)
         return say_no("unknown version", minor);
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        if (layouts[i].minor == (int)minor)
-            P.L = &layouts[i];
-    if (!P.L)
-        return say_no("version not supported", minor);
-    if (level < 0xc) /* alpha and beta releases may still move fields */
+    /* Free-threaded builds (3.13t, 3.14t) are said as such, before anything
+     * else: their objects and frames are laid out differently. */
+    if (minor >= 13 && sym("_PyRuntime") &&
+        memcmp(sym("_PyRuntime"), VT_PY_DEBUG_COOKIE, 8) == 0 &&
+        dbg_u64(sym("_PyRuntime"), VT_PY_DBG_FREE_THREADED) != 0)
+        return say_no("free-threaded build not supported", minor);
+    if (minor < 13) {
+        for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+            if (layouts[i].minor == (int)minor)
+                P.L = &layouts[i];
+        if (!P.L)
+            return say_no("version not supported", minor);
+    }
+    if (level < 0xc && minor <= 13) /* alphas and betas of these may still move fields */
         return say_no("pre-release not supported", minor);
     /* Debug builds (Py_REF_DEBUG) define these; release builds do not. */
     if (sym("_Py_NegativeRefcount") || sym("_Py_RefTotal") || sym("_Py_GetGlobalRefTotal"))
         return say_no("debug build not supported", minor);
-    if (minor >= 13 && !debug_offsets_agree(sym("_PyRuntime"), P.L, ver))
-        return say_no("free-threaded build, or its layout differs from the one known",
-                      minor);
+    if (minor >= 13) {
+        const char *why = NULL;
+        P.L = layout_from_debug_offsets(sym("_PyRuntime"), ver, &why);
+        if (!P.L)
+            return say_no(why, minor);
+    }
     P.this_thread_state = (void *(*)(void))sym("PyGILState_GetThisThreadState");
     P.is_finalizing = (int (*)(void))sym(minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
     P.code_type = sym("PyCode_Type");

@@ -513,6 +513,18 @@ void vt_record_before_exit(void)
     vt_writer_finish(VT_EXIT_FLUSH_TIMEOUT_MS);
 }
 
+const char *vt_record_trace_file(void)
+{
+    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+        return NULL;
+    const char *created = vt_writer_created_path();
+    if (!created) {
+        vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
+        created = vt_writer_created_path();
+    }
+    return created;
+}
+
 const char *vt_recorder_path(void)
 {
     if (!R.session)

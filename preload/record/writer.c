@@ -62,6 +62,21 @@
  * owner may be the crashed thread). */
 #define VT_EMERGENCY_LOCK_MS 100
 
+/* Recently seen stacks -> their trie node. Most events repeat a stack seen
+ * a moment ago (a training loop's few sites); a hit costs a hash and a
+ * compare instead of a walk down the trie, one probe per frame, which was
+ * half the writer thread's instructions at 32 frames (docs/PERFORMANCE.md,
+ * "Whole process"). Direct-mapped; a slot holds a stack and the node the
+ * trie gave it, and the trie never forgets a node, so a hit is exact. */
+#define STACK_CACHE_SLOTS 512
+#define STACK_CACHE_DEPTH 64 /* deeper stacks always walk the trie */
+struct stack_cache_slot {
+    uint64_t node; /* 0: empty */
+    uint64_t hash;
+    size_t n;
+    uint64_t ips[STACK_CACHE_DEPTH];
+};
+
 static struct {
     int fd;
     struct vt_fd_identity fd_id; /* what fd must still be before a write */
@@ -78,6 +93,7 @@ static struct {
     atomic_uint wake; /* anyone -> writer */
     atomic_uint done; /* writer -> whoever waits for a round */
     atomic_int stop, emergency, modules_changed, failed;
+    atomic_int failing; /* a failure is being said and acted on (fail) */
     atomic_ullong emergency_done; /* emergency rounds finished */
     atomic_ullong finished;       /* 1: the final round is written (trailer) */
     /* vt_writer_flush_now: requests made, and the last request a finished
@@ -91,6 +107,7 @@ static struct {
     void *cctx;
     struct vt_bytes frame;
     struct vt_stack_trie trie;
+    struct stack_cache_slot *stack_cache; /* NULL: none (no memory) */
     struct vt_string_table strings;
     struct vt_module_map modules;
     const char *(*api_name)(unsigned api); /* NULL: none known */
@@ -172,15 +189,31 @@ static void remove_unstarted(void)
         unlink(W.created_path);
 }
 
+/* The first failure of the trace: true once (the caller says why). */
+static bool first_failure(void)
+{
+    return !atomic_exchange(&W.failing, 1);
+}
+
+/* Recording stops first, and only then is the failure published: a thread
+ * waiting for the writer (vt_writer_flush_now) wakes on W.failed and must
+ * find the recorder stopped, not about to stop. */
+static void give_up(void)
+{
+    stop_recording();
+    remove_unstarted();
+    atomic_store(&W.failed, 1);
+    vt_wake_post(&W.done);
+}
+
 /* The trace cannot be written: say so once, stop recording. */
 static void fail(int err)
 {
-    if (atomic_exchange(&W.failed, 1))
+    if (!first_failure())
         return;
     vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
            W.path, strerror(err));
-    stop_recording();
-    remove_unstarted();
+    give_up();
 }
 
 /* Writes to the trace's descriptor, which the program may have closed and
@@ -223,10 +256,10 @@ static int ensure_open(void)
             char last[sizeof W.path];
             if (vt_trace_file_alternative(W.path, alternatives, last, sizeof last) != 0)
                 snprintf(last, sizeof last, "(name too long)");
-            if (!atomic_exchange(&W.failed, 1)) {
+            if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
                           "tracing disabled, the program continues\n", W.path, last, strerror(err));
-                stop_recording();
+                give_up();
             }
         } else {
             fail(err);
@@ -298,6 +331,31 @@ static void on_stack_node(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
     (void)ctx;
     (void)id; /* ids follow the order of the records */
     vt_encode_stack_node(&W.enc, parent, ip);
+}
+
+/* The trie node of a stack (0 if the trie ran out of memory). */
+static uint64_t stack_node(const uint64_t *ips, size_t n)
+{
+    struct stack_cache_slot *c = NULL;
+    uint64_t h = n;
+    if (W.stack_cache && n <= STACK_CACHE_DEPTH) {
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ ips[i]) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        c = &W.stack_cache[h & (STACK_CACHE_SLOTS - 1)];
+        if (c->node && c->hash == h && c->n == n && !memcmp(c->ips, ips, n * sizeof *ips))
+            return c->node;
+    }
+    uint64_t node = vt_trie_insert(&W.trie, ips, n, on_stack_node, NULL);
+    if (node == UINT64_MAX)
+        return 0;
+    if (c && node) {
+        c->node = node;
+        c->hash = h;
+        c->n = n;
+        memcpy(c->ips, ips, n * sizeof *ips);
+    }
+    return node;
 }
 
 static uint64_t api_id(uint64_t id)
@@ -383,10 +441,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
-        r.stack = vt_trie_insert(&W.trie, vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips),
-                                 h->nips, on_stack_node, NULL);
-        if (r.stack == UINT64_MAX)
-            r.stack = 0;
+        r.stack = stack_node(vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips), h->nips);
         vt_encode_mem(&W.enc, &r);
         W.events++;
         break;
@@ -638,6 +693,8 @@ static void free_state(void)
     vt_chunk_cctx_free(W.cctx);
     W.cctx = NULL;
     vt_trie_free(&W.trie);
+    free(W.stack_cache);
+    W.stack_cache = NULL;
     vt_strings_free(&W.strings);
     vt_modules_free(&W.modules);
     free(W.api_emitted);
@@ -693,6 +750,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
+    atomic_store(&W.failing, 0);
     atomic_store(&W.finished, 0);
     atomic_store(&W.flush_asked, 0);
     atomic_store(&W.flush_done, 0);
@@ -707,6 +765,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     memset(&W.frame, 0, sizeof W.frame);
     vt_trie_init(&W.trie);
+    W.stack_cache = calloc(STACK_CACHE_SLOTS, sizeof *W.stack_cache); /* NULL: no cache */
     vt_py_codes_reset();
     vt_strings_init(&W.strings);
     vt_modules_init(&W.modules);
@@ -837,6 +896,7 @@ void vt_writer_after_fork_child(void)
     memset(&W.frame, 0, sizeof W.frame);
     W.cctx = NULL;
     memset(&W.trie, 0, sizeof W.trie);
+    W.stack_cache = NULL;
     memset(&W.strings, 0, sizeof W.strings);
     memset(&W.modules, 0, sizeof W.modules);
     W.api_emitted = NULL;

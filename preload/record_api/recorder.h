@@ -64,6 +64,13 @@ void vt_record_range_start(uint64_t range_id, const char *domain, const char *na
 void vt_record_range_end(uint64_t range_id);
 void vt_record_mark(const char *domain, const char *name);
 
+/* The trace file this process writes, for files that go beside it (the
+ * Python bootstrap's PyTorch snapshots, python/). If events are waiting but
+ * the file is not created yet, the writer does a round first (waited for
+ * at most a second). NULL when there is none: nothing recorded, tracing
+ * off or failed, a vfork child. The string lives as long as the process. */
+const char *vt_record_trace_file(void);
+
 /* The set of loaded objects may have changed (after dlopen/dlclose). The
  * recorder re-reads the module map later, off the caller's path. */
 void vt_record_modules_changed(void);

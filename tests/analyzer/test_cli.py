@@ -4,6 +4,7 @@ errors and exit codes, and `run`. Expected figures come from make_traces
 (chosen by hand there), never from vramtrace itself."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,21 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("dump", corrupt)
     check(rc == 2 and "corrupt chunk" in err, "dump of a corrupt trace exits 2")
 
+    # a short flag means one thing in every command, and every --help ends
+    # with an example
+    letters = {}
+    for cmd in ("run", "report", "dump", "simulate", "export", "diff"):
+        rc, out, err = run(cmd, "--help")
+        check(rc == 0, cmd + " --help exits 0")
+        for letter, name in re.findall(r"^\s+-(\w), --([a-z-]+)", out, re.M):
+            letters.setdefault(letter, set()).add(name)
+        tail = out.rstrip("\n").splitlines()[-3:]
+        check(any(l.startswith("  vramtrace " + cmd) for l in tail) and
+              any(l.startswith("example") for l in out.splitlines()),
+              cmd + " --help ends with an example")
+    clashes = {k: v for k, v in letters.items() if len(v) > 1}
+    check(not clashes, "short flags with two meanings across commands: %s" % clashes)
+
     # any mix of traces, snapshots and directories in one call: one document
     fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                             "pytorch-snapshots")
@@ -168,7 +184,8 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("run", "--", "sh", "-c", "kill -KILL $$", env=env)
     check(rc == -9, "run dies of SIGKILL when the command did (got %d)" % rc)
     rc, out, err = run("run", "-o", os.path.join(good, "sub", "x.%p.vtrace"), "--", "true", env=env)
-    check(rc == 2 and "cannot make the trace directory" in err, "run says when -o's directory cannot be made")
+    check(rc == 0 and "cannot make the trace directory" in err and "runs untraced" in err,
+          "run says when -o's directory cannot be made, and runs the command anyway")
     rc, out, err = run("run", "--", "/nonexistent/cmd", env=env)
     check(rc == 127, "run of a missing command exits 127")
     rc, out, err = run("run", "--", "sh", "-c", 'printf "%s" "$LD_PRELOAD"', env=env)

@@ -14,7 +14,10 @@
 #include "internal/pycore_code.h"
 #include "internal/pycore_frame.h"
 #endif
-#if PY_VERSION_HEX >= 0x030D0000
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_debug_offsets.h"
+#include "internal/pycore_runtime.h"
+#elif PY_VERSION_HEX >= 0x030D0000
 #include "internal/pycore_runtime.h"
 #endif
 
@@ -33,11 +36,92 @@ static void same(const char *what, long table, long header)
 
 #define SAME(field, expr) same(#field, L->field, (long)(expr))
 
+#if PY_VERSION_HEX >= 0x030D0000
+/* 3.13+: no row; the tracer reads _Py_DebugOffsets. Its variant for this
+ * version must place every offset it reads where the headers have it, and
+ * the two derived values must hold. */
+int main(void)
+{
+    static const struct vt_py_dbg_variant vs[] = {
+#define ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+        VT_PY_DBG_VARIANTS(ROW)
+#undef ROW
+    };
+    const struct vt_py_dbg_variant *v = NULL;
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0] && !v; i++)
+        if (PY_MINOR_VERSION >= vs[i].minor_lo && PY_MINOR_VERSION <= vs[i].minor_hi)
+            v = &vs[i]; /* the first: the final release's */
+    if (!v) {
+        printf("FAIL: Python %s has no _Py_DebugOffsets variant\n", PY_VERSION);
+        return 1;
+    }
+    struct vt_py_dbg_pos p = vt_py_dbg_place(v);
+#define AT(pos, member) same(#member, p.pos, (long)offsetof(_Py_DebugOffsets, member))
+    same("debug cookie", 0, offsetof(_Py_DebugOffsets, cookie));
+    same("debug version", VT_PY_DBG_VERSION, offsetof(_Py_DebugOffsets, version));
+    same("debug free_threaded", VT_PY_DBG_FREE_THREADED,
+         offsetof(_Py_DebugOffsets, free_threaded));
+    same("debug head", VT_PY_DBG_HEAD, offsetof(_Py_DebugOffsets, interpreter_state));
+    AT(ts_size, thread_state.size);
+    AT(ts_current_frame, thread_state.current_frame);
+    AT(fr_size, interpreter_frame.size);
+    AT(fr_previous, interpreter_frame.previous);
+    AT(fr_executable, interpreter_frame.executable);
+    AT(fr_instr_ptr, interpreter_frame.instr_ptr);
+    AT(fr_owner, interpreter_frame.owner);
+    AT(co_size, code_object.size);
+    AT(co_filename, code_object.filename);
+    AT(co_name, code_object.name);
+    AT(co_qualname, code_object.qualname);
+    AT(co_linetable, code_object.linetable);
+    AT(co_firstlineno, code_object.firstlineno);
+    AT(co_adaptive, code_object.co_code_adaptive);
+    AT(ob_size, pyobject.size);
+    AT(ob_type, pyobject.ob_type);
+    AT(bytes_ob_size, bytes_object.ob_size);
+    AT(bytes_ob_sval, bytes_object.ob_sval);
+    AT(str_state, unicode_object.state);
+    AT(str_length, unicode_object.length);
+    AT(str_ascii_size, unicode_object.asciiobject_size);
+    same("debug offsets at the start of _PyRuntime", 0, offsetof(_PyRuntimeState, debug_offsets));
+    same("_co_firsttraceable", VT_PY_DBG_FIRSTTRACEABLE((long)offsetof(PyCodeObject, co_code_adaptive)),
+         offsetof(PyCodeObject, _co_firsttraceable));
+    same("_co_firsttraceable is an int", 4, sizeof(((PyCodeObject *)0)->_co_firsttraceable));
+    same("compact str", VT_PY_DBG_STR_COMPACT((long)sizeof(PyASCIIObject)),
+         sizeof(PyCompactUnicodeObject));
+    same("owner is one byte", 1, sizeof(((_PyInterpreterFrame *)0)->owner));
+    same("generator owner", VT_PY_OWNER_GENERATOR, FRAME_OWNED_BY_GENERATOR);
+#if PY_VERSION_HEX >= 0x030E0000
+    same("first non-code owner", 3, FRAME_OWNED_BY_INTERPRETER);
+    same("stackref tag bits inside the mask", 0, Py_TAG_BITS & ~VT_PY_STACKREF_TAG_MASK);
+#else
+    same("first non-code owner", 3, FRAME_OWNED_BY_CSTACK);
+#endif
+    same("ob_type", VT_PY_OB_TYPE, offsetof(PyObject, ob_type));
+    /* the state bits, as for the rows */
+    PyASCIIObject probe;
+    memset(&probe, 0, sizeof probe);
+    probe.state.kind = PyUnicode_2BYTE_KIND;
+    probe.state.compact = 1;
+    uint32_t word;
+    memcpy(&word, (char *)&probe + VT_PY_STR_STATE, sizeof word);
+    same("state kind bits", VT_PY_STR_KIND(word), PyUnicode_2BYTE_KIND);
+    same("state compact bit", VT_PY_STR_COMPACT(word), 1);
+    memset(&probe, 0, sizeof probe);
+    probe.state.ascii = 1;
+    memcpy(&word, (char *)&probe + VT_PY_STR_STATE, sizeof word);
+    same("state ascii bit set", VT_PY_STR_ASCII(word), 1);
+    if (failures)
+        return 1;
+    printf("ok: Python %s: the _Py_DebugOffsets variant matches its headers\n", PY_VERSION);
+    return 0;
+}
+#else
 int main(void)
 {
     static const struct vt_py_layout rows[] = {
 #define ROW(mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs) \
-    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs},
+    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs, 0},
         VT_PY_LAYOUTS(ROW)
 #undef ROW
     };
@@ -90,17 +174,10 @@ int main(void)
     SAME(fr_owner, -1);
     SAME(co_qualname, -1);
 #else
-#if PY_VERSION_HEX < 0x030D0000
     SAME(ts_frame, offsetof(PyThreadState, cframe));
     SAME(cf_current, offsetof(_PyCFrame, current_frame));
     SAME(fr_code, offsetof(_PyInterpreterFrame, f_code));
     SAME(fr_instr, offsetof(_PyInterpreterFrame, prev_instr));
-#else
-    SAME(ts_frame, offsetof(PyThreadState, current_frame));
-    SAME(cf_current, -1);
-    SAME(fr_code, offsetof(_PyInterpreterFrame, f_executable));
-    SAME(fr_instr, offsetof(_PyInterpreterFrame, instr_ptr));
-#endif
     SAME(fr_previous, offsetof(_PyInterpreterFrame, previous));
     SAME(fr_owner, offsetof(_PyInterpreterFrame, owner));
     same("owner is one byte", 1, sizeof(((_PyInterpreterFrame *)0)->owner));
@@ -117,37 +194,9 @@ int main(void)
     same("code unit", 2, sizeof(_Py_CODEUNIT));
 #endif
 
-#if PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030E0000
-    same("debug cookie", 0, offsetof(_Py_DebugOffsets, cookie));
-    same("debug version", VT_PY313_DBG_VERSION, offsetof(_Py_DebugOffsets, version));
-    same("debug free_threaded", VT_PY313_DBG_FREE_THREADED,
-         offsetof(_Py_DebugOffsets, free_threaded));
-    same("debug current_frame", VT_PY313_DBG_TSTATE_CURRENT_FRAME,
-         offsetof(_Py_DebugOffsets, thread_state.current_frame));
-    same("debug previous", VT_PY313_DBG_FRAME_PREVIOUS,
-         offsetof(_Py_DebugOffsets, interpreter_frame.previous));
-    same("debug executable", VT_PY313_DBG_FRAME_EXECUTABLE,
-         offsetof(_Py_DebugOffsets, interpreter_frame.executable));
-    same("debug instr_ptr", VT_PY313_DBG_FRAME_INSTR_PTR,
-         offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr));
-    same("debug owner", VT_PY313_DBG_FRAME_OWNER,
-         offsetof(_Py_DebugOffsets, interpreter_frame.owner));
-    same("debug filename", VT_PY313_DBG_CODE_FILENAME,
-         offsetof(_Py_DebugOffsets, code_object.filename));
-    same("debug name", VT_PY313_DBG_CODE_NAME, offsetof(_Py_DebugOffsets, code_object.name));
-    same("debug qualname", VT_PY313_DBG_CODE_QUALNAME,
-         offsetof(_Py_DebugOffsets, code_object.qualname));
-    same("debug linetable", VT_PY313_DBG_CODE_LINETABLE,
-         offsetof(_Py_DebugOffsets, code_object.linetable));
-    same("debug firstlineno", VT_PY313_DBG_CODE_FIRSTLINENO,
-         offsetof(_Py_DebugOffsets, code_object.firstlineno));
-    same("debug co_code_adaptive", VT_PY313_DBG_CODE_ADAPTIVE,
-         offsetof(_Py_DebugOffsets, code_object.co_code_adaptive));
-    same("debug offsets at the start of _PyRuntime", 0,
-         offsetof(_PyRuntimeState, debug_offsets));
-#endif
     if (failures)
         return 1;
     printf("ok: Python %s: every offset of the table matches its headers\n", PY_VERSION);
     return 0;
 }
+#endif

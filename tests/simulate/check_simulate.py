@@ -20,6 +20,7 @@ usage: check_simulate.py VRAMTRACE MAKE_SIM_TRACE DIR [DIR...]"""
 import glob
 import json
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -162,6 +163,46 @@ with tempfile.TemporaryDirectory() as d:
                   "event (MiB) %s, expected %s" % (dev, got, want))
             check(r["peak_allocated_bytes"] == peaks.get(dev), "frees: device %d: the report's peak" % dev)
             check(r["unmatched_frees"] == 0, "frees: device %d: every free matched" % dev)
+
+# The request that failed when recorded (a snapshot's oom entry) is tried
+# in every run: PyTorch's fragmented OOM - 8 MiB live in a 20 MiB segment,
+# 16 MiB asked with 4 MiB free on the device - fails again under the
+# recorded settings on that device (24 MiB), and is served on a larger one.
+BASE = 0x7f0000000000
+oom_snapshot = {
+    "segments": [{"device": 0, "address": BASE, "total_size": 20 * MiB, "stream": 0,
+                  "segment_type": "large", "allocated_size": 8 * MiB, "active_size": 8 * MiB,
+                  "requested_size": 8 * MiB,
+                  "blocks": [{"address": BASE, "size": 8 * MiB, "requested_size": 8 * MiB,
+                              "state": "active_allocated", "frames": []},
+                             {"address": BASE + 8 * MiB, "size": 12 * MiB, "requested_size": 0,
+                              "state": "inactive", "frames": []}]}],
+    "device_traces": [[
+        {"action": "segment_alloc", "addr": BASE, "size": 20 * MiB, "stream": 0, "frames": []},
+        {"action": "alloc", "addr": BASE, "size": 8 * MiB, "stream": 0, "frames": []},
+        {"action": "oom", "size": 16 * MiB, "device_free": 4 * MiB, "stream": 0, "frames": []},
+    ]],
+}
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "oom.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(oom_snapshot, f, protocol=4)
+    rc, out, err = simulate("--json", "--samples", "0", "-c", str(24 * MiB), "-c", str(64 * MiB),
+                            path)
+    check(rc == 0, "failed request: exit 0 (%s)" % err)
+    if rc == 0:
+        j = json.loads(out)
+        check(j["failed_requests"] == 1, "failed request: counted (%s)" % j["failed_requests"])
+        runs = {(r["allocator"], r["capacity_bytes"]): r for r in j["runs"]}
+        rec24 = runs.get(("recorded", 24 * MiB), {})
+        check(rec24.get("verdict") == "fragmented" and rec24.get("failure", {}).get(
+            "requested_bytes") == 16 * MiB, "failed request: fails again as recorded on 24 MiB "
+              "(%s)" % rec24.get("verdict"))
+        rec64 = runs.get(("recorded", 64 * MiB), {})
+        check(rec64.get("verdict") == "ok" and rec64.get("failed_requests_served") == 1 and
+              rec64.get("peak_allocated_bytes") == 24 * MiB,
+              "failed request: served on 64 MiB, counted in the peak while held (%s)" %
+              rec64.get("peak_allocated_bytes"))
 
 # Bad usage.
 for args, word in ((["-c", "lots", files[0]], "capacity"),

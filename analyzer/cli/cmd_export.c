@@ -1,0 +1,200 @@
+/* `vramtrace export --format FORMAT [options] TRACE... | DIR`: options,
+ * the output file and exit status (the exporters: analyzer/export/). */
+#include "commands.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_options.h"
+#include "export.h"
+#include "export_output.h"
+#include "input_files.h"
+#include "snapshot.h"
+
+static void export_usage(FILE *out)
+{
+    fputs("usage: vramtrace export --format FORMAT [OPTIONS] TRACE... | DIR\n"
+          "Write the traces' allocations in a file another viewer opens (a directory stands\n"
+          "for every *.vtrace file in it).\n\n"
+          "      --format FORMAT  one of:\n",
+          out);
+    for (int f = 0; f < VT_EXPORT_FORMAT_COUNT_; f++)
+        fprintf(out, "                         %-11s %s\n",
+                vt_export_format_name((enum vt_export_format)f),
+                vt_export_format_help((enum vt_export_format)f));
+    fputs("  -o, --output FILE    write FILE (whole or not at all; default: standard output)\n"
+          "      --at WHEN        folded: peak (default), oom:N (right after the Nth failed\n"
+          "                       allocation) or TIME (seconds after the process started:\n"
+          "                       1.5, 1.5s, 250ms)\n"
+          "  -p, --phase NAME     folded: the live set at this phase's peak\n"
+          "  -d, --device N       only device ordinal N\n"
+          "  -P, --pid PID        only this process (memory-viz: the one process of the file)\n"
+          VT_CLI_SYMBOL_HELP
+          "  -h, --help           this help\n\n"
+          "Exit status: 0, or 2 on bad usage, an unreadable input or an output that cannot be\n"
+          "written (nothing is left behind then). An input without device memory gives a\n"
+          "valid empty file and a note on stderr.\n\n"
+          "examples:\n"
+          "  vramtrace export --format perfetto -o job.json traces/      open in ui.perfetto.dev\n"
+          "  vramtrace export --format memory-viz -o run.pickle run.vtrace   pytorch.org/memory_viz\n"
+          "  vramtrace export --format folded run.vtrace | flamegraph.pl > peak.svg\n",
+          out);
+}
+
+/* "peak", "oom:N" or a time: seconds ("1.5", "+1.5s") or "250ms", "40us", "7ns". */
+static bool parse_at(const char *arg, struct vt_export_options *opt)
+{
+    if (!strcmp(arg, "peak")) {
+        opt->at = VT_AT_PEAK;
+        return true;
+    }
+    if (!strncmp(arg, "oom:", 4)) {
+        opt->at = VT_AT_OOM;
+        return vt_cli_uint("export", "at", "peak, oom:N (N from 1) or a time like 1.5s",
+                           arg + 4, 1, UINT32_MAX, &opt->oom);
+    }
+    char *end;
+    double v = strtod(arg[0] == '+' ? arg + 1 : arg, &end);
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
+    if (end != arg && isfinite(v) && v >= 0)
+        for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+            if (!strcmp(end, units[k].unit) && v * units[k].ns < 1.8e19) {
+                opt->at = VT_AT_TIME;
+                opt->time_ns = (uint64_t)(v * units[k].ns);
+                return true;
+            }
+    fprintf(stderr, "vramtrace export: --at wants peak, oom:N or a time like 1.5s, not '%s'\n",
+            arg);
+    return false;
+}
+
+/* The traces the arguments stand for; a snapshot is refused by name. */
+static bool export_inputs(char *const *args, size_t n, struct vt_input_files *files)
+{
+    static const char *const suffixes[] = {".vtrace", NULL};
+    for (size_t i = 0; i < n; i++)
+        if (!vt_input_files_add(files, args[i], suffixes, "*.vtrace", stderr))
+            return false;
+    for (size_t i = 0; i < files->n; i++)
+        if (vt_snap_is_pickle(files->paths[i])) {
+            fprintf(stderr,
+                    "vramtrace export: %s is a PyTorch memory snapshot, not a trace: "
+                    "memory_viz opens it as it is, and `vramtrace report` reports it\n",
+                    files->paths[i]);
+            return false;
+        }
+    return true;
+}
+
+int vt_cmd_export(int argc, char **argv)
+{
+    /* --format has no short flag: -f is --frames in report and simulate */
+    enum { OPT_AT = 256, OPT_FORMAT };
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
+        {"at", required_argument, NULL, OPT_AT},
+        {"phase", required_argument, NULL, 'p'},
+        {"device", required_argument, NULL, 'd'},
+        {"pid", required_argument, NULL, 'P'},
+        VT_CLI_SYMBOL_OPTIONS,
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct vt_export_options opt = {.at = VT_AT_PEAK};
+    struct vt_cli_symbols sym;
+    vt_cli_symbols_init(&sym);
+    const char *output = NULL, *format = NULL;
+    bool at_given = false;
+    uint64_t v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:p:d:P:h", opts, NULL)) != -1) {
+        int taken = vt_cli_symbol_option("export", c, optarg, &sym);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
+        switch (c) {
+        case OPT_FORMAT:
+            format = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_AT:
+            if (!parse_at(optarg, &opt))
+                return 2;
+            at_given = true;
+            break;
+        case 'p':
+            opt.phase = optarg;
+            break;
+        case 'd':
+            if (!vt_cli_uint("export", "device", "a device ordinal", optarg, 0, INT32_MAX, &v))
+                return 2;
+            opt.has_device = true;
+            opt.device = (int64_t)v;
+            break;
+        case 'P':
+            if (!vt_cli_uint("export", "pid", "a process id", optarg, 0, UINT64_MAX, &v))
+                return 2;
+            opt.has_pid = true;
+            opt.pid = v;
+            break;
+        case 'h':
+            export_usage(stdout);
+            return 0;
+        default:
+            export_usage(stderr);
+            return 2;
+        }
+    }
+    enum vt_export_format fmt;
+    if (!format) {
+        fputs("vramtrace export: --format is required\n", stderr);
+        export_usage(stderr);
+        return 2;
+    }
+    if (!vt_export_format_parse(format, &fmt)) {
+        fprintf(stderr, "vramtrace export: unknown format '%s'; formats:", format);
+        for (int f = 0; f < VT_EXPORT_FORMAT_COUNT_; f++)
+            fprintf(stderr, "%s %s", f ? "," : "", vt_export_format_name((enum vt_export_format)f));
+        fputc('\n', stderr);
+        return 2;
+    }
+    if ((at_given || opt.phase) && fmt != VT_EXPORT_FOLDED) {
+        fprintf(stderr, "vramtrace export: --at and --phase are for --format folded\n");
+        return 2;
+    }
+    if (at_given && opt.phase) {
+        fputs("vramtrace export: --at or --phase, not both\n", stderr);
+        return 2;
+    }
+    if (optind >= argc) {
+        fputs("vramtrace export: no trace given\n", stderr);
+        export_usage(stderr);
+        return 2;
+    }
+    opt.sym = sym.sym;
+    struct vt_input_files files = {0};
+    int status = 2;
+    struct vt_export_output out;
+    if (export_inputs(argv + optind, (size_t)(argc - optind), &files) &&
+        vt_export_output_open(&out, output, "export", stderr)) {
+        status = vt_export(fmt, files.paths, files.n, &opt, out.f, stderr);
+        if (status == 0 && !vt_export_output_commit(&out, "export", stderr))
+            status = 2;
+        else if (status != 0)
+            vt_export_output_abort(&out);
+    }
+    vt_input_files_free(&files);
+    return status;
+}

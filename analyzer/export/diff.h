@@ -1,0 +1,51 @@
+/*
+ * `vramtrace diff BEFORE AFTER`: two runs compared (docs/REPORT.md,
+ * "Exports and diff"). Each side is a trace, a directory (its traces and
+ * snapshots) or a PyTorch memory snapshot, reduced to units - one per
+ * device ledger (per process and device; a rank names its process, so that
+ * runs with other pids still match) or per snapshot device - each with its
+ * peak, its phases' peaks and the bytes per call site at the peak. A site
+ * is known by its symbolized frames (stack ids and pids differ between
+ * runs). Units are matched by name; per unit the peak's change, each
+ * phase's, and each site's: new, grew, shrank or gone, biggest change first.
+ */
+#ifndef VRAMTRACE_EXPORT_DIFF_H
+#define VRAMTRACE_EXPORT_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "symbolize.h"
+
+struct vt_diff_options {
+    size_t top;                 /* site rows per unit (0: all) */
+    bool has_device;
+    int64_t device;
+    bool json;
+    /* --fail-above: the exit status is 1 when a unit's peak grew more */
+    bool has_limit;
+    bool limit_is_percent;
+    double limit_percent;
+    uint64_t limit_bytes;
+    const char *limit_text;     /* as given, for the output */
+    struct vt_symbolize_options sym;
+};
+
+/* One side: the traces and the snapshots one argument stands for. */
+struct vt_diff_side {
+    const char *arg;
+    char *const *traces;
+    size_t ntraces;
+    char *const *snapshots;
+    size_t nsnapshots;
+};
+
+/* Compares and writes the result. Returns 0; 1 when --fail-above was
+ * exceeded; 2 when an input could not be read (said on err) or nothing was
+ * left to compare. */
+int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
+            const struct vt_diff_options *opt, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * `vramtrace export`: a trace's allocations in the files other viewers
+ * open (docs/REPORT.md, "Exports and diff"):
+ *
+ *   perfetto     Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing):
+ *                a counter track per process and device, phases as slices,
+ *                failures and peaks as instant events (export_perfetto.c)
+ *   memory-viz   a PyTorch memory snapshot pickle for pytorch.org/memory_viz,
+ *                each device allocation its own segment and block
+ *                (export_memviz.c)
+ *   folded       "frame;frame;... bytes" lines of the live set at one instant,
+ *                for flamegraph.pl, inferno and speedscope (export_folded.c)
+ *
+ * Every allocation's begin and end is the replay's live set's (its on_live
+ * hook), so the figures are the report's.
+ */
+#ifndef VRAMTRACE_EXPORT_EXPORT_H
+#define VRAMTRACE_EXPORT_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "symbolize.h"
+
+#define VT_EXPORT_FORMATS(X)                                                    \
+    X(PERFETTO, "perfetto", vt_export_perfetto, "Chrome trace-event JSON for ui.perfetto.dev") \
+    X(MEMORY_VIZ, "memory-viz", vt_export_memviz, "a PyTorch memory snapshot for memory_viz") \
+    X(FOLDED, "folded", vt_export_folded, "folded stacks of the live set for flame graphs")
+
+enum vt_export_format {
+#define AS_ENUM(id, name, fn, help) VT_EXPORT_##id,
+    VT_EXPORT_FORMATS(AS_ENUM)
+#undef AS_ENUM
+    VT_EXPORT_FORMAT_COUNT_
+};
+
+/* The format named s; false if none is. */
+bool vt_export_format_parse(const char *s, enum vt_export_format *out);
+const char *vt_export_format_name(enum vt_export_format f);
+const char *vt_export_format_help(enum vt_export_format f);
+
+/* Which instant `folded` shows. */
+enum vt_export_at_kind { VT_AT_PEAK, VT_AT_OOM, VT_AT_TIME };
+
+struct vt_export_options {
+    enum vt_export_at_kind at;
+    uint64_t oom;            /* VT_AT_OOM: the Nth failed allocation, from 1 */
+    uint64_t time_ns;        /* VT_AT_TIME: since the process started (as the report counts) */
+    const char *phase;       /* folded: the live set at this phase's peak */
+    bool has_device;
+    int64_t device;
+    bool has_pid;
+    uint64_t pid;
+    struct vt_symbolize_options sym;
+};
+
+/* Writes the export of the traces to out. Returns 0, or 2 after a message
+ * on err (an input that cannot be read, a filter that selects nothing). An
+ * input without device memory is not an error: the file is valid and
+ * empty, and a note says so on err. */
+typedef int (*vt_export_fn)(char *const *traces, size_t n, const struct vt_export_options *opt,
+                            FILE *out, FILE *err);
+#define AS_DECL(id, name, fn, help)                                                        \
+    int fn(char *const *traces, size_t n, const struct vt_export_options *opt, FILE *out, \
+           FILE *err);
+VT_EXPORT_FORMATS(AS_DECL)
+#undef AS_DECL
+
+int vt_export(enum vt_export_format f, char *const *traces, size_t n,
+              const struct vt_export_options *opt, FILE *out, FILE *err);
+
+#endif

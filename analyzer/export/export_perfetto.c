@@ -1,0 +1,363 @@
+/*
+ * `vramtrace export --format perfetto`: Chrome trace-event JSON, which
+ * ui.perfetto.dev and chrome://tracing open.
+ *
+ *   {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}
+ *
+ * Per traced process (pid = its pid): its name with rank and host
+ * (process_name), its threads' names; a counter per ledger ("device 0",
+ * "managed 0", "pinned host") whose "bytes" are the ledger's live bytes,
+ * one sample per change (changes at one instant are folded into the
+ * largest total then and the total after, so the counter's maximum is the
+ * report's peak exactly); NVTX push/pop ranges as slices on their thread,
+ * start/end ranges as async slices; each failed allocation and each
+ * ledger's peak as an instant with its numbers as args; marks as instants.
+ * ts: CLOCK_MONOTONIC microseconds (processes of one host line up).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "export_trace.h"
+#include "format.h"
+#include "json_writer.h"
+#include "pair_map.h"
+
+struct counter {
+    bool pending;
+    uint64_t ts_ns, last, max;
+};
+
+struct perfetto {
+    struct vt_json j;
+    const struct vt_export_options *opt;
+    uint64_t pid;              /* the pid events carry */
+    bool skip;                 /* --pid selected another process */
+    bool any_counter;          /* this input wrote a sample */
+    bool any_selected;
+    struct counter counters[VT_LEDGERS_MAX];
+    struct vt_pair_map depth;  /* (thread, domain) -> open push ranges */
+    struct vt_pair_map ranges; /* (range id, 0) -> name string id */
+    uint64_t last_ns;
+};
+
+static void begin_event(struct perfetto *p, const char *ph, const char *name, uint64_t tid)
+{
+    vt_json_begin_object(&p->j);
+    vt_json_kv_string(&p->j, "ph", ph);
+    vt_json_kv_string(&p->j, "name", name ? name : "?");
+    vt_json_kv_uint(&p->j, "pid", p->pid);
+    vt_json_kv_uint(&p->j, "tid", tid);
+}
+
+static void ts(struct perfetto *p, uint64_t time_ns)
+{
+    vt_json_key(&p->j, "ts");
+    vt_json_fixed(&p->j, time_ns, 3);
+}
+
+static void end_event(struct perfetto *p)
+{
+    vt_json_end_object(&p->j);
+    fputc('\n', p->j.out); /* one event a line: whitespace, still one document */
+}
+
+static uint64_t os_tid(struct vt_export_trace *t, uint64_t thread)
+{
+    const struct vt_thread_info *ti = vt_reader_thread(t->reader, thread);
+    return ti && ti->os_tid ? ti->os_tid : thread;
+}
+
+static void sample(struct perfetto *p, const char *track, uint64_t time_ns, uint64_t bytes)
+{
+    begin_event(p, "C", track, p->pid);
+    ts(p, time_ns);
+    vt_json_key(&p->j, "args");
+    vt_json_begin_object(&p->j);
+    vt_json_kv_uint(&p->j, "bytes", bytes);
+    vt_json_end_object(&p->j);
+    end_event(p);
+}
+
+static void flush_counter(struct perfetto *p, const struct vt_ledger *l, struct counter *c)
+{
+    if (!c->pending)
+        return;
+    char track[64];
+    vt_export_ledger_name(l, track, sizeof track);
+    if (c->max > c->last)
+        sample(p, track, c->ts_ns, c->max);
+    sample(p, track, c->ts_ns, c->last);
+    c->pending = false;
+    p->any_counter = true;
+}
+
+static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
+{
+    return !opt->has_device || (l->category != VT_CAT_HOST_PINNED && l->device == opt->device);
+}
+
+static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
+                    const struct vt_live *e, bool begins)
+{
+    (void)e;
+    (void)begins;
+    struct perfetto *p = ctx;
+    if (!ledger_selected(p->opt, l))
+        return;
+    struct counter *c = &p->counters[l - t->replay.ledgers];
+    uint64_t v = l->sites.total_bytes;
+    if (c->pending && c->ts_ns == t->now_ns) {
+        c->last = v;
+        if (v > c->max)
+            c->max = v;
+        return;
+    }
+    flush_counter(p, l, c);
+    *c = (struct counter){true, t->now_ns, v, v};
+}
+
+static void thread_name(struct perfetto *p, const struct vt_thread_info *ti)
+{
+    if (!ti->name || !ti->name[0])
+        return;
+    begin_event(p, "M", "thread_name", ti->os_tid ? ti->os_tid : ti->id);
+    vt_json_key(&p->j, "args");
+    vt_json_begin_object(&p->j);
+    vt_json_kv_string(&p->j, "name", ti->name);
+    vt_json_end_object(&p->j);
+    end_event(p);
+}
+
+static void process_name(struct perfetto *p, struct vt_export_trace *t)
+{
+    char name[512];
+    vt_export_process_name(t, name, sizeof name);
+    begin_event(p, "M", "process_name", p->pid);
+    vt_json_key(&p->j, "args");
+    vt_json_begin_object(&p->j);
+    vt_json_kv_string(&p->j, "name", name);
+    vt_json_end_object(&p->j);
+    end_event(p);
+    long rank = vt_export_rank(t->reader);
+    if (rank >= 0) {
+        begin_event(p, "M", "process_sort_index", p->pid);
+        vt_json_key(&p->j, "args");
+        vt_json_begin_object(&p->j);
+        vt_json_kv_int(&p->j, "sort_index", rank);
+        vt_json_end_object(&p->j);
+        end_event(p);
+    }
+}
+
+static void range_event(struct perfetto *p, struct vt_export_trace *t, const struct vt_record *rec)
+{
+    const char *name = NULL;
+    uint64_t tid = os_tid(t, rec->u.range.thread);
+    uint64_t key = rec->u.range.thread | rec->u.range.domain << 32, *depth;
+    switch (rec->type) {
+    case VT_REC_RANGE_PUSH:
+        depth = vt_pair_map_get(&p->depth, key, 0);
+        vt_pair_map_put(&p->depth, key, 0, (depth ? *depth : 0) + 1);
+        begin_event(p, "B", vt_reader_string(t->reader, rec->u.range.name), tid);
+        break;
+    case VT_REC_RANGE_POP:
+        depth = vt_pair_map_get(&p->depth, key, 0);
+        if (!depth || !*depth)
+            return; /* a pop without a push: no slice to end */
+        --*depth;
+        begin_event(p, "E", "", tid);
+        break;
+    case VT_REC_RANGE_START:
+        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 0, rec->u.range.name);
+        begin_event(p, "b", vt_reader_string(t->reader, rec->u.range.name), tid);
+        vt_json_kv_string(&p->j, "cat", "phase");
+        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        break;
+    case VT_REC_RANGE_END: {
+        uint64_t n;
+        if (!vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 0, &n))
+            return;
+        name = vt_reader_string(t->reader, n);
+        begin_event(p, "e", name, tid);
+        vt_json_kv_string(&p->j, "cat", "phase");
+        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        break;
+    }
+    default: /* VT_REC_MARK */
+        begin_event(p, "i", vt_reader_string(t->reader, rec->u.range.name), tid);
+        vt_json_kv_string(&p->j, "s", "t");
+        break;
+    }
+    ts(p, rec->time_ns);
+    end_event(p);
+}
+
+static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
+{
+    struct perfetto *p = ctx;
+    if (vt_record_is_timed(rec->type))
+        p->last_ns = rec->time_ns;
+    switch (rec->type) {
+    case VT_REC_PROCESS:
+        if (p->opt->has_pid && rec->u.process->pid != p->opt->pid) {
+            p->skip = true;
+            return false;
+        }
+        p->pid = rec->u.process->pid;
+        process_name(p, t);
+        break;
+    case VT_REC_THREAD:
+        thread_name(p, rec->u.thread);
+        break;
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+        range_event(p, t, rec);
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+static void args_bytes(struct perfetto *p, const char *key, bool known, uint64_t v)
+{
+    vt_json_kv_uint_or_null(&p->j, key, known, v);
+}
+
+static void failures(struct perfetto *p, struct vt_export_trace *t, const struct vt_ledger *l)
+{
+    char ledger[64], req[32], name[160];
+    vt_export_ledger_name(l, ledger, sizeof ledger);
+    for (size_t k = 0; k < l->nooms; k++) {
+        const struct vt_oom *o = &l->ooms[k];
+        snprintf(name, sizeof name, "allocation failed: %s on %s (%s)",
+                 vt_format_bytes(o->requested_bytes, req, sizeof req), ledger,
+                 vt_verdict_name(o->verdict));
+        begin_event(p, "i", name, os_tid(t, o->thread));
+        vt_json_kv_string(&p->j, "s", "p");
+        ts(p, o->time_ns);
+        vt_json_key(&p->j, "args");
+        vt_json_begin_object(&p->j);
+        vt_json_kv_uint(&p->j, "requested_bytes", o->requested_bytes);
+        args_bytes(p, "free_bytes", o->driver_info, o->free_bytes);
+        args_bytes(p, "total_bytes", o->driver_info, o->total_bytes);
+        vt_json_kv_uint(&p->j, "process_bytes", o->process_bytes);
+        args_bytes(p, "cached_bytes", o->cached_known, o->cached_bytes);
+        args_bytes(p, "context_bytes", o->context_known, o->context_bytes);
+        args_bytes(p, "other_processes_bytes", o->driver_info, o->other_bytes);
+        vt_json_kv_string(&p->j, "verdict", vt_verdict_name(o->verdict));
+        vt_json_kv_string(&p->j, "retry", vt_retry_name(o->retry));
+        vt_json_kv_bool(&p->j, "retry_of_previous", o->retry_of_previous);
+        vt_json_kv_string(&p->j, "api", vt_reader_api(t->reader, o->api));
+        vt_json_kv_string(&p->j, "phase", vt_reader_string(t->reader, o->phase));
+        vt_json_end_object(&p->j);
+        end_event(p);
+    }
+}
+
+static void peak(struct perfetto *p, const struct vt_ledger *l)
+{
+    if (!l->peak.has_peak)
+        return;
+    char ledger[64], bytes[32], name[128];
+    snprintf(name, sizeof name, "peak %s: %s", vt_export_ledger_name(l, ledger, sizeof ledger),
+             vt_format_bytes(l->peak.peak_bytes, bytes, sizeof bytes));
+    begin_event(p, "i", name, p->pid);
+    vt_json_kv_string(&p->j, "s", "p");
+    ts(p, l->peak.peak_time_ns);
+    vt_json_key(&p->j, "args");
+    vt_json_begin_object(&p->j);
+    vt_json_kv_string(&p->j, "ledger", ledger);
+    vt_json_kv_uint(&p->j, "peak_bytes", l->peak.peak_bytes);
+    vt_json_kv_uint(&p->j, "live_allocations", l->peak.peak_count);
+    vt_json_end_object(&p->j);
+    end_event(p);
+}
+
+/* Slices still open at the end of the trace end there. */
+static void close_open(struct perfetto *p)
+{
+    for (size_t i = 0; i < p->depth.cap; i++) {
+        const struct vt_pair_slot *s = &p->depth.slots[i];
+        if (!s->used)
+            continue;
+        for (uint64_t d = 0; d < s->value; d++) {
+            begin_event(p, "E", "", s->a & 0xffffffffu);
+            ts(p, p->last_ns);
+            end_event(p);
+        }
+    }
+}
+
+static int one_input(struct perfetto *p, const char *path, FILE *err)
+{
+    struct vt_export_trace t;
+    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
+    p->skip = p->any_counter = false;
+    p->pid = 0;
+    memset(p->counters, 0, sizeof p->counters);
+    vt_pair_map_init(&p->depth);
+    vt_pair_map_init(&p->ranges);
+    int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, err);
+    if (status == 0 && !p->skip) {
+        p->any_selected = true;
+        for (size_t i = 0; i < t.replay.nledgers; i++) {
+            const struct vt_ledger *l = &t.replay.ledgers[i];
+            if (!ledger_selected(p->opt, l))
+                continue;
+            flush_counter(p, l, &p->counters[i]);
+            failures(p, &t, l);
+            peak(p, l);
+        }
+        close_open(p);
+        if (!p->any_counter)
+            fprintf(err, "vramtrace export: %s: no %s allocated: no counter for it\n", path,
+                    p->opt->has_device ? "memory on that device" : "GPU memory");
+    }
+    vt_pair_map_free(&p->depth);
+    vt_pair_map_free(&p->ranges);
+    vt_export_trace_free(&t);
+    return status;
+}
+
+int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_options *opt,
+                       FILE *out, FILE *err)
+{
+    struct perfetto *p = calloc(1, sizeof *p);
+    if (!p) {
+        fputs("vramtrace export: out of memory\n", err);
+        return 2;
+    }
+    p->opt = opt;
+    vt_json_init(&p->j, out, false);
+    vt_json_begin_object(&p->j);
+    vt_json_key(&p->j, "traceEvents");
+    vt_json_begin_array(&p->j);
+    fputc('\n', out);
+    int status = 0;
+    for (size_t i = 0; i < n && status == 0; i++)
+        status = one_input(p, traces[i], err);
+    vt_json_end_array(&p->j);
+    vt_json_kv_string(&p->j, "displayTimeUnit", "ms");
+    vt_json_key(&p->j, "otherData");
+    vt_json_begin_object(&p->j);
+    vt_json_kv_string(&p->j, "exporter", "vramtrace export --format perfetto");
+    vt_json_kv_string(&p->j, "counters",
+                      "bytes live per process and ledger (device N, managed N, pinned host), "
+                      "as vramtrace report counts them");
+    vt_json_kv_string(&p->j, "ts", "CLOCK_MONOTONIC microseconds");
+    vt_json_end_object(&p->j);
+    vt_json_end_object(&p->j);
+    vt_json_newline(&p->j);
+    if (status == 0 && opt->has_pid && !p->any_selected) {
+        fprintf(err, "vramtrace export: no pid %" PRIu64 " in the traces\n", opt->pid);
+        status = 2;
+    }
+    free(p);
+    return status;
+}

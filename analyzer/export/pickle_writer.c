@@ -1,0 +1,206 @@
+/* A data-only pickle writer for memory_viz; see pickle_writer.h. */
+#include "pickle_writer.h"
+
+#include <string.h>
+
+enum {
+    OP_MARK = '(',
+    OP_STOP = '.',
+    OP_BINFLOAT = 'G',
+    OP_BININT = 'J',
+    OP_BININT1 = 'K',
+    OP_BININT2 = 'M',
+    OP_NONE = 'N',
+    OP_BINUNICODE = 'X',
+    OP_EMPTY_LIST = ']',
+    OP_APPENDS = 'e',
+    OP_BINGET = 'h',
+    OP_LONG_BINGET = 'j',
+    OP_SETITEMS = 'u',
+    OP_EMPTY_DICT = '}',
+    OP_PROTO = 0x80,
+    OP_TUPLE2 = 0x86,
+    OP_NEWTRUE = 0x88,
+    OP_NEWFALSE = 0x89,
+    OP_LONG1 = 0x8a,
+    OP_SHORT_BINUNICODE = 0x8c,
+    OP_MEMOIZE = 0x94,
+};
+
+static void op(struct vt_pickle_writer *w, int code)
+{
+    fputc(code, w->out);
+}
+
+static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        fputc((int)(v >> (8 * i) & 0xff), w->out);
+}
+
+/* One more item in the innermost open container; a full batch is closed
+ * and a new one opened first (for a dict only between pairs). */
+static void item(struct vt_pickle_writer *w)
+{
+    if (w->depth == 0)
+        return;
+    int d = w->depth - 1;
+    if (d >= VT_PW_MAX_DEPTH)
+        return;
+    size_t limit = w->open[d].dict ? 2 * VT_PW_BATCH : VT_PW_BATCH;
+    if (w->open[d].items >= limit && w->open[d].items % 2 == 0) {
+        op(w, w->open[d].dict ? OP_SETITEMS : OP_APPENDS);
+        op(w, OP_MARK);
+        w->open[d].items = 0;
+    }
+    w->open[d].items++;
+}
+
+void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    op(w, OP_PROTO);
+    op(w, 4);
+}
+
+bool vt_pw_end(struct vt_pickle_writer *w)
+{
+    op(w, OP_STOP);
+    return w->depth == 0 && !w->overflow && !ferror(w->out);
+}
+
+static void begin(struct vt_pickle_writer *w, bool dict)
+{
+    item(w);
+    op(w, dict ? OP_EMPTY_DICT : OP_EMPTY_LIST);
+    op(w, OP_MARK);
+    if (w->depth < VT_PW_MAX_DEPTH) {
+        w->open[w->depth].dict = dict;
+        w->open[w->depth].items = 0;
+    } else
+        w->overflow = true;
+    w->depth++;
+}
+
+static void end(struct vt_pickle_writer *w, bool dict)
+{
+    op(w, dict ? OP_SETITEMS : OP_APPENDS);
+    if (w->depth > 0)
+        w->depth--;
+    else
+        w->overflow = true;
+}
+
+void vt_pw_dict_begin(struct vt_pickle_writer *w) { begin(w, true); }
+void vt_pw_dict_end(struct vt_pickle_writer *w) { end(w, true); }
+void vt_pw_list_begin(struct vt_pickle_writer *w) { begin(w, false); }
+void vt_pw_list_end(struct vt_pickle_writer *w) { end(w, false); }
+
+/* An integer without counting it as an item. */
+static void raw_int(struct vt_pickle_writer *w, int64_t v)
+{
+    if (v >= 0 && v < 0x100) {
+        op(w, OP_BININT1);
+        le(w, (uint64_t)v, 1);
+    } else if (v >= 0 && v < 0x10000) {
+        op(w, OP_BININT2);
+        le(w, (uint64_t)v, 2);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+        op(w, OP_BININT);
+        le(w, (uint64_t)v, 4);
+    } else {
+        /* Two's complement, little-endian, as few bytes as keep the sign:
+         * at most 8, which the JavaScript unpickler reads as a Number. */
+        int bytes = 8;
+        while (bytes > 1) {
+            int64_t top = v >> (8 * (bytes - 1) - 1); /* the bits a shorter form drops */
+            if (top != 0 && top != -1)
+                break;
+            bytes--;
+        }
+        op(w, OP_LONG1);
+        le(w, (uint64_t)bytes, 1);
+        le(w, (uint64_t)v, bytes);
+    }
+}
+
+void vt_pw_int_pair(struct vt_pickle_writer *w, int64_t a, int64_t b)
+{
+    item(w);
+    raw_int(w, a);
+    raw_int(w, b);
+    op(w, OP_TUPLE2);
+}
+
+void vt_pw_int(struct vt_pickle_writer *w, int64_t v)
+{
+    item(w);
+    raw_int(w, v);
+}
+
+void vt_pw_str(struct vt_pickle_writer *w, const char *s)
+{
+    item(w);
+    size_t n = strlen(s);
+    if (n < 0x100) {
+        op(w, OP_SHORT_BINUNICODE);
+        le(w, n, 1);
+    } else {
+        op(w, OP_BINUNICODE);
+        le(w, n, 4);
+    }
+    fwrite(s, 1, n, w->out);
+}
+
+void vt_pw_bool(struct vt_pickle_writer *w, bool v)
+{
+    item(w);
+    op(w, v ? OP_NEWTRUE : OP_NEWFALSE);
+}
+
+void vt_pw_none(struct vt_pickle_writer *w)
+{
+    item(w);
+    op(w, OP_NONE);
+}
+
+void vt_pw_float(struct vt_pickle_writer *w, double v)
+{
+    item(w);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    op(w, OP_BINFLOAT);
+    for (int i = 7; i >= 0; i--) /* big-endian */
+        fputc((int)(bits >> (8 * i) & 0xff), w->out);
+}
+
+uint64_t vt_pw_memoize(struct vt_pickle_writer *w)
+{
+    op(w, OP_MEMOIZE);
+    return w->memo++;
+}
+
+void vt_pw_get(struct vt_pickle_writer *w, uint64_t index)
+{
+    item(w);
+    if (index < 0x100) {
+        op(w, OP_BINGET);
+        le(w, index, 1);
+    } else {
+        op(w, OP_LONG_BINGET);
+        le(w, index, 4);
+    }
+}
+
+void vt_pw_kv_str(struct vt_pickle_writer *w, const char *key, const char *s)
+{
+    vt_pw_str(w, key);
+    vt_pw_str(w, s);
+}
+
+void vt_pw_kv_int(struct vt_pickle_writer *w, const char *key, int64_t v)
+{
+    vt_pw_str(w, key);
+    vt_pw_int(w, v);
+}

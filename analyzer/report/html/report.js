@@ -1,0 +1,610 @@
+/*
+ * The page of `vramtrace report --html` (docs/REPORT.md, "HTML report").
+ * Everything it shows comes from three JSON blocks the analyzer wrote into
+ * the page: #vt-report (the report's JSON document, docs/report.schema.json),
+ * #vt-timeline (each ledger's series, downsampled in C: replay/timeline.h)
+ * and #vt-options. Charts: uPlot (timelines) and d3-flame-graph (live sets),
+ * inlined beside this script at build time. Nothing is fetched.
+ */
+(function () {
+  "use strict";
+
+  var report = JSON.parse(document.getElementById("vt-report").textContent);
+  var timeline = JSON.parse(document.getElementById("vt-timeline").textContent);
+  var options = JSON.parse(document.getElementById("vt-options").textContent);
+  var app = document.getElementById("app");
+  var flamegraphFactory = window.flamegraph && (window.flamegraph.default || window.flamegraph);
+
+  var SITE_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
+                     "#9c755f", "#ff9da7"];
+  var OTHER_COLOR = "#bab0ac";
+  var PHASE_COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+                      "#a6761d", "#666666"];
+
+  /* ---- formatting: as the text report (common/format.c) ---- */
+
+  function fmtBytes(b) {
+    if (b === null || b === undefined) return "unknown";
+    if (b < 1024) return b + " B";
+    var units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    var v = b / 1024, u = 0;
+    while (v >= 1024 && u < 4) { v /= 1024; u++; }
+    return v.toFixed(2) + " " + units[u];
+  }
+  function fmtSecs(s) { return (s >= 0 ? "+" : "") + s.toFixed(3) + "s"; }
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (k === "text") e.textContent = attrs[k];
+      else if (k === "cls") e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
+    (children || []).forEach(function (c) { if (c) e.appendChild(c); });
+    return e;
+  }
+  function frameName(f) {
+    var name = f.function || (f.module ? f.module + "+0x" + (f.ip || 0).toString(16) : "0x" + (f.ip || 0).toString(16));
+    if (f.file) name += " (" + f.file.split("/").pop() + (f.line ? ":" + f.line : "") + ")";
+    return name;
+  }
+  /* The first frame of the program's own: past the allocators and runtimes. */
+  function noFrames(site) {
+    if (site && site.before_trace) return "allocated before the trace window";
+    if (site && site.stack_id !== undefined) return "stack " + site.stack_id;
+    return "no frames recorded";
+  }
+  function siteLabel(site) {
+    if (!site || !site.frames || !site.frames.length) return noFrames(site);
+    var skip = /^(malloc|cuMem|cudaMalloc|device_alloc|c10::|at::|_?PyEval|__libc)/;
+    for (var i = 0; i < site.frames.length; i++)
+      if (site.frames[i].function && !skip.test(site.frames[i].function)) return frameName(site.frames[i]);
+    return frameName(site.frames[0]);
+  }
+  function stackText(site) {
+    if (!site || !site.frames) return "";
+    return site.frames.map(frameName).join("\n  <- ");
+  }
+
+  /* ---- the live set as a flame graph, and the table beside it ---- */
+
+  /* Sites (innermost frame first) into a tree from the outermost frame;
+   * what the listed sites do not cover of `total` is one "other" child. */
+  function liveTree(title, sites, total) {
+    var root = { name: title, value: 0, children: [] };
+    var sum = 0;
+    sites.forEach(function (s) {
+      sum += s.bytes;
+      var node = root;
+      var frames = (s.frames || []).slice().reverse();
+      if (!frames.length) frames = [{ function: noFrames(s) }];
+      frames.forEach(function (f) {
+        var name = frameName(f);
+        var child = null;
+        for (var i = 0; i < node.children.length; i++)
+          if (node.children[i].name === name) { child = node.children[i]; break; }
+        if (!child) { child = { name: name, value: 0, children: [] }; node.children.push(child); }
+        child.value += s.bytes;
+        node = child;
+      });
+    });
+    if (total > sum)
+      root.children.push({ name: "other sites (not listed)", value: total - sum, children: [] });
+    root.value = Math.max(total, sum);
+    return root;
+  }
+
+  function sitesTable(sites, rows, total) {
+    var t = el("table", { cls: "vt-sites" });
+    t.appendChild(el("tr", {}, [el("th", { text: "bytes" }), el("th", { text: "share" }),
+      el("th", { text: "count" }), el("th", { text: "thread" }), el("th", { text: "allocated at" })]));
+    sites.slice(0, rows).forEach(function (s) {
+      var tr = el("tr", {}, [
+        el("td", { cls: "num", text: fmtBytes(s.bytes) }),
+        el("td", { cls: "num", text: total ? (100 * s.bytes / total).toFixed(1) + "%" : "" }),
+        el("td", { cls: "num", text: s.count !== undefined ? String(s.count) : "" }),
+        el("td", { text: s.thread || (s.backward ? "backward" : "") }),
+        el("td", { cls: "stack", text: siteLabel(s), title: stackText(s) })]);
+      t.appendChild(tr);
+    });
+    if (sites.length > rows)
+      t.appendChild(el("tr", {}, [el("td", { colspan: "5", cls: "note",
+        text: (sites.length - rows) + " more sites in the flame graph" })]));
+    return t;
+  }
+
+  var flameId = 0;
+  /* views: [{label, title, sites, total}] */
+  function liveSetView(views) {
+    var box = el("div", { cls: "vt-live" });
+    if (!views.length) return box;
+    var select = el("select", { cls: "vt-live-select" });
+    views.forEach(function (v, i) { select.appendChild(el("option", { value: String(i), text: v.label })); });
+    var search = el("input", { type: "search", placeholder: "search a frame", cls: "vt-search" });
+    var reset = el("button", { type: "button", text: "reset zoom" });
+    var details = el("div", { cls: "vt-flame-details" });
+    var flame = el("div", { cls: "vt-flame", id: "vt-flame-" + (flameId++) });
+    var table = el("div", { cls: "vt-table" });
+    box.appendChild(el("div", { cls: "vt-controls" }, [el("span", { text: "live set " }), select, search, reset]));
+    box.appendChild(el("div", { cls: "vt-flame-row" }, [el("div", { cls: "vt-flame-col" }, [flame, details]), table]));
+    var chart = null;
+    function show(i) {
+      var v = views[i];
+      flame.innerHTML = "";
+      var width = Math.max(320, flame.clientWidth || 640);
+      var tree = liveTree(v.title, v.sites, v.total);
+      chart = flamegraphFactory()
+        .width(width)
+        .cellHeight(18)
+        .minFrameSize(1)
+        .transitionDuration(150)
+        .inverted(true)
+        .selfValue(false)
+        .setDetailsElement(details)
+        .label(function (d) { return d.data.name + ": " + fmtBytes(d.value); })
+        .setSearchMatch(function (d, term) {
+          return !!term && d.data.name.toLowerCase().indexOf(term.toLowerCase()) >= 0;
+        })
+        .setSearchHandler(function (results, sum, totalValue) {
+          details.textContent = search.value ? "search \"" + search.value + "\": " + fmtBytes(sum) +
+            " of " + fmtBytes(totalValue) + " in matching frames" : "";
+        });
+      window.d3.select(flame).datum(tree).call(chart);
+      var root = window.d3.select(flame).datum();
+      flame.setAttribute("data-root-bytes", String(root.value));
+      flame.setAttribute("data-view", v.label);
+      table.innerHTML = "";
+      table.appendChild(el("div", { cls: "vt-table-title", text: v.title + ": " + fmtBytes(v.total) }));
+      table.appendChild(sitesTable(v.sites, options.table_rows || 10, v.total));
+      if (search.value) chart.search(search.value);
+    }
+    select.addEventListener("change", function () { show(+select.value); });
+    search.addEventListener("input", function () {
+      if (!chart) return;
+      if (search.value) chart.search(search.value); else chart.clear();
+    });
+    reset.addEventListener("click", function () { if (chart) chart.resetZoom(); });
+    box._show = show;
+    box._select = select;
+    return box;
+  }
+
+  /* ---- the timeline of one ledger ---- */
+
+  function tooltipBox() {
+    var t = document.getElementById("vt-tooltip");
+    if (!t) { t = el("div", { id: "vt-tooltip", cls: "vt-tooltip" }); document.body.appendChild(t); }
+    return t;
+  }
+  function showTip(text, x, y) {
+    var t = tooltipBox();
+    t.textContent = text;
+    t.style.display = "block";
+    t.style.left = Math.min(x + 12, window.innerWidth - 420) + "px";
+    t.style.top = (y + 12 + window.scrollY) + "px";
+  }
+  function hideTip() { tooltipBox().style.display = "none"; }
+
+  function ledgerTitle(dev) {
+    var kind = dev.kind === "device" ? "device" : dev.kind === "managed" ? "managed" : "pinned host";
+    return kind + (dev.device !== null && dev.kind !== "host_pinned" ? " " + dev.device : "") +
+      (dev.name ? " (" + dev.name + ")" : "");
+  }
+
+  function findSite(dev, s) {
+    var all = dev.peak_breakdown || [];
+    for (var i = 0; i < all.length; i++)
+      if (all[i].stack_id === s.stack_id && all[i].thread === s.thread) return all[i];
+    return { stack_id: s.stack_id, thread: s.thread, frames: [] };
+  }
+
+  function timelineChart(proc, dev, tp, series) {
+    var box = el("div", { cls: "vt-timeline" });
+    var origin = (tp.t0_ns - tp.origin_ns) / 1e9;
+    var xs = series.t.map(function (t) { return origin + t / 1e9; });
+    var sites = series.sites.map(function (s) { return findSite(dev, s); });
+    var n = xs.length, k = sites.length;
+    var raw = [], cum = [];
+    var acc = new Array(n).fill(0);
+    for (var s = 0; s < k; s++) {
+      var col = series.site_bytes[s];
+      raw.push(col);
+      acc = acc.map(function (a, i) { return a + col[i]; });
+      cum.push(acc);
+    }
+    var other = series.total.map(function (t, i) { return t - (k ? cum[k - 1][i] : 0); });
+    /* Drawn top first, each filled to zero over the one above it. */
+    var data = [xs, series.total];
+    var uSeries = [{ label: "time", value: function (u, v) { return v === null ? "" : fmtSecs(v); } },
+      { label: "other", fill: OTHER_COLOR, stroke: "#8a817c", width: 1,
+        paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false },
+        value: function (u, v, si, i) { return i === null ? "" : fmtBytes(other[i]); } }];
+    for (s = k - 1; s >= 0; s--) {
+      data.push(cum[s]);
+      (function (s) {
+        uSeries.push({ label: siteLabel(sites[s]), fill: SITE_COLORS[s % SITE_COLORS.length],
+          stroke: SITE_COLORS[s % SITE_COLORS.length], width: 1,
+          paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false },
+          value: function (u, v, si, i) { return i === null ? "" : fmtBytes(raw[s][i]); } });
+      })(s);
+    }
+    var phases = tp.phases || [];
+    var ooms = dev.ooms || [];
+    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
+    var lane = 7;
+    var hover = el("div", { cls: "vt-hover" });
+    var overlay = el("div", { cls: "vt-overlay" });
+    var peakLabel = el("div", { cls: "vt-peak-label", "data-bytes": String(dev.peak_bytes),
+      "data-time-ns": String(dev.peak_time_ns),
+      text: "peak " + fmtBytes(dev.peak_bytes) + " at " + fmtSecs(peakX) });
+    var markers = ooms.map(function (o, i) {
+      var m = el("div", { cls: "vt-oom-marker", "data-verdict": o.verdict,
+        "data-requested-bytes": String(o.requested_bytes), "data-index": String(i), text: "\u25bc" });
+      var x = (o.time_ns - tp.origin_ns) / 1e9;
+      var tip = "allocation failure #" + (i + 1) + " at " + fmtSecs(x) + ": " + o.verdict +
+        (o.retry_of_previous ? " (failed retry)" : "") + "\n" + o.narrative + "\n\n" + (o.next_step || "");
+      m.addEventListener("mouseenter", function (e) { showTip(tip, e.clientX, e.clientY); });
+      m.addEventListener("mouseleave", hideTip);
+      return m;
+    });
+    markers.forEach(function (m) { overlay.appendChild(m); });
+    overlay.appendChild(peakLabel);
+
+    function drawExtras(u) {
+      var ctx = u.ctx, bb = u.bbox, dpr = window.devicePixelRatio || 1;
+      ctx.save();
+      /* phase lanes along the top of the plot */
+      phases.forEach(function (p, pi) {
+        ctx.fillStyle = PHASE_COLORS[pi % PHASE_COLORS.length];
+        ctx.globalAlpha = 0.85;
+        p.spans.forEach(function (sp) {
+          var a = u.valToPos(origin + sp[0] / 1e9, "x", true);
+          var b = u.valToPos(origin + sp[1] / 1e9, "x", true);
+          if (b < bb.left || a > bb.left + bb.width) return;
+          a = Math.max(a, bb.left); b = Math.min(b, bb.left + bb.width);
+          ctx.fillRect(a, bb.top + pi * lane * dpr, Math.max(b - a, dpr), (lane - 1) * dpr);
+        });
+      });
+      ctx.globalAlpha = 1;
+      /* the peak and the failures */
+      ctx.setLineDash([4 * dpr, 3 * dpr]);
+      ctx.strokeStyle = "#000";
+      ctx.lineWidth = dpr;
+      var px = u.valToPos(peakX, "x", true);
+      ctx.beginPath(); ctx.moveTo(px, bb.top); ctx.lineTo(px, bb.top + bb.height); ctx.stroke();
+      ctx.strokeStyle = "#d62728";
+      ooms.forEach(function (o) {
+        var ox = u.valToPos((o.time_ns - tp.origin_ns) / 1e9, "x", true);
+        if (ox < bb.left || ox > bb.left + bb.width) return;
+        ctx.beginPath(); ctx.moveTo(ox, bb.top); ctx.lineTo(ox, bb.top + bb.height); ctx.stroke();
+      });
+      ctx.restore();
+      /* DOM labels, placed in CSS pixels */
+      var left = u.over.offsetLeft, top = u.over.offsetTop, w = u.over.clientWidth;
+      var lx = u.valToPos(peakX, "x");
+      peakLabel.style.display = lx >= 0 && lx <= w ? "block" : "none";
+      peakLabel.style.left = Math.min(left + lx + 4, left + w - 200) + "px";
+      peakLabel.style.top = (top + phases.length * lane + 2) + "px";
+      markers.forEach(function (m, i) {
+        var mx = u.valToPos((ooms[i].time_ns - tp.origin_ns) / 1e9, "x");
+        m.style.display = mx >= 0 && mx <= w ? "block" : "none";
+        m.style.left = (left + mx - 6) + "px";
+        m.style.top = (top - 14) + "px";
+      });
+    }
+
+    function onCursor(u) {
+      var i = u.cursor.idx;
+      if (i === null || i === undefined) { hover.textContent = ""; return; }
+      var y = u.posToVal(u.cursor.top, "y");
+      var under = "other sites";
+      var site = null;
+      for (var s = 0; s < k; s++)
+        if (y <= cum[s][i]) { under = siteLabel(sites[s]); site = sites[s]; break; }
+      var phaseNames = phases.filter(function (p) {
+        var t = (xs[i] - origin) * 1e9;
+        return p.spans.some(function (sp) { return sp[0] <= t && t <= sp[1]; });
+      }).map(function (p) { return p.name; });
+      hover.textContent = fmtSecs(xs[i]) + ": " + fmtBytes(series.total[i]) + " live" +
+        (phaseNames.length ? " [" + phaseNames.join(", ") + "]" : "") + "\nunder the cursor: " +
+        under + (site ? " " + fmtBytes(raw[sites.indexOf(site)][i]) + "\n  " + stackText(site) :
+        " " + fmtBytes(other[i]));
+    }
+
+    /* wheel zooms around the cursor, shift+drag pans */
+    function zoomPan(u) {
+      var over = u.over;
+      over.addEventListener("wheel", function (e) {
+        e.preventDefault();
+        var min = u.scales.x.min, max = u.scales.x.max, x = u.posToVal(e.offsetX, "x");
+        var f = e.deltaY < 0 ? 0.75 : 1 / 0.75;
+        var lo = x - (x - min) * f, hi = x + (max - x) * f;
+        var full0 = xs[0], full1 = xs[n - 1];
+        if (hi - lo >= full1 - full0) { lo = full0; hi = full1; }
+        u.setScale("x", { min: Math.max(lo, full0 - (full1 - full0)), max: hi });
+      }, { passive: false });
+      over.addEventListener("mousedown", function (e) {
+        if (!e.shiftKey) return;
+        e.stopImmediatePropagation(); /* not uPlot's drag-to-zoom */
+        var x0 = e.clientX, min = u.scales.x.min, max = u.scales.x.max;
+        var perPx = (max - min) / over.clientWidth;
+        function move(ev) {
+          var d = (ev.clientX - x0) * perPx;
+          u.setScale("x", { min: min - d, max: max - d });
+        }
+        function up() { document.removeEventListener("mousemove", move); document.removeEventListener("mouseup", up); }
+        document.addEventListener("mousemove", move);
+        document.addEventListener("mouseup", up);
+      }, true);
+    }
+
+    var legendPhases = el("div", { cls: "vt-phases" });
+    phases.forEach(function (p, pi) {
+      var spans = p.spans.length;
+      var devPhase = (dev.phases || []).filter(function (q) { return q.name === p.name; })[0];
+      legendPhases.appendChild(el("span", { cls: "vt-phase", "data-name": p.name,
+        style: "border-left: 10px solid " + PHASE_COLORS[pi % PHASE_COLORS.length],
+        title: spans + " span(s) drawn" + (devPhase ? "; peak while open " + fmtBytes(devPhase.peak_bytes) : ""),
+        text: p.name + (devPhase ? " (peak " + fmtBytes(devPhase.peak_bytes) + ")" : "") }));
+    });
+
+    var plotBox = el("div", { cls: "vt-plot" });
+    box.appendChild(legendPhases);
+    box.appendChild(el("div", { cls: "vt-plot-wrap" }, [plotBox, overlay]));
+    box.appendChild(hover);
+    box.appendChild(el("div", { cls: "note", text: "drag to zoom, wheel to zoom, shift+drag to pan, double-click to reset; " +
+      "each column of pixels keeps its maximum (exact, split by site) and its last value" }));
+
+    box._mount = function () {
+      var width = Math.max(400, plotBox.clientWidth || 900);
+      var u = new window.uPlot({
+        width: width, height: 320,
+        scales: { x: { time: false }, y: { range: function (u, lo, hi) {
+          /* room above the peak for its label and the phase lanes */
+          return [0, Math.max(hi, dev.peak_bytes) * (1.12 + 0.035 * phases.length)]; } } },
+        axes: [{ space: 80, values: function (u, vals) {
+                 /* as many decimals as the ticks' spacing needs */
+                 var step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;
+                 var dec = Math.min(9, Math.max(3, Math.ceil(-Math.log10(step || 1))));
+                 return vals.map(function (v) { return (v >= 0 ? "+" : "") + v.toFixed(dec) + "s"; }); } },
+               { size: 80, values: function (u, vals) { return vals.map(fmtBytes); } }],
+        series: uSeries,
+        cursor: { drag: { x: true, y: false }, points: { show: false } },
+        legend: { live: true },
+        hooks: { draw: [drawExtras], setCursor: [onCursor], ready: [zoomPan],
+                 setScale: [function (u, key) {
+                   if (key === "x") { plotBox.setAttribute("data-x-min", u.scales.x.min); plotBox.setAttribute("data-x-max", u.scales.x.max); }
+                 }] },
+      }, data, plotBox);
+      box._uplot = u;
+    };
+    return box;
+  }
+
+  /* ---- sections ---- */
+
+  function processTitle(p) {
+    return "pid " + p.pid + (p.rank !== null && p.rank !== undefined && p.rank >= 0 ? ", rank " + p.rank : "") +
+      (p.hostname ? " on " + p.hostname : "") + ": " + (p.command || p.file);
+  }
+
+  function ledgerSection(proc, pi, dev, di) {
+    var tp = (timeline.processes || []).filter(function (t) { return t.file === proc.file; })[0];
+    var series = tp && tp.series.filter(function (s) { return s.device === dev.device && s.kind === dev.kind; })[0];
+    var origin = tp ? tp.origin_ns : 0;
+    var sec = el("section", { cls: "vt-ledger", id: "proc-" + pi + "-ledger-" + di });
+    var failed = dev.failed_requests ? ", " + dev.failed_requests + " allocation request(s) failed" : "";
+    sec.appendChild(el("h3", { text: ledgerTitle(dev) + ": peak " + fmtBytes(dev.peak_bytes) + " at " +
+      fmtSecs((dev.peak_time_ns - origin) / 1e9) + (dev.total_bytes ? " of " + fmtBytes(dev.total_bytes) : "") +
+      ", " + dev.peak_count + " allocations live" + failed }));
+    var chart = null;
+    if (series && series.t.length) {
+      chart = timelineChart(proc, dev, tp, series);
+      sec.appendChild(chart);
+    }
+    var views = [{ label: "at the peak (" + fmtBytes(dev.peak_bytes) + ")", title: "live at the peak",
+                   sites: dev.peak_breakdown || [], total: dev.peak_bytes }];
+    (dev.ooms || []).forEach(function (o, i) {
+      views.push({ label: "at failure #" + (i + 1) + " (" + o.verdict + ", " + fmtBytes(o.requested_bytes) + " asked)",
+                   title: "live at failure #" + (i + 1), sites: o.top_stacks || [], total: o.process_bytes });
+    });
+    (dev.phases || []).forEach(function (p) {
+      views.push({ label: "at the peak of phase " + p.name + " (" + fmtBytes(p.peak_bytes) + ")",
+                   title: "live at the peak of " + p.name, sites: p.peak_breakdown || [], total: p.peak_bytes });
+    });
+    var live = liveSetView(views);
+    sec.appendChild(live);
+    return { sec: sec, chart: chart, live: live };
+  }
+
+  function jobOverview(procs) {
+    var gpus = report.gpus || [];
+    var sec = el("section", { cls: "vt-job", id: "job" });
+    sec.appendChild(el("h2", { text: "Job: " + procs.length + " processes, " + gpus.length + " GPUs" }));
+    /* which failure came first (times compare on one host) */
+    var first = null;
+    procs.forEach(function (p, pi) {
+      (p.devices || []).forEach(function (d) {
+        (d.ooms || []).forEach(function (o) {
+          if (!first || o.time_ns < first.t) first = { t: o.time_ns, pi: pi, device: d.device };
+        });
+      });
+    });
+    var t = el("table", { cls: "vt-grid" });
+    var head = el("tr", {}, [el("th", { text: "rank" }), el("th", { text: "pid" })]);
+    gpus.forEach(function (g, gi) {
+      head.appendChild(el("th", { text: "GPU " + gi + (g.name ? " " + g.name : ""), title: (g.uuid || "") + " on " + (g.hostname || "") }));
+    });
+    head.appendChild(el("th", { text: "host / pinned" }));
+    t.appendChild(head);
+    var sorted = procs.map(function (p, pi) { return { p: p, pi: pi }; }).sort(function (a, b) {
+      var ra = a.p.rank === null || a.p.rank === undefined ? 1e9 : a.p.rank;
+      var rb = b.p.rank === null || b.p.rank === undefined ? 1e9 : b.p.rank;
+      return ra - rb || a.p.pid - b.p.pid;
+    });
+    sorted.forEach(function (e) {
+      var p = e.p;
+      var row = el("tr", {}, [el("td", { text: p.rank !== null && p.rank !== undefined && p.rank >= 0 ? String(p.rank) : "-" }),
+        el("td", {}, [el("a", { href: "#proc-" + e.pi, text: String(p.pid) })])]);
+      gpus.forEach(function (g) {
+        var on = (g.processes || []).filter(function (q) { return q.pid === p.pid; })[0];
+        var devs = (p.devices || []).filter(function (d) {
+          return d.kind === "device" && on && d.uuid === g.uuid;
+        });
+        var td = el("td", { cls: "vt-cell" });
+        devs.forEach(function (d) {
+          var ooms = d.failed_requests || 0;
+          var isFirst = first && first.pi === e.pi && first.device === d.device;
+          td.appendChild(el("a", { href: "#proc-" + e.pi, cls: "vt-cell-link" + (ooms ? " vt-cell-oom" : "") + (isFirst ? " vt-cell-first" : ""),
+            "data-peak-bytes": String(d.peak_bytes),
+            text: fmtBytes(d.peak_bytes) + (ooms ? ", " + ooms + " OOM" : "") + (isFirst ? " (failed first)" : "") }));
+        });
+        row.appendChild(td);
+      });
+      var host = (p.devices || []).filter(function (d) { return d.kind !== "device"; })
+        .map(function (d) { return ledgerTitle(d) + " " + fmtBytes(d.peak_bytes); }).join(", ");
+      row.appendChild(el("td", { text: host }));
+      t.appendChild(row);
+    });
+    var peaks = el("tr", {}, [el("th", { text: "GPU peak" }), el("th", { text: "" })]);
+    gpus.forEach(function (g) { peaks.appendChild(el("td", { cls: "num", text: fmtBytes(g.peak_bytes) + (g.total_bytes ? " of " + fmtBytes(g.total_bytes) : "") })); });
+    peaks.appendChild(el("td", {}));
+    t.appendChild(peaks);
+    sec.appendChild(t);
+    return sec;
+  }
+
+  /* ---- snapshots: the segment map ---- */
+
+  function segmentMap(map, title) {
+    var box = el("div", { cls: "vt-segments" });
+    var segs = (map && map.segments) || [];
+    box.appendChild(el("div", { cls: "vt-table-title", text: title + ": " + segs.length + " segments, " +
+      fmtBytes(map.reserved_bytes) + " reserved, " + fmtBytes(map.allocated_bytes) + " allocated, " +
+      fmtBytes(map.free_bytes) + " free in segments; largest free block " + fmtBytes(map.largest_free_block_bytes) }));
+    if (!segs.length) return box;
+    var largest = null;
+    segs.forEach(function (s, si) {
+      (s.blocks || []).forEach(function (b, bi) {
+        if (b.state !== "allocated" && (!largest || b.size > largest.size)) largest = { size: b.size, si: si, bi: bi };
+      });
+    });
+    var maxSize = Math.max.apply(null, segs.map(function (s) { return s.size; }));
+    var shown = segs.slice(0, 400);
+    var rowH = 16, labelW = 150, W = 900;
+    var NS = "http://www.w3.org/2000/svg";
+    var svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("width", String(W));
+    svg.setAttribute("height", String(shown.length * rowH + 4));
+    svg.setAttribute("class", "vt-segmap");
+    function rect(x, y, w, h, cls, tip) {
+      var r = document.createElementNS(NS, "rect");
+      r.setAttribute("x", x); r.setAttribute("y", y); r.setAttribute("width", Math.max(w, 0.5)); r.setAttribute("height", h);
+      r.setAttribute("class", cls);
+      var t = document.createElementNS(NS, "title"); t.textContent = tip; r.appendChild(t);
+      return r;
+    }
+    shown.forEach(function (s, si) {
+      var y = si * rowH + 2, scale = (W - labelW - 10) / maxSize;
+      var label = document.createElementNS(NS, "text");
+      label.setAttribute("x", "0"); label.setAttribute("y", String(y + rowH - 5));
+      label.textContent = fmtBytes(s.size) + " " + (s.pool || "");
+      svg.appendChild(label);
+      svg.appendChild(rect(labelW, y, s.size * scale, rowH - 3, "seg", "segment 0x" + s.address.toString(16) + ": " + fmtBytes(s.size)));
+      var x = labelW;
+      (s.blocks || []).forEach(function (b, bi) {
+        var w = b.size * scale;
+        var isLargest = largest && largest.si === si && largest.bi === bi;
+        var r = rect(x, y, w, rowH - 3, b.state === "allocated" ? "blk-alloc" : isLargest ? "blk-free blk-largest" : "blk-free",
+          (b.state === "allocated" ? "allocated " + fmtBytes(b.size) + " (requested " + fmtBytes(b.requested_size) + ")" : "free " + fmtBytes(b.size)) +
+          (isLargest ? ": the largest free block" : ""));
+        if (isLargest) r.setAttribute("data-largest-free-bytes", String(b.size));
+        svg.appendChild(r);
+        x += w;
+      });
+    });
+    box.appendChild(svg);
+    if (segs.length > shown.length) box.appendChild(el("div", { cls: "note", text: (segs.length - shown.length) + " more segments not drawn" }));
+    box.appendChild(el("div", { cls: "note", text: "each bar is a segment, to scale; blue: allocated blocks, white: free gaps, red outline: the largest free block" }));
+    return box;
+  }
+
+  function snapshotSection(snap, si) {
+    var sec = el("section", { cls: "vt-snapshot", id: "snapshot-" + si });
+    sec.appendChild(el("h2", { text: "Snapshot " + snap.file }));
+    var mounts = [];
+    (snap.devices || []).forEach(function (d) {
+      sec.appendChild(el("h3", { text: "device " + d.device + ": allocated peak " + fmtBytes(d.peak_allocated_bytes) +
+        ", reserved peak " + fmtBytes(d.peak_reserved_bytes) }));
+      var which = el("select", { cls: "vt-seg-select" });
+      var maps = [{ label: "segments at the allocated peak", map: d.segments_at_peak }, { label: "segments at the dump", map: d.segments_at_end }];
+      (d.ooms || []).forEach(function (o, i) {
+        if (o.segments) maps.push({ label: "segments at failure #" + (i + 1), map: o.segments });
+      });
+      maps = maps.filter(function (m) { return m.map; });
+      maps.forEach(function (m, i) { which.appendChild(el("option", { value: String(i), text: m.label })); });
+      var holder = el("div");
+      function showMap(i) { holder.innerHTML = ""; holder.appendChild(segmentMap(maps[i].map, maps[i].label)); }
+      which.addEventListener("change", function () { showMap(+which.value); });
+      sec.appendChild(el("div", { cls: "vt-controls" }, [which]));
+      sec.appendChild(holder);
+      if (maps.length) showMap(0);
+      (d.ooms || []).forEach(function (o, i) {
+        sec.appendChild(el("div", { cls: "vt-oom-text", "data-verdict": o.verdict || "",
+          text: "failure #" + (i + 1) + ": " + (o.verdict || "") + ". " + (o.narrative || "") }));
+      });
+      var views = [{ label: "at the allocated peak (" + fmtBytes(d.peak_allocated_bytes) + ")", title: "live at the allocated peak",
+                     sites: d.peak_breakdown || [], total: d.peak_allocated_bytes }];
+      (d.phases || []).forEach(function (p) {
+        views.push({ label: "at the peak of " + p.name + " (" + fmtBytes(p.peak_bytes) + ")", title: "live at the peak of " + p.name,
+                     sites: p.peak_breakdown || [], total: p.peak_bytes });
+      });
+      var live = liveSetView(views);
+      sec.appendChild(live);
+      mounts.push(live);
+    });
+    return { sec: sec, lives: mounts };
+  }
+
+  /* ---- the page ---- */
+
+  function main() {
+    var t0 = performance.now();
+    var procs = report.processes || [];
+    var snaps = report.snapshots || [];
+    var header = el("header", {}, [el("h1", { text: "vramtrace report" }),
+      el("div", { cls: "note", text: procs.length + " process(es), " + (report.gpus || []).length + " GPU(s), " +
+        snaps.length + " snapshot(s); inputs: " + (report.inputs || []).map(function (i) { return i.path; }).join(", ") })]);
+    app.appendChild(header);
+    if (procs.length === 1 && procs[0].command) document.title = "vramtrace: " + procs[0].command;
+    var charts = [], lives = [];
+    if (procs.length > 1 || (report.gpus || []).length > 1) app.appendChild(jobOverview(procs));
+    procs.forEach(function (p, pi) {
+      var sec = el("section", { cls: "vt-process", id: "proc-" + pi });
+      sec.appendChild(el("h2", { text: processTitle(p) }));
+      if (p.truncated) sec.appendChild(el("div", { cls: "note", text: p.truncation_note || "truncated" }));
+      (p.devices || []).forEach(function (d, di) {
+        var l = ledgerSection(p, pi, d, di);
+        sec.appendChild(l.sec);
+        if (l.chart) charts.push(l.chart);
+        lives.push(l.live);
+      });
+      app.appendChild(sec);
+    });
+    snaps.forEach(function (s, si) {
+      var r = snapshotSection(s, si);
+      app.appendChild(r.sec);
+      lives = lives.concat(r.lives);
+    });
+    charts.forEach(function (c) { c._mount(); });
+    lives.forEach(function (l) { if (l._show) l._show(0); });
+    document.body.setAttribute("data-rendered-ms", String(Math.round(performance.now() - t0)));
+    document.body.setAttribute("data-ready-at-ms", String(Math.round(performance.now())));
+    document.body.setAttribute("data-ready", "1");
+  }
+
+  if (!window.uPlot || !flamegraphFactory || !window.d3) {
+    app.textContent = "vramtrace: the chart libraries are missing from this page";
+    throw new Error("vramtrace: chart libraries missing");
+  }
+  main();
+})();

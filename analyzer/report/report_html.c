@@ -1,0 +1,319 @@
+/* `vramtrace report --html`: one self-contained page; see report_html.h. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream, mkstemp, fchmod */
+#include "report_html.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "html_assets.h"
+#include "timeline.h"
+
+bool vt_report_html_available(FILE *err)
+{
+    if (!vt_html_missing[0])
+        return true;
+    fprintf(err, "vramtrace report: --html: %s\n", vt_html_missing);
+    return false;
+}
+
+static const struct vt_html_asset *asset(const char *name)
+{
+    for (const struct vt_html_asset *a = vt_html_assets; a->name; a++)
+        if (!strcmp(a->name, name))
+            return a;
+    return NULL;
+}
+
+/* ---- the timelines: a second replay of the traces ---- */
+
+struct timelines {
+    struct vt_timeline *tl; /* per input */
+};
+
+static void prepare(void *ctx, struct vt_input *in)
+{
+    struct timelines *t = ctx;
+    vt_timeline_attach(&t->tl[in->index], &in->replay);
+}
+
+/* Sets up each selected ledger's timeline from the first replay (its time
+ * span, its top sites at the peak), then replays the traces again. */
+static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *err)
+{
+    const struct vt_analysis *a = rep->a;
+    char **paths = calloc(a->ninputs + 1, sizeof *paths);
+    if (!paths)
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < a->ninputs; i++) {
+        const struct vt_replay *rp = &a->inputs[i].replay;
+        paths[i] = a->inputs[i].path;
+        vt_timeline_init(&tl[i], rp->first_time_ns, rp->last_time_ns, VT_TIMELINE_BUCKETS_DEFAULT);
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        for (size_t k = 0; k < rp->nledgers; k++) {
+            const struct vt_ledger *l = &rp->ledgers[k];
+            if (!vt_report_ledger_selected(rep, l))
+                continue;
+            struct vt_site_bytes top[VT_TIMELINE_SITES];
+            struct vt_timeline_site sites[VT_TIMELINE_SITES];
+            size_t n = vt_sites_top(&l->sites, &l->peak, top, VT_TIMELINE_SITES);
+            for (size_t s = 0; s < n; s++)
+                sites[s] = (struct vt_timeline_site){top[s].stack, top[s].thread};
+            if (!vt_timeline_add_series(&tl[i], l->device, l->category, sites, n))
+                ok = false;
+        }
+    }
+    struct timelines ctx = {tl};
+    struct vt_analysis again;
+    FILE *quiet = fopen("/dev/null", "w"); /* the first pass said it all */
+    vt_analysis_run_with(&again, paths, a->ninputs, quiet ? quiet : err, prepare, &ctx);
+    if (quiet)
+        fclose(quiet);
+    if (again.ninputs != a->ninputs)
+        ok = false; /* a file changed in between */
+    for (size_t i = 0; i < a->ninputs; i++) {
+        vt_timeline_finish(&tl[i]);
+        if (tl[i].out_of_memory)
+            ok = false;
+    }
+    vt_analysis_free(&again);
+    free(paths);
+    if (!ok)
+        fprintf(err, "vramtrace: warning: the timelines of the HTML report are incomplete\n");
+    return true;
+}
+
+static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                        const struct vt_timeline *tl, const struct vt_timeline_series *s)
+{
+    char buf[64];
+    vt_json_begin_object(j);
+    vt_json_key(j, "device");
+    if (s->device >= 0)
+        vt_json_int(j, s->device);
+    else
+        vt_json_null(j);
+    vt_json_kv_string(j, "kind", vt_category_name(s->category));
+    vt_json_key(j, "sites");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < s->nsites; k++) {
+        vt_json_begin_object(j);
+        vt_json_kv_uint(j, "stack_id", s->sites[k].stack);
+        vt_json_kv_string(j, "thread",
+                          vt_report_thread_name(rep, input, s->sites[k].thread, buf, sizeof buf));
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    vt_json_key(j, "t");
+    vt_json_begin_array(j);
+    for (size_t p = 0; p < s->npoints; p++)
+        vt_json_uint(j, s->t[p] - tl->t0);
+    vt_json_end_array(j);
+    vt_json_key(j, "total");
+    vt_json_begin_array(j);
+    for (size_t p = 0; p < s->npoints; p++)
+        vt_json_uint(j, s->total[p]);
+    vt_json_end_array(j);
+    vt_json_key(j, "site_bytes");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < s->nsites; k++) {
+        vt_json_begin_array(j);
+        for (size_t p = 0; p < s->npoints; p++)
+            vt_json_uint(j, s->site_bytes[p * s->nsites + k]);
+        vt_json_end_array(j);
+    }
+    vt_json_end_array(j);
+    vt_json_end_object(j);
+}
+
+/* {"vramtrace_timeline": 1, "buckets": N, "processes": [{"file", "origin_ns",
+ *  "t0_ns", "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}]}
+ * Times in the arrays are ns since t0_ns (docs/REPORT.md, "HTML report"). */
+static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, struct vt_json *j)
+{
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "vramtrace_timeline", 1);
+    vt_json_kv_uint(j, "buckets", VT_TIMELINE_BUCKETS_DEFAULT);
+    vt_json_key(j, "processes");
+    vt_json_begin_array(j);
+    for (size_t i = 0; rep && i < rep->a->ninputs; i++) {
+        if (!vt_report_input_selected(rep, i))
+            continue;
+        const struct vt_timeline *t = &tl[i];
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "file", rep->a->inputs[i].path);
+        /* what the text report counts "+1.234s" from (vt_format_reltime) */
+        const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
+        bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->t0;
+        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->t0);
+        vt_json_kv_uint(j, "t0_ns", t->t0);
+        vt_json_kv_uint(j, "t1_ns", t->t1);
+        vt_json_kv_uint(j, "bucket_ns", t->bucket_ns);
+        vt_json_key(j, "series");
+        vt_json_begin_array(j);
+        for (size_t k = 0; k < t->nseries; k++)
+            series_json(rep, j, i, t, &t->series[k]);
+        vt_json_end_array(j);
+        vt_json_key(j, "phases");
+        vt_json_begin_array(j);
+        for (size_t k = 0; k < t->nphases; k++) {
+            const struct vt_timeline_phase *p = &t->phases[k];
+            const char *name = vt_report_string(rep, i, p->name);
+            vt_json_begin_object(j);
+            vt_json_kv_string(j, "name", name ? name : "");
+            vt_json_key(j, "spans");
+            vt_json_begin_array(j);
+            for (size_t s = 0; s < p->nspans; s++) {
+                vt_json_begin_array(j);
+                vt_json_uint(j, p->spans[2 * s] - t->t0);
+                vt_json_uint(j, p->spans[2 * s + 1] - t->t0);
+                vt_json_end_array(j);
+            }
+            vt_json_end_array(j);
+            vt_json_end_object(j);
+        }
+        vt_json_end_array(j);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    vt_json_end_object(j);
+}
+
+/* ---- the page ---- */
+
+/* JSON inside <script type="application/json">: every '<' (only ever
+ * inside strings) as \u003c, so no "</script>" or "<!--" can end or bend
+ * the element. */
+static void put_json(FILE *out, const char *s, size_t n)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '<') {
+            fwrite(s + from, 1, i - from, out);
+            fputs("\\u003c", out);
+            from = i + 1;
+        }
+    fwrite(s + from, 1, n - from, out);
+}
+
+static void put_asset(FILE *out, const char *name, const char *open, const char *close)
+{
+    const struct vt_html_asset *a = asset(name);
+    if (!a)
+        return;
+    fprintf(out, "%s/* %s */\n", open, name);
+    fwrite(a->data, 1, a->size, out);
+    fprintf(out, "\n%s\n", close);
+}
+
+static const char *const styles[] = {"uPlot.min.css", "d3-flamegraph.css", "report.css"};
+static const char *const scripts[] = {
+    "uPlot.iife.min.js",    "internmap.min.js",     "d3-array.min.js",
+    "d3-color.min.js",      "d3-interpolate.min.js", "d3-format.min.js",
+    "d3-time.min.js",       "d3-time-format.min.js", "d3-scale.min.js",
+    "d3-selection.min.js",  "d3-dispatch.min.js",   "d3-timer.min.js",
+    "d3-ease.min.js",       "d3-transition.min.js", "d3-hierarchy.min.js",
+    "d3-flamegraph.umd.min.js", "report.js"};
+
+static void write_page(FILE *out, const char *doc, size_t len, const char *timeline,
+                       size_t tl_len, size_t table_rows)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta name=\"generator\" content=\"vramtrace report --html\">\n"
+          "<title>vramtrace report</title>\n",
+          out);
+    for (size_t i = 0; i < sizeof styles / sizeof *styles; i++)
+        put_asset(out, styles[i], "<style>", "</style>");
+    fputs("</head>\n<body>\n<div id=\"app\"><noscript>This report draws with JavaScript; "
+          "`vramtrace report` prints the same figures as text.</noscript></div>\n"
+          "<script type=\"application/json\" id=\"vt-report\">",
+          out);
+    put_json(out, doc, len);
+    fputs("</script>\n<script type=\"application/json\" id=\"vt-timeline\">", out);
+    put_json(out, timeline, tl_len);
+    fprintf(out, "</script>\n<script type=\"application/json\" id=\"vt-options\">"
+                 "{\"table_rows\": %zu}</script>\n",
+            table_rows);
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++)
+        put_asset(out, scripts[i], "<script>", "</script>");
+    fputs("</body>\n</html>\n", out);
+}
+
+/* Writes to a temporary file beside path, renamed over it at the end. */
+static int write_file(const char *path, const char *doc, size_t len, const char *timeline,
+                      size_t tl_len, size_t table_rows, FILE *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + sizeof ".XXXXXX");
+    if (!tmp) {
+        fprintf(err, "vramtrace: out of memory\n");
+        return 2;
+    }
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".XXXXXX", sizeof ".XXXXXX");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(err, "vramtrace report: --html %s: %s\n", path, strerror(errno));
+        free(tmp);
+        return 2;
+    }
+    (void)fchmod(fd, 0644);
+    FILE *out = fdopen(fd, "w");
+    if (!out) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        fprintf(err, "vramtrace report: --html %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    write_page(out, doc, len, timeline, tl_len, table_rows);
+    int failed = ferror(out);
+    if (fclose(out) != 0)
+        failed = 1;
+    if (failed || rename(tmp, path) != 0) {
+        fprintf(err, "vramtrace report: --html %s: %s\n", path,
+                strerror(errno ? errno : EIO));
+        unlink(tmp);
+        free(tmp);
+        return 2;
+    }
+    free(tmp);
+    return 0;
+}
+
+int vt_report_html(struct vt_report *rep, const char *doc, size_t len, size_t table_rows,
+                   const char *path, FILE *err)
+{
+    size_t ninputs = rep ? rep->a->ninputs : 0;
+    struct vt_timeline *tl = calloc(ninputs + 1, sizeof *tl);
+    char *timeline = NULL;
+    size_t tl_len = 0;
+    FILE *mem = tl ? open_memstream(&timeline, &tl_len) : NULL;
+    if (!mem) {
+        free(tl);
+        fprintf(err, "vramtrace: out of memory\n");
+        return 2;
+    }
+    if (rep)
+        run_timelines(rep, tl, err);
+    struct vt_json j;
+    vt_json_init(&j, mem, false);
+    timelines_json(rep, tl, &j);
+    int status = fclose(mem) == 0 ? 0 : 2;
+    for (size_t i = 0; i < ninputs; i++)
+        vt_timeline_free(&tl[i]);
+    free(tl);
+    if (status == 0)
+        status = write_file(path, doc, len, timeline, tl_len, table_rows, err);
+    else
+        fprintf(err, "vramtrace: out of memory\n");
+    free(timeline);
+    return status;
+}

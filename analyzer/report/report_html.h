@@ -1,0 +1,38 @@
+/*
+ * `vramtrace report --html FILE`: one self-contained page (docs/REPORT.md,
+ * "HTML report"). The page inlines the chart libraries and its own script
+ * (html_assets.h), the report's JSON document (docs/report.schema.json)
+ * and, for traces, a timeline per process and ledger downsampled in C to a
+ * screen's resolution (replay/timeline.h), in a second replay of the
+ * traces: the first chose the sites each timeline follows (the top ones at
+ * the ledger's peak).
+ *
+ * Nothing on the page is fetched: a Content-Security-Policy of
+ * default-src 'none' forbids it, so the page opens offline anywhere.
+ */
+#ifndef VRAMTRACE_REPORT_REPORT_HTML_H
+#define VRAMTRACE_REPORT_REPORT_HTML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "report.h"
+
+/* Sites per table in the page's document: its flame graphs draw them all
+ * (the rest of a total is one "other sites" frame). */
+#define VT_REPORT_HTML_TOP 100
+
+/* True if this build has the chart libraries; else says on err what is
+ * missing and how to install it. */
+bool vt_report_html_available(FILE *err);
+
+/* Writes the page to path (through a temporary file renamed at the end:
+ * never a half-written page): doc is the JSON document (len bytes,
+ * compact), rep the traces' report (NULL: none), whose traces are
+ * replayed again for the timelines; table_rows: the rows of its tables of
+ * stacks (--top). Returns 0, or 2 (said on err). */
+int vt_report_html(struct vt_report *rep, const char *doc, size_t len, size_t table_rows,
+                   const char *path, FILE *err);
+
+#endif

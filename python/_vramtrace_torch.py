@@ -1,0 +1,367 @@
+"""What vramtrace's Python bootstrap does once a program has imported torch
+(docs/PYTORCH.md). Loaded by sitecustomize.py right after `import torch`
+finished; nothing here imports torch, and nothing happens before CUDA is
+initialised (torch.cuda._lazy_call): a program that never uses the GPU is
+not touched.
+
+At CUDA initialisation:
+- an out-of-memory observer (torch._C._cuda_attach_out_of_memory_observer):
+  at every OOM, torch.cuda.memory._snapshot() is written beside the trace
+  as <trace>.oom<N>.pickle (0600, never over a file or through a link) and
+  a mark in the trace's "vramtrace.torch" domain ties it to the failure;
+- with VRAMTRACE_TORCH_HISTORY=N, _record_memory_history(max_entries=N);
+- unless VRAMTRACE_TORCH_PHASES=0, phases from the model: train / eval
+  (the outermost module's .training at each forward), forward (from the
+  outermost module call, through the global forward pre/post hooks, to
+  the next phase: the loss is part of it),
+  backward (from the moment autograd reaches the output's grad_fn to the
+  end of that backward pass) and optimizer (the global optimizer step
+  hooks), as vramtrace ranges.
+
+Every failure is one line on stderr, once; never an exception of the
+program's.
+"""
+import os
+import sys
+import threading
+
+DOMAIN = b"vramtrace.torch"
+
+
+class _Tracer(object):
+    """The functions of libvramtrace.so the bootstrap uses (ctypes)."""
+
+    def __init__(self, ctypes, lib):
+        self.ctypes = ctypes
+        self.path_fn = lib.vramtrace_trace_path
+        self.path_fn.argtypes = [ctypes.c_char_p, ctypes.c_ulong]
+        self.path_fn.restype = ctypes.c_long
+        self.mark_fn = lib.vramtrace_mark_in
+        self.mark_fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        self.mark_fn.restype = None
+        self.start_fn = lib.vramtrace_range_start
+        self.start_fn.argtypes = [ctypes.c_char_p]
+        self.start_fn.restype = ctypes.c_ulonglong
+        self.end_fn = lib.vramtrace_range_end
+        self.end_fn.argtypes = [ctypes.c_ulonglong]
+        self.end_fn.restype = None
+
+    def trace_path(self):
+        buf = self.ctypes.create_string_buffer(4096)
+        n = self.path_fn(buf, len(buf))
+        return os.fsdecode(buf.value) if n > 0 else None
+
+
+def _tracer():
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL(None)
+        if not hasattr(lib, "vramtrace_trace_path"):
+            return None  # no tracer in this process (LD_PRELOAD cleared)
+        return _Tracer(ctypes, lib)
+    except Exception:
+        return None
+
+
+def _env_int(name, default):
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+class _Said(object):
+    def __init__(self, say):
+        self.say = say
+        self.seen = set()
+
+    def once(self, key, msg):
+        if key not in self.seen:
+            self.seen.add(key)
+            self.say(msg)
+
+
+def install(torch, say):
+    tracer = _tracer()
+    if tracer is None:
+        return
+    said = _Said(say)
+    cuda = getattr(torch, "cuda", None)
+    lazy_call = getattr(cuda, "_lazy_call", None)
+    if lazy_call is None:
+        return  # no way to wait for CUDA: nothing (docs/PYTORCH.md, versions)
+
+    def at_cuda_init():
+        try:
+            _at_cuda_init(torch, tracer, said)
+        except Exception as e:
+            said.once("init", "torch support failed at CUDA initialisation: %s: %s"
+                      % (type(e).__name__, e))
+
+    lazy_call(at_cuda_init)
+
+
+def _version(torch):
+    try:
+        parts = str(torch.__version__).split("+")[0].split(".")
+        return int(parts[0]), int(parts[1])
+    except Exception:
+        return (0, 0)
+
+
+def _at_cuda_init(torch, tracer, said):
+    v = _version(torch)
+    if v < (2, 1):
+        said.once("version", "PyTorch %s is older than 2.1: no OOM snapshots or phases"
+                  % torch.__version__)
+        return
+    attach = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
+    memory = getattr(torch.cuda, "memory", None)
+    snapshot = getattr(memory, "_snapshot", None)
+    if attach is None or snapshot is None:
+        said.once("oom-api", "PyTorch %s has no %s: no OOM snapshots"
+                  % (torch.__version__, "_cuda_attach_out_of_memory_observer"
+                     if attach is None else "torch.cuda.memory._snapshot"))
+    else:
+        attach(_OomObserver(tracer, snapshot, said))
+    history = _env_int("VRAMTRACE_TORCH_HISTORY", 0)
+    if history > 0:
+        _record_history(torch, memory, history, said)
+    if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
+        _Phases(torch, tracer, said).install()
+
+
+def _record_history(torch, memory, entries, said):
+    record = getattr(memory, "_record_memory_history", None)
+    if record is None:
+        said.once("history", "PyTorch %s has no _record_memory_history: no history"
+                  % torch.__version__)
+        return
+    try:
+        record(enabled="all", context="all", stacks="python", max_entries=entries)
+    except TypeError:
+        # The 2.0 signature (still accepted, with a warning, later).
+        record(True, trace_alloc_max_entries=entries, trace_alloc_record_context=True)
+
+
+class _OomObserver(object):
+    """fn(device, alloc, device_allocated, device_free), called by the
+    caching allocator after it freed its cache and retried, before it
+    raises OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp). alloc is
+    the size it tried to get from cudaMalloc; device_allocated what it had
+    reserved (or the memory fraction's limit); device_free cudaMemGetInfo's
+    free bytes."""
+
+    def __init__(self, tracer, snapshot, said):
+        self.tracer = tracer
+        self.snapshot = snapshot
+        self.said = said
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, device, alloc, device_allocated, device_free):
+        try:
+            with self.lock:
+                n = self.count
+                self.count += 1
+            self.oom(n, device, alloc, device_allocated, device_free)
+        except Exception as e:
+            self.said.once("oom", "OOM snapshot failed: %s: %s" % (type(e).__name__, e))
+
+    def oom(self, n, device, alloc, device_allocated, device_free):
+        trace = self.tracer.trace_path()
+        written = "-"
+        if trace is None:
+            self.said.once("no-trace", "CUDA out of memory, but this process has no trace "
+                           "to put the allocator's snapshot beside")
+        else:
+            try:
+                written = self.write(trace, n)
+            except OSError as e:
+                self.said.once("write", "cannot write the OOM snapshot beside %s: %s"
+                               % (trace, e.strerror or e))
+        text = "oom n=%d device=%d alloc=%d device_allocated=%d device_free=%d snapshot=%s" % (
+            n, device, alloc, device_allocated, device_free, written)
+        self.tracer.mark_fn(DOMAIN, os.fsencode(text))
+
+    def write(self, trace, n):
+        import pickle
+
+        snap = self.snapshot()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | \
+            getattr(os, "O_CLOEXEC", 0)
+        for k in range(100):
+            path = "%s.oom%d%s.pickle" % (trace, n, "" if k == 0 else ".%d" % k)
+            try:
+                fd = os.open(path, flags, 0o600)
+            except FileExistsError:
+                continue
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    # Protocol 4: what PyTorch's viewer and vramtrace read
+                    # (3.14 would default to 5).
+                    pickle.dump(snap, f, protocol=4)
+            except BaseException:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+                raise
+            return os.path.basename(path)
+        raise OSError(0, "oom%d: 100 names taken" % n)
+
+
+class _Phases(object):
+    """train/eval, forward, backward, optimizer as vramtrace ranges (any
+    thread may end a range: backward may end on an autograd thread)."""
+
+    def __init__(self, torch, tracer, said):
+        self.torch = torch
+        self.tracer = tracer
+        self.said = said
+        self.tls = threading.local()
+        self.owner = None  # the thread whose forwards make phases
+        self.mode = None
+        self.mode_id = 0
+        self.step = None
+        self.step_id = 0
+        self.root = None
+
+    def install(self):
+        t = self.torch
+        mod = getattr(getattr(getattr(t, "nn", None), "modules", None), "module", None)
+        pre = getattr(mod, "register_module_forward_pre_hook", None)
+        post = getattr(mod, "register_module_forward_hook", None)
+        if pre is None or post is None:
+            self.said.once("phases", "PyTorch %s has no global module hooks: no phases"
+                           % t.__version__)
+            return
+        pre(self.forward_pre)
+        post(self.forward_post)
+        opt = getattr(getattr(t, "optim", None), "optimizer", None)
+        opre = getattr(opt, "register_optimizer_step_pre_hook", None)
+        opost = getattr(opt, "register_optimizer_step_post_hook", None)
+        if opre is not None and opost is not None:
+            opre(self.optimizer_pre)
+            opost(self.optimizer_post)
+        engine = getattr(getattr(getattr(t, "autograd", None), "Variable", None),
+                         "_execution_engine", None)
+        self.queue_callback = getattr(engine, "queue_callback", None)
+        self.is_grad_enabled = getattr(t, "is_grad_enabled", lambda: True)
+        self.is_tensor = getattr(t, "is_tensor", lambda x: False)
+
+    # ---- ranges ----
+    def switch(self, name):
+        if self.step == name:
+            return
+        if self.step_id:
+            self.tracer.end_fn(self.step_id)
+        self.step, self.step_id = name, 0
+        if name:
+            self.step_id = self.tracer.start_fn(name.encode())
+
+    def set_mode(self, mode):
+        if self.mode == mode:
+            return
+        self.switch(None)
+        if self.mode_id:
+            self.tracer.end_fn(self.mode_id)
+        self.mode = mode
+        self.mode_id = self.tracer.start_fn(mode.encode())
+
+    # ---- module hooks: every module call runs them; only the outermost
+    # call of the owning thread does more than count ----
+    def forward_pre(self, module, args):
+        tls = self.tls
+        depth = getattr(tls, "depth", 0)
+        if depth and module is self.root:
+            depth = 0  # its forward raised: the post hook never ran
+        tls.depth = depth + 1
+        if depth:
+            return None
+        try:
+            me = threading.current_thread()
+            if self.owner is None:
+                self.owner = me
+            if me is not self.owner:
+                return None
+            self.root = module
+            self.set_mode("train" if getattr(module, "training", False) else "eval")
+            self.switch("forward")
+        except Exception as e:
+            self.said.once("fwd", "phase hook: %s: %s" % (type(e).__name__, e))
+        return None
+
+    def forward_post(self, module, args, output):
+        tls = self.tls
+        depth = getattr(tls, "depth", 1) - 1
+        tls.depth = depth if depth > 0 else 0
+        if depth > 0 or threading.current_thread() is not self.owner:
+            return None
+        try:
+            # forward stays open until the next phase: the loss (often a
+            # module of its own) is part of it.
+            self.root = None
+            if self.is_grad_enabled():
+                self.watch_backward(output)
+        except Exception as e:
+            self.said.once("fwdpost", "phase hook: %s: %s" % (type(e).__name__, e))
+        return None
+
+    def watch_backward(self, output):
+        node = None
+        todo = [output]
+        for _ in range(8):
+            if not todo:
+                break
+            x = todo.pop(0)
+            if self.is_tensor(x):
+                node = getattr(x, "grad_fn", None)
+                if node is not None:
+                    break
+            elif isinstance(x, (tuple, list)):
+                todo.extend(x[:8])
+            elif isinstance(x, dict):
+                todo.extend(list(x.values())[:8])
+        register = getattr(node, "register_prehook", None)
+        if register is not None:
+            register(self.backward_begins)
+
+    def backward_begins(self, grad_outputs):
+        try:
+            if self.step != "backward":
+                self.switch("backward")
+                if self.queue_callback is not None:
+                    self.queue_callback(self.backward_ends)
+        except Exception as e:
+            self.said.once("bwd", "phase hook: %s: %s" % (type(e).__name__, e))
+        return None
+
+    def backward_ends(self):
+        try:
+            if self.step == "backward":
+                self.switch(None)
+        except Exception as e:
+            self.said.once("bwdend", "phase hook: %s: %s" % (type(e).__name__, e))
+
+    # ---- optimizer hooks ----
+    def optimizer_pre(self, optimizer, args, kwargs):
+        try:
+            if threading.current_thread() is self.owner or self.owner is None:
+                self.switch("optimizer")
+        except Exception as e:
+            self.said.once("opt", "phase hook: %s: %s" % (type(e).__name__, e))
+        return None
+
+    def optimizer_post(self, optimizer, args, kwargs):
+        try:
+            if self.step == "optimizer":
+                self.switch(None)
+        except Exception as e:
+            self.said.once("optpost", "phase hook: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("this module is loaded by vramtrace's sitecustomize.py")

@@ -1,0 +1,283 @@
+// The HTML report in a real browser: `vramtrace report --html` opened in
+// headless Chromium (Debian's /usr/bin/chromium) through playwright-core.
+// Fails on any console error, page error or network request; checks that
+// what the page drew matches `vramtrace report --json` of the same inputs
+// (each peak label, the phases, the failures and their verdicts, the flame
+// graph's root at every view, the snapshot's largest free block); saves a
+// PNG screenshot.
+//
+//   node check_html.mjs --build BUILD --src SRC --scenario NAME [--screenshot PNG]
+//                       [--chromium PATH] [--max-bytes N] [--max-render-ms N] [--input PATH...]
+//
+// Scenarios: demo (examples/train_eval_phases: phases), oom
+// (examples/deepspeed_init_oom: a failure), ranks (examples/launch_ranks: a
+// job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures),
+// files (--input: any traces or snapshots, for measuring large pages).
+//
+// Exit status: 0 passed, 1 failed, 77 skipped (meson's "skip"): node's
+// playwright-core or Chromium absent - but with CI=true a missing tool fails.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const args = { input: [] };
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i];
+  const key = a.replace(/^--/, "").replace(/-/g, "_");
+  if (key === "input") args.input.push(process.argv[++i]);
+  else args[key] = process.argv[++i];
+}
+const inCI = process.env.CI === "true";
+function skip(why) {
+  if (inCI) {
+    console.error(`FAIL: ${why} (CI=true: the browser test must run; scripts/install-deps.sh installs it)`);
+    process.exit(1);
+  }
+  console.log(`SKIP: ${why}; scripts/install-deps.sh installs it`);
+  process.exit(77);
+}
+
+const chromiumPath = args.chromium || "/usr/bin/chromium";
+if (!fs.existsSync(chromiumPath)) skip(`no Chromium at ${chromiumPath} (Debian package chromium)`);
+let chromium;
+try {
+  ({ chromium } = await import("playwright-core"));
+} catch (e) {
+  skip(`playwright-core is not installed (npm ci in the source tree): ${e.message}`);
+}
+
+const build = path.resolve(args.build);
+const src = path.resolve(args.src);
+const vramtrace = path.join(build, "analyzer", "vramtrace");
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vt-html-"));
+const failures = [];
+function fail(msg) { failures.push(msg); console.error("FAIL: " + msg); }
+function check(what, got, want) {
+  if (got !== want) fail(`${what}: page says ${JSON.stringify(got)}, report says ${JSON.stringify(want)}`);
+}
+function run(argv, env, okStatus = [0]) {
+  const r = spawnSync(argv[0], argv.slice(1), { env: { ...process.env, ...env }, encoding: "utf8",
+                                                   maxBuffer: 1 << 30, timeout: 300000 });
+  if (!okStatus.includes(r.status)) {
+    console.error(r.stdout + r.stderr);
+    throw new Error(`${argv.join(" ")} exited ${r.status}`);
+  }
+  return r;
+}
+function fmtBytes(b) { // common/format.c
+  if (b < 1024) return b + " B";
+  const units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+  let v = b / 1024, u = 0;
+  while (v >= 1024 && u < 4) { v /= 1024; u++; }
+  return v.toFixed(2) + " " + units[u];
+}
+
+// ---- the inputs ----
+function traceExample(argv, env, okStatus) {
+  const out = path.join(tmp, "traces");
+  fs.mkdirSync(out);
+  const sim = path.join(build, "tests", "simdriver");
+  const e = { LD_LIBRARY_PATH: sim + ":" + path.join(sim, "runtime"), VTSIM_LEDGER: path.join(tmp, "ledger.txt"), ...env };
+  if (args.preload_first) e.LD_PRELOAD = args.preload_first;
+  run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
+  return [out];
+}
+const scenario = args.scenario || "files";
+let inputs;
+switch (scenario) {
+  case "demo": inputs = traceExample([path.join(build, "examples", "train_eval_phases")]); break;
+  case "oom": inputs = traceExample([path.join(build, "examples", "deepspeed_init_oom")], { VTSIM_MEMORY: "31.50GiB" }, [1]); break;
+  case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
+  case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
+  default: inputs = args.input;
+}
+if (!inputs.length) throw new Error("no inputs");
+
+// ---- the report, as JSON and as a page ----
+const reportEnv = { LD_PRELOAD: "" };
+const expected = JSON.parse(run([vramtrace, "report", "--json", ...inputs], reportEnv).stdout);
+const page = path.join(tmp, "report.html");
+let t = Date.now();
+run([vramtrace, "report", "--html", page, ...inputs], reportEnv);
+const writeMs = Date.now() - t;
+const size = fs.statSync(page).size;
+console.log(`page: ${size} bytes (${(size / 1048576).toFixed(2)} MiB), written in ${writeMs} ms`);
+if (args.max_bytes && size > +args.max_bytes) fail(`page is ${size} bytes, over ${args.max_bytes}`);
+
+// ---- the browser ----
+const browser = await chromium.launch({ executablePath: chromiumPath, headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
+const pageUrl = pathToFileURL(page).href;
+await context.route("**/*", (route) => {
+  const url = route.request().url();
+  if (url === pageUrl) return route.continue();
+  fail(`the page requested ${url}`);
+  return route.abort();
+});
+const tab = await context.newPage();
+tab.on("console", (msg) => { if (msg.type() === "error" || msg.type() === "warning") fail(`console ${msg.type()}: ${msg.text()}`); });
+tab.on("pageerror", (err) => fail(`page error: ${err.message}`));
+tab.on("request", (req) => { if (req.url() !== pageUrl && !req.url().startsWith("data:")) fail(`request: ${req.url()}`); });
+tab.on("requestfailed", (req) => { if (req.url() === pageUrl) fail(`the page itself failed to load: ${req.failure()?.errorText}`); });
+
+t = Date.now();
+await tab.goto(pageUrl, { waitUntil: "load" });
+await tab.waitForSelector("body[data-ready='1']", { timeout: 60000 });
+const wallMs = Date.now() - t;
+const readyMs = await tab.evaluate(() => +document.body.getAttribute("data-ready-at-ms"));
+console.log(`rendered: ready ${readyMs.toFixed(0)} ms after navigation started (script ${await tab.evaluate(() => document.body.getAttribute("data-rendered-ms"))} ms; ${wallMs} ms wall from goto)`);
+if (args.max_render_ms && readyMs > +args.max_render_ms) fail(`rendering took ${readyMs} ms, over ${args.max_render_ms}`);
+
+// ---- what the page drew against the report ----
+const procs = expected.processes;
+for (let pi = 0; pi < procs.length; pi++) {
+  const p = procs[pi];
+  for (let di = 0; di < p.devices.length; di++) {
+    const d = p.devices[di];
+    const sec = `#proc-${pi}-ledger-${di}`;
+    const where = `pid ${p.pid} ${d.kind} ${d.device}`;
+    const drawn = await tab.evaluate((sec) => {
+      const s = document.querySelector(sec);
+      if (!s) return null;
+      const label = s.querySelector(".vt-peak-label");
+      const flame = s.querySelector(".vt-flame");
+      return {
+        label: label && label.textContent, labelBytes: label && label.getAttribute("data-bytes"),
+        labelShown: label && label.style.display !== "none",
+        phases: [...s.querySelectorAll(".vt-phase")].map((e) => e.getAttribute("data-name")),
+        ooms: [...s.querySelectorAll(".vt-oom-marker")].map((e) => e.getAttribute("data-verdict")),
+        flameRoot: flame && +flame.getAttribute("data-root-bytes"),
+        flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
+        views: s.querySelectorAll(".vt-live-select option").length,
+        canvas: !!s.querySelector("canvas"),
+      };
+    }, sec);
+    if (!drawn) { fail(`${where}: no section ${sec}`); continue; }
+    if (!drawn.canvas) fail(`${where}: no timeline drawn`);
+    check(`${where} peak label bytes`, drawn.labelBytes, String(d.peak_bytes));
+    if (!drawn.label || !drawn.label.startsWith(`peak ${fmtBytes(d.peak_bytes)} at `))
+      fail(`${where}: the peak label reads ${JSON.stringify(drawn.label)}, the report's peak is ${fmtBytes(d.peak_bytes)}`);
+    if (!drawn.labelShown) fail(`${where}: the peak label is hidden`);
+    for (const ph of d.phases)
+      if (!drawn.phases.includes(ph.name)) fail(`${where}: phase ${ph.name} not drawn (drawn: ${drawn.phases})`);
+    check(`${where} failures marked`, drawn.ooms.join(","), d.ooms.map((o) => o.verdict).join(","));
+    check(`${where} flame graph root at the peak`, drawn.flameRoot, d.peak_bytes);
+    check(`${where} flame graph root (d3's own hierarchy)`, drawn.flameDatum, d.peak_bytes);
+    // every other view: each failure, each phase peak
+    const wants = [d.peak_bytes, ...d.ooms.map((o) => o.process_bytes), ...d.phases.map((ph) => ph.peak_bytes)];
+    check(`${where} live-set views`, drawn.views, wants.length);
+    for (let v = 1; v < wants.length; v++) {
+      await tab.selectOption(`${sec} .vt-live-select`, String(v));
+      const root = await tab.evaluate((sec) => window.d3.select(document.querySelector(sec + " .vt-flame")).datum().value, sec);
+      check(`${where} flame graph root of view ${v}`, root, wants[v]);
+    }
+    if (wants.length > 1) await tab.selectOption(`${sec} .vt-live-select`, "0");
+  }
+}
+
+// the downsampled series keep each peak exactly: the largest point is the
+// peak, at the peak's time, split by site as the peak breakdown splits it
+const tl = await tab.evaluate(() => JSON.parse(document.getElementById("vt-timeline").textContent));
+for (const p of procs) {
+  const tp = tl.processes.find((t) => t.file === p.file);
+  if (!tp) { fail(`pid ${p.pid}: no timeline`); continue; }
+  for (const d of p.devices) {
+    const s = tp.series.find((x) => x.device === d.device && x.kind === d.kind);
+    const where = `pid ${p.pid} ${d.kind} ${d.device} series`;
+    if (!s) { fail(`${where}: missing`); continue; }
+    if (s.t.length > 2 * tl.buckets + 2) fail(`${where}: ${s.t.length} points for ${tl.buckets} columns`);
+    let at = 0;
+    s.total.forEach((v, i) => { if (v > s.total[at]) at = i; });
+    check(`${where} maximum`, s.total[at], d.peak_bytes);
+    check(`${where} time of the maximum`, tp.t0_ns + s.t[at], d.peak_time_ns);
+    s.sites.forEach((site, k) => {
+      const row = d.peak_breakdown.find((r) => r.stack_id === site.stack_id && r.thread === site.thread);
+      check(`${where} site ${site.stack_id} at the peak`, s.site_bytes[k][at], row ? row.bytes : null);
+    });
+  }
+}
+
+// hover: the timeline says bytes and the stack under the cursor
+if (procs.length) {
+  const plot = tab.locator("#proc-0-ledger-0 .u-over");
+  const box = await plot.boundingBox();
+  const d = procs[0].devices[0];
+  const peakX = await tab.evaluate(() => {
+    const l = document.querySelector("#proc-0-ledger-0 .vt-peak-label");
+    return l.getBoundingClientRect().left - 4;
+  });
+  await tab.mouse.move(Math.min(Math.max(peakX, box.x + 1), box.x + box.width - 1), box.y + box.height - 5);
+  const hover = await tab.textContent("#proc-0-ledger-0 .vt-hover");
+  if (!/ live/.test(hover) || !/under the cursor: /.test(hover)) fail(`hover shows ${JSON.stringify(hover)}`);
+  if (d.ooms.length) {
+    await tab.hover("#proc-0-ledger-0 .vt-oom-marker");
+    const tip = await tab.textContent("#vt-tooltip");
+    if (!tip.includes(d.ooms[0].verdict) || !tip.includes(d.ooms[0].narrative))
+      fail(`the failure's tooltip reads ${JSON.stringify(tip)}`);
+  }
+  // search a frame: the function of the peak's largest site
+  const frame = (d.peak_breakdown[0]?.frames || []).find((f) => f.function);
+  if (frame) {
+    await tab.fill("#proc-0-ledger-0 .vt-search", frame.function);
+    const said = await tab.textContent("#proc-0-ledger-0 .vt-flame-details");
+    if (!said.includes("search")) fail(`searching ${frame.function} says ${JSON.stringify(said)}`);
+    await tab.fill("#proc-0-ledger-0 .vt-search", "");
+  }
+  // zoom: a wheel turn narrows the x scale, a double click restores it
+  const span = () => tab.evaluate(() => {
+    const p = document.querySelector("#proc-0-ledger-0 .vt-plot");
+    return +p.getAttribute("data-x-max") - +p.getAttribute("data-x-min");
+  });
+  const full = await span();
+  await tab.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await tab.mouse.wheel(0, -300);
+  await tab.waitForTimeout(100);
+  const zoomed = await span();
+  if (!(zoomed < full)) fail(`the wheel did not zoom: x span ${full} -> ${zoomed}`);
+  await tab.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+  await tab.waitForTimeout(100);
+  if (Math.abs((await span()) - full) > 1e-9) fail("a double click did not restore the whole timeline");
+  await tab.mouse.move(0, 0);
+}
+if (expected.processes.length > 1) {
+  const cells = await tab.$$eval("#job .vt-cell-link", (es) => es.map((e) => +e.getAttribute("data-peak-bytes")));
+  const want = expected.processes.flatMap((p) => p.devices.filter((d) => d.kind === "device").map((d) => d.peak_bytes));
+  check("ranks x GPUs cells", cells.sort().join(","), want.sort().join(","));
+}
+for (const [si, s] of expected.snapshots.entries()) {
+  for (const d of s.devices) {
+    const m = d.segments_at_peak;
+    if (!m || !m.segments.length) continue;
+    const drawn = await tab.evaluate((si) => {
+      const sec = document.querySelector(`#snapshot-${si}`);
+      const largest = sec.querySelector("[data-largest-free-bytes]");
+      return { segs: sec.querySelectorAll("svg.vt-segmap rect.seg").length,
+               largest: largest ? +largest.getAttribute("data-largest-free-bytes") : null,
+               root: window.d3.select(sec.querySelector(".vt-flame")).datum().value };
+    }, si);
+    check(`snapshot ${si} segments drawn`, drawn.segs, Math.min(m.segments.length, 400));
+    check(`snapshot ${si} the largest free block marked`, drawn.largest, m.largest_free_block_bytes);
+    check(`snapshot ${si} flame graph root`, drawn.root, d.peak_allocated_bytes);
+    break;
+  }
+}
+
+if (args.screenshot) {
+  await tab.evaluate(() => window.scrollTo(0, 0));
+  if (procs.length) { // the cursor at the peak: the hover box shows its bytes and stack
+    const box = await tab.locator("#proc-0-ledger-0 .u-over").boundingBox();
+    const x = await tab.evaluate(() => document.querySelector("#proc-0-ledger-0 .vt-peak-label").getBoundingClientRect().left - 4);
+    await tab.mouse.move(x, box.y + box.height - 20);
+  }
+  await tab.waitForTimeout(600); // the flame graph's transitions
+  await tab.screenshot({ path: args.screenshot, fullPage: !!args.full_page });
+  console.log(`screenshot: ${args.screenshot}`);
+}
+await browser.close();
+if (!args.keep) fs.rmSync(tmp, { recursive: true, force: true });
+else console.log(`kept: ${tmp}`);
+console.log(failures.length ? `${failures.length} check(s) failed` : "all checks passed");
+process.exit(failures.length ? 1 : 0);

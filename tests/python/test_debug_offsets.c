@@ -1,0 +1,238 @@
+/*
+ * The frame walk through _Py_DebugOffsets (3.13+), without a Python: a
+ * fake interpreter in memory (a _PyRuntime starting with the debug
+ * offsets, a thread state, frames, code, str and bytes objects) laid out
+ * with offsets that no version's table has, handed to the recorder through
+ * its symbol lookup. One mode per process (the recorder finds out once):
+ *
+ *   313      3.13.0: untagged f_executable, the 3.13 variant
+ *   314      3.14.0: tagged f_executable (low bits set), the final variant,
+ *            an interpreter-owned frame (owner 3) skipped
+ *   314a     3.14.0a7: the alpha variant of the struct
+ *   315a     3.15.0a1: a pre-release read through the final variant
+ *   ft       3.14.0 free-threaded: native stacks only
+ *   cookie   no cookie at _PyRuntime: native stacks only
+ *   garbage  a cookie, but sections no variant reads: native stacks only
+ *
+ * Checks: the merged stack is the native frame above the interpreter, then
+ * the Python frames innermost first with their lines from the location
+ * table at each frame's instruction, the shim frame left out; the code ids
+ * describe the right names and files.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python_layout.h"
+#include "raw_event.h"
+#include "python_stack.h"
+#include "vramtrace/trace_format.h"
+
+static int failures;
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);                  \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
+
+/* Offsets of the fake interpreter: deliberately unlike any real version. */
+enum {
+    TS_CURRENT_FRAME = 200,
+    FR_SIZE = 96, FR_PREVIOUS = 24, FR_EXECUTABLE = 8, FR_INSTR = 40, FR_OWNER = 80,
+    CO_SIZE = 320, CO_FILENAME = 120, CO_NAME = 128, CO_QUALNAME = 136, CO_LINETABLE = 152,
+    CO_FIRSTLINENO = 64, CO_ADAPTIVE = 288,
+    STR_ASCII = 40,
+};
+
+static _Alignas(16) uint8_t runtime[2048];
+static _Alignas(16) uint8_t tstate[512];
+static _Alignas(16) uint8_t frames[3][FR_SIZE];
+static _Alignas(16) uint8_t code_a[CO_SIZE + 64], code_b[CO_SIZE + 64];
+static _Alignas(16) uint8_t strs[4][128];
+static _Alignas(16) uint8_t table[64];
+static _Alignas(16) uint8_t code_type[64], unicode_type[64], bytes_type[64];
+static unsigned long version;
+
+static int fake_initialized(void) { return 1; }
+static int fake_finalizing(void) { return 0; }
+static void *fake_this_thread_state(void) { return tstate; }
+
+/* The "interpreter loop": exported (the test links with export_dynamic) so
+ * that dladdr1 gives its size, as for the real _PyEval_EvalFrameDefault. */
+__attribute__((noinline, visibility("default"))) int vt_fake_eval_frame(int x)
+{
+    volatile int y = x * 3;
+    return y + 1;
+}
+
+static void put64(uint8_t *base, int at, uint64_t v) { memcpy(base + at, &v, 8); }
+static void putp(uint8_t *base, int at, const void *p) { memcpy(base + at, &p, sizeof p); }
+
+static void *fake_dlsym(void *handle, const char *name)
+{
+    (void)handle;
+    if (!strcmp(name, "Py_IsInitialized"))
+        return (void *)fake_initialized;
+    if (!strcmp(name, "Py_IsFinalizing"))
+        return (void *)fake_finalizing;
+    if (!strcmp(name, "PyGILState_GetThisThreadState"))
+        return (void *)fake_this_thread_state;
+    if (!strcmp(name, "Py_Version"))
+        return &version;
+    if (!strcmp(name, "_PyRuntime"))
+        return runtime;
+    if (!strcmp(name, "PyCode_Type"))
+        return code_type;
+    if (!strcmp(name, "PyUnicode_Type"))
+        return unicode_type;
+    if (!strcmp(name, "PyBytes_Type"))
+        return bytes_type;
+    if (!strcmp(name, "_PyEval_EvalFrameDefault"))
+        return (void *)vt_fake_eval_frame;
+    return NULL;
+}
+
+static uint8_t *make_str(int i, const char *text)
+{
+    uint8_t *s = strs[i];
+    putp(s, VT_PY_OB_TYPE, unicode_type);
+    put64(s, VT_PY_STR_LENGTH, strlen(text));
+    uint32_t state = 1u << 2 | 1u << 5 | 1u << 6; /* kind 1, compact, ascii */
+    memcpy(s + VT_PY_STR_STATE, &state, 4);
+    memcpy(s + STR_ASCII, text, strlen(text));
+    return s;
+}
+
+static void make_code(uint8_t *co, uint8_t *name, uint8_t *file, int32_t first)
+{
+    putp(co, VT_PY_OB_TYPE, code_type);
+    putp(co, CO_NAME, name);
+    putp(co, CO_QUALNAME, name);
+    putp(co, CO_FILENAME, file);
+    memcpy(co + CO_FIRSTLINENO, &first, 4);
+    putp(co, CO_LINETABLE, table);
+    int32_t firsttraceable = 0;
+    memcpy(co + VT_PY_DBG_FIRSTTRACEABLE(CO_ADAPTIVE), &firsttraceable, 4);
+}
+
+static void make_frame(uint8_t *f, const uint8_t *prev, const uint8_t *code, uintptr_t tag,
+                       unsigned unit, uint8_t owner)
+{
+    putp(f, FR_PREVIOUS, prev);
+    uintptr_t exec = (uintptr_t)code | tag;
+    memcpy(f + FR_EXECUTABLE, &exec, sizeof exec);
+    putp(f, FR_INSTR, code + CO_ADAPTIVE + 2 * unit);
+    f[FR_OWNER] = owner;
+}
+
+/* The debug offsets as the given variant of the struct places them. */
+static void make_runtime(int variant, uint64_t free_threaded)
+{
+    static const struct vt_py_dbg_variant vs[] = {
+#define ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+        VT_PY_DBG_VARIANTS(ROW)
+#undef ROW
+    };
+    struct vt_py_dbg_pos p = vt_py_dbg_place(&vs[variant]);
+    memcpy(runtime, VT_PY_DEBUG_COOKIE, 8);
+    put64(runtime, VT_PY_DBG_VERSION, version);
+    put64(runtime, VT_PY_DBG_FREE_THREADED, free_threaded);
+    put64(runtime, p.ts_size, 512);
+    put64(runtime, p.ts_current_frame, TS_CURRENT_FRAME);
+    put64(runtime, p.fr_size, FR_SIZE);
+    put64(runtime, p.fr_previous, FR_PREVIOUS);
+    put64(runtime, p.fr_executable, FR_EXECUTABLE);
+    put64(runtime, p.fr_instr_ptr, FR_INSTR);
+    put64(runtime, p.fr_owner, FR_OWNER);
+    put64(runtime, p.co_size, CO_SIZE);
+    put64(runtime, p.co_filename, CO_FILENAME);
+    put64(runtime, p.co_name, CO_NAME);
+    put64(runtime, p.co_qualname, CO_QUALNAME);
+    put64(runtime, p.co_linetable, CO_LINETABLE);
+    put64(runtime, p.co_firstlineno, CO_FIRSTLINENO);
+    put64(runtime, p.co_adaptive, CO_ADAPTIVE);
+    put64(runtime, p.ob_size, 16);
+    put64(runtime, p.ob_type, VT_PY_OB_TYPE);
+    put64(runtime, p.bytes_ob_size, VT_PY_OB_SIZE);
+    put64(runtime, p.bytes_ob_sval, VT_PY_BYTES_DATA);
+    put64(runtime, p.str_state, VT_PY_STR_STATE);
+    put64(runtime, p.str_length, VT_PY_STR_LENGTH);
+    put64(runtime, p.str_ascii_size, STR_ASCII);
+}
+
+static void expect_code(uint64_t ip, const char *name, const char *file, uint32_t line)
+{
+    CHECK(vt_ip_is_py_frame(ip));
+    CHECK(vt_py_frame_line(ip) == line);
+    struct vt_py_code_desc d;
+    CHECK(vt_py_code_describe(vt_py_frame_code(ip), &d));
+    CHECK(d.qualname_len == strlen(name) && !memcmp(d.qualname, name, d.qualname_len));
+    CHECK(d.filename_len == strlen(file) && !memcmp(d.filename, file, d.filename_len));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "314";
+    int variant = 0, on = 1;
+    uintptr_t tag = 1; /* 3.14+: a deferred reference's tag */
+    uint64_t ft = 0;
+    version = 0x030E00F0; /* 3.14.0 final */
+    if (!strcmp(mode, "313")) {
+        version = 0x030D00F0, tag = 0;
+    } else if (!strcmp(mode, "314a")) {
+        version = 0x030E00A7, variant = 2;
+    } else if (!strcmp(mode, "315a")) {
+        version = 0x030F00A1, tag = 3;
+    } else if (!strcmp(mode, "ft")) {
+        ft = 1, on = 0;
+    } else if (!strcmp(mode, "cookie") || !strcmp(mode, "garbage")) {
+        on = 0;
+    } else if (strcmp(mode, "314") != 0) {
+        printf("unknown mode %s\n", mode);
+        return 2;
+    }
+    if (!strcmp(mode, "313"))
+        variant = 0;
+    else if (variant == 0)
+        variant = 1;
+
+    /* Location table: units 0-3 at the first line, 4-7 five lines on. */
+    putp(table, VT_PY_OB_TYPE, bytes_type);
+    put64(table, VT_PY_OB_SIZE, 4);
+    const uint8_t lt[4] = {0x80 | 13 << 3 | 3, 0x00, 0x80 | 13 << 3 | 3, 5 << 1};
+    memcpy(table + VT_PY_BYTES_DATA, lt, sizeof lt);
+    make_code(code_a, make_str(0, "Model.forward"), make_str(1, "model.py"), 40);
+    make_code(code_b, make_str(2, "<module>"), make_str(3, "train.py"), 7);
+    make_frame(frames[0], frames[1], code_a, tag, 5, 0);  /* line 45 */
+    make_frame(frames[1], frames[2], code_b, 0, 0, 3);    /* shim: skipped */
+    make_frame(frames[2], NULL, code_b, tag, 1, 0);       /* line 7 */
+    putp(tstate, TS_CURRENT_FRAME, frames[0]);
+    make_runtime(variant, ft);
+    if (!strcmp(mode, "cookie"))
+        memcpy(runtime, "notdebug", 8);
+    if (!strcmp(mode, "garbage"))
+        memset(runtime + 48, 0x5a, sizeof runtime - 48);
+
+    vt_py_stack_set_lookup(fake_dlsym);
+    int active = vt_py_stack_active();
+    CHECK(active == on);
+    if (active) {
+        void *native[3] = {(void *)0x401000, (void *)((uintptr_t)vt_fake_eval_frame + 1),
+                           (void *)0x402000};
+        uint64_t out[VT_MAX_STACK_DEPTH];
+        size_t n = vt_py_stack_merge(native, 3, out, 32);
+        CHECK(n == 3);
+        if (n == 3) {
+            CHECK(out[0] == 0x401000);
+            expect_code(out[1], "Model.forward", "model.py", 45);
+            expect_code(out[2], "<module>", "train.py", 7);
+        }
+    }
+    printf("%s: %s (%s)\n", failures ? "FAIL" : "ok", mode,
+           on ? "Python frames read through _Py_DebugOffsets" : "native stacks, said once");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""vramtrace's Python bootstrap with PyTorch (docs/PYTORCH.md), checked
+without a GPU: programs importing the stand-in torch (tests/pytorch/standin)
+run on the simulated GPU under `vramtrace run`, and what vramtrace wrote is
+compared with independent truth - the simulated driver's ledger, the
+stand-in's own view, the same program run without vramtrace.
+
+    check_torch.py --build BUILD --case CASE [--python EXE] [--preload-first LIBS] [--tamper]
+
+Cases:
+  oom          train_oom.py dies of a fragmented OOM: the allocator's
+               snapshot beside the trace (0600, protocol 4, the segments the
+               ledger holds), the trace's mark tying it to the failure
+               (device, the segment size asked, the driver's free bytes),
+               phases from the model's hooks, and the program's output,
+               stderr and exit status exactly as without vramtrace
+  history      --torch-history=N: the snapshot holds the allocator's history
+               with the program's Python frames and the OOM entry
+  no_phases    --no-torch-phases: no ranges in the trace
+  sitecustomize  the user's own sitecustomize (on PYTHONPATH) still runs,
+               sys.path is the program's, output identical
+  no_torch     a program without torch: sys.path, sys.meta_path (but for
+               the bootstrap's finder, waiting for torch) and output
+               identical to a run without vramtrace
+  missing_api  a torch without the observer / _snapshot / _lazy_call, or
+               older than 2.1: output and status unchanged, at most one line
+               of ours on stderr, no snapshot
+  unwritable   the trace cannot be written (a directory nobody may create
+               in): output and status unchanged, no file anywhere
+  real_torch   Debian's CPU-only python3-torch computes identically under
+               vramtrace run (77 when it is not installed)
+
+--tamper falsifies the truth (the ledger's free bytes, or the expected
+output), so the case must fail.
+"""
+import argparse
+import glob
+import json
+import os
+import pickle
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+from ledger_truth import format_bytes  # noqa: E402
+STANDIN = os.path.join(HERE, "standin")
+MiB = 1 << 20
+
+
+class Check(object):
+    def __init__(self, args):
+        self.args = args
+        self.build = os.path.abspath(args.build)
+        self.vramtrace = os.path.join(self.build, "analyzer", "vramtrace")
+        sim = os.path.join(self.build, "tests", "simdriver")
+        self.tmp = tempfile.mkdtemp(prefix="vt-torch-")
+        self.failures = []
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("VTSIM_", "VRAMTRACE_", "PYTHON", "VTSTANDIN_"))}
+        env["LD_LIBRARY_PATH"] = sim + ":" + os.path.join(sim, "runtime")
+        env.pop("LD_PRELOAD", None)
+        if args.preload_first:
+            env["LD_PRELOAD"] = args.preload_first
+        env["VTSIM_MEMORY"] = "940MiB"
+        self.env = env
+
+    def fail(self, msg):
+        self.failures.append(msg)
+
+    def equal(self, what, got, want):
+        if got != want:
+            self.fail("%s: got %r, want %r" % (what, got, want))
+
+    def run(self, argv, traced, env=None, options=(), cwd=None):
+        e = dict(self.env)
+        e.update(env or {})
+        cmd = list(argv)
+        if traced:
+            cmd = [self.vramtrace, "run", "-q", "-o", os.path.join(self.out, "t.%p.vtrace")] + \
+                list(options) + ["--"] + cmd
+        return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120,
+                              cwd=cwd or self.tmp)
+
+    def program(self, name, text):
+        """A program of the case's own, written into the scratch directory."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def fresh(self, name):
+        self.out = os.path.join(self.tmp, name)
+        os.mkdir(self.out)
+        return self.out
+
+    def traces(self):
+        return sorted(glob.glob(os.path.join(self.out, "*.vtrace")))
+
+    def dump(self, trace):
+        r = subprocess.run([self.vramtrace, "dump", "--json", trace], capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
+            self.fail("vramtrace dump %s: %s" % (trace, r.stderr.strip()))
+            return []
+        return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+    def report(self, *paths):
+        r = subprocess.run([self.vramtrace, "report", "--json"] + list(paths),
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            self.fail("vramtrace report --json: %s" % r.stderr.strip())
+            return {}
+        return json.loads(r.stdout)
+
+    def same_as_untraced(self, argv, env=None, options=(), stderr_extra=0, what="program"):
+        """The program's stdout and exit status are those of a run without
+        vramtrace; its stderr too, but for stderr_extra lines of ours."""
+        plain = self.run(argv, False, env)
+        traced = self.run(argv, True, env, options)
+        want_out = plain.stdout + ("tampered\n" if self.args.tamper else "")
+        self.equal("%s: stdout under vramtrace" % what, traced.stdout, want_out)
+        self.equal("%s: exit status under vramtrace" % what, traced.returncode, plain.returncode)
+        ours = [l for l in traced.stderr.splitlines() if l.startswith("vramtrace: python bootstrap")]
+        # The tracer's own note on an interpreter it reads no frames of
+        # (docs/PYTHON.md) is not the bootstrap's.
+        rest = [l for l in traced.stderr.splitlines()
+                if not l.startswith("vramtrace: python bootstrap") and
+                not re.match(r"vramtrace: Python 3\.\d+: version not supported", l)]
+        self.equal("%s: stderr under vramtrace, but for the bootstrap's lines" % what, rest,
+                   plain.stderr.splitlines())
+        if len(ours) > stderr_extra:
+            self.fail("%s: %d lines of the bootstrap on stderr (at most %d): %r"
+                      % (what, len(ours), stderr_extra, ours))
+        return plain, traced, ours
+
+    # ---- truth from the ledger ----
+    @staticmethod
+    def ledger(path):
+        rows = []
+        with open(path) as f:
+            for line in f:
+                rows.append(dict(kv.split("=", 1) for kv in line.rstrip("\n").split("\t")))
+        return rows
+
+
+def torch_marks(records):
+    out = []
+    for r in records:
+        if r.get("type") == "mark" and r.get("domain") == "vramtrace.torch":
+            fields = dict(kv.split("=", 1) for kv in r["name"].split()[1:])
+            out.append((r["name"].split()[0], fields, r))
+    return out
+
+
+def case_oom(c, options=(), history=False):
+    out = c.fresh("oom")
+    ledger = os.path.join(c.tmp, "ledger.txt")
+    env = {"VTSIM_LEDGER": ledger}
+    argv = [c.args.python, os.path.join(HERE, "train_oom.py")]
+    env_py = {"PYTHONPATH": STANDIN}
+    env.update(env_py)
+    plain, traced, ours = c.same_as_untraced(argv, env=env, options=options, what="train_oom.py")
+    if "OutOfMemoryError" not in plain.stderr:
+        c.fail("train_oom.py did not run out of memory: %s" % plain.stderr[-400:])
+    traces = c.traces()
+    if len(traces) != 1:
+        c.fail("want one trace, found %r" % os.listdir(out))
+        return
+    trace = traces[0]
+    pickles = sorted(glob.glob(trace + ".oom*.pickle"))
+    c.equal("snapshots beside the trace", [os.path.basename(p) for p in pickles],
+            [os.path.basename(trace) + ".oom0.pickle"])
+    c.equal("files in the trace directory", sorted(os.listdir(out)),
+            sorted([os.path.basename(trace)] + [os.path.basename(p) for p in pickles]))
+    if not pickles:
+        return
+    st = os.lstat(pickles[0])
+    c.equal("snapshot mode", (stat.S_ISREG(st.st_mode), stat.S_IMODE(st.st_mode)), (True, 0o600))
+    with open(pickles[0], "rb") as f:
+        data = f.read()
+    c.equal("pickle protocol", data[:2], b"\x80\x04")
+    snap = pickle.loads(data)  # our own file, written by the bootstrap
+
+    # The traced run's own ledger lines (the untraced run wrote first).
+    rows = c.ledger(ledger)
+    pids = [r["pid"] for r in rows]
+    pid = pids[-1]
+    mine = [r for r in rows if r["pid"] == pid]
+    held = 0
+    for r in mine:
+        if r["op"] in ("alloc", "free") and r.get("kind") == "device":
+            held += int(r["delta"])
+    seg_total = sum(s["total_size"] for s in snap["segments"])
+    c.equal("snapshot's segments vs the device memory the ledger says the process held",
+            seg_total, held)
+    # The failed cudaMalloc: the last failed alloc of the ledger.
+    failed = [r for r in mine if r["op"] == "alloc" and r["result"] != "0"]
+    if not failed:
+        c.fail("the ledger has no failed allocation")
+        return
+    infos = [r for r in mine if r["op"] == "getinfo"]
+    want_free = int(infos[-1]["free"]) if infos else -1
+    if c.args.tamper:
+        want_free += MiB
+
+    marks = torch_marks(c.dump(trace))
+    c.equal("torch marks in the trace", [m[0] for m in marks], ["oom"])
+    if marks:
+        f = marks[0][1]
+        c.equal("mark: device", f.get("device"), failed[-1]["dev"])
+        c.equal("mark: alloc (the segment size the allocator asked cudaMalloc for)",
+                int(f.get("alloc", -1)), int(failed[-1]["size"]))
+        c.equal("mark: device_free (the driver's free bytes)", int(f.get("device_free", -1)),
+                want_free)
+        c.equal("mark: snapshot", f.get("snapshot"), os.path.basename(pickles[0]))
+        c.equal("mark: device_allocated (what the allocator had reserved)",
+                int(f.get("device_allocated", -1)), seg_total)
+    # free blocks in the snapshot: the allocator's own picture of the failure
+    free_blocks = [b["size"] for s in snap["segments"] for b in s["blocks"] if b["state"] == "inactive"]
+    c.equal("largest free block in the snapshot < request", max(free_blocks or [0]) < 40 * MiB, True)
+    c.equal("free in cached segments", sum(free_blocks), 5 * 24 * MiB)
+    check_report_merge(c, trace, snap, pickles[0], history)
+    return trace, snap
+
+
+def check_report_merge(c, trace, snap, pickle_path, history):
+    """The text report tells the trace's failure with the allocator's
+    figures, as the snapshot itself (the stand-in's own view) has them."""
+    r = subprocess.run([c.vramtrace, "report", "--width", "0", trace], capture_output=True,
+                       text=True, timeout=60)
+    text = r.stdout
+    blocks = [b for s in snap["segments"] for b in s["blocks"]]
+    free = sum(b["size"] for b in blocks if b["state"] == "inactive")
+    largest = max([b["size"] for b in blocks if b["state"] == "inactive"] or [0])
+    if c.args.tamper:
+        largest += MiB
+    reserved = sum(s["total_size"] for s in snap["segments"])
+    allocated = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    partly = sum(1 for s in snap["segments"]
+                 if any(b["state"] == "inactive" for b in s["blocks"]) and
+                 any(b["state"] != "inactive" for b in s["blocks"]))
+    want = [
+        "PyTorch's allocator at this failure (snapshot %s):" % pickle_path,
+        "reserved %s, allocated %s, reserved but unallocated %s (in %d partly used segments)"
+        % (format_bytes(reserved), format_bytes(allocated), format_bytes(free), partly),
+        "verdict: fragmented - %s free in cached segments, largest free block %s < %s"
+        % (format_bytes(free), format_bytes(largest), format_bytes(40 * MiB)),
+        "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    ]
+    if history:
+        want.append("live tensors then, by Python stack:")
+        want.append("main (train_oom.py:47)")
+    else:
+        want.append("live tensors' stacks: not recorded (`vramtrace run --torch-history`")
+    for w in want:
+        if w not in text:
+            c.fail("the report does not say %r:\n%s" % (w, text))
+
+
+def case_oom_phases(c):
+    res = case_oom(c)
+    if not res:
+        return
+    trace, snap = res
+    records = c.dump(trace)
+    starts = {}
+    threads = {}
+    for r in records:
+        if r.get("type") == "thread":
+            threads[r["id"]] = r.get("name", "")
+        if r.get("type") == "range_start":
+            starts.setdefault(r["name"], []).append(r)
+    c.equal("phases from the model", sorted(starts),
+            ["backward", "eval", "forward", "optimizer", "train"])
+    c.equal("train/backward/optimizer opened per step",
+            [len(starts.get(n, [])) for n in ("train", "backward", "optimizer", "eval")],
+            [1, 2, 2, 1])
+    main = {r["thread"] for r in starts.get("train", [])}
+    bthreads = {r["thread"] for r in starts.get("backward", [])}
+    c.equal("backward opened on autograd's threads, not the main one",
+            (len(bthreads), bool(bthreads & main)), (2, False))
+    rep = c.report(trace)
+    for p in rep.get("processes", []):
+        for d in p.get("devices", []):
+            names = sorted(ph["name"] for ph in d.get("phases", []))
+            c.equal("phases in the report", names,
+                    ["backward", "eval", "forward", "optimizer", "train"])
+
+
+def case_history(c):
+    res = case_oom(c, options=["--torch-history=5000"], history=True)
+    if not res:
+        return
+    trace, snap = res
+    entries = snap["device_traces"][0] if snap["device_traces"] else []
+    actions = {e["action"] for e in entries}
+    for a in ("alloc", "free_requested", "segment_alloc", "oom"):
+        if a not in actions:
+            c.fail("history has no %r entry (%r)" % (a, sorted(actions)))
+    ours = [e for e in entries if e["action"] == "alloc" and
+            any(f["filename"].endswith("train_oom.py") for f in e["frames"])]
+    if not ours:
+        c.fail("no alloc in the history has a frame of train_oom.py")
+    oom = [e for e in entries if e["action"] == "oom"]
+    if oom:
+        c.equal("history's oom entry: the rounded request", oom[-1]["size"], 40 * MiB)
+
+
+def case_no_phases(c):
+    res = case_oom(c, options=["--no-torch-phases"])
+    if not res:
+        return
+    ranges = [r for r in c.dump(res[0]) if r.get("type", "").startswith("range")]
+    c.equal("ranges with --no-torch-phases", len(ranges), 0)
+
+
+def case_sitecustomize(c):
+    user = os.path.join(c.tmp, "user")
+    os.mkdir(user)
+    marker = os.path.join(c.tmp, "user-sitecustomize-ran")
+    with open(os.path.join(user, "sitecustomize.py"), "w") as f:
+        f.write("import os\nUSER_SETTING = 42\nopen(%r, 'a').write('ran\\n')\n" % marker)
+    prog = c.program("prog.py", "import sys, sitecustomize\n"
+                     "print(sitecustomize.__file__, sitecustomize.USER_SETTING)\n"
+                     "print([p for p in sys.path])\n"
+                     "import torch\n"
+                     "t = torch.empty(1 << 20)\n"
+                     "print('torch', torch.__version__)\n")
+    c.fresh("site")
+    env = {"PYTHONPATH": user + os.pathsep + STANDIN}
+    plain, traced, ours = c.same_as_untraced([c.args.python, prog], env=env, what="prog.py")
+    with open(marker) as f:
+        c.equal("the user's sitecustomize ran (once per run)", f.read(), "ran\nran\n")
+    if str(plain.stdout).find(user) < 0:
+        c.fail("the program did not see the user's sitecustomize: %r" % plain.stdout)
+    if not c.traces():
+        c.fail("no trace: the program did not allocate under the tracer")
+
+
+def case_no_torch(c):
+    prog = c.program("plain.py", "import sys, os\n"
+                     "print(sys.path)\n"
+                     "print([type(f).__name__ for f in sys.meta_path\n"
+                     "       if type(f).__name__ != 'VramtraceTorchImportHook'])\n"
+                     "print('torch' in sys.modules, os.environ.get('VRAMTRACE_TORCH'))\n"
+                     "import json; print(json.dumps({'a': 1}))\n")
+    c.fresh("plain")
+    c.same_as_untraced([c.args.python, prog], env={"PYTHONPATH": STANDIN}, what="plain.py")
+    c.equal("files written", os.listdir(c.out), [])
+
+
+def case_missing_api(c):
+    argv = [c.args.python, os.path.join(HERE, "train_oom.py")]
+    for missing, version, lines in (("_cuda_attach_out_of_memory_observer", None, 1),
+                                    ("_snapshot", None, 1),
+                                    ("_lazy_call", None, 0),
+                                    ("register_module_forward_pre_hook", None, 1),
+                                    ("register_optimizer_step_pre_hook,queue_callback", None, 0),
+                                    ("", "2.0.1", 1)):
+        c.fresh("missing-%s%s" % (missing.replace(",", "-"), version or ""))
+        env = {"PYTHONPATH": STANDIN, "VTSTANDIN_MISSING": missing}
+        if version:
+            env["VTSTANDIN_TORCH_VERSION"] = version
+        what = "torch without %s" % (missing or "2.1 (version %s)" % version)
+        plain, traced, ours = c.same_as_untraced(argv, env=env, stderr_extra=lines, what=what)
+        c.equal("%s: bootstrap lines" % what, len(ours), lines)
+        snaps = glob.glob(os.path.join(c.out, "*.pickle"))
+        want = 1 if missing in ("register_module_forward_pre_hook",
+                                "register_optimizer_step_pre_hook,queue_callback") else 0
+        c.equal("%s: snapshots" % what, len(snaps), want)
+
+
+def case_unwritable(c):
+    argv = [c.args.python, os.path.join(HERE, "train_oom.py")]
+    before = set(os.listdir(c.tmp))
+    c.out = "/proc/vramtrace-no-such-dir"  # nobody, root included, creates a file there
+    env = {"PYTHONPATH": STANDIN}
+    plain = c.run(argv, False, env)
+    traced = c.run(argv, True, env)
+    c.equal("stdout with an unwritable trace directory", traced.stdout,
+            plain.stdout + ("tampered\n" if c.args.tamper else ""))
+    c.equal("exit status with an unwritable trace directory", traced.returncode, plain.returncode)
+    ours = [l for l in traced.stderr.splitlines() if l.startswith("vramtrace: python bootstrap")]
+    if len(ours) > 1:
+        c.fail("more than one line of the bootstrap: %r" % ours)
+    c.equal("files left in the working directory", set(os.listdir(c.tmp)), before)
+
+
+def case_real_torch(c):
+    py = c.args.real_python
+    if c.args.preload_first:
+        # A sanitizer runtime preloaded into Debian's libtorch proves nothing
+        # about vramtrace and takes minutes: the plain build runs this case.
+        print("skip: sanitized build (the plain build runs real_torch)")
+        sys.exit(77)
+    probe = subprocess.run([py, "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True, env=dict(c.env))
+    if probe.returncode != 0:
+        print("skip: %s cannot import torch (Debian's python3-torch not installed)" % py)
+        sys.exit(77)
+    prog = c.program("cpu.py", "import torch\n"
+                "torch.manual_seed(0)\n"
+                "m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(inplace=True),\n"
+                "                        torch.nn.Linear(32, 4))\n"
+                "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                "x = torch.randn(8, 16)\n"
+                "for i in range(3):\n"
+                "    loss = m(x).pow(2).mean()\n"
+                "    opt.zero_grad(); loss.backward(); opt.step()\n"
+                "    print(i, '%.6f' % loss.item())\n"
+                "m.eval()\n"
+                "with torch.no_grad():\n"
+                "    print(m(x).sum().item())\n"
+                "print(torch.__version__, torch.cuda.is_available())\n")
+    c.fresh("real")
+    plain, traced, ours = c.same_as_untraced([py, prog], what="CPU-only torch %s"
+                                             % probe.stdout.strip())
+    c.equal("bootstrap lines for a CPU-only torch", ours, [])
+    c.equal("files written", os.listdir(c.out), [])
+
+
+CASES = {"oom": case_oom_phases, "history": case_history, "no_phases": case_no_phases,
+         "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
+         "missing_api": case_missing_api, "unwritable": case_unwritable,
+         "real_torch": case_real_torch}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--real-python", default="/usr/bin/python3")
+    ap.add_argument("--preload-first", default="")
+    ap.add_argument("--tamper", action="store_true")
+    args = ap.parse_args()
+    if not shutil.which(args.python) and not os.path.exists(args.python):
+        print("skip: no interpreter %r" % args.python)
+        sys.exit(77)
+    c = Check(args)
+    try:
+        CASES[args.case](c)
+    finally:
+        if not c.failures:
+            shutil.rmtree(c.tmp, ignore_errors=True)
+    if c.failures:
+        for f in c.failures:
+            print("FAIL: " + f, file=sys.stderr)
+        print("(files kept in %s)" % c.tmp, file=sys.stderr)
+        sys.exit(1)
+    print("ok: %s" % args.case)
+
+
+if __name__ == "__main__":
+    main()

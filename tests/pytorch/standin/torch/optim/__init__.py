@@ -1,0 +1,2 @@
+from . import optimizer  # noqa: F401
+from .optimizer import Optimizer, SGD, AdamW  # noqa: F401
