@@ -28,12 +28,16 @@ static void report_usage(FILE *out)
           "  -p, --phase NAME     only this phase, with its top stacks\n"
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process\n"
+          "  -r, --rank N         only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
+          "                       PMI_RANK or SLURM_PROCID)\n"
           "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
           "      --html FILE      write an interactive page to FILE (one file, opens offline)\n"
           VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
-          "Exit status: 0, or 2 on bad usage, a filter that selects nothing, or a file that is\n"
-          "not a readable trace or snapshot.\n\n"
+          "Traces of different `vramtrace run` sessions are reported as separate jobs.\n\n"
+          "Exit status: 0; 3 if the report was written but some trace files were skipped or\n"
+          "cut short by an error (each named on stderr with the reason); 2 on bad usage, a\n"
+          "filter that selects nothing, no readable trace, or a snapshot that is not readable.\n\n"
           "examples:\n"
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
@@ -82,6 +86,7 @@ int vt_cmd_report(int argc, char **argv)
         {"phase", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
+        {"rank", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
         {"html", required_argument, NULL, OPT_HTML},
         VT_CLI_SYMBOL_OPTIONS,
@@ -97,7 +102,7 @@ int vt_cmd_report(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:f:p:d:P:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:p:d:P:r:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
@@ -131,6 +136,12 @@ int vt_cmd_report(int argc, char **argv)
                 return 2;
             opt.has_pid = true;
             opt.pid = v;
+            break;
+        case 'r':
+            if (!vt_cli_uint("report", "rank", "a rank", optarg, 0, INT32_MAX, &v))
+                return 2;
+            opt.has_rank = true;
+            opt.rank = v;
             break;
         case 'j':
             json = true;

@@ -3,9 +3,10 @@
  *
  * Runs CMD with libvramtrace.so preloaded (and as the NVTX injection
  * library), waits for it, and lists the traces it and its descendants
- * wrote, with each one's device peaks. The command's own exit status is
- * ours (128 + signal if it was killed), so `vramtrace run` can stand in
- * for the command in scripts.
+ * wrote, with each one's device peaks: every trace of the session it
+ * starts, whatever the process tree (list_traces). The command's own exit
+ * status is ours, and if a signal killed it we die of the same signal, so
+ * `vramtrace run` can stand in for the command in scripts and schedulers.
  */
 #define _GNU_SOURCE
 #include "commands.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,7 +57,8 @@ static void run_usage(FILE *out)
     fputs("usage: vramtrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
           "Run COMMAND with the tracer preloaded, then list the traces it wrote.\n\n"
           "  -o, --output TEMPLATE   trace path template (default " DEFAULT_TEMPLATE ";\n"
-          "                          %p pid, %h host, %r rank, %% a percent sign)\n"
+          "                          %p pid, %h host, %r rank, %l local rank, %% a\n"
+          "                          percent sign; missing directories are made, 0700)\n"
           "  -s, --stack-depth N     native frames recorded per event (0-256, default 64)\n"
           "  -q, --quiet             do not list the traces at the end\n"
           "      --torch-history[=N] PyTorch: record the allocator's history (last N events,\n"
@@ -64,8 +67,12 @@ static void run_usage(FILE *out)
           "      --no-python-bootstrap  no sitecustomize in front of Python processes\n"
           "                          (no PyTorch OOM snapshots, history or phases)\n"
           "  -h, --help              this help\n\n"
-          "Exit status: the command's (128 + signal number if a signal killed it);\n"
-          "2 for bad options; 127 if the command was not found.\n\n"
+          "Exit status: the command's; if a signal killed it, run dies of the same signal\n"
+          "(a shell shows 128 + its number); 2 for bad options; 127 if the command was\n"
+          "not found.\n\n"
+          "Every process started under run carries the session id VRAMTRACE_SESSION (kept\n"
+          "if already set); at the end run lists the session's traces, whichever process\n"
+          "wrote them (more than 8: one summary line and the directory).\n\n"
           "examples:\n"
           "  vramtrace run -- python train.py\n"
           "  vramtrace run -o 'traces/%h.rank%r.%p.vtrace' -- torchrun --nproc_per_node 8 train.py\n",
@@ -129,36 +136,139 @@ static void template_pattern(const char *tmpl, char *out, size_t n)
     out[o] = '\0';
 }
 
-struct candidate {
+/* The directories the template names before its first %: made now, so
+ * that a mistake (no permission, a file in the way) is said once, before
+ * the job runs, rather than by every rank. The command runs either way
+ * (untraced then): run never changes what the command does. The rest (a directory per host, %h) is
+ * made by the tracer, which makes whatever its expanded name needs
+ * (preload/record/trace_file.c; the same rules: 0700, and a component that
+ * appears while we make it must be a directory of ours, never a link). */
+static bool make_output_dirs(const char *tmpl)
+{
+    char dir[PATH_MAX];
+    size_t cut = strcspn(tmpl, "%");
+    if (cut >= sizeof dir)
+        cut = sizeof dir - 1;
+    memcpy(dir, tmpl, cut);
+    dir[cut] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return true;
+    slash[1] = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = '\0';
+        struct stat st;
+        const char *why = NULL;
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                why = strerror(ENOTDIR);
+        } else if (errno != ENOENT) {
+            why = strerror(errno);
+        } else if (mkdir(dir, 0700) != 0) {
+            if (errno != EEXIST || lstat(dir, &st) != 0)
+                why = strerror(errno);
+            else if (S_ISLNK(st.st_mode))
+                why = "a symbolic link appeared there while it was made";
+            else if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                why = "something not ours appeared there while it was made";
+        }
+        if (why) {
+            fprintf(stderr, "vramtrace run: cannot make the trace directory %s: %s; the command "
+                            "runs untraced\n", dir, why);
+            return false;
+        }
+        *p = '/';
+    }
+    return true;
+}
+
+/* ---- the session ---- */
+
+#define SESSION_COMMAND_MAX 1024
+
+/* Every process started under `run` carries VRAMTRACE_SESSION (and when,
+ * where and what started it) in its environment, and the tracer records
+ * them in the trace's process record (docs/FORMAT.md, "Sessions"). At exit
+ * the traces of the session are the ones that say so, whoever started them:
+ * a grandchild, a daemon that left the process tree, a multiprocessing
+ * worker. An id already in the environment is kept (the user joins a
+ * session, e.g. ranks on other nodes given the same id). */
+static const char *start_session(int argc, char **argv, char *id, size_t n)
+{
+    const char *have = getenv("VRAMTRACE_SESSION");
+    if (have && *have) {
+        snprintf(id, n, "%s", have);
+        return id;
+    }
+    uint8_t rnd[8];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, rnd, sizeof rnd) : -1;
+    if (fd >= 0)
+        close(fd);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (got != (ssize_t)sizeof rnd) { /* no urandom: time and pid, still unique enough */
+        uint64_t x = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^ (uint64_t)getpid() << 16;
+        for (size_t i = 0; i < sizeof rnd; i++)
+            rnd[i] = (uint8_t)(x >> (8 * i));
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < sizeof rnd && o + 3 <= n; i++)
+        o += (size_t)snprintf(id + o, n - o, "%02x", rnd[i]);
+    char start[32], host[256] = "", cmd[SESSION_COMMAND_MAX] = "";
+    snprintf(start, sizeof start, "%" PRIu64,
+             (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 1 < sizeof cmd; i++) {
+        int k = snprintf(cmd + used, sizeof cmd - used, "%s%s", i ? " " : "", argv[i]);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+    if (setenv("VRAMTRACE_SESSION", id, 1) || setenv("VRAMTRACE_SESSION_START", start, 1) ||
+        setenv("VRAMTRACE_SESSION_HOST", host, 1) || setenv("VRAMTRACE_SESSION_COMMAND", cmd, 1))
+        return NULL;
+    return id;
+}
+
+struct listed {
     char *path;
-    uint64_t pid, ppid;
-    bool ours;
+    uint64_t pid;
+    long rank;
 };
 
-/* Traces in the template's directory changed since start that match the
- * template (a forked child without %p gets ".<pid>" appended, hence the
- * trailing '*'; a taken name sends a trace to "<stem>.<n>.vtrace", see
- * preload/record/trace_file.h), written by the child or its descendants. */
-static void list_traces(const char *tmpl, pid_t child, const struct timespec *start, bool quiet)
+static long env_number(const struct vt_process_info *p, const char *name)
 {
-    char dir[PATH_MAX] = ".", base[PATH_MAX], pattern[2 * PATH_MAX];
-    const char *slash = strrchr(tmpl, '/');
-    if (slash) {
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - tmpl), tmpl);
-        if (!dir[0])
-            snprintf(dir, sizeof dir, "/");
-    }
-    template_pattern(slash ? slash + 1 : tmpl, base, sizeof base);
-    snprintf(pattern, sizeof pattern, "%s*", base);
-    char numbered[2 * PATH_MAX] = "";
-    size_t blen = strlen(base), slen = strlen(".vtrace");
-    if (blen > slen && !strcmp(base + blen - slen, ".vtrace"))
-        snprintf(numbered, sizeof numbered, "%.*s.*.vtrace*", (int)(blen - slen), base);
+    const char *v = vt_process_env(p, name);
+    char *end;
+    long x = v && *v ? strtol(v, &end, 10) : -1;
+    return v && *v && !*end && x >= 0 ? x : -1;
+}
+
+static int by_rank(const void *x, const void *y)
+{
+    const struct listed *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < 0 ? 1 : b->rank < 0 ? -1 : a->rank < b->rank ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return strcmp(a->path, b->path);
+}
+
+/* The session's traces under one directory whose names fit the template
+ * (a forked child without %p gets ".<pid>" appended, hence the trailing
+ * '*'; a taken name sends a trace to "<stem>.<n>.vtrace", see
+ * preload/record/trace_file.h). */
+static void scan_dir(const char *dir, const char *pattern, const char *numbered,
+                     const char *session, struct listed **out, size_t *n, size_t *cap)
+{
     DIR *d = opendir(dir);
     if (!d)
         return;
-    struct candidate *c = NULL;
-    size_t nc = 0, cap = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (fnmatch(pattern, de->d_name, 0) != 0 &&
@@ -170,10 +280,7 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
         struct stat st;
         struct vt_reader *r;
         struct vt_read_error err;
-        bool fresh = stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-                     (st.st_mtim.tv_sec > start->tv_sec ||
-                      (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec >= start->tv_nsec));
-        if (!fresh || vt_reader_open(path, &r, &err) != 0) {
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || vt_reader_open(path, &r, &err) != 0) {
             free(path);
             continue;
         }
@@ -181,60 +288,161 @@ static void list_traces(const char *tmpl, pid_t child, const struct timespec *st
         const struct vt_process_info *p = NULL;
         if (vt_reader_next(r, &rec) > 0 && rec.type == VT_REC_PROCESS)
             p = rec.u.process;
-        if (p && !vt_grow_array((void **)&c, &cap, nc + 1, sizeof *c)) {
-            vt_reader_close(r);
-            free(path);
-            break;
+        const char *sid = vt_process_env(p, "VRAMTRACE_SESSION");
+        if (sid && !strcmp(sid, session) && vt_grow_array((void **)out, cap, *n + 1, sizeof **out)) {
+            long rank = env_number(p, "RANK");
+            static const char *const others[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+            for (size_t k = 0; rank < 0 && k < 3; k++)
+                rank = env_number(p, others[k]);
+            (*out)[(*n)++] = (struct listed){path, p->pid, rank};
+            path = NULL;
         }
-        if (p)
-            c[nc++] = (struct candidate){path, p->pid, p->ppid, p->pid == (uint64_t)child};
-        else
-            free(path);
+        free(path);
         vt_reader_close(r);
     }
     closedir(d);
-    /* Descendants: a trace whose parent wrote one of ours is ours. */
-    for (bool grew = true; grew;) {
-        grew = false;
-        for (size_t i = 0; i < nc; i++)
-            for (size_t k = 0; k < nc && !c[i].ours; k++)
-                if (c[k].ours && c[i].ppid == c[k].pid)
-                    c[i].ours = grew = true;
-    }
-    size_t shown = 0;
-    for (size_t i = 0; i < nc; i++) {
-        if (!c[i].ours || quiet)
-            continue;
-        shown++;
-        struct vt_analysis a;
-        char *paths[1] = {c[i].path};
-        int st = vt_analysis_run(&a, paths, 1, stderr);
-        fprintf(stderr, "vramtrace: trace %s (pid %" PRIu64 ")", c[i].path, c[i].pid);
-        if (st == 0 && a.ninputs == 1) {
-            const struct vt_replay *rp = &a.inputs[0].replay;
-            char b[32], lab[48];
-            for (size_t k = 0; k < rp->nledgers; k++) {
-                const struct vt_ledger *l = &rp->ledgers[k];
-                fprintf(stderr, "%s %s peak %s", k ? ";" : ":", vt_ledger_label(l, lab, sizeof lab),
-                        vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
-                size_t failed = vt_ledger_failed_requests(l);
-                if (failed)
-                    fprintf(stderr, " (%zu failed allocation%s)", failed, failed == 1 ? "" : "s");
-            }
-            if (!rp->nledgers)
-                fputs(": no GPU memory allocated", stderr);
-            if (vt_reader_truncated(a.inputs[0].reader))
-                fputs(" [truncated]", stderr);
+}
+
+/* One line per trace: its device peaks and failures. */
+static void describe(const struct listed *t)
+{
+    struct vt_analysis a;
+    char *paths[1] = {t->path};
+    int st = vt_analysis_run(&a, paths, 1, stderr);
+    fprintf(stderr, "vramtrace: trace %s (pid %" PRIu64, t->path, t->pid);
+    if (t->rank >= 0)
+        fprintf(stderr, ", rank %ld", t->rank);
+    fputc(')', stderr);
+    if (st == 0 && a.ninputs == 1) {
+        const struct vt_replay *rp = &a.inputs[0].replay;
+        char b[32], lab[48];
+        for (size_t k = 0; k < rp->nledgers; k++) {
+            const struct vt_ledger *l = &rp->ledgers[k];
+            fprintf(stderr, "%s %s peak %s", k ? ";" : ":", vt_ledger_label(l, lab, sizeof lab),
+                    vt_format_bytes(l->peak.peak_bytes, b, sizeof b));
+            size_t failed = vt_ledger_failed_requests(l);
+            if (failed)
+                fprintf(stderr, " (%zu failed allocation%s)", failed, failed == 1 ? "" : "s");
         }
-        fputc('\n', stderr);
-        vt_analysis_free(&a);
+        if (!rp->nledgers)
+            fputs(": no GPU memory allocated", stderr);
+        if (vt_reader_truncated(a.inputs[0].reader))
+            fputs(" [truncated]", stderr);
     }
-    if (!shown && !quiet)
+    fputc('\n', stderr);
+    vt_analysis_free(&a);
+}
+
+/* Past this many traces, `run` says one line for them all. */
+#define LIST_EACH_MAX 8
+
+/* Many traces: how many, which ranks, the largest and smallest device
+ * peak, the failures, and where to look. */
+static void summarize(const struct listed *t, size_t n, const char *dirs, const char *session)
+{
+    uint64_t max = 0, min = UINT64_MAX;
+    size_t max_i = 0, min_i = 0, failed = 0, failing = 0, truncated = 0, ranked = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct vt_analysis a;
+        char *paths[1] = {t[i].path};
+        if (vt_analysis_run(&a, paths, 1, stderr) == 0 && a.ninputs == 1) {
+            const struct vt_replay *rp = &a.inputs[0].replay;
+            uint64_t peak = 0;
+            size_t f = 0;
+            for (size_t k = 0; k < rp->nledgers; k++) {
+                if (rp->ledgers[k].category == VT_CAT_DEVICE && rp->ledgers[k].peak.peak_bytes > peak)
+                    peak = rp->ledgers[k].peak.peak_bytes;
+                f += vt_ledger_failed_requests(&rp->ledgers[k]);
+            }
+            if (i == 0 || peak > max) {
+                max = peak;
+                max_i = i;
+            }
+            if (peak < min) {
+                min = peak;
+                min_i = i;
+            }
+            failed += f;
+            failing += f > 0;
+            truncated += vt_reader_truncated(a.inputs[0].reader);
+        }
+        vt_analysis_free(&a);
+        ranked += t[i].rank >= 0;
+    }
+    char b1[32], b2[32];
+    fprintf(stderr, "vramtrace: session %s: %zu traces", session, n);
+    if (ranked)
+        fprintf(stderr, " (%zu with a rank, %ld to %ld)", ranked, t[0].rank, t[ranked - 1].rank);
+    fprintf(stderr, "; device peaks from %s (pid %" PRIu64 ") to %s (pid %" PRIu64 ")",
+            vt_format_bytes(min == UINT64_MAX ? 0 : min, b1, sizeof b1), t[min_i].pid,
+            vt_format_bytes(max, b2, sizeof b2), t[max_i].pid);
+    if (failed)
+        fprintf(stderr, "; %zu failed allocation%s in %zu process%s", failed, failed == 1 ? "" : "s",
+                failing, failing == 1 ? "" : "es");
+    if (truncated)
+        fprintf(stderr, "; %zu truncated", truncated);
+    fprintf(stderr, "\nvramtrace: traces in %s: vramtrace report %s\n", dirs, dirs);
+}
+
+/* Lists the traces of the session: every file whose name fits the template,
+ * in every directory the template's directory part can expand to, whose
+ * process record carries the session id. Not by process ancestry: a
+ * daemonised agent, a setsid'ed rank or a multiprocessing worker is the
+ * session's as much as a child is. */
+static void list_traces(const char *tmpl, const char *session, bool quiet)
+{
+    char dirtmpl[PATH_MAX] = ".", dirpat[2 * PATH_MAX], base[PATH_MAX], pattern[2 * PATH_MAX];
+    const char *slash = strrchr(tmpl, '/');
+    if (slash) {
+        snprintf(dirtmpl, sizeof dirtmpl, "%.*s", (int)(slash - tmpl), tmpl);
+        if (!dirtmpl[0])
+            snprintf(dirtmpl, sizeof dirtmpl, "/");
+    }
+    template_pattern(dirtmpl, dirpat, sizeof dirpat);
+    template_pattern(slash ? slash + 1 : tmpl, base, sizeof base);
+    snprintf(pattern, sizeof pattern, "%s*", base);
+    char numbered[2 * PATH_MAX] = "";
+    size_t blen = strlen(base), slen = strlen(".vtrace");
+    if (blen > slen && !strcmp(base + blen - slen, ".vtrace"))
+        snprintf(numbered, sizeof numbered, "%.*s.*.vtrace*", (int)(blen - slen), base);
+    struct listed *t = NULL;
+    size_t n = 0, cap = 0;
+    glob_t g;
+    if (glob(dirpat, GLOB_ONLYDIR | GLOB_NOCHECK, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            scan_dir(g.gl_pathv[i], pattern, numbered, session, &t, &n, &cap);
+        globfree(&g);
+    }
+    if (n)
+        qsort(t, n, sizeof *t, by_rank);
+    if (!quiet && n > LIST_EACH_MAX)
+        summarize(t, n, dirtmpl, session);
+    else if (!quiet)
+        for (size_t i = 0; i < n; i++)
+            describe(&t[i]);
+    if (!n && !quiet)
         fprintf(stderr, "vramtrace: no trace was written (pattern %s/%s): did the command use CUDA?\n",
-                dir, pattern);
-    for (size_t i = 0; i < nc; i++)
-        free(c[i].path);
-    free(c);
+                dirtmpl, pattern);
+    for (size_t i = 0; i < n; i++)
+        free(t[i].path);
+    free(t);
+}
+
+/* Dies of the signal that killed the command, so that whoever started
+ * `run` sees what it would have seen without it (a shell prints 128 + the
+ * signal either way). No core file of ours: the command's is the one. */
+static int die_like(int sig)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    fflush(NULL);
+    raise(sig);
+    return 128 + sig; /* a signal that does not kill (SIGCHLD, SIGWINCH...) */
 }
 
 static bool is_sanitizer_runtime(const char *entry, size_t len)
@@ -425,9 +633,12 @@ int vt_cmd_run(int argc, char **argv)
     else
         setenv("NVTX_INJECTION64_PATH", lib, 1);
 
-    struct timespec start;
-    clock_gettime(CLOCK_REALTIME, &start);
-    start.tv_sec -= 1; /* file times may be coarser than the clock */
+    char session[128];
+    make_output_dirs(tmpl);
+    if (!start_session(argc - optind, argv + optind, session, sizeof session)) {
+        fputs("vramtrace run: cannot set the environment\n", stderr);
+        return 2;
+    }
     struct sigaction sa = {0}, old[4];
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     sa.sa_sigaction = forward_signal;
@@ -477,10 +688,10 @@ int vt_cmd_run(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
     if (got != 1)
-        list_traces(tmpl, pid, &start, quiet);
+        list_traces(tmpl, session, quiet);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
+        return die_like(WTERMSIG(status));
     return 2;
 }

@@ -44,6 +44,49 @@ static bool has_suffix(const char *s, const char *const *suffixes)
     return false;
 }
 
+/* Directories below a directory argument looked into: a job's traces per
+ * host (traces/%h/...) or per run are one or two levels down. */
+#define VT_INPUT_DEPTH_MAX 4
+
+/* Adds the files of dir and of its subdirectories (not through symlinks)
+ * whose names end with a suffix. False only if memory ran out; a
+ * subdirectory that cannot be listed is said on err and skipped. */
+static bool add_dir(struct vt_input_files *out, const char *dir, const char *const *suffixes,
+                    int depth, FILE *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(err, "vramtrace: %s: cannot list the directory\n", dir);
+        return true;
+    }
+    struct dirent *de;
+    bool ok = true;
+    while (ok && (de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        bool file = has_suffix(de->d_name, suffixes);
+        bool maybe_dir = depth < VT_INPUT_DEPTH_MAX &&
+                         (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN);
+        if (!file && !maybe_dir)
+            continue;
+        char *p;
+        if (asprintf(&p, "%s/%s", dir, de->d_name) < 0) {
+            ok = false;
+            break;
+        }
+        struct stat st;
+        if (!file) {
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                ok = add_dir(out, p, suffixes, depth + 1, err);
+            free(p);
+        } else {
+            ok = vt_input_files_take(out, p);
+        }
+    }
+    closedir(d);
+    return ok;
+}
+
 bool vt_input_files_add(struct vt_input_files *out, const char *arg,
                         const char *const *suffixes, const char *what, FILE *err)
 {
@@ -55,20 +98,12 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
         fprintf(err, "vramtrace: %s: cannot list the directory\n", arg);
         return false;
     }
-    size_t before = out->n;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!has_suffix(de->d_name, suffixes))
-            continue;
-        char *p;
-        if (asprintf(&p, "%s/%s", arg, de->d_name) < 0 || !vt_input_files_take(out, p)) {
-            closedir(d);
-            return false;
-        }
-    }
     closedir(d);
+    size_t before = out->n;
+    if (!add_dir(out, arg, suffixes, 0, err))
+        return false;
     if (out->n == before) {
-        fprintf(err, "vramtrace: %s: no %s files in this directory\n", arg, what);
+        fprintf(err, "vramtrace: %s: no %s files in this directory or below\n", arg, what);
         return false;
     }
     qsort(out->paths + before, out->n - before, sizeof *out->paths, by_name);

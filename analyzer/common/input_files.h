@@ -1,7 +1,8 @@
 /*
  * The files a command's arguments stand for: a file is itself, a directory
- * every file in it whose name ends with one of the given suffixes, in name
- * order (not recursive).
+ * every file in it and in its subdirectories (up to 4 levels, not through
+ * symlinks: a job's traces per host, traces/%h/...) whose name ends with one
+ * of the given suffixes, in path order.
  */
 #ifndef VRAMTRACE_COMMON_INPUT_FILES_H
 #define VRAMTRACE_COMMON_INPUT_FILES_H

@@ -20,16 +20,80 @@ const char *vt_process_env(const struct vt_process_info *p, const char *name)
     return NULL;
 }
 
+static long first_number(const struct vt_process_info *p, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vt_process_env(p, names[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        long x = strtol(v, &end, 10);
+        return *end || x < 0 ? -1 : x;
+    }
+    return -1;
+}
+
 long vt_process_rank(const struct vt_process_info *p)
 {
-    const char *v = vt_process_env(p, "RANK");
-    if (!v)
-        v = vt_process_env(p, "LOCAL_RANK");
-    if (!v || !*v)
-        return -1;
-    char *end;
-    long rank = strtol(v, &end, 10);
-    return *end || rank < 0 ? -1 : rank;
+    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    return first_number(p, names, 4);
+}
+
+long vt_process_local_rank(const struct vt_process_info *p)
+{
+    static const char *const names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "MPI_LOCALRANKID", "SLURM_LOCALID"};
+    return first_number(p, names, 4);
+}
+
+long vt_process_world_size(const struct vt_process_info *p)
+{
+    static const char *const names[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_NTASKS"};
+    return first_number(p, names, 4);
+}
+
+const char *vt_process_session(const struct vt_process_info *p)
+{
+    const char *s = vt_process_env(p, "VRAMTRACE_SESSION");
+    return s && *s ? s : NULL;
+}
+
+/* ---- jobs ---- */
+
+static bool same_session(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Each input's job: its session's, in order of first appearance (once
+ * the process records are read); each GPU's, its processes'. */
+static bool assign_jobs(struct vt_analysis *a)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < a->ninputs; i++) {
+        const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+        if (!p) { /* broken before its process record: nothing to report */
+            a->inputs[i].job = VT_NO_JOB;
+            continue;
+        }
+        const char *s = vt_process_session(p);
+        size_t k = 0;
+        while (k < a->njobs && !same_session(a->jobs[k].session, s))
+            k++;
+        if (k == a->njobs) {
+            if (!vt_grow_array((void **)&a->jobs, &cap, a->njobs + 1, sizeof *a->jobs))
+                return false;
+            a->jobs[a->njobs++] = (struct vt_job){s, 0};
+        }
+        a->inputs[i].job = k;
+        a->jobs[k].ninputs++;
+    }
+    for (size_t g = 0; g < a->ngpus; g++)
+        for (size_t k = 0; k < a->njobs; k++)
+            if (same_session(a->gpus[g].session, a->jobs[k].session))
+                a->gpus[g].job = k;
+    return true;
 }
 
 /* ---- GPUs ---- */
@@ -45,12 +109,13 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
     const struct vt_device_info *dev = device >= 0 ? vt_reader_device(r, (uint64_t)device) : NULL;
     const struct vt_process_info *p = vt_reader_process(r);
     const char *host = p && p->hostname ? p->hostname : "";
+    const char *session = vt_process_session(p);
     static const uint8_t zero[VT_UUID_SIZE];
     bool has_uuid = dev && memcmp(dev->uuid, zero, VT_UUID_SIZE) != 0;
     size_t g;
     for (g = 0; g < a->ngpus; g++)
         if (has_uuid && a->gpus[g].has_uuid && !memcmp(a->gpus[g].uuid, dev->uuid, VT_UUID_SIZE) &&
-            !strcmp(a->gpus[g].hostname, host))
+            !strcmp(a->gpus[g].hostname, host) && same_session(a->gpus[g].session, session))
             break;
     if (g == a->ngpus) {
         size_t cap = a->gpus_cap;
@@ -64,6 +129,7 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
         if (has_uuid)
             memcpy(gp->uuid, dev->uuid, VT_UUID_SIZE);
         gp->hostname = host;
+        gp->session = session;
         gp->proc_now = calloc(a->ninputs, sizeof *gp->proc_now);
         gp->proc_peak = calloc(a->ninputs, sizeof *gp->proc_peak);
         gp->proc_used = calloc(a->ninputs, sizeof *gp->proc_used);
@@ -246,12 +312,14 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         vt_input_files_free(&files);
         return 2;
     }
+    a->nfiles = files.n;
     for (size_t i = 0; i < files.n; i++) {
         struct vt_read_error e;
         struct vt_reader *r;
         if (vt_reader_open(files.paths[i], &r, &e) != 0) {
             fprintf(err, "vramtrace: %s\n", e.message);
             free(files.paths[i]);
+            a->skipped++;
             status = 2;
             continue;
         }
@@ -314,6 +382,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         vt_replay_finish(&in->replay);
         if (in->state < 0) {
             fprintf(err, "vramtrace: %s\n", vt_reader_error(in->reader)->message);
+            a->skipped++;
             status = 2;
         }
         if (in->replay.out_of_memory)
@@ -323,6 +392,8 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
                          "%" PRIu64 " memory events of the others ignored\n",
                     in->path, VT_LEDGERS_MAX, in->replay.ledger_overflow_events);
     }
+    if (!assign_jobs(a))
+        a->out_of_memory = true;
     if (a->out_of_memory)
         fprintf(err, "vramtrace: warning: the analyzer ran out of memory; figures are partial\n");
     return status;
@@ -342,6 +413,7 @@ void vt_analysis_free(struct vt_analysis *a)
         free(a->gpus[g].proc_used);
     }
     free(a->gpus);
+    free(a->jobs);
     vt_pair_map_free(&a->gpu_of);
     memset(a, 0, sizeof *a);
 }

@@ -34,6 +34,17 @@ struct vt_input {
     size_t index;         /* in analysis->inputs */
     /* per ledger of the replay: its GPU's index + 1; 0 not known yet, -1 none */
     long ledger_gpu[VT_LEDGERS_MAX];
+    size_t job;           /* in analysis->jobs: its session; VT_NO_JOB if the
+                             trace broke before its process record */
+};
+
+#define VT_NO_JOB SIZE_MAX
+
+/* The traces of one session (docs/FORMAT.md, "Sessions"): one job. Traces
+ * of different sessions are never merged onto one GPU timeline. */
+struct vt_job {
+    const char *session;  /* VRAMTRACE_SESSION, NULL: traces without one */
+    size_t ninputs;
 };
 
 struct vt_gpu {
@@ -41,6 +52,8 @@ struct vt_gpu {
     uint8_t uuid[VT_UUID_SIZE];
     const char *hostname;
     const char *name;     /* device name from the first trace that had it */
+    const char *session;  /* its processes' (they are all of one session) */
+    size_t job;           /* ... whose job in analysis->jobs */
     uint64_t total_bytes; /* device capacity, 0 unknown */
     uint64_t now_bytes, peak_bytes, peak_time_ns;
     bool has_peak;
@@ -56,13 +69,19 @@ struct vt_analysis {
     size_t ngpus, gpus_cap;
     struct vt_pair_map gpu_of;  /* (input, device + 1) -> gpu index */
     bool out_of_memory;
+    struct vt_job *jobs;  /* in order of first appearance among the inputs */
+    size_t njobs;
+    size_t nfiles;        /* the files the arguments stood for */
+    size_t skipped;       /* of them, not read in full: unreadable, not a trace, corrupt */
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in
  * name order) and runs the merged replay. Returns 0 if every file was read
  * to its end (truncated files included), 2 if a file could not be opened or
  * is corrupt; each problem is printed to err as "vramtrace: FILE: byte N:
- * reason". On return the analysis holds what was read either way. */
+ * reason". On return the analysis holds what was read either way: the
+ * files that could be opened, a corrupt one up to its error (a->skipped
+ * counts the files not read in full). */
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err);
 /* The same, calling prepare(ctx, in) for each input once its replay is set
  * up and before any record is fed: a consumer sets the replay's on_live and
@@ -77,8 +96,16 @@ const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t inpu
 
 /* Values from a process record's environment, NULL if absent. */
 const char *vt_process_env(const struct vt_process_info *p, const char *name);
-/* The rank of a process: RANK, else LOCAL_RANK, from its recorded
- * environment; -1 if neither is a number. */
+/* What the launcher said this process is, -1 if it did not: its rank
+ * (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its rank on the
+ * node (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+ * SLURM_LOCALID), the job's size (WORLD_SIZE, OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE, SLURM_NTASKS); the first variable set wins, as the tracer's %r
+ * and %l take them. */
 long vt_process_rank(const struct vt_process_info *p);
+long vt_process_local_rank(const struct vt_process_info *p);
+long vt_process_world_size(const struct vt_process_info *p);
+/* Its session id (VRAMTRACE_SESSION), NULL if none. */
+const char *vt_process_session(const struct vt_process_info *p);
 
 #endif

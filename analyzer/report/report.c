@@ -25,6 +25,12 @@ void vt_report_free(struct vt_report *rep)
 
 bool vt_report_input_selected(const struct vt_report *rep, size_t input)
 {
+    if (rep->a->inputs[input].job == VT_NO_JOB) /* nothing read: named on stderr */
+        return false;
+    if (rep->one_job && rep->a->inputs[input].job != rep->job)
+        return false;
+    if (rep->opt->has_rank && vt_report_rank(rep, input) != (long)rep->opt->rank)
+        return false;
     if (!rep->opt->has_pid)
         return true;
     const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
@@ -66,6 +72,11 @@ const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t
 long vt_report_rank(const struct vt_report *rep, size_t input)
 {
     return vt_process_rank(vt_reader_process(rep->a->inputs[input].reader));
+}
+
+long vt_report_local_rank(const struct vt_report *rep, size_t input)
+{
+    return vt_process_local_rank(vt_reader_process(rep->a->inputs[input].reader));
 }
 
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n)

@@ -28,6 +28,8 @@ struct vt_report_options {
     int64_t device;
     bool has_pid;
     uint64_t pid;
+    bool has_rank;           /* --rank: only the processes of this rank */
+    uint64_t rank;
     struct vt_symbolize_options sym;
 };
 
@@ -35,6 +37,8 @@ struct vt_report {
     const struct vt_analysis *a;
     const struct vt_report_options *opt;
     struct vt_symbolizer **sym;  /* per input, made on first use */
+    bool one_job;                /* only the inputs of job (the text report, job by job) */
+    size_t job;
 };
 
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
@@ -80,8 +84,42 @@ const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uin
                                   char *buf, size_t n);
 /* The phase name for a string id (NULL if 0). */
 const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t id);
-/* The rank of a process from RANK (then LOCAL_RANK), -1 if none. */
+/* The rank and the local rank of a process (vt_process_rank), -1 if none. */
 long vt_report_rank(const struct vt_report *rep, size_t input);
+long vt_report_local_rank(const struct vt_report *rep, size_t input);
+
+/* ---- the job (report_job.c) ---- */
+
+/* The first thing a report over many ranks says: the ranks x GPUs table
+ * (peak, capacity, failed requests), which rank failed first in time and
+ * which followed, the spread of the ranks' peaks. */
+#define VT_JOB_FOLLOWERS_MAX 64
+struct vt_job_failure {
+    size_t input;
+    const struct vt_ledger *ledger;
+    size_t oom;             /* the request's first failure in ledger->ooms */
+    uint64_t wall_ns;       /* Unix epoch ns, from the process's clocks */
+};
+struct vt_job_summary {
+    size_t job;
+    size_t processes, holders; /* selected; of them with device memory */
+    size_t ranks, hosts, gpus;
+    long world_size;           /* -1: not said */
+    bool has_failure;
+    struct vt_job_failure first;
+    struct vt_job_failure following[VT_JOB_FOLLOWERS_MAX];
+    size_t nfollowing, more_following;
+    /* device peaks of the holders (each its largest device ledger) */
+    uint64_t largest, smallest, median;
+    size_t largest_input, smallest_input;
+};
+/* False if memory ran out. */
+bool vt_job_summarize(const struct vt_report *rep, size_t job, struct vt_job_summary *s);
+/* Whether a job is worth its overview: several processes, or ranks. */
+bool vt_job_worth_overview(const struct vt_report *rep, size_t job);
+void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job);
+/* The "jobs" key of the JSON document. */
+void vt_jobs_json(struct vt_report *rep, struct vt_json *j);
 /* argv joined by spaces into buf (or the exe path). */
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
 const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);

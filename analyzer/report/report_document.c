@@ -137,8 +137,12 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     struct vt_analysis a;
     struct vt_report rep;
     struct vt_report *traces = NULL;
+    bool partial = false;
     if (in->ntraces) {
         status = vt_analysis_run(&a, in->traces, in->ntraces, err);
+        partial = status != 0 && a.ninputs > 0; /* the rest is reported */
+        if (partial)
+            status = 0;
         vt_report_init(&rep, &a, opt);
         traces = &rep;
     }
@@ -162,6 +166,12 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
             if (vt_reader_truncated(a.inputs[i].reader))
                 fprintf(err, "vramtrace: %s: %s\n", a.inputs[i].path,
                         vt_reader_truncation_note(a.inputs[i].reader));
+        if (partial && status == 0) {
+            fprintf(err, "vramtrace: %zu of %zu trace files could not be read in full (above); "
+                         "the report covers the rest\n",
+                    a.skipped ? a.skipped : 1, a.nfiles);
+            status = VT_REPORT_PARTIAL;
+        }
         vt_report_free(&rep);
         vt_analysis_free(&a);
     }

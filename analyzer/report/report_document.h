@@ -27,8 +27,14 @@ struct vt_report_inputs {
     size_t nsnapshots;
 };
 
-/* Analyses every input and writes the report. Returns 0, or 2 when an
- * input could not be read (said on err as "vramtrace: FILE: byte N:
+/* The exit status of a report that was written, but without some of its
+ * traces: unreadable, empty, not a trace, or corrupt part-way (each named
+ * on err with the reason; a corrupt one is reported up to the error). */
+#define VT_REPORT_PARTIAL 3
+
+/* Analyses every input and writes the report. Returns 0; VT_REPORT_PARTIAL
+ * when traces were skipped but others were read; or 2 when no trace could
+ * be read, a snapshot could not (said on err as "vramtrace: FILE: byte N:
  * reason"; nothing is printed then) or a filter selects nothing. */
 int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
                        bool json, FILE *out, FILE *err);

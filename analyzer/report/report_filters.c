@@ -3,6 +3,7 @@
  * device the job never used, a misspelt phase - and an empty report would
  * hide them. Each is said with what does exist:
  *   vramtrace report: no pid 123; pids: 5678, 5679
+ * (--rank: the ranks the launchers gave, RANK and its kin, analysis.h).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -65,6 +66,23 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
         if (!hit) {
             fprintf(err, "vramtrace report: no pid %" PRIu64 "; pids: %s\n", opt->pid,
                     seen_list(&pids));
+            return false;
+        }
+    }
+    if (opt->has_rank) {
+        struct seen ranks = {0};
+        bool hit = false;
+        for (size_t i = 0; i < a->ninputs; i++) {
+            long rank = vt_report_rank(rep, i);
+            if (rank < 0)
+                continue;
+            snprintf(buf, sizeof buf, "%ld", rank);
+            seen_add(&ranks, buf);
+            hit |= (uint64_t)rank == opt->rank;
+        }
+        if (!hit) {
+            fprintf(err, "vramtrace report: no rank %" PRIu64 "; ranks: %s\n", opt->rank,
+                    seen_list(&ranks));
             return false;
         }
     }

@@ -222,6 +222,19 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_int(j, rank);
     else
         vt_json_null(j);
+    long local = vt_report_local_rank(rep, input), world = vt_process_world_size(p);
+    vt_json_key(j, "local_rank");
+    if (local >= 0)
+        vt_json_int(j, local);
+    else
+        vt_json_null(j);
+    vt_json_key(j, "world_size");
+    if (world >= 0)
+        vt_json_int(j, world);
+    else
+        vt_json_null(j);
+    vt_json_kv_string(j, "session", vt_process_session(p));
+    vt_json_kv_uint(j, "job", in->job);
     vt_json_kv_string(j, "hostname", p ? p->hostname : NULL);
     vt_json_kv_string(j, "command", vt_report_command(rep, input, cmd, sizeof cmd));
     vt_json_kv_uint(j, "start_mono_ns", p ? p->start_mono_ns : 0);
@@ -264,6 +277,7 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
     vt_json_kv_uint(j, "total_bytes", g->total_bytes);
     vt_json_kv_uint(j, "peak_bytes", g->peak_bytes);
     vt_json_kv_uint(j, "peak_time_ns", g->peak_time_ns);
+    vt_json_kv_uint(j, "job", g->job);
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
     for (size_t i = 0; i < rep->a->ninputs; i++) {
@@ -302,5 +316,6 @@ bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j)
     for (size_t g = 0; rep && g < rep->a->ngpus; g++)
         gpu_json(rep, j, &rep->a->gpus[g]);
     vt_json_end_array(j);
+    vt_jobs_json(rep, j);
     return ok;
 }

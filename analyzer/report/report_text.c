@@ -143,17 +143,30 @@ static void summary(struct vt_report *rep, FILE *out)
 {
     const struct vt_analysis *a = rep->a;
     char b[32], c[32], t[32], lab[32], cmd[80];
-    fprintf(out, "%8s %5s  %-14s %12s %12s %10s %5s  %s\n", "pid", "rank", "memory", "peak",
-            "capacity", "at", "OOMs", "command");
+    /* The local rank only where a launcher gave one. */
+    bool local = false;
+    for (size_t i = 0; i < a->ninputs; i++)
+        local |= vt_report_input_selected(rep, i) && vt_report_local_rank(rep, i) >= 0;
+    fprintf(out, "%8s %5s", "pid", "rank");
+    if (local)
+        fprintf(out, " %5s", "local");
+    fprintf(out, "  %-14s %12s %12s %10s %5s  %s\n", "memory", "peak", "capacity", "at", "OOMs",
+            "command");
     for (size_t i = 0; i < a->ninputs; i++) {
         if (!vt_report_input_selected(rep, i))
             continue;
         const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
         const struct vt_replay *rp = &a->inputs[i].replay;
-        long rank = vt_report_rank(rep, i);
-        char rank_s[24] = "-";
+        long rank = vt_report_rank(rep, i), lrank = vt_report_local_rank(rep, i);
+        char r[24] = "-", lr[24] = "-", rank_s[64];
         if (rank >= 0)
-            snprintf(rank_s, sizeof rank_s, "%ld", rank);
+            snprintf(r, sizeof r, "%ld", rank);
+        if (lrank >= 0)
+            snprintf(lr, sizeof lr, "%ld", lrank);
+        if (local) /* two cells: "    3     1" */
+            snprintf(rank_s, sizeof rank_s, "%5s %5s", r, lr);
+        else
+            snprintf(rank_s, sizeof rank_s, "%s", r);
         vt_report_command(rep, i, cmd, sizeof cmd);
         size_t shown = 0;
         for (int cat = VT_CAT_DEVICE; cat <= VT_CAT_HOST_PINNED; cat++)
@@ -241,6 +254,8 @@ static void gpus(struct vt_report *rep, FILE *out)
     char b[32], u[64], t[32];
     for (size_t g = 0; g < a->ngpus; g++) {
         const struct vt_gpu *gp = &a->gpus[g];
+        if (rep->one_job && gp->job != rep->job)
+            continue;
         size_t procs = 0, first = 0;
         for (size_t i = 0; i < a->ninputs; i++)
             if (gp->proc_used[i] && !procs++)
@@ -449,20 +464,45 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     }
 }
 
-int vt_report_text(struct vt_report *rep, FILE *to)
+/* The header of one job among several: its session, when, where, what. */
+static void job_header(struct vt_report *rep, FILE *out, size_t job)
 {
     const struct vt_analysis *a = rep->a;
-    struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
-    /* Every line goes through it: stack lines are fitted to the width. */
-    FILE *out = vt_stack_lines_open(to, rep->opt->full_stacks ? 0 : rep->opt->width);
-    if (!top || !out) {
-        free(top);
-        if (out)
-            vt_stack_lines_close(out);
-        return 2;
+    const struct vt_process_info *p = NULL;
+    for (size_t i = 0; i < a->ninputs && !p; i++)
+        if (a->inputs[i].job == job)
+            p = vt_reader_process(a->inputs[i].reader);
+    const char *session = a->jobs[job].session;
+    fprintf(out, "=== job %zu of %zu: ", job + 1, a->njobs);
+    if (!session) {
+        fputs("traces of no session (traced without `vramtrace run`)", out);
+    } else {
+        fprintf(out, "session %s", session);
+        const char *host = vt_process_env(p, "VRAMTRACE_SESSION_HOST");
+        const char *cmd = vt_process_env(p, "VRAMTRACE_SESSION_COMMAND");
+        if (host && *host)
+            fprintf(out, " on %s", host);
+        if (cmd && *cmd) {
+            fputs(": ", out);
+            vt_stack_put_clean(out, cmd);
+        }
     }
-    fprintf(out, "vramtrace report: %zu process%s, %zu GPU%s\n\n", a->ninputs,
-            a->ninputs == 1 ? "" : "es", a->ngpus, a->ngpus == 1 ? "" : "s");
+    fputs(" ===\n", out);
+}
+
+static void job_text(struct vt_report *rep, FILE *out, struct vt_site_bytes *top)
+{
+    const struct vt_analysis *a = rep->a;
+    size_t procs = 0, ngpus = 0;
+    for (size_t i = 0; i < a->ninputs; i++)
+        procs += a->inputs[i].job != VT_NO_JOB && (!rep->one_job || a->inputs[i].job == rep->job);
+    for (size_t g = 0; g < a->ngpus; g++)
+        ngpus += !rep->one_job || a->gpus[g].job == rep->job;
+    fprintf(out, "vramtrace report: %zu process%s, %zu GPU%s\n\n", procs,
+            procs == 1 ? "" : "es", ngpus, ngpus == 1 ? "" : "s");
+    size_t job = rep->one_job ? rep->job : 0;
+    if (vt_job_worth_overview(rep, job))
+        vt_job_overview_text(rep, out, job);
     summary(rep, out);
     imbalance(rep, out);
     gpus(rep, out);
@@ -489,6 +529,38 @@ int vt_report_text(struct vt_report *rep, FILE *to)
             fprintf(out, "  notes: %" PRIu64 " frees of memory allocated before tracing or not seen, %" PRIu64
                          " allocations over a live address, %" PRIu64 " unmatched range ends\n",
                     rp->unmatched_frees, rp->replaced_allocs, rp->unmatched_pops);
+    }
+}
+
+int vt_report_text(struct vt_report *rep, FILE *to)
+{
+    struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
+    /* Every line goes through it: stack lines are fitted to the width. */
+    FILE *out = vt_stack_lines_open(to, rep->opt->full_stacks ? 0 : rep->opt->width);
+    if (!top || !out) {
+        free(top);
+        if (out)
+            vt_stack_lines_close(out);
+        return 2;
+    }
+    /* Traces of different sessions are different jobs: one report each,
+     * never one timeline (analysis.h). */
+    if (rep->a->njobs > 1) {
+        for (size_t k = 0; k < rep->a->njobs; k++) {
+            rep->one_job = true;
+            rep->job = k;
+            bool any = false;
+            for (size_t i = 0; i < rep->a->ninputs && !any; i++)
+                any = vt_report_input_selected(rep, i);
+            if (!any)
+                continue; /* a filter left nothing of it */
+            job_header(rep, out, k);
+            job_text(rep, out, top);
+            fputc('\n', out);
+        }
+        rep->one_job = false;
+    } else {
+        job_text(rep, out, top);
     }
     free(top);
     return vt_stack_lines_close(out) ? 2 : 0;

@@ -135,6 +135,12 @@ int vt_expand_path(const char *tmpl, const struct vt_path_facts *f, char *out, s
                 sanitize = true;
                 c++;
                 break;
+            case 'l':
+                s = f->local_rank && *f->local_rank ? f->local_rank : "nolocal";
+                n = strlen(s);
+                sanitize = true;
+                c++;
+                break;
             case '%':
                 c++;
                 break;
@@ -148,13 +154,25 @@ int vt_expand_path(const char *tmpl, const struct vt_path_facts *f, char *out, s
     return 0;
 }
 
-const char *vt_rank_from_env(vt_env_lookup lookup, void *ctx)
+static const char *first_set(const char *const *names, size_t n, vt_env_lookup lookup, void *ctx)
 {
-    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *v = lookup(names[i], ctx);
         if (v && *v)
             return v;
     }
     return NULL;
+}
+
+const char *vt_rank_from_env(vt_env_lookup lookup, void *ctx)
+{
+    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    return first_set(names, sizeof names / sizeof names[0], lookup, ctx);
+}
+
+const char *vt_local_rank_from_env(vt_env_lookup lookup, void *ctx)
+{
+    static const char *const names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "MPI_LOCALRANKID", "SLURM_LOCALID"};
+    return first_set(names, sizeof names / sizeof names[0], lookup, ctx);
 }

@@ -22,7 +22,7 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
  * VRAMTRACE_<NAME>; min/max bound numeric values. */
 #define VT_OPTION_LIST(X)                                                        \
     X(OUTPUT, VT_OPT_STRING, "vramtrace.%h.%p.vtrace", 0, 0,                     \
-      "trace path template: %p pid, %h host, %r rank (RANK, else norank), %% %")  \
+      "trace path template: %p pid, %h host, %r rank, %l local rank, %% %")  \
     X(STACK_DEPTH, VT_OPT_UINT, "64", 0, 256,                                    \
       "native stack frames recorded per event (0: none)")                        \
     X(FAST_UNWIND, VT_OPT_BOOL, "1", 0, 1,                                       \
@@ -65,15 +65,19 @@ struct vt_path_facts {
     long pid;
     const char *host;
     const char *rank;  /* NULL or "": "norank" */
+    const char *local_rank; /* NULL or "": "nolocal" */
 };
 
-/* Expands %p %h %r %% in tmpl into out (unknown %x are kept as they are;
- * '/' in host and rank become '_'). Returns 0, or -1 if out is too small. */
+/* Expands %p %h %r %l %% in tmpl into out (unknown %x are kept as they are;
+ * '/' in host and ranks become '_'). Returns 0, or -1 if out is too small. */
 int vt_expand_path(const char *tmpl, const struct vt_path_facts *f, char *out, size_t outlen);
 
 /* The rank a launcher gave this process (RANK, OMPI_COMM_WORLD_RANK,
  * PMI_RANK, SLURM_PROCID, first set wins), or NULL. */
 const char *vt_rank_from_env(vt_env_lookup lookup, void *ctx);
+/* Its rank on this node (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPI_LOCALRANKID, SLURM_LOCALID, first set wins), or NULL. */
+const char *vt_local_rank_from_env(vt_env_lookup lookup, void *ctx);
 
 /* vt_say, the tracer's one-line output, is defined in say.c and declared
  * in recorder.h (the hooks use it too). */

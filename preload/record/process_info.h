@@ -10,7 +10,8 @@
 #include "trace_encoder.h"
 
 /* Environment variables worth keeping: they tell ranks, devices and the
- * allocator's configuration apart. */
+ * allocator's configuration apart, and which `vramtrace run` session the
+ * process belongs to (VRAMTRACE_SESSION*, docs/FORMAT.md "Sessions"). */
 #define VT_PROCESS_ENV_LIST(X) \
     X(RANK) X(LOCAL_RANK) X(WORLD_SIZE) X(LOCAL_WORLD_SIZE) X(GROUP_RANK)          \
     X(MASTER_ADDR) X(MASTER_PORT) X(CUDA_VISIBLE_DEVICES) X(CUDA_DEVICE_ORDER)      \
@@ -18,7 +19,9 @@
     X(CUDA_LAUNCH_BLOCKING) X(CUDA_MODULE_LOADING) X(NCCL_P2P_DISABLE)               \
     X(SLURM_PROCID) X(SLURM_LOCALID) X(SLURM_JOB_ID) X(SLURM_NTASKS)                \
     X(OMPI_COMM_WORLD_RANK) X(OMPI_COMM_WORLD_LOCAL_RANK) X(OMPI_COMM_WORLD_SIZE)   \
-    X(PMI_RANK) X(PMI_SIZE) X(TORCHELASTIC_RUN_ID)
+    X(PMI_RANK) X(PMI_SIZE) X(TORCHELASTIC_RUN_ID) X(TORCHELASTIC_RESTART_COUNT)      \
+    X(SLURM_NODEID) X(MPI_LOCALRANKID) X(VRAMTRACE_SESSION) X(VRAMTRACE_SESSION_START) \
+    X(VRAMTRACE_SESSION_HOST) X(VRAMTRACE_SESSION_COMMAND)
 
 struct vt_process_info_buf {
     struct vt_process_facts facts;

@@ -357,6 +357,7 @@ static int build_path(bool child, const char *parent_path)
         .pid = (long)getpid(),
         .host = host,
         .rank = vt_rank_from_env(env_lookup, NULL),
+        .local_rank = vt_local_rank_from_env(env_lookup, NULL),
     };
     if (vt_expand_path(R.output_template, &f, R.path, sizeof R.path) != 0)
         return -1;

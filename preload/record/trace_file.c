@@ -26,6 +26,61 @@ int vt_trace_file_alternative(const char *path, unsigned n, char *out, size_t ou
     return w < 0 || (size_t)w >= outlen ? -1 : 0;
 }
 
+/* Creates the directories path names that do not exist yet, mode 0700, as
+ * `mkdir -p` would, so that a pattern naming a new directory per run
+ * (traces/run7/rank%r.vtrace) just works. A component that exists when it is
+ * looked at is the user's: followed, symlink or not (/home may be a link).
+ * One that did not exist must end up a directory of ours: made by this
+ * process or by another of the same user racing to make it (every rank of a
+ * job starts at once), never a symlink or another user's directory that
+ * appeared meanwhile (ELOOP, EPERM: refused, nothing is written there).
+ * Returns 0 or an errno. No allocation: the writer thread calls it. */
+static int make_parents(const char *path)
+{
+    char dir[4096];
+    size_t len = strlen(path);
+    if (len >= sizeof dir)
+        return ENAMETOOLONG;
+    memcpy(dir, path, len + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0; /* in the current or the root directory */
+    *slash = '\0';
+    for (char *p = dir + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        if (p[-1] == '/') { /* "a//b": nothing between */
+            if (last)
+                break;
+            continue;
+        }
+        *p = '\0';
+        struct stat st;
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return ENOTDIR;
+        } else if (errno != ENOENT) {
+            return errno;
+        } else if (mkdir(dir, 0700) != 0) {
+            if (errno != EEXIST)
+                return errno;
+            if (lstat(dir, &st) != 0)
+                return errno;
+            if (S_ISLNK(st.st_mode))
+                return ELOOP;
+            if (!S_ISDIR(st.st_mode))
+                return ENOTDIR;
+            if (st.st_uid != geteuid())
+                return EPERM;
+        }
+        if (last)
+            break;
+        *p = '/';
+    }
+    return 0;
+}
+
 static int create_new(const char *path)
 {
     int fd;
@@ -48,6 +103,14 @@ int vt_trace_file_create(const char *path, char *actual, size_t actual_len,
 {
     *alternatives = 0;
     int fd = create_new(path);
+    if (fd < 0 && errno == ENOENT) {
+        int err = make_parents(path);
+        if (err) {
+            errno = err;
+            return -1;
+        }
+        fd = create_new(path);
+    }
     if (fd >= 0 || (errno != EEXIST && errno != ELOOP) || !taken_by_file_or_link(path)) {
         int err = errno;
         if (fd >= 0 && snprintf(actual, actual_len, "%s", path) >= (int)actual_len) {

@@ -112,7 +112,8 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and json.loads(out)["processes"][0]["truncated"] is True, "cut trace reported")
     check("byte %d" % facts["cut_end"] in err, "cut trace names where it ends")
     rc, out, err = run("report", corrupt)
-    check(rc == 2 and "corrupt.vtrace: byte " in err, "corrupt trace exits 2 with an offset")
+    check(rc == 3 and "corrupt.vtrace: byte " in err, "corrupt trace exits 3 with an offset")
+    check(out.startswith("vramtrace report: 1 process"), "a corrupt trace is reported up to its error")
     check(str(facts["corrupt_chunk"]) in err, "corrupt trace names the chunk's offset")
     junk = os.path.join(d, "junk.vtrace")
     with open(junk, "wb") as f:
@@ -179,7 +180,12 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("run", "-o", os.path.join(d, "r.%p.vtrace"), "--", "sh", "-c", "exit 3", env=env)
     check(rc == 3, "run passes the exit status (got %d: %s)" % (rc, err))
     rc, out, err = run("run", "--", "sh", "-c", "kill -TERM $$", env=env)
-    check(rc == 128 + 15, "run reports 128+signal (got %d)" % rc)
+    check(rc == -15, "run dies of the signal that killed the command (got %d)" % rc)
+    rc, out, err = run("run", "--", "sh", "-c", "kill -KILL $$", env=env)
+    check(rc == -9, "run dies of SIGKILL when the command did (got %d)" % rc)
+    rc, out, err = run("run", "-o", os.path.join(good, "sub", "x.%p.vtrace"), "--", "true", env=env)
+    check(rc == 0 and "cannot make the trace directory" in err and "runs untraced" in err,
+          "run says when -o's directory cannot be made, and runs the command anyway")
     rc, out, err = run("run", "--", "/nonexistent/cmd", env=env)
     check(rc == 127, "run of a missing command exits 127")
     rc, out, err = run("run", "--", "sh", "-c", 'printf "%s" "$LD_PRELOAD"', env=env)

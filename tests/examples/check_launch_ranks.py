@@ -25,7 +25,8 @@ for pid, rank in ranks.items():
     peaks[pid] = led.peak(pid, rank % 2)
     if devs:
         run.equal("rank %d peak_bytes" % rank, devs[0]["peak_bytes"], peaks[pid])
-    run.says_row(str(pid), str(rank), "device %d" % (rank % 2), format_bytes(peaks[pid]))
+    # pid, rank, local rank (LOCAL_RANK: the same on one node)
+    run.says_row(str(pid), str(rank), str(rank), "device %d" % (rank % 2), format_bytes(peaks[pid]))
 
 if len(set(peaks.values())) < 2:
     run.fail("the ledger shows no imbalance: the example changed")

@@ -159,12 +159,33 @@ static void test_planted_symlink_not_followed(void **state)
     assert_int_equal(access(target, F_OK), -1);
 }
 
-static void test_missing_and_unwritable_directories(void **state)
+/* Missing directories are made, 0700, like `mkdir -p`; an existing link
+ * on the way is the user's and is followed. */
+static void test_missing_directories_made(void **state)
+{
+    (void)state;
+    char path[1024], made[1024], link[1024];
+    snprintf(path, sizeof path, "%s/no//such/dir/t.vtrace", dir);
+    expect_fallback(path, path);
+    struct stat st;
+    snprintf(made, sizeof made, "%s/no", dir);
+    assert_int_equal(lstat(made, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0077, 0);
+    snprintf(made, sizeof made, "%s/no/such/dir", dir);
+    assert_int_equal(lstat(made, &st), 0);
+    assert_int_equal(st.st_mode & 0077, 0);
+    snprintf(link, sizeof link, "%s/linked", dir);
+    assert_int_equal(symlink(made, link), 0);
+    snprintf(path, sizeof path, "%s/linked/deeper/t.vtrace", dir);
+    snprintf(made, sizeof made, "%s/no/such/dir/deeper/t.vtrace", dir);
+    expect_fallback(path, made);
+}
+
+static void test_unwritable_directories(void **state)
 {
     (void)state;
     char path[1024];
-    snprintf(path, sizeof path, "%s/no/such/dir/t.vtrace", dir);
-    expect_refused(path);
     snprintf(path, sizeof path, "%s/victim/t.vtrace", dir); /* a file as directory */
     FILE *f = fopen(path, "r");
     assert_null(f);
@@ -297,7 +318,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_existing_file_untouched),
         cmocka_unit_test(test_planted_symlink_not_followed),
-        cmocka_unit_test(test_missing_and_unwritable_directories),
+        cmocka_unit_test(test_missing_directories_made),
+        cmocka_unit_test(test_unwritable_directories),
         cmocka_unit_test(test_dev_full_refused),
         cmocka_unit_test(test_all_numbered_names_taken),
         cmocka_unit_test(test_disk_full_while_writing),

@@ -128,6 +128,11 @@ static void test_path_template(void **state)
     f.rank = NULL;
     assert_int_equal(vt_expand_path("r%r", &f, out, sizeof out), 0);
     assert_string_equal(out, "rnorank");
+    assert_int_equal(vt_expand_path("l%l", &f, out, sizeof out), 0);
+    assert_string_equal(out, "lnolocal");
+    f.local_rank = "1";
+    assert_int_equal(vt_expand_path("node/local%l", &f, out, sizeof out), 0);
+    assert_string_equal(out, "node/local1");
     f.host = "evil/../host"; /* a host name never makes a directory */
     assert_int_equal(vt_expand_path("%h", &f, out, sizeof out), 0);
     assert_string_equal(out, "evil_.._host");
@@ -146,6 +151,11 @@ static void test_rank_sources(void **state)
     assert_string_equal(vt_rank_from_env(lookup, &slurm), "5");
     struct env both = {{{"SLURM_PROCID", "5"}, {"RANK", "2"}, {NULL, NULL}}};
     assert_string_equal(vt_rank_from_env(lookup, &both), "2"); /* RANK wins */
+    assert_null(vt_local_rank_from_env(lookup, &both));
+    struct env local = {{{"SLURM_LOCALID", "1"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {NULL, NULL}}};
+    assert_string_equal(vt_local_rank_from_env(lookup, &local), "3"); /* Open MPI's before SLURM's */
+    struct env torch = {{{"SLURM_LOCALID", "1"}, {"LOCAL_RANK", "0"}, {NULL, NULL}}};
+    assert_string_equal(vt_local_rank_from_env(lookup, &torch), "0"); /* LOCAL_RANK wins */
 }
 
 int main(void)

@@ -106,7 +106,11 @@ void tc_remove_tmpdir(const char *dir)
             continue;
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            tc_remove_tmpdir(p); /* directories the tracer made */
+        else
+            unlink(p);
     }
     closedir(d);
     rmdir(dir);

@@ -207,9 +207,11 @@ def expect_one_line(name, plain, traced, what):
 def scenario_disk():
     cmd = [A.client, "load", "2", "20000"]
     with tempfile.TemporaryDirectory(prefix="vt-rel-disk-") as tmp:
+        with open(os.path.join(tmp, "afile"), "w"):
+            pass
         cases = [("dev_full", "/dev/full", "File exists", None),
-                 ("missing_dir", os.path.join(tmp, "no", "such", "t.%p.vtrace"),
-                  "No such file", None)]
+                 ("file_for_dir", os.path.join(tmp, "afile", "such", "t.%p.vtrace"),
+                  "Not a directory", None)]
         if os.geteuid() == 0:
             # root writes through directory permissions: sysfs refuses it
             cases.append(("read_only_dir", "/sys/vt-cannot-be-here.%p.vtrace",

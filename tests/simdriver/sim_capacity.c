@@ -208,8 +208,28 @@ static uint64_t sum_used(const struct usage_table *t, int dev)
     return sum;
 }
 
-int vtsim_device_count(void) { return get_table()->devices; }
-uint64_t vtsim_capacity(int dev) { return get_table()->capacity[dev]; }
+/* CUDA_VISIBLE_DEVICES: ordinal i is physical device visible[i]; the
+ * table (shared by every process on the node) is indexed physically, so two
+ * processes seeing one GPU under different ordinals compete for it. */
+int vtsim_device_count(void)
+{
+    const struct vtsim_config *c = vtsim_config();
+    int physical = get_table()->devices;
+    if (!c->has_visible)
+        return physical;
+    int n = 0;
+    while (n < c->nvisible && c->visible[n] < physical)
+        n++;
+    return n;
+}
+
+int vtsim_physical_device(int dev)
+{
+    const struct vtsim_config *c = vtsim_config();
+    return c->has_visible && dev >= 0 && dev < c->nvisible ? c->visible[dev] : dev;
+}
+
+uint64_t vtsim_capacity(int dev) { return get_table()->capacity[vtsim_physical_device(dev)]; }
 
 uint64_t vtsim_charge_size(uint64_t size)
 {
@@ -221,6 +241,7 @@ uint64_t vtsim_charge_size(uint64_t size)
 
 CUresult vtsim_charge(int dev, uint64_t bytes)
 {
+    dev = vtsim_physical_device(dev);
     struct usage_table *t = get_table();
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     lock_table(t);
@@ -237,6 +258,7 @@ CUresult vtsim_charge(int dev, uint64_t bytes)
 
 void vtsim_uncharge(int dev, uint64_t bytes)
 {
+    dev = vtsim_physical_device(dev);
     struct usage_table *t = get_table();
     lock_table(t);
     struct proc_slot *s = my_slot(t);
@@ -247,6 +269,7 @@ void vtsim_uncharge(int dev, uint64_t bytes)
 
 uint64_t vtsim_used_all(int dev)
 {
+    dev = vtsim_physical_device(dev);
     struct usage_table *t = get_table();
     lock_table(t);
     sweep_dead(t);
@@ -257,6 +280,7 @@ uint64_t vtsim_used_all(int dev)
 
 uint64_t vtsim_used_mine(int dev)
 {
+    dev = vtsim_physical_device(dev);
     struct usage_table *t = get_table();
     lock_table(t);
     struct proc_slot *s = my_slot(t);

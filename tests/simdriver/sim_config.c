@@ -118,6 +118,33 @@ static void read_config(void)
         else
             snprintf(config.shared, sizeof config.shared, "%s", env);
     }
+    /* As the real driver: a comma list of physical ordinals, read up to the
+     * first entry that is not one (or repeats one); set but empty: no device.
+     * Ordinals past the node's devices end it too (sim_capacity.c). */
+    env = getenv("CUDA_VISIBLE_DEVICES");
+    if (env) {
+        config.has_visible = 1;
+        for (const char *p = env; *p && config.nvisible < VTSIM_MAX_DEVICES;) {
+            while (*p == ' ')
+                p++;
+            char *end;
+            long d = strtol(p, &end, 10);
+            if (end == p || d < 0 || d >= VTSIM_MAX_DEVICES || (*end && *end != ',' && *end != ' '))
+                break;
+            int dup = 0;
+            for (int i = 0; i < config.nvisible; i++)
+                dup |= config.visible[i] == (int)d;
+            if (dup)
+                break;
+            config.visible[config.nvisible++] = (int)d;
+            p = end;
+            while (*p == ' ')
+                p++;
+            if (*p != ',')
+                break;
+            p++;
+        }
+    }
     config.ledger_fd = open_log("VTSIM_LEDGER");
     config.lookup_fd = open_log("VTSIM_LOOKUP_LOG");
 }

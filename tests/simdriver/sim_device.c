@@ -43,7 +43,16 @@ VTSIM_EXPORT CUresult cuInit(unsigned int flags)
     if (r == CUDA_SUCCESS && !vtsim_is_initialized()) {
         vtsim_device_count();  /* sets up the (maybe shared) usage table now */
         vtsim_set_initialized();
-        vtsim_ledger("init", r, "devices=%d", vtsim_device_count());
+        if (vtsim_config()->has_visible) {
+            char map[VTSIM_MAX_DEVICES * 4 + 1] = "";
+            size_t o = 0;
+            for (int d = 0; d < vtsim_device_count(); d++)
+                o += (size_t)snprintf(map + o, sizeof map - o, "%s%d", d ? "," : "",
+                                      vtsim_physical_device(d));
+            vtsim_ledger("init", r, "devices=%d\tvisible=%s", vtsim_device_count(), map);
+        } else {
+            vtsim_ledger("init", r, "devices=%d", vtsim_device_count());
+        }
     }
     return r;
 }
@@ -90,20 +99,21 @@ VTSIM_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         return r;
     if (!name || len <= 0)
         return CUDA_ERROR_INVALID_VALUE;
-    snprintf(name, (size_t)len, "Simulated GPU %d (%.2f GiB)", (int)dev,
+    snprintf(name, (size_t)len, "Simulated GPU %d (%.2f GiB)", vtsim_physical_device(dev),
              (double)vtsim_capacity(dev) / (double)(1ull << 30));
     return CUDA_SUCCESS;
 }
 
-/* Stable per ordinal, and per shared-ledger name, so two processes sharing a
- * simulated device see the same UUID. */
+/* Stable per physical device, and per shared-ledger name, so two processes
+ * sharing a simulated device see the same UUID, whatever ordinal
+ * CUDA_VISIBLE_DEVICES gives it in each. */
 static void fill_uuid(CUuuid *uuid, CUdevice dev)
 {
     const char *shared = vtsim_config()->shared;
     uint64_t h = 1469598103934665603ull;  /* FNV-1a */
     for (const char *p = shared; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ (uint64_t)(dev + 1)) * 1099511628211ull;
+    h = (h ^ (uint64_t)(vtsim_physical_device(dev) + 1)) * 1099511628211ull;
     for (int i = 0; i < 16; i++) {
         h = (h ^ (uint64_t)i) * 1099511628211ull;
         uuid->bytes[i] = (char)(h >> 56);

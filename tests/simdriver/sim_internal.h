@@ -24,6 +24,9 @@ struct vtsim_config {
     uint64_t context_bytes;   /* charged per context created on a device */
     uint64_t granule;         /* charge rounding, >= 512 */
     char shared[96];          /* VTSIM_SHARED name, "" when private */
+    int has_visible;          /* CUDA_VISIBLE_DEVICES is set */
+    int nvisible;             /* its valid leading entries (before any bad one) */
+    int visible[VTSIM_MAX_DEVICES]; /* ordinal -> physical device */
     int ledger_fd;            /* VTSIM_LEDGER, -1 when off */
     int lookup_fd;            /* VTSIM_LOOKUP_LOG, -1 when off */
 };
@@ -41,7 +44,8 @@ void vtsim_set_initialized(void);
 void vtsim_on_fork_child(void (*fn)(void));
 
 /* ---- device capacity accounting (sim_capacity.c; local or shm shared) ---- */
-int vtsim_device_count(void);
+int vtsim_device_count(void);                     /* what CUDA_VISIBLE_DEVICES leaves */
+int vtsim_physical_device(int dev);               /* the physical device behind ordinal dev */
 uint64_t vtsim_capacity(int dev);
 uint64_t vtsim_charge_size(uint64_t size);        /* rounded to the granule */
 CUresult vtsim_charge(int dev, uint64_t bytes);   /* OUT_OF_MEMORY if it does not fit */

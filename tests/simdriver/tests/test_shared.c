@@ -1,6 +1,8 @@
 /* Several processes on one simulated GPU (VTSIM_SHARED): each sees the
  * others' usage, capacity is shared, a normal exit and a SIGKILL both give
- * the memory back, and a forked child registers as its own process. */
+ * the memory back, a forked child registers as its own process, and a
+ * process whose CUDA_VISIBLE_DEVICES renumbers the devices shares the
+ * physical one. */
 #include "sim_test.h"
 #include "sim_test_context.h"
 
@@ -154,6 +156,38 @@ static void test_forked_child_is_its_own_process(void **state)
     vtsim_ledger_free(&l);
 }
 
+static void uuid_hex(int dev, char hex[40])
+{
+    CUuuid u;
+    assert_int_equal(cuDeviceGetUuid(&u, dev), CUDA_SUCCESS);
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)u.bytes[i]);
+}
+
+/* CUDA_VISIBLE_DEVICES=1: the peer's device 0 is my device 1 - the same
+ * UUID, the same capacity - and what it holds is not on my device 0. */
+static void test_visible_devices(void **state)
+{
+    (void)state;
+    size_t before = free_now();
+    struct peer peer;
+    char line[128];
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    int rc = start_peer(&peer, 1 * GiB, line, sizeof line);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    assert_int_equal(rc, 0);
+    size_t peer_free = 0;
+    char peer_uuid[40] = "", mine0[40], mine1[40];
+    assert_int_equal(sscanf(line, "held %zu %39s", &peer_free, peer_uuid), 2);
+    assert_int_equal(peer_free, 4 * GiB - 256 * MiB - 1 * GiB); /* alone on physical device 1 */
+    assert_int_equal(free_now(), before);                       /* my device 0: untouched */
+    uuid_hex(0, mine0);
+    uuid_hex(1, mine1);
+    assert_string_equal(peer_uuid, mine1);
+    assert_string_not_equal(peer_uuid, mine0);
+    assert_int_equal(finish_peer(&peer, 0), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -163,11 +197,13 @@ int main(int argc, char **argv)
     snprintf(shm_name, sizeof shm_name, "/vtsim-%s", name);
     setenv("VTSIM_SHARED", name, 1);
     setenv("VTSIM_MEMORY", "4GiB", 1);
+    setenv("VTSIM_DEVICES", "2", 1);
     setenv("VTSIM_CONTEXT_BYTES", "256MiB", 1);
     simtest_setup_logs(&ledger_path, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_processes_share_capacity),
         cmocka_unit_test(test_forked_child_is_its_own_process),
+        cmocka_unit_test(test_visible_devices),
     };
     int failed = cmocka_run_group_tests(tests, simtest_primary_context, NULL);
     shm_unlink(shm_name);
