@@ -110,20 +110,21 @@ static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_array(j);
     vt_json_key(j, "t");
     vt_json_begin_array(j);
-    for (size_t p = 0; p < s->npoints; p++)
-        vt_json_uint(j, s->t[p] - tl->t0);
+    const struct vt_column_series *c = &s->cols;
+    for (size_t p = 0; p < c->npoints; p++)
+        vt_json_uint(j, c->t[p] - tl->grid.t0);
     vt_json_end_array(j);
     vt_json_key(j, "total");
     vt_json_begin_array(j);
-    for (size_t p = 0; p < s->npoints; p++)
-        vt_json_uint(j, s->total[p]);
+    for (size_t p = 0; p < c->npoints; p++)
+        vt_json_uint(j, c->total[p]);
     vt_json_end_array(j);
     vt_json_key(j, "site_bytes");
     vt_json_begin_array(j);
     for (size_t k = 0; k < s->nsites; k++) {
         vt_json_begin_array(j);
-        for (size_t p = 0; p < s->npoints; p++)
-            vt_json_uint(j, s->site_bytes[p * s->nsites + k]);
+        for (size_t p = 0; p < c->npoints; p++)
+            vt_json_uint(j, c->parts[p * s->nsites + k]);
         vt_json_end_array(j);
     }
     vt_json_end_array(j);
@@ -148,11 +149,11 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, 
         vt_json_kv_string(j, "file", rep->a->inputs[i].path);
         /* what the text report counts "+1.234s" from (vt_format_reltime) */
         const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
-        bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->t0;
-        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->t0);
-        vt_json_kv_uint(j, "t0_ns", t->t0);
-        vt_json_kv_uint(j, "t1_ns", t->t1);
-        vt_json_kv_uint(j, "bucket_ns", t->bucket_ns);
+        bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->grid.t0;
+        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->grid.t0);
+        vt_json_kv_uint(j, "t0_ns", t->grid.t0);
+        vt_json_kv_uint(j, "t1_ns", t->grid.t1);
+        vt_json_kv_uint(j, "bucket_ns", t->grid.width);
         vt_json_key(j, "series");
         vt_json_begin_array(j);
         for (size_t k = 0; k < t->nseries; k++)
@@ -169,8 +170,8 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, 
             vt_json_begin_array(j);
             for (size_t s = 0; s < p->nspans; s++) {
                 vt_json_begin_array(j);
-                vt_json_uint(j, p->spans[2 * s] - t->t0);
-                vt_json_uint(j, p->spans[2 * s + 1] - t->t0);
+                vt_json_uint(j, p->spans[2 * s] - t->grid.t0);
+                vt_json_uint(j, p->spans[2 * s + 1] - t->grid.t0);
                 vt_json_end_array(j);
             }
             vt_json_end_array(j);
