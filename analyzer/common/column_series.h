@@ -1,8 +1,9 @@
 /*
  * A quantity over time, downsampled to a screen's resolution as it is fed:
  * the series the HTML report draws (docs/REPORT.md, "HTML report"), for a
- * trace's ledgers (replay/timeline.c); in common/ so that a stage that may
- * not use replay/ can downsample too.
+ * trace's ledgers (replay/timeline.c) and a snapshot's allocated and
+ * reserved bytes (snapshot/snapshot_series.c: snapshot/ may not use
+ * replay/, so the downsampler lives here).
  *
  * The span [t0, t1] (any unit: ns, us, trace entries) is cut into `columns`
  * equal columns (about one pixel each). Each column that saw a value keeps

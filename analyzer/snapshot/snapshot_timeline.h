@@ -68,8 +68,8 @@ bool vt_snap_timeline_is_free(const struct vt_snap_timeline *t, const struct vt_
 /* The allocated and reserved totals after event e, from those before it:
  * an alloc adds its size to allocated, a free (as above) takes it away, a
  * segment_alloc or segment_map adds to reserved, a segment_free or
- * segment_unmap takes away (never below 0). The analysis's walk finds
- * the peaks with it: one rule for whatever follows the totals. */
+ * segment_unmap takes away (never below 0). The one rule for the walk of
+ * the analysis (its peaks) and the HTML report's series. */
 void vt_snap_totals_step(const struct vt_snap_timeline *t, const struct vt_snap_event *e,
                          uint64_t *allocated, uint64_t *reserved);
 
