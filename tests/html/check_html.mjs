@@ -87,36 +87,13 @@ function traceExample(argv, env, okStatus) {
   run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
   return [out];
 }
-// A snapshot whose trace ends in an oom entry (as tests/simulate/check_simulate.py
-// builds it): 8 MiB live in a 20 MiB segment, a 16 MiB request with 4 MiB
-// free on the device: fragmented. No time_us: the x axis counts entries.
+// A snapshot whose trace ends in an oom entry, written by Python's pickle
+// (tests/snapshot/oom_snapshot.py, as tests/simulate uses it): 8 MiB live
+// in a 20 MiB segment, a 16 MiB request with 4 MiB free on the device:
+// fragmented. No time_us: the x axis counts entries.
 function oomSnapshot() {
   const file = path.join(tmp, "oom.pickle");
-  const py = `
-import pickle, sys
-MiB = 1 << 20
-BASE = 0x7f0000000000
-snap = {
-    "segments": [{"device": 0, "address": BASE, "total_size": 20 * MiB, "stream": 0,
-                  "segment_type": "large", "allocated_size": 8 * MiB, "active_size": 8 * MiB,
-                  "requested_size": 8 * MiB,
-                  "blocks": [{"address": BASE, "size": 8 * MiB, "requested_size": 8 * MiB,
-                              "state": "active_allocated", "frames": []},
-                             {"address": BASE + 8 * MiB, "size": 12 * MiB, "requested_size": 0,
-                              "state": "inactive", "frames": []}]}],
-    "device_traces": [[
-        {"action": "segment_alloc", "addr": BASE, "size": 20 * MiB, "stream": 0, "frames": []},
-        {"action": "alloc", "addr": BASE, "size": 8 * MiB, "stream": 0, "frames": []},
-        {"action": "alloc", "addr": BASE + 8 * MiB, "size": 10 * MiB, "stream": 0, "frames": []},
-        {"action": "free_requested", "addr": BASE + 8 * MiB, "size": 10 * MiB, "stream": 0, "frames": []},
-        {"action": "free_completed", "addr": BASE + 8 * MiB, "size": 10 * MiB, "stream": 0, "frames": []},
-        {"action": "oom", "size": 16 * MiB, "device_free": 4 * MiB, "stream": 0, "frames": []},
-    ]],
-}
-with open(sys.argv[1], "wb") as f:
-    pickle.dump(snap, f, protocol=4)
-`;
-  run(["python3", "-c", py, file], {});
+  run(["python3", path.join(src, "tests", "snapshot", "oom_snapshot.py"), file], {});
   return file;
 }
 const scenario = args.scenario || "files";
