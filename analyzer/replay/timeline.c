@@ -9,25 +9,14 @@
 void vt_timeline_init(struct vt_timeline *tl, uint64_t t0, uint64_t t1, size_t buckets)
 {
     memset(tl, 0, sizeof *tl);
-    if (buckets == 0)
-        buckets = 1;
-    if (t1 < t0)
-        t1 = t0;
-    tl->t0 = t0;
-    tl->t1 = t1;
-    tl->buckets = buckets;
-    uint64_t span = t1 - t0 + 1;
-    tl->bucket_ns = span / buckets + (span % buckets != 0);
+    vt_column_grid_init(&tl->grid, t0, t1, buckets);
 }
 
 void vt_timeline_free(struct vt_timeline *tl)
 {
     for (size_t i = 0; i < tl->nseries; i++) {
-        struct vt_timeline_series *s = &tl->series[i];
-        free(s->t);
-        free(s->total);
-        free(s->site_bytes);
-        free(s->slot_of);
+        vt_column_series_free(&tl->series[i].cols);
+        free(tl->series[i].slot_of);
     }
     free(tl->series);
     for (size_t i = 0; i < tl->nphases; i++)
@@ -48,41 +37,13 @@ bool vt_timeline_add_series(struct vt_timeline *tl, int64_t device, enum vt_cate
     s->device = device;
     s->category = category;
     s->nsites = nsites < VT_TIMELINE_SITES ? nsites : VT_TIMELINE_SITES;
-    memcpy(s->sites, sites, s->nsites * sizeof *sites);
-    /* Two points a column, the start and the end: known in advance. */
-    s->cap = 2 * tl->buckets + 4;
-    s->t = malloc(s->cap * sizeof *s->t);
-    s->total = malloc(s->cap * sizeof *s->total);
-    s->site_bytes = calloc(s->cap * (s->nsites ? s->nsites : 1), sizeof *s->site_bytes);
-    if (!s->t || !s->total || !s->site_bytes) {
-        free(s->t);
-        free(s->total);
-        free(s->site_bytes);
+    if (s->nsites)
+        memcpy(s->sites, sites, s->nsites * sizeof *sites);
+    /* the ledger starts empty */
+    if (!vt_column_series_init(&s->cols, &tl->grid, s->nsites, 0, NULL))
         return false;
-    }
     tl->nseries++;
     return true;
-}
-
-static void point(struct vt_timeline_series *s, uint64_t t, uint64_t total, const uint64_t *sites)
-{
-    if (s->npoints == s->cap)
-        return; /* cannot happen: two a column, and the start and the end */
-    s->t[s->npoints] = t;
-    s->total[s->npoints] = total;
-    memcpy(&s->site_bytes[s->npoints * s->nsites], sites, s->nsites * sizeof *sites);
-    s->npoints++;
-}
-
-/* Ends the current column: its maximum, then its last value if it came later. */
-static void end_bucket(struct vt_timeline_series *s)
-{
-    if (!s->in_bucket)
-        return;
-    point(s, s->t_max, s->max, s->max_sites);
-    if (s->now != s->max || s->t_last != s->t_max)
-        point(s, s->t_last, s->now, s->cur);
-    s->in_bucket = false;
 }
 
 static struct vt_timeline_series *series_for(struct vt_timeline *tl, const struct vt_replay *rp,
@@ -138,28 +99,10 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
     struct vt_timeline_series *s = series_for(tl, rp, l);
     if (!s)
         return;
-    uint64_t t = rp->last_time_ns < tl->t0 ? tl->t0 : rp->last_time_ns;
-    uint64_t bucket = (t - tl->t0) / tl->bucket_ns;
-    if (s->in_bucket && bucket != s->bucket)
-        end_bucket(s);
     int k = slot_of(tl, s, l, e->site);
     if (k >= 0)
         s->cur[k] += begins ? e->size : (uint64_t)0 - e->size;
-    s->now = l->sites.total_bytes;
-    if (!s->in_bucket) {
-        if (s->npoints == 0) /* the ledger starts empty */
-            point(s, tl->t0, 0, (const uint64_t[VT_TIMELINE_SITES]){0});
-        s->in_bucket = true;
-        s->bucket = bucket;
-        s->max = s->now;
-        s->t_max = t;
-        memcpy(s->max_sites, s->cur, sizeof s->cur);
-    } else if (s->now > s->max) {
-        s->max = s->now;
-        s->t_max = t;
-        memcpy(s->max_sites, s->cur, sizeof s->cur);
-    }
-    s->t_last = t;
+    vt_column_series_set(&s->cols, &tl->grid, rp->last_time_ns, l->sites.total_bytes, s->cur);
 }
 
 static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t time_ns, bool opens)
@@ -182,12 +125,12 @@ static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t ti
         memset(p, 0, sizeof *p);
         p->name = name;
     }
-    uint64_t t = time_ns < tl->t0 ? tl->t0 : time_ns;
+    uint64_t t = time_ns < tl->grid.t0 ? tl->grid.t0 : time_ns;
     if (opens) {
         if (p->open++)
             return;
         /* Less than a column after the previous span: the same span. */
-        if (p->nspans && t - p->spans[2 * p->nspans - 1] < tl->bucket_ns)
+        if (p->nspans && t - p->spans[2 * p->nspans - 1] < tl->grid.width)
             return;
         size_t cap2 = p->cap;
         if (!vt_grow_array((void **)&p->spans, &cap2, 2 * (p->nspans + 1), sizeof *p->spans)) {
@@ -217,15 +160,11 @@ void vt_timeline_attach(struct vt_timeline *tl, struct vt_replay *rp)
 
 void vt_timeline_finish(struct vt_timeline *tl)
 {
-    for (size_t i = 0; i < tl->nseries; i++) {
-        struct vt_timeline_series *s = &tl->series[i];
-        end_bucket(s);
-        if (s->npoints && s->t[s->npoints - 1] < tl->t1)
-            point(s, tl->t1, s->now, s->cur);
-    }
+    for (size_t i = 0; i < tl->nseries; i++)
+        vt_column_series_finish(&tl->series[i].cols, &tl->grid);
     for (size_t i = 0; i < tl->nphases; i++) {
         struct vt_timeline_phase *p = &tl->phases[i];
         if (p->open && p->nspans)
-            p->spans[2 * p->nspans - 1] = tl->t1;
+            p->spans[2 * p->nspans - 1] = tl->grid.t1;
     }
 }

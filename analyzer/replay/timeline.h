@@ -4,23 +4,24 @@
  * report").
  *
  * The time from the process's first to its last event is cut into
- * `buckets` equal columns (about one pixel each). For every ledger, each
- * column that saw a change keeps two points: its maximum (the first instant
- * the ledger's total reached it, with the bytes of each tracked site then)
- * and its last value (the total and tracked sites after its last change).
- * Nothing between two changes is lost that a pixel could show, and the
- * maximum is exact: the column holding the ledger's peak has the peak's
- * bytes at the peak's time, split by site as the report's peak breakdown
- * splits it. The tracked sites are chosen before the replay (the top sites
- * at the peak of a first pass); the rest of a total is "other".
+ * `buckets` equal columns (about one pixel each), and every ledger's total
+ * is downsampled onto them by common/column_series.h: each column that saw
+ * a change keeps two points, its maximum (the first instant the ledger's
+ * total reached it, with the bytes of each tracked site then) and its last
+ * value (the total and tracked sites after its last change). Nothing
+ * between two changes is lost that a pixel could show, and the maximum is
+ * exact: the column holding the ledger's peak has the peak's bytes at the
+ * peak's time, split by site as the report's peak breakdown splits it. The
+ * tracked sites are chosen before the replay (the top sites at the peak of
+ * a first pass); the rest of a total is "other".
  *
  * Phases: for each name, the spans during which a range of it was open,
  * spans less than a column apart merged (so at most about `buckets` spans
  * a name, however many steps a run has).
  *
- * Fed by the replay's on_live and on_range hooks (replay.h): O(1) per
- * memory event, O(tracked sites) when a column reaches a new maximum or
- * ends; memory O(buckets x (ledgers + phase names)), never O(trace length).
+ * Fed by the replay's on_live and on_range hooks (replay.h): O(tracked
+ * sites) per memory event (at most 8 counters copied); memory
+ * O(buckets x (ledgers + phase names)), never O(trace length).
  */
 #ifndef VRAMTRACE_REPLAY_TIMELINE_H
 #define VRAMTRACE_REPLAY_TIMELINE_H
@@ -29,9 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "column_series.h"
 #include "replay.h"
 
-#define VT_TIMELINE_SITES 8             /* tracked sites a ledger, at most */
+#define VT_TIMELINE_SITES VT_COLUMN_PARTS_MAX /* tracked sites a ledger, at most */
 #define VT_TIMELINE_BUCKETS_DEFAULT 1600
 #define VT_TIMELINE_BUCKETS_MAX 100000
 
@@ -44,18 +46,13 @@ struct vt_timeline_series {
     enum vt_category category;
     struct vt_timeline_site sites[VT_TIMELINE_SITES];
     size_t nsites;
-    /* the points, in time order: t[i] (trace ns), total[i], and the bytes of
-     * each tracked site then, site_bytes[i * nsites + k] */
-    uint64_t *t, *total, *site_bytes;
-    size_t npoints, cap;
+    /* the points, in time order: cols.t[i] (trace ns), cols.total[i], and
+     * the bytes of each tracked site then, cols.parts[i * nsites + k] */
+    struct vt_column_series cols;
     /* while it runs */
     uint8_t *slot_of;        /* per site index of the ledger: 0 not looked up, 1 untracked, 2 + k */
     size_t nslot_of;
     uint64_t cur[VT_TIMELINE_SITES];
-    uint64_t now;            /* the ledger's total */
-    uint64_t bucket;         /* the current column */
-    bool in_bucket;
-    uint64_t max, t_max, t_last, max_sites[VT_TIMELINE_SITES];
 };
 
 struct vt_timeline_phase {
@@ -66,9 +63,7 @@ struct vt_timeline_phase {
 };
 
 struct vt_timeline {
-    uint64_t t0, t1;         /* the process's first and last event */
-    uint64_t bucket_ns;
-    size_t buckets;
+    struct vt_column_grid grid; /* t0, t1: the process's first and last event (ns) */
     struct vt_timeline_series *series;
     size_t nseries;
     long series_of[VT_LEDGERS_MAX]; /* per ledger index of the replay: series + 1, 0 unknown, -1 none */

@@ -115,7 +115,7 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
     if (fclose(mem) != 0)
         status = 2;
     if (status == 0)
-        status = vt_report_html(rep, doc, len, table_rows, path, err);
+        status = vt_report_html(rep, snaps, nsnaps, opt, doc, len, table_rows, path, err);
     free(doc);
     return status;
 }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "html_assets.h"
+#include "snapshot_render.h"
+#include "snapshot_series.h"
 #include "timeline.h"
 
 bool vt_report_html_available(FILE *err)
@@ -110,30 +112,91 @@ static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_array(j);
     vt_json_key(j, "t");
     vt_json_begin_array(j);
-    for (size_t p = 0; p < s->npoints; p++)
-        vt_json_uint(j, s->t[p] - tl->t0);
+    const struct vt_column_series *c = &s->cols;
+    for (size_t p = 0; p < c->npoints; p++)
+        vt_json_uint(j, c->t[p] - tl->grid.t0);
     vt_json_end_array(j);
     vt_json_key(j, "total");
     vt_json_begin_array(j);
-    for (size_t p = 0; p < s->npoints; p++)
-        vt_json_uint(j, s->total[p]);
+    for (size_t p = 0; p < c->npoints; p++)
+        vt_json_uint(j, c->total[p]);
     vt_json_end_array(j);
     vt_json_key(j, "site_bytes");
     vt_json_begin_array(j);
     for (size_t k = 0; k < s->nsites; k++) {
         vt_json_begin_array(j);
-        for (size_t p = 0; p < s->npoints; p++)
-            vt_json_uint(j, s->site_bytes[p * s->nsites + k]);
+        for (size_t p = 0; p < c->npoints; p++)
+            vt_json_uint(j, c->parts[p * s->nsites + k]);
         vt_json_end_array(j);
     }
     vt_json_end_array(j);
     vt_json_end_object(j);
 }
 
+/* ---- the snapshots' allocated and reserved bytes ---- */
+
+static void points_json(struct vt_json *j, const char *key, const uint64_t *v, size_t n,
+                        uint64_t minus)
+{
+    vt_json_key(j, key);
+    vt_json_begin_array(j);
+    for (size_t p = 0; p < n; p++)
+        vt_json_uint(j, v[p] - minus);
+    vt_json_end_array(j);
+}
+
+/* [{"file", "devices": [{"device", "axis": "time_us" | "entry", "x0", "x1",
+ *   "column_width", "x": [...], "allocated": [...], "reserved": [...]}]}]
+ * per snapshot, in the document's order: each selected device with trace
+ * entries. x in the array: since x0. */
+static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
+                           const struct vt_report_options *opt, struct vt_json *j)
+{
+    bool ok = true;
+    vt_json_key(j, "snapshots");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < nsnaps; k++) {
+        const struct vt_snap_analysis *a = &snaps[k];
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "file", a->snap.path);
+        vt_json_key(j, "devices");
+        vt_json_begin_array(j);
+        for (size_t i = 0; i < a->ndevices; i++) {
+            const struct vt_snap_device *d = &a->devices[i];
+            if (!d->tl.nev || !vt_snap_device_selected(opt, d))
+                continue;
+            struct vt_snap_series s;
+            if (!vt_snap_series_build(&s, d, VT_TIMELINE_BUCKETS_DEFAULT)) {
+                vt_snap_series_free(&s);
+                ok = false;
+                continue;
+            }
+            vt_json_begin_object(j);
+            vt_json_kv_int(j, "device", d->device);
+            vt_json_kv_string(j, "axis", s.timed ? "time_us" : "entry");
+            vt_json_kv_uint(j, "x0", s.grid.t0);
+            vt_json_kv_uint(j, "x1", s.grid.t1);
+            vt_json_kv_uint(j, "column_width", s.grid.width);
+            points_json(j, "x", s.x, s.npoints, s.grid.t0);
+            points_json(j, "allocated", s.allocated, s.npoints, 0);
+            points_json(j, "reserved", s.reserved, s.npoints, 0);
+            vt_json_end_object(j);
+            vt_snap_series_free(&s);
+        }
+        vt_json_end_array(j);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    return ok;
+}
+
 /* {"vramtrace_timeline": 1, "buckets": N, "processes": [{"file", "origin_ns",
- *  "t0_ns", "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}]}
+ *  "t0_ns", "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}],
+ *  "snapshots": [...snapshots_json...]}
  * Times in the arrays are ns since t0_ns (docs/REPORT.md, "HTML report"). */
-static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, struct vt_json *j)
+static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
+                           const struct vt_snap_analysis *snaps, size_t nsnaps,
+                           const struct vt_report_options *opt, struct vt_json *j, FILE *err)
 {
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "vramtrace_timeline", 1);
@@ -148,11 +211,11 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, 
         vt_json_kv_string(j, "file", rep->a->inputs[i].path);
         /* what the text report counts "+1.234s" from (vt_format_reltime) */
         const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
-        bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->t0;
-        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->t0);
-        vt_json_kv_uint(j, "t0_ns", t->t0);
-        vt_json_kv_uint(j, "t1_ns", t->t1);
-        vt_json_kv_uint(j, "bucket_ns", t->bucket_ns);
+        bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->grid.t0;
+        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->grid.t0);
+        vt_json_kv_uint(j, "t0_ns", t->grid.t0);
+        vt_json_kv_uint(j, "t1_ns", t->grid.t1);
+        vt_json_kv_uint(j, "bucket_ns", t->grid.width);
         vt_json_key(j, "series");
         vt_json_begin_array(j);
         for (size_t k = 0; k < t->nseries; k++)
@@ -169,8 +232,8 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, 
             vt_json_begin_array(j);
             for (size_t s = 0; s < p->nspans; s++) {
                 vt_json_begin_array(j);
-                vt_json_uint(j, p->spans[2 * s] - t->t0);
-                vt_json_uint(j, p->spans[2 * s + 1] - t->t0);
+                vt_json_uint(j, p->spans[2 * s] - t->grid.t0);
+                vt_json_uint(j, p->spans[2 * s + 1] - t->grid.t0);
                 vt_json_end_array(j);
             }
             vt_json_end_array(j);
@@ -180,6 +243,8 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl, 
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    if (!snapshots_json(snaps, nsnaps, opt, j))
+        fprintf(err, "vramtrace: warning: the snapshot timelines of the HTML report are incomplete\n");
     vt_json_end_object(j);
 }
 
@@ -288,8 +353,9 @@ static int write_file(const char *path, const char *doc, size_t len, const char 
     return 0;
 }
 
-int vt_report_html(struct vt_report *rep, const char *doc, size_t len, size_t table_rows,
-                   const char *path, FILE *err)
+int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                   const struct vt_report_options *opt, const char *doc, size_t len,
+                   size_t table_rows, const char *path, FILE *err)
 {
     size_t ninputs = rep ? rep->a->ninputs : 0;
     struct vt_timeline *tl = calloc(ninputs + 1, sizeof *tl);
@@ -305,7 +371,7 @@ int vt_report_html(struct vt_report *rep, const char *doc, size_t len, size_t ta
         run_timelines(rep, tl, err);
     struct vt_json j;
     vt_json_init(&j, mem, false);
-    timelines_json(rep, tl, &j);
+    timelines_json(rep, tl, snaps, nsnaps, opt, &j, err);
     int status = fclose(mem) == 0 ? 0 : 2;
     for (size_t i = 0; i < ninputs; i++)
         vt_timeline_free(&tl[i]);

@@ -5,7 +5,9 @@
  * and, for traces, a timeline per process and ledger downsampled in C to a
  * screen's resolution (replay/timeline.h), in a second replay of the
  * traces: the first chose the sites each timeline follows (the top ones at
- * the ledger's peak).
+ * the ledger's peak); for snapshots, each device's allocated and reserved
+ * bytes over its trace, downsampled the same way
+ * (snapshot/snapshot_series.h).
  *
  * Nothing on the page is fetched: a Content-Security-Policy of
  * default-src 'none' forbids it, so the page opens offline anywhere.
@@ -18,6 +20,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "snapshot_analysis.h"
 
 /* Sites per table in the page's document: its flame graphs draw them all
  * (the rest of a total is one "other sites" frame). */
@@ -30,9 +33,12 @@ bool vt_report_html_available(FILE *err);
 /* Writes the page to path (through a temporary file renamed at the end:
  * never a half-written page): doc is the JSON document (len bytes,
  * compact), rep the traces' report (NULL: none), whose traces are
- * replayed again for the timelines; table_rows: the rows of its tables of
- * stacks (--top). Returns 0, or 2 (said on err). */
-int vt_report_html(struct vt_report *rep, const char *doc, size_t len, size_t table_rows,
-                   const char *path, FILE *err);
+ * replayed again for the timelines; snaps the snapshots' analyses, in the
+ * document's order (their devices selected by opt's --device);
+ * table_rows: the rows of its tables of stacks (--top). Returns 0, or 2
+ * (said on err). */
+int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                   const struct vt_report_options *opt, const char *doc, size_t len,
+                   size_t table_rows, const char *path, FILE *err);
 
 #endif

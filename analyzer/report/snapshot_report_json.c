@@ -126,6 +126,7 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
     vt_json_kv_uint(j, "peak_live_blocks", d->at_peak.nlive);
     vt_json_kv_uint(j, "peak_reserved_bytes", d->peak_reserved);
     vt_json_kv_uint(j, "peak_reserved_index", d->peak_reserved_index);
+    time_json(j, "peak_reserved_time_us", d, d->peak_reserved_index);
     vt_json_kv_uint(j, "inconsistencies", d->tl.inconsistencies);
     vt_json_key(j, "peak_breakdown");
     vt_json_begin_array(j);

@@ -220,8 +220,12 @@ static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
             break;
         const struct vt_snap_event *e = &t->ev[i];
         d->counts[e->action]++;
+        vt_snap_totals_step(t, e, &allocated, &reserved);
+        if (reserved > d->peak_reserved) {
+            d->peak_reserved = reserved;
+            d->peak_reserved_index = i + 1;
+        }
         if (e->action == VT_SNAP_ALLOC) {
-            allocated += e->size;
             if (allocated > d->peak_allocated) {
                 d->peak_allocated = allocated;
                 d->peak_allocated_index = i + 1;
@@ -241,16 +245,6 @@ static bool walk(struct vt_snap_analysis *a, struct vt_snap_device *d)
                     d->phases[open[k].ph].allocs++;
                     phase_note(&d->phases[open[k].ph], allocated, i + 1);
                 }
-        } else if (vt_snap_timeline_is_free(t, e)) {
-            allocated = allocated > e->size ? allocated - e->size : 0;
-        } else if (e->action == VT_SNAP_SEGMENT_ALLOC || e->action == VT_SNAP_SEGMENT_MAP) {
-            reserved += e->size;
-            if (reserved > d->peak_reserved) {
-                d->peak_reserved = reserved;
-                d->peak_reserved_index = i + 1;
-            }
-        } else if (e->action == VT_SNAP_SEGMENT_FREE || e->action == VT_SNAP_SEGMENT_UNMAP) {
-            reserved = reserved > e->size ? reserved - e->size : 0;
         }
     }
     free(ann);

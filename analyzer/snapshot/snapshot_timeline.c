@@ -100,6 +100,19 @@ bool vt_snap_timeline_is_free(const struct vt_snap_timeline *t, const struct vt_
            (t->free_on_request && e->action == VT_SNAP_FREE_REQUESTED);
 }
 
+void vt_snap_totals_step(const struct vt_snap_timeline *t, const struct vt_snap_event *e,
+                         uint64_t *allocated, uint64_t *reserved)
+{
+    if (e->action == VT_SNAP_ALLOC)
+        *allocated += e->size;
+    else if (vt_snap_timeline_is_free(t, e))
+        *allocated = *allocated > e->size ? *allocated - e->size : 0;
+    else if (e->action == VT_SNAP_SEGMENT_ALLOC || e->action == VT_SNAP_SEGMENT_MAP)
+        *reserved += e->size;
+    else if (e->action == VT_SNAP_SEGMENT_FREE || e->action == VT_SNAP_SEGMENT_UNMAP)
+        *reserved = *reserved > e->size ? *reserved - e->size : 0;
+}
+
 static int cmp_live(const void *a, const void *b)
 {
     const struct vt_snap_live *x = a, *y = b;

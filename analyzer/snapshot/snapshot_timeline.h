@@ -65,6 +65,14 @@ void vt_snap_timeline_free(struct vt_snap_timeline *t);
  * traces without free_completed)? */
 bool vt_snap_timeline_is_free(const struct vt_snap_timeline *t, const struct vt_snap_event *e);
 
+/* The allocated and reserved totals after event e, from those before it:
+ * an alloc adds its size to allocated, a free (as above) takes it away, a
+ * segment_alloc or segment_map adds to reserved, a segment_free or
+ * segment_unmap takes away (never below 0). The one rule for the walk of
+ * the analysis (its peaks) and the HTML report's series. */
+void vt_snap_totals_step(const struct vt_snap_timeline *t, const struct vt_snap_event *e,
+                         uint64_t *allocated, uint64_t *reserved);
+
 /* The state after applying events [0, upto). Blocks and segments sorted by
  * address. Returns false when out of memory. */
 bool vt_snap_state_at(const struct vt_snap_timeline *t, size_t upto, struct vt_snap_state *out);

@@ -133,10 +133,10 @@ static void test_columns_against_brute_force(void **state)
     fclose(devnull);
     assert_false(tl.out_of_memory);
 
-    const struct vt_timeline_series *s = &tl.series[0];
+    const struct vt_column_series *s = &tl.series[0].cols;
     assert_true(s->npoints <= 2 * BUCKETS + 2);
     assert_true(s->npoints > BUCKETS); /* nearly every column ends below its maximum */
-    assert_int_equal(s->t[0], tl.t0);
+    assert_int_equal(s->t[0], tl.grid.t0);
     assert_int_equal(s->total[0], 0);
 
     /* brute force: each column's first maximum and its last value */
@@ -144,9 +144,9 @@ static void test_columns_against_brute_force(void **state)
     uint64_t best = 0;
     size_t best_at = 0;
     for (size_t i = 0; i < truth.n;) {
-        uint64_t col = (truth.t[i] - tl.t0) / tl.bucket_ns;
+        uint64_t col = (truth.t[i] - tl.grid.t0) / tl.grid.width;
         size_t max_i = i, last_i = i;
-        for (; i < truth.n && (truth.t[i] - tl.t0) / tl.bucket_ns == col; i++) {
+        for (; i < truth.n && (truth.t[i] - tl.grid.t0) / tl.grid.width == col; i++) {
             if (truth.total[i] > truth.total[max_i])
                 max_i = i;
             last_i = i;
@@ -154,8 +154,8 @@ static void test_columns_against_brute_force(void **state)
         assert_true(p_at < s->npoints);
         assert_int_equal(s->t[p_at], truth.t[max_i]);
         assert_int_equal(s->total[p_at], truth.total[max_i]);
-        assert_int_equal(s->site_bytes[p_at * 2 + 0], truth.site[max_i][2]); /* C */
-        assert_int_equal(s->site_bytes[p_at * 2 + 1], truth.site[max_i][0]); /* A */
+        assert_int_equal(s->parts[p_at * 2 + 0], truth.site[max_i][2]); /* C */
+        assert_int_equal(s->parts[p_at * 2 + 1], truth.site[max_i][0]); /* A */
         if (s->total[p_at] > best) {
             best = s->total[p_at];
             best_at = p_at;
@@ -164,7 +164,7 @@ static void test_columns_against_brute_force(void **state)
         if (truth.total[last_i] != truth.total[max_i] || truth.t[last_i] != truth.t[max_i]) {
             assert_int_equal(s->t[p_at], truth.t[last_i]);
             assert_int_equal(s->total[p_at], truth.total[last_i]);
-            assert_int_equal(s->site_bytes[p_at * 2 + 0], truth.site[last_i][2]);
+            assert_int_equal(s->parts[p_at * 2 + 0], truth.site[last_i][2]);
             p_at++;
         }
     }

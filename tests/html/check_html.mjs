@@ -11,8 +11,11 @@
 //
 // Scenarios: demo (examples/train_eval_phases: phases), oom
 // (examples/deepspeed_init_oom: a failure), ranks (examples/launch_ranks: a
-// job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures),
-// files (--input: any traces or snapshots, for measuring large pages).
+// job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures:
+// its allocated and reserved timeline on a time axis), snapshot_oom (a
+// snapshot with an oom entry and no times, written here with Python's
+// pickle), files (--input: any traces or snapshots, for measuring large
+// pages).
 //
 // Exit status: 0 passed, 1 failed, 77 skipped (meson's "skip"): node's
 // playwright-core or Chromium absent - but with CI=true a missing tool fails.
@@ -84,6 +87,15 @@ function traceExample(argv, env, okStatus) {
   run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
   return [out];
 }
+// A snapshot whose trace ends in an oom entry, written by Python's pickle
+// (tests/snapshot/oom_snapshot.py, as tests/simulate uses it): 8 MiB live
+// in a 20 MiB segment, a 16 MiB request with 4 MiB free on the device:
+// fragmented. No time_us: the x axis counts entries.
+function oomSnapshot() {
+  const file = path.join(tmp, "oom.pickle");
+  run(["python3", path.join(src, "tests", "snapshot", "oom_snapshot.py"), file], {});
+  return file;
+}
 const scenario = args.scenario || "files";
 let inputs;
 switch (scenario) {
@@ -91,6 +103,7 @@ switch (scenario) {
   case "oom": inputs = traceExample([path.join(build, "examples", "deepspeed_init_oom")], { VTSIM_MEMORY: "31.50GiB" }, [1]); break;
   case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
+  case "snapshot_oom": inputs = [oomSnapshot()]; break;
   default: inputs = args.input;
 }
 if (!inputs.length) throw new Error("no inputs");
@@ -263,7 +276,87 @@ for (const [si, s] of expected.snapshots.entries()) {
     check(`snapshot ${si} flame graph root`, drawn.root, d.peak_allocated_bytes);
     break;
   }
+  // each device with trace entries: allocated and reserved over the trace
+  for (const [di, d] of s.devices.entries()) {
+    if (!d.trace_entries) continue;
+    const sec = `#snapshot-${si}-device-${di}`;
+    const where = `snapshot ${si} device ${d.device}`;
+    const drawn = await tab.evaluate((sec) => {
+      const s = document.querySelector(sec);
+      const chart = s && s.querySelector(".vt-timeline");
+      if (!chart || !chart._uplot) return null;
+      const u = chart._uplot;
+      const series = {};
+      u.series.forEach((x, k) => { if (k) series[x.label] = u.data[k]; });
+      return {
+        xs: u.data[0], series,
+        labels: [...s.querySelectorAll(".vt-peak-label")].map((e) => ({ kind: e.getAttribute("data-kind"),
+          bytes: e.getAttribute("data-bytes"), text: e.textContent, shown: e.style.display !== "none",
+          left: e.getBoundingClientRect().left })),
+        ooms: [...s.querySelectorAll(".vt-oom-marker")].map((e) => ({ verdict: e.getAttribute("data-verdict"),
+          requested: e.getAttribute("data-requested-bytes"), shown: e.style.display !== "none" })),
+        segViews: s.querySelectorAll(".vt-seg-select option").length,
+      };
+    }, sec);
+    if (!drawn) { fail(`${where}: no timeline drawn`); continue; }
+    const max = (a) => a.reduce((m, v) => Math.max(m, v), 0);
+    const alloc = drawn.series.allocated || [], res = drawn.series.reserved || [];
+    check(`${where} drawn allocated maximum`, max(alloc), d.peak_allocated_bytes);
+    check(`${where} drawn reserved maximum`, max(res), d.peak_reserved_bytes);
+    // at the peak's own x: entries applied, or seconds since the first entry
+    const xAlloc = drawn.xs[alloc.indexOf(d.peak_allocated_bytes)];
+    const xRes = drawn.xs[res.indexOf(d.peak_reserved_bytes)];
+    const tl = await tab.evaluate(() => JSON.parse(document.getElementById("vt-timeline").textContent));
+    const sd = tl.snapshots[si].devices.find((x) => x.device === d.device);
+    if (sd.axis === "time_us") {
+      check(`${where} x of the allocated maximum (us)`, Math.round(xAlloc * 1e6) + sd.x0, d.peak_time_us);
+      check(`${where} x of the reserved maximum (us)`, Math.round(xRes * 1e6) + sd.x0, d.peak_reserved_time_us);
+    } else {
+      check(`${where} x of the allocated maximum (entries)`, xAlloc, d.peak_allocated_index);
+      check(`${where} x of the reserved maximum (entries)`, xRes, d.peak_reserved_index);
+    }
+    if (alloc.some((v, i) => v > res[i])) fail(`${where}: allocated drawn above reserved`);
+    for (const [kind, bytes] of [["allocated", d.peak_allocated_bytes], ["reserved", d.peak_reserved_bytes]]) {
+      const l = drawn.labels.find((x) => x.kind === kind);
+      if (!l) { fail(`${where}: no ${kind} peak label`); continue; }
+      check(`${where} ${kind} peak label bytes`, l.bytes, String(bytes));
+      if (!l.text.startsWith(`${kind} peak ${fmtBytes(bytes)} at `)) fail(`${where}: the ${kind} peak label reads ${JSON.stringify(l.text)}`);
+      if (!l.shown) fail(`${where}: the ${kind} peak label is hidden`);
+    }
+    check(`${where} failures marked`, drawn.ooms.map((o) => o.verdict + ":" + o.requested).join(","),
+          d.ooms.map((o) => o.verdict + ":" + o.requested_bytes).join(","));
+    if (drawn.ooms.some((o) => !o.shown)) fail(`${where}: a failure marker is hidden`);
+    check(`${where} segment maps to choose (peak, dump, each failure)`, drawn.segViews, 2 + d.ooms.length);
+    // hover: the bytes under the cursor; a failure's verdict on its marker
+    const box = await tab.locator(`${sec} .u-over`).boundingBox();
+    await tab.mouse.move(box.x + box.width / 2, box.y + box.height - 5);
+    const hover = await tab.textContent(`${sec} .vt-hover`);
+    if (!/allocated .*, reserved /.test(hover)) fail(`${where}: hover shows ${JSON.stringify(hover)}`);
+    for (const [k, o] of d.ooms.entries()) {
+      await tab.hover(`${sec} .vt-oom-marker[data-index="${k}"]`);
+      const tip = await tab.textContent("#vt-tooltip");
+      if (!tip.includes(`: ${o.verdict}`) || !tip.includes(`tried to allocate ${fmtBytes(o.requested_bytes)}`))
+        fail(`${where}: failure #${k + 1}'s tooltip reads ${JSON.stringify(tip)}`);
+    }
+    // zoom and reset, as the trace timelines
+    const span = () => tab.evaluate((sec) => {
+      const p = document.querySelector(sec + " .vt-plot");
+      return +p.getAttribute("data-x-max") - +p.getAttribute("data-x-min");
+    }, sec);
+    const full = await span();
+    await tab.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await tab.mouse.wheel(0, -300);
+    await tab.waitForTimeout(100);
+    const zoomed = await span();
+    if (!(zoomed < full)) fail(`${where}: the wheel did not zoom: x span ${full} -> ${zoomed}`);
+    await tab.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+    await tab.waitForTimeout(100);
+    if (Math.abs((await span()) - full) > 1e-9) fail(`${where}: a double click did not restore the whole timeline`);
+    await tab.mouse.move(0, 0);
+  }
 }
+if (scenario === "snapshot_oom" && !expected.snapshots.some((s) => s.devices.some((d) => d.ooms.length)))
+  fail("the oom snapshot has no oom entry in the report");
 
 if (args.screenshot) {
   await tab.evaluate(() => window.scrollTo(0, 0));

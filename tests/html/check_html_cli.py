@@ -2,13 +2,19 @@
 """`vramtrace report --html` at the command line, without a browser: a page
 is written whole (through a temporary name: nothing else is left in its
 directory), replaces an old one, and forbids requests; an unwritable path
-or --html with --json fails with status 2 and writes nothing. With
---no-charts (a build without node_modules) --html must fail saying how to
-install the libraries.
+or --html with --json fails with status 2 and writes nothing. The
+snapshot's allocated and reserved series in the page are checked against
+a replay of its trace by Python's own pickle: every point is the state
+after some entry, every column's maxima are there, and the maxima are the
+report's peaks. With --no-charts (a build without node_modules) --html
+must fail saying how to install the libraries.
 
     check_html_cli.py VRAMTRACE SNAPSHOT [--no-charts]
 """
+import json
 import os
+import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +26,60 @@ failures = []
 
 def report(*args):
     return subprocess.run([vramtrace, "report", *args], capture_output=True, text=True, timeout=120)
+
+
+def check_snapshot_series(html):
+    """The page's series of device 0 against Python's replay of the trace."""
+    m = re.search(r'id="vt-timeline">(.*?)</script>', html, re.S)
+    tl = json.loads(m.group(1)) if m else {}
+    sd = next((d for s in tl.get("snapshots", []) for d in s["devices"] if d["device"] == 0), None)
+    r = report("--json", snapshot)
+    dev = json.loads(r.stdout)["snapshots"][0]["devices"][0]
+    if sd is None:
+        failures.append("the page has no snapshot series")
+        return
+    with open(snapshot, "rb") as f:
+        trace = pickle.load(f)["device_traces"][0]
+    times = [e.get("time_us") for e in trace]
+    timed = all(t is not None and t >= 0 for t in times) and times == sorted(times)
+    free = "free_completed" if any(e["action"] == "free_completed" for e in trace) else "free_requested"
+    a, res = dev["initial_allocated_bytes"], dev["initial_reserved_bytes"]
+    x0 = times[0] if timed else 0
+    states = [(0, a, res)]  # x since x0, allocated, reserved: after each entry
+    for i, e in enumerate(trace):
+        size = e.get("size", 0)
+        if e["action"] == "alloc":
+            a += size
+        elif e["action"] == free:
+            a = max(0, a - size)
+        elif e["action"] in ("segment_alloc", "segment_map"):
+            res += size
+        elif e["action"] in ("segment_free", "segment_unmap"):
+            res = max(0, res - size)
+        states.append(((times[i] - x0) if timed else i + 1, a, res))
+    points = list(zip(sd["x"], sd["allocated"], sd["reserved"]))
+    if sd["axis"] != ("time_us" if timed else "entry") or sd["x0"] != x0:
+        failures.append("snapshot series axis %s x0 %s" % (sd["axis"], sd["x0"]))
+    known = set(states)
+    stray = [p for p in points if p not in known]
+    if stray:
+        failures.append("snapshot series: %d points are no state of the trace, first %s" % (len(stray), stray[0]))
+    if len(points) > 4 * tl["buckets"] + 8 or sd["x"] != sorted(sd["x"]):
+        failures.append("snapshot series: %d points, sorted %s" % (len(points), sd["x"] == sorted(sd["x"])))
+    # every column's maxima, at their first instant, are points
+    cols = {}
+    for x, a, res in states[1:]:
+        c = cols.setdefault(x // sd["column_width"], [None, None])
+        if c[0] is None or a > c[0][1]:
+            c[0] = (x, a, res)
+        if c[1] is None or res > c[1][2]:
+            c[1] = (x, a, res)
+    missing = [m for c in cols.values() for m in c if m not in set(points)]
+    if missing:
+        failures.append("snapshot series: %d column maxima missing, first %s" % (len(missing), missing[0]))
+    if max(sd["allocated"]) != dev["peak_allocated_bytes"] or max(sd["reserved"]) != dev["peak_reserved_bytes"]:
+        failures.append("snapshot series maxima %d, %d; report's peaks %d, %d" % (
+            max(sd["allocated"]), max(sd["reserved"]), dev["peak_allocated_bytes"], dev["peak_reserved_bytes"]))
 
 
 with tempfile.TemporaryDirectory(prefix="vt-html-cli-") as tmp:
@@ -39,6 +99,7 @@ with tempfile.TemporaryDirectory(prefix="vt-html-cli-") as tmp:
                          'id="vt-timeline"', "uPlot", "flamegraph", "</html>"):
                 if want not in html:
                     failures.append("the page lacks %r" % want)
+            check_snapshot_series(html)
             # an older page is replaced whole
             with open(page, "w") as f:
                 f.write("old")

@@ -20,12 +20,12 @@ usage: check_simulate.py VRAMTRACE MAKE_SIM_TRACE DIR [DIR...]"""
 import glob
 import json
 import os
-import pickle
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "snapshot"))
+import oom_snapshot  # noqa: E402
 import snapshot_truth as T  # noqa: E402
 
 VRAMTRACE, MAKE_TRACE = sys.argv[1], sys.argv[2]
@@ -165,28 +165,13 @@ with tempfile.TemporaryDirectory() as d:
             check(r["unmatched_frees"] == 0, "frees: device %d: every free matched" % dev)
 
 # The request that failed when recorded (a snapshot's oom entry) is tried
-# in every run: PyTorch's fragmented OOM - 8 MiB live in a 20 MiB segment,
-# 16 MiB asked with 4 MiB free on the device - fails again under the
-# recorded settings on that device (24 MiB), and is served on a larger one.
-BASE = 0x7f0000000000
-oom_snapshot = {
-    "segments": [{"device": 0, "address": BASE, "total_size": 20 * MiB, "stream": 0,
-                  "segment_type": "large", "allocated_size": 8 * MiB, "active_size": 8 * MiB,
-                  "requested_size": 8 * MiB,
-                  "blocks": [{"address": BASE, "size": 8 * MiB, "requested_size": 8 * MiB,
-                              "state": "active_allocated", "frames": []},
-                             {"address": BASE + 8 * MiB, "size": 12 * MiB, "requested_size": 0,
-                              "state": "inactive", "frames": []}]}],
-    "device_traces": [[
-        {"action": "segment_alloc", "addr": BASE, "size": 20 * MiB, "stream": 0, "frames": []},
-        {"action": "alloc", "addr": BASE, "size": 8 * MiB, "stream": 0, "frames": []},
-        {"action": "oom", "size": 16 * MiB, "device_free": 4 * MiB, "stream": 0, "frames": []},
-    ]],
-}
+# in every run: PyTorch's fragmented OOM (../snapshot/oom_snapshot.py: 8 MiB
+# live in a 20 MiB segment, 16 MiB asked with 4 MiB free on the device) -
+# fails again under the recorded settings on that device (24 MiB), and is
+# served on a larger one.
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "oom.pickle")
-    with open(path, "wb") as f:
-        pickle.dump(oom_snapshot, f, protocol=4)
+    oom_snapshot.write(path)
     rc, out, err = simulate("--json", "--samples", "0", "-c", str(24 * MiB), "-c", str(64 * MiB),
                             path)
     check(rc == 0, "failed request: exit 0 (%s)" % err)

@@ -2,7 +2,8 @@
  * The page of `vramtrace report --html` (docs/REPORT.md, "HTML report").
  * Everything it shows comes from three JSON blocks the analyzer wrote into
  * the page: #vt-report (the report's JSON document, docs/report.schema.json),
- * #vt-timeline (each ledger's series, downsampled in C: replay/timeline.h)
+ * #vt-timeline (each ledger's series, downsampled in C: replay/timeline.h;
+ * each snapshot device's allocated and reserved: snapshot/snapshot_series.h)
  * and #vt-options. Charts: uPlot (timelines) and d3-flame-graph (live sets),
  * inlined beside this script at build time. Nothing is fetched.
  */
@@ -197,57 +198,55 @@
     return { stack_id: s.stack_id, thread: s.thread, frames: [] };
   }
 
-  function timelineChart(proc, dev, tp, series) {
+  /* ---- a memory chart: the timelines of a ledger and of a snapshot ---- */
+
+  /* Seconds on the x axis, with as many decimals as the ticks' spacing needs. */
+  function secondTicks(u, vals) {
+    var step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;
+    var dec = Math.min(9, Math.max(3, Math.ceil(-Math.log10(step || 1))));
+    return vals.map(function (v) { return (v >= 0 ? "+" : "") + v.toFixed(dec) + "s"; });
+  }
+  var ENTRY_INCRS = [];
+  for (var p10 = 1; p10 <= 1e12; p10 *= 10) ENTRY_INCRS.push(p10, 2 * p10, 5 * p10);
+
+  /* spec: {xs, xLabel, xValue(x) -> text, xEntries (integer x: trace
+   * entries, else seconds), layers: [{label, color, stroke, top: [...],
+   * value(i) -> text}] (top first: each filled to zero over the ones before
+   * it), yMax, peaks: [{x, text, color, attrs}], failures: [{x, tip,
+   * attrs}], phases: [{name, spans: [[x0, x1]...], title, text}],
+   * hover(i, y) -> text, note}. Drag or wheel to zoom, shift+drag to pan,
+   * double-click to reset; a box below says what is under the cursor. */
+  function memoryChart(spec) {
     var box = el("div", { cls: "vt-timeline" });
-    var origin = (tp.t0_ns - tp.origin_ns) / 1e9;
-    var xs = series.t.map(function (t) { return origin + t / 1e9; });
-    var sites = series.sites.map(function (s) { return findSite(dev, s); });
-    var n = xs.length, k = sites.length;
-    var raw = [], cum = [];
-    var acc = new Array(n).fill(0);
-    for (var s = 0; s < k; s++) {
-      var col = series.site_bytes[s];
-      raw.push(col);
-      acc = acc.map(function (a, i) { return a + col[i]; });
-      cum.push(acc);
-    }
-    var other = series.total.map(function (t, i) { return t - (k ? cum[k - 1][i] : 0); });
-    /* Drawn top first, each filled to zero over the one above it. */
-    var data = [xs, series.total];
-    var uSeries = [{ label: "time", value: function (u, v) { return v === null ? "" : fmtSecs(v); } },
-      { label: "other", fill: OTHER_COLOR, stroke: "#8a817c", width: 1,
+    var xs = spec.xs, n = xs.length, phases = spec.phases || [];
+    var data = [xs];
+    var uSeries = [{ label: spec.xLabel, value: function (u, v) { return v === null ? "" : spec.xValue(v); } }];
+    spec.layers.forEach(function (l) {
+      data.push(l.top);
+      uSeries.push({ label: l.label, fill: l.color, stroke: l.stroke || l.color, width: 1,
         paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false },
-        value: function (u, v, si, i) { return i === null ? "" : fmtBytes(other[i]); } }];
-    for (s = k - 1; s >= 0; s--) {
-      data.push(cum[s]);
-      (function (s) {
-        uSeries.push({ label: siteLabel(sites[s]), fill: SITE_COLORS[s % SITE_COLORS.length],
-          stroke: SITE_COLORS[s % SITE_COLORS.length], width: 1,
-          paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false },
-          value: function (u, v, si, i) { return i === null ? "" : fmtBytes(raw[s][i]); } });
-      })(s);
-    }
-    var phases = tp.phases || [];
-    var ooms = dev.ooms || [];
-    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
+        value: function (u, v, si, i) { return i === null ? "" : l.value(i); } });
+    });
     var lane = 7;
     var hover = el("div", { cls: "vt-hover" });
     var overlay = el("div", { cls: "vt-overlay" });
-    var peakLabel = el("div", { cls: "vt-peak-label", "data-bytes": String(dev.peak_bytes),
-      "data-time-ns": String(dev.peak_time_ns),
-      text: "peak " + fmtBytes(dev.peak_bytes) + " at " + fmtSecs(peakX) });
-    var markers = ooms.map(function (o, i) {
-      var m = el("div", { cls: "vt-oom-marker", "data-verdict": o.verdict,
-        "data-requested-bytes": String(o.requested_bytes), "data-index": String(i), text: "\u25bc" });
-      var x = (o.time_ns - tp.origin_ns) / 1e9;
-      var tip = "allocation failure #" + (i + 1) + " at " + fmtSecs(x) + ": " + o.verdict +
-        (o.retry_of_previous ? " (failed retry)" : "") + "\n" + o.narrative + "\n\n" + (o.next_step || "");
-      m.addEventListener("mouseenter", function (e) { showTip(tip, e.clientX, e.clientY); });
+    var peakLabels = spec.peaks.map(function (p) {
+      var attrs = { cls: "vt-peak-label", text: p.text };
+      for (var a in p.attrs || {}) attrs[a] = p.attrs[a];
+      var l = el("div", attrs);
+      if (p.color) l.style.borderColor = p.color;
+      return l;
+    });
+    var markers = spec.failures.map(function (f, i) {
+      var attrs = { cls: "vt-oom-marker", "data-index": String(i), text: "\u25bc" };
+      for (var a in f.attrs || {}) attrs[a] = f.attrs[a];
+      var m = el("div", attrs);
+      m.addEventListener("mouseenter", function (e) { showTip(f.tip, e.clientX, e.clientY); });
       m.addEventListener("mouseleave", hideTip);
       return m;
     });
     markers.forEach(function (m) { overlay.appendChild(m); });
-    overlay.appendChild(peakLabel);
+    peakLabels.forEach(function (l) { overlay.appendChild(l); });
 
     function drawExtras(u) {
       var ctx = u.ctx, bb = u.bbox, dpr = window.devicePixelRatio || 1;
@@ -257,35 +256,41 @@
         ctx.fillStyle = PHASE_COLORS[pi % PHASE_COLORS.length];
         ctx.globalAlpha = 0.85;
         p.spans.forEach(function (sp) {
-          var a = u.valToPos(origin + sp[0] / 1e9, "x", true);
-          var b = u.valToPos(origin + sp[1] / 1e9, "x", true);
+          var a = u.valToPos(sp[0], "x", true);
+          var b = u.valToPos(sp[1], "x", true);
           if (b < bb.left || a > bb.left + bb.width) return;
           a = Math.max(a, bb.left); b = Math.min(b, bb.left + bb.width);
           ctx.fillRect(a, bb.top + pi * lane * dpr, Math.max(b - a, dpr), (lane - 1) * dpr);
         });
       });
       ctx.globalAlpha = 1;
-      /* the peak and the failures */
+      /* the peaks and the failures */
       ctx.setLineDash([4 * dpr, 3 * dpr]);
-      ctx.strokeStyle = "#000";
       ctx.lineWidth = dpr;
-      var px = u.valToPos(peakX, "x", true);
-      ctx.beginPath(); ctx.moveTo(px, bb.top); ctx.lineTo(px, bb.top + bb.height); ctx.stroke();
+      spec.peaks.forEach(function (p) {
+        ctx.strokeStyle = p.color || "#000";
+        var px = u.valToPos(p.x, "x", true);
+        ctx.beginPath(); ctx.moveTo(px, bb.top); ctx.lineTo(px, bb.top + bb.height); ctx.stroke();
+      });
       ctx.strokeStyle = "#d62728";
-      ooms.forEach(function (o) {
-        var ox = u.valToPos((o.time_ns - tp.origin_ns) / 1e9, "x", true);
+      spec.failures.forEach(function (f) {
+        var ox = u.valToPos(f.x, "x", true);
         if (ox < bb.left || ox > bb.left + bb.width) return;
         ctx.beginPath(); ctx.moveTo(ox, bb.top); ctx.lineTo(ox, bb.top + bb.height); ctx.stroke();
       });
       ctx.restore();
       /* DOM labels, placed in CSS pixels */
       var left = u.over.offsetLeft, top = u.over.offsetTop, w = u.over.clientWidth;
-      var lx = u.valToPos(peakX, "x");
-      peakLabel.style.display = lx >= 0 && lx <= w ? "block" : "none";
-      peakLabel.style.left = Math.min(left + lx + 4, left + w - 200) + "px";
-      peakLabel.style.top = (top + phases.length * lane + 2) + "px";
+      spec.peaks.forEach(function (p, k) {
+        var lx = u.valToPos(p.x, "x");
+        var l = peakLabels[k];
+        l.style.display = lx >= 0 && lx <= w ? "block" : "none";
+        /* right of its line, or left of it where the plot ends */
+        l.style.left = (lx + 4 + l.offsetWidth <= w ? left + lx + 4 : Math.max(left, left + lx - 4 - l.offsetWidth)) + "px";
+        peakLabels[k].style.top = (top + phases.length * lane + 2 + 20 * k) + "px";
+      });
       markers.forEach(function (m, i) {
-        var mx = u.valToPos((ooms[i].time_ns - tp.origin_ns) / 1e9, "x");
+        var mx = u.valToPos(spec.failures[i].x, "x");
         m.style.display = mx >= 0 && mx <= w ? "block" : "none";
         m.style.left = (left + mx - 6) + "px";
         m.style.top = (top - 14) + "px";
@@ -295,19 +300,10 @@
     function onCursor(u) {
       var i = u.cursor.idx;
       if (i === null || i === undefined) { hover.textContent = ""; return; }
-      var y = u.posToVal(u.cursor.top, "y");
-      var under = "other sites";
-      var site = null;
-      for (var s = 0; s < k; s++)
-        if (y <= cum[s][i]) { under = siteLabel(sites[s]); site = sites[s]; break; }
-      var phaseNames = phases.filter(function (p) {
-        var t = (xs[i] - origin) * 1e9;
-        return p.spans.some(function (sp) { return sp[0] <= t && t <= sp[1]; });
+      var open = phases.filter(function (p) {
+        return p.spans.some(function (sp) { return sp[0] <= xs[i] && xs[i] <= sp[1]; });
       }).map(function (p) { return p.name; });
-      hover.textContent = fmtSecs(xs[i]) + ": " + fmtBytes(series.total[i]) + " live" +
-        (phaseNames.length ? " [" + phaseNames.join(", ") + "]" : "") + "\nunder the cursor: " +
-        under + (site ? " " + fmtBytes(raw[sites.indexOf(site)][i]) + "\n  " + stackText(site) :
-        " " + fmtBytes(other[i]));
+      hover.textContent = spec.hover(i, u.posToVal(u.cursor.top, "y"), open);
     }
 
     /* wheel zooms around the cursor, shift+drag pans */
@@ -339,34 +335,28 @@
 
     var legendPhases = el("div", { cls: "vt-phases" });
     phases.forEach(function (p, pi) {
-      var spans = p.spans.length;
-      var devPhase = (dev.phases || []).filter(function (q) { return q.name === p.name; })[0];
       legendPhases.appendChild(el("span", { cls: "vt-phase", "data-name": p.name,
         style: "border-left: 10px solid " + PHASE_COLORS[pi % PHASE_COLORS.length],
-        title: spans + " span(s) drawn" + (devPhase ? "; peak while open " + fmtBytes(devPhase.peak_bytes) : ""),
-        text: p.name + (devPhase ? " (peak " + fmtBytes(devPhase.peak_bytes) + ")" : "") }));
+        title: p.title, text: p.text }));
     });
 
     var plotBox = el("div", { cls: "vt-plot" });
     box.appendChild(legendPhases);
     box.appendChild(el("div", { cls: "vt-plot-wrap" }, [plotBox, overlay]));
     box.appendChild(hover);
-    box.appendChild(el("div", { cls: "note", text: "drag to zoom, wheel to zoom, shift+drag to pan, double-click to reset; " +
-      "each column of pixels keeps its maximum (exact, split by site) and its last value" }));
+    box.appendChild(el("div", { cls: "note", text: "drag to zoom, wheel to zoom, shift+drag to pan, double-click to reset; " + spec.note }));
 
     box._mount = function () {
       var width = Math.max(400, plotBox.clientWidth || 900);
+      var xAxis = spec.xEntries ? { space: 80, incrs: ENTRY_INCRS, values: function (u, vals) {
+                    return vals.map(function (v) { return String(v); }); } }
+                  : { space: 80, values: secondTicks };
       var u = new window.uPlot({
         width: width, height: 320,
         scales: { x: { time: false }, y: { range: function (u, lo, hi) {
-          /* room above the peak for its label and the phase lanes */
-          return [0, Math.max(hi, dev.peak_bytes) * (1.12 + 0.035 * phases.length)]; } } },
-        axes: [{ space: 80, values: function (u, vals) {
-                 /* as many decimals as the ticks' spacing needs */
-                 var step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : 1;
-                 var dec = Math.min(9, Math.max(3, Math.ceil(-Math.log10(step || 1))));
-                 return vals.map(function (v) { return (v >= 0 ? "+" : "") + v.toFixed(dec) + "s"; }); } },
-               { size: 80, values: function (u, vals) { return vals.map(fmtBytes); } }],
+          /* room above the peaks for their labels and the phase lanes */
+          return [0, Math.max(hi, spec.yMax) * (1.12 + 0.035 * phases.length + 0.06 * Math.max(0, spec.peaks.length - 1))]; } } },
+        axes: [xAxis, { size: 80, values: function (u, vals) { return vals.map(fmtBytes); } }],
         series: uSeries,
         cursor: { drag: { x: true, y: false }, points: { show: false } },
         legend: { live: true },
@@ -378,6 +368,98 @@
       box._uplot = u;
     };
     return box;
+  }
+
+  /* ---- the timeline of one ledger: bytes live, stacked by site ---- */
+
+  function timelineChart(proc, dev, tp, series) {
+    var origin = (tp.t0_ns - tp.origin_ns) / 1e9;
+    var xs = series.t.map(function (t) { return origin + t / 1e9; });
+    var sites = series.sites.map(function (s) { return findSite(dev, s); });
+    var n = xs.length, k = sites.length;
+    var raw = [], cum = [];
+    var acc = new Array(n).fill(0);
+    for (var s = 0; s < k; s++) {
+      var col = series.site_bytes[s];
+      raw.push(col);
+      acc = acc.map(function (a, i) { return a + col[i]; });
+      cum.push(acc);
+    }
+    var other = series.total.map(function (t, i) { return t - (k ? cum[k - 1][i] : 0); });
+    /* drawn top first, each filled to zero over the one above it */
+    var layers = [{ label: "other", color: OTHER_COLOR, stroke: "#8a817c", top: series.total,
+                    value: function (i) { return fmtBytes(other[i]); } }];
+    for (s = k - 1; s >= 0; s--) {
+      (function (s) {
+        layers.push({ label: siteLabel(sites[s]), color: SITE_COLORS[s % SITE_COLORS.length], top: cum[s],
+                      value: function (i) { return fmtBytes(raw[s][i]); } });
+      })(s);
+    }
+    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
+    var failures = (dev.ooms || []).map(function (o, i) {
+      var x = (o.time_ns - tp.origin_ns) / 1e9;
+      return { x: x, attrs: { "data-verdict": o.verdict, "data-requested-bytes": String(o.requested_bytes) },
+               tip: "allocation failure #" + (i + 1) + " at " + fmtSecs(x) + ": " + o.verdict +
+                    (o.retry_of_previous ? " (failed retry)" : "") + "\n" + o.narrative + "\n\n" + (o.next_step || "") };
+    });
+    var phases = (tp.phases || []).map(function (p) {
+      var devPhase = (dev.phases || []).filter(function (q) { return q.name === p.name; })[0];
+      return { name: p.name, spans: p.spans.map(function (sp) { return [origin + sp[0] / 1e9, origin + sp[1] / 1e9]; }),
+               title: p.spans.length + " span(s) drawn" + (devPhase ? "; peak while open " + fmtBytes(devPhase.peak_bytes) : ""),
+               text: p.name + (devPhase ? " (peak " + fmtBytes(devPhase.peak_bytes) + ")" : "") };
+    });
+    function hover(i, y, open) {
+      var under = "other sites";
+      var site = null;
+      for (var s = 0; s < k; s++)
+        if (y <= cum[s][i]) { under = siteLabel(sites[s]); site = sites[s]; break; }
+      return fmtSecs(xs[i]) + ": " + fmtBytes(series.total[i]) + " live" +
+        (open.length ? " [" + open.join(", ") + "]" : "") + "\nunder the cursor: " +
+        under + (site ? " " + fmtBytes(raw[sites.indexOf(site)][i]) + "\n  " + stackText(site) :
+        " " + fmtBytes(other[i]));
+    }
+    return memoryChart({ xs: xs, xLabel: "time", xValue: fmtSecs, layers: layers, yMax: dev.peak_bytes,
+      peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes) + " at " + fmtSecs(peakX),
+                attrs: { "data-bytes": String(dev.peak_bytes), "data-time-ns": String(dev.peak_time_ns) } }],
+      failures: failures, phases: phases, hover: hover,
+      note: "each column of pixels keeps its maximum (exact, split by site) and its last value" });
+  }
+
+  /* ---- the timeline of a snapshot's device: allocated and reserved ---- */
+
+  function snapshotChart(d, sd) {
+    var timed = sd.axis === "time_us";
+    var alloc = sd.allocated, res = sd.reserved;
+    /* seconds since the first entry, or the count of entries applied */
+    function toX(v) { return timed ? v / 1e6 : v; }
+    var xs = sd.x.map(toX);
+    function at(index, timeUs) { return timed ? toX(timeUs - sd.x0) : index; }
+    function xText(x) { return timed ? fmtSecs(x) : "entry " + x; }
+    var allocColor = SITE_COLORS[0], resColor = "#a0cbe8";
+    var layers = [
+      { label: "reserved", color: resColor, stroke: "#6f9fc8", top: res, value: function (i) { return fmtBytes(res[i]); } },
+      { label: "allocated", color: allocColor, top: alloc, value: function (i) { return fmtBytes(alloc[i]); } }];
+    var pa = at(d.peak_allocated_index, d.peak_time_us), pr = at(d.peak_reserved_index, d.peak_reserved_time_us);
+    var peaks = [
+      { x: pa, color: "#000", text: "allocated peak " + fmtBytes(d.peak_allocated_bytes) + " at " + xText(pa),
+        attrs: { "data-kind": "allocated", "data-bytes": String(d.peak_allocated_bytes) } },
+      { x: pr, color: "#6f9fc8", text: "reserved peak " + fmtBytes(d.peak_reserved_bytes) + " at " + xText(pr),
+        attrs: { "data-kind": "reserved", "data-bytes": String(d.peak_reserved_bytes) } }];
+    var failures = (d.ooms || []).map(function (o, i) {
+      var x = at(o.index + 1, o.time_us);
+      return { x: x, attrs: { "data-verdict": o.verdict, "data-requested-bytes": String(o.requested_bytes) },
+               tip: "out of memory #" + (i + 1) + " (trace entry " + o.index + ", " + xText(x) + "): " + o.verdict +
+                    "\n" + snapOomText(o) };
+    });
+    function hover(i) {
+      return xText(xs[i]) + ": allocated " + fmtBytes(alloc[i]) + ", reserved " + fmtBytes(res[i]) +
+        " (" + fmtBytes(Math.max(0, res[i] - alloc[i])) + " cached, unallocated)";
+    }
+    return memoryChart({ xs: xs, xLabel: timed ? "time" : "entry", xValue: xText, xEntries: !timed,
+      layers: layers, yMax: Math.max(d.peak_allocated_bytes, d.peak_reserved_bytes), peaks: peaks,
+      failures: failures, phases: [], hover: hover,
+      note: (timed ? "x: seconds since the trace's first entry" : "x: trace entries applied (the snapshot has no times)") +
+        "; each column of pixels keeps its maxima (exact) and its last values" });
   }
 
   /* ---- sections ---- */
@@ -528,29 +610,52 @@
     return box;
   }
 
+  /* A snapshot's oom entry in words: its numbers as the text report says them. */
+  function snapOomText(o) {
+    var why = o.verdict === "fragmented" ?
+        "free device memory plus free cached blocks cover the request, but no single piece of " + fmtBytes(o.requested_bytes) + " exists" :
+      o.verdict === "exhausted" ?
+        "even all free bytes together (" + fmtBytes(o.device_free_bytes + o.free_cached_bytes) + ") are less than the request; live tensors fill the GPU" :
+      o.verdict === "limited" ?
+        "the device had room for the segment; a memory fraction (torch.cuda.set_per_process_memory_fraction) or a limit refused it" : "";
+    return "tried to allocate " + fmtBytes(o.requested_bytes) + " (a new segment of " + fmtBytes(o.segment_bytes) + ") on stream " + o.stream +
+      "\ndevice free " + fmtBytes(o.device_free_bytes) + "; allocated " + fmtBytes(o.allocated_bytes) + ", reserved " + fmtBytes(o.reserved_bytes) +
+      "\nfree inside partly used segments " + fmtBytes(o.free_cached_bytes) + ", largest free block " + fmtBytes(o.largest_free_block_bytes) +
+      " (" + fmtBytes(o.largest_free_block_same_pool_bytes) + " in the same pool and stream)" + (why ? "\n-> " + why : "");
+  }
+
   function snapshotSection(snap, si) {
     var sec = el("section", { cls: "vt-snapshot", id: "snapshot-" + si });
     sec.appendChild(el("h2", { text: "Snapshot " + snap.file }));
-    var mounts = [];
-    (snap.devices || []).forEach(function (d) {
-      sec.appendChild(el("h3", { text: "device " + d.device + ": allocated peak " + fmtBytes(d.peak_allocated_bytes) +
-        ", reserved peak " + fmtBytes(d.peak_reserved_bytes) }));
+    var tsnap = (timeline.snapshots || []).filter(function (t) { return t.file === snap.file; })[0];
+    var mounts = [], charts = [];
+    (snap.devices || []).forEach(function (d, di) {
+      var dsec = el("div", { cls: "vt-snap-device", id: "snapshot-" + si + "-device-" + di });
+      sec.appendChild(dsec);
+      dsec.appendChild(el("h3", { text: "device " + d.device + ": allocated peak " + fmtBytes(d.peak_allocated_bytes) +
+        ", reserved peak " + fmtBytes(d.peak_reserved_bytes) + (d.ooms && d.ooms.length ? ", " + d.ooms.length + (d.ooms.length > 1 ? " out-of-memory entries" : " out-of-memory entry") : "") }));
+      var sd = tsnap && (tsnap.devices || []).filter(function (x) { return x.device === d.device; })[0];
+      if (sd && sd.x.length) {
+        var chart = snapshotChart(d, sd);
+        dsec.appendChild(chart);
+        charts.push(chart);
+      }
       var which = el("select", { cls: "vt-seg-select" });
       var maps = [{ label: "segments at the allocated peak", map: d.segments_at_peak }, { label: "segments at the dump", map: d.segments_at_end }];
       (d.ooms || []).forEach(function (o, i) {
-        if (o.segments) maps.push({ label: "segments at failure #" + (i + 1), map: o.segments });
+        if (o.segment_map) maps.push({ label: "segments at out of memory #" + (i + 1), map: o.segment_map });
       });
       maps = maps.filter(function (m) { return m.map; });
       maps.forEach(function (m, i) { which.appendChild(el("option", { value: String(i), text: m.label })); });
       var holder = el("div");
       function showMap(i) { holder.innerHTML = ""; holder.appendChild(segmentMap(maps[i].map, maps[i].label)); }
       which.addEventListener("change", function () { showMap(+which.value); });
-      sec.appendChild(el("div", { cls: "vt-controls" }, [which]));
-      sec.appendChild(holder);
+      dsec.appendChild(el("div", { cls: "vt-controls" }, [which]));
+      dsec.appendChild(holder);
       if (maps.length) showMap(0);
       (d.ooms || []).forEach(function (o, i) {
-        sec.appendChild(el("div", { cls: "vt-oom-text", "data-verdict": o.verdict || "",
-          text: "failure #" + (i + 1) + ": " + (o.verdict || "") + ". " + (o.narrative || "") }));
+        dsec.appendChild(el("div", { cls: "vt-oom-text", "data-verdict": o.verdict || "",
+          text: "out of memory #" + (i + 1) + " at trace entry " + o.index + ": " + (o.verdict || "") + ". " + snapOomText(o) }));
       });
       var views = [{ label: "at the allocated peak (" + fmtBytes(d.peak_allocated_bytes) + ")", title: "live at the allocated peak",
                      sites: d.peak_breakdown || [], total: d.peak_allocated_bytes }];
@@ -559,10 +664,10 @@
                      sites: p.peak_breakdown || [], total: p.peak_bytes });
       });
       var live = liveSetView(views);
-      sec.appendChild(live);
+      dsec.appendChild(live);
       mounts.push(live);
     });
-    return { sec: sec, lives: mounts };
+    return { sec: sec, lives: mounts, charts: charts };
   }
 
   /* ---- the page ---- */
@@ -594,6 +699,7 @@
       var r = snapshotSection(s, si);
       app.appendChild(r.sec);
       lives = lives.concat(r.lives);
+      charts = charts.concat(r.charts);
     });
     charts.forEach(function (c) { c._mount(); });
     lives.forEach(function (l) { if (l._show) l._show(0); });
