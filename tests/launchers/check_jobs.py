@@ -22,6 +22,8 @@ from ledger_truth import Ledger  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
+ap.add_argument("--preload-first", default="",
+                help="sanitizer runtimes to load before the tracer (sanitized builds)")
 A = ap.parse_args()
 BUILD = os.path.abspath(A.build)
 VRAMTRACE = os.path.join(BUILD, "analyzer", "vramtrace")
@@ -39,6 +41,8 @@ out = os.path.join(tmp, "traces")
 sim = os.path.join(BUILD, "tests", "simdriver")
 env = {k: v for k, v in os.environ.items() if not k.startswith(("VTSIM_", "VRAMTRACE_", "LW_"))}
 env.pop("LD_PRELOAD", None)
+if A.preload_first:  # sanitized builds: their runtimes first, vramtrace run keeps them so
+    env["LD_PRELOAD"] = A.preload_first
 shared = "vt-jobs-%d" % os.getpid()
 env.update(LD_LIBRARY_PATH=sim + ":" + os.path.join(sim, "runtime"), VTSIM_DEVICES="2",
            VTSIM_SHARED=shared, VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"))

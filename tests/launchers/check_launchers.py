@@ -38,6 +38,8 @@ ap.add_argument("--build", required=True)
 ap.add_argument("--src", required=True)
 ap.add_argument("--case", required=True)
 ap.add_argument("--tamper", action="store_true")
+ap.add_argument("--preload-first", default="",
+                help="sanitizer runtimes to load before the tracer (sanitized builds)")
 A = ap.parse_args()
 
 BUILD = os.path.abspath(A.build)
@@ -91,6 +93,8 @@ env = {k: v for k, v in os.environ.items()
        if not k.startswith(("VTSIM_", "VRAMTRACE_", "NVTX_", "LW_", "RANK", "LOCAL_RANK",
                             "WORLD_SIZE", "CUDA_VISIBLE"))}
 env.pop("LD_PRELOAD", None)
+if A.preload_first:  # vramtrace run keeps them first, before the tracer
+    env["LD_PRELOAD"] = A.preload_first
 env.update(LD_LIBRARY_PATH=sim + ":" + os.path.join(sim, "runtime"),
            VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"), VTSIM_SHARED=shared,
            VTSIM_DEVICES="2", VTSIM_MEMORY="24GiB", LW_LOG=os.path.join(tmp, "workers.txt"))
@@ -104,7 +108,8 @@ if A.case == "env_file":
         for k in ("LD_LIBRARY_PATH", "VTSIM_LEDGER", "VTSIM_SHARED", "VTSIM_DEVICES",
                   "VTSIM_MEMORY", "LW_LOG", "VRAMTRACE_SESSION"):
             f.write("%s=%s\n" % (k, env[k]))
-        f.write("LD_PRELOAD=%s\nVRAMTRACE_OUTPUT=%s\n" % (os.path.realpath(LIB), template))
+        f.write("LD_PRELOAD=%s%s\nVRAMTRACE_OUTPUT=%s\n" % (A.preload_first, os.path.realpath(LIB),
+                                                         template))
 
 try:
     run = subprocess.run([VRAMTRACE, "run", "-o", template, "--"] + argv, env=env, cwd=tmp,
