@@ -5,7 +5,9 @@
 #   scripts/gpu-check.sh [BUILD_DIR]
 #
 # With an NVIDIA GPU (nvidia-smi) and a CUDA PyTorch (python3 -c 'import
-# torch; torch.cuda.is_available()'): real workloads on the real GPU.
+# torch; torch.cuda.is_available()'): real workloads on the real GPU (a
+# training step, a forced OOM with and without expandable segments,
+# cuBLAS's workspace, two processes on one GPU).
 # Otherwise the same checks on the simulated GPU with the stand-in torch
 # (tests/pytorch/standin), so CI keeps the script working. Record a real
 # GPU's table in docs/GPU_VALIDATION.md (GPU, driver, CUDA, torch, date).

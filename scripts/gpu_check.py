@@ -8,6 +8,23 @@ printed as a pass/fail table. Exit status 1 if any check fails.
 
 --simulated: the stand-in torch (tests/pytorch/standin) on the simulated GPU
 (tests/simdriver); otherwise the real torch on the real GPU.
+
+Workloads and what each is compared with:
+  train        the trace's peak = PyTorch's reserved peak (memory_stats)
+  oom          the same; the OOM snapshot beside the trace; the report tells
+               the failure with the allocator's numbers (also with
+               expandable_segments:True)
+  cuBLAS       CUBLAS_WORKSPACE_CONFIG=:4096:8: the workspace PyTorch takes
+               from its allocator (allocated bytes clearCublasWorkspaces
+               frees) is 32 MiB; the trace's bytes at the matmul's line =
+               PyTorch's reserved growth there (simulated: equal; real GPU:
+               at least, the rest is cuBLAS's own memory, printed)
+  two processes  two processes hold tensors on one GPU at once (simulated:
+               VTSIM_SHARED): the report has one GPU with both, its peak =
+               the sum of their reserved bytes, each process's bytes at that
+               peak = its reserved; mem_get_info's used bytes minus the
+               traced ones = the contexts (simulated: the driver ledger's
+               context charges; real GPU: the same for both processes)
 """
 import argparse
 import glob
@@ -21,12 +38,34 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MiB = 1 << 20
 
 # The workload: one process, one mode. It prints one JSON line of
-# PyTorch's own figures (the truth the trace is compared with).
-WORKLOAD = r'''
-import json, sys
+# PyTorch's own figures per process (the truth the trace is compared with).
+WORKLOAD = r"""
+import json, os, sys, time
 import torch
+MiB = 1 << 20
 mode = sys.argv[1]
 dev = torch.device("cuda") if hasattr(torch, "device") else "cuda"
+
+
+def stats():
+    torch.cuda.synchronize()
+    s = torch.cuda.memory_stats()
+    free, total = torch.cuda.mem_get_info()
+    return {"reserved_peak": s["reserved_bytes.all.peak"],
+            "reserved": s["reserved_bytes.all.current"],
+            "allocated": s["allocated_bytes.all.current"], "free": free, "total": total,
+            "pid": os.getpid()}
+
+
+def wait_for(directory, prefix, n):
+    end = time.time() + 120
+    while len([f for f in os.listdir(directory) if f.startswith(prefix)]) < n:
+        if time.time() > end:
+            sys.exit("gpu-check workload: the other process never came")
+        time.sleep(0.01)
+
+
+truth = {}
 if mode == "train":
     model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(4)]).to(dev)
     opt = torch.optim.AdamW(model.parameters())
@@ -35,19 +74,76 @@ if mode == "train":
         loss.backward()
         opt.step()
         opt.zero_grad()
-else:
+elif mode == "oom":
     keep = []
     try:
         while True:
             keep.append(torch.randn(16 * 1024 * 1024, device=dev))  # 64 MiB
     except torch.cuda.OutOfMemoryError:
         pass
-torch.cuda.synchronize()
-s = torch.cuda.memory_stats()
-free, total = torch.cuda.mem_get_info()
-print("TRUTH " + json.dumps({"reserved_peak": s["reserved_bytes.all.peak"], "free": free,
-                             "total": total}))
-'''
+elif mode == "cublas":
+    # cuBLAS's workspace: PyTorch takes it from its caching allocator at the
+    # first matmul of a thread and keeps it until clearCublasWorkspaces.
+    a = torch.randn(2048, 2048, device=dev)
+    b = torch.randn(2048, 2048, device=dev)
+    before = stats()
+    c = a @ b  # CUBLAS_LINE
+    after = stats()
+    torch._C._cuda_clearCublasWorkspaces()
+    cleared = stats()
+    truth = {"matmul_reserved": after["reserved"] - before["reserved"],
+             "workspace": after["allocated"] - cleared["allocated"]}
+elif mode == "share-parent":
+    # two processes on one GPU: each holds its tensors until both have
+    # measured; this parent never touches CUDA
+    import subprocess
+    procs = [subprocess.Popen([sys.executable, sys.argv[0], "share", sys.argv[2], str(i),
+                               str(mib)]) for i, mib in enumerate((256, 384))]
+    sys.exit(max(p.wait() for p in procs))
+elif mode == "share":
+    directory, index, mib = sys.argv[2], sys.argv[3], int(sys.argv[4])
+    keep = [torch.randn(mib * MiB // 4, device=dev)]
+    open(os.path.join(directory, "ready." + index), "w").close()
+    wait_for(directory, "ready.", 2)
+    truth = stats()
+    truth["share"] = True
+    print("TRUTH " + json.dumps(truth), flush=True)
+    open(os.path.join(directory, "done." + index), "w").close()
+    wait_for(directory, "done.", 2)
+    sys.exit(0)
+truth.update({k: v for k, v in stats().items() if k not in truth})
+print("TRUTH " + json.dumps(truth))
+"""
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"  # 32 MiB, whatever the GPU's default
+CUBLAS_WORKSPACE = 4096 * 1024 * 8
+
+
+def bytes_at_line(rep, path, line):
+    """The device bytes live at exit whose stack has path:line (the report's
+    Python frames), summed over the processes."""
+    total = 0
+    for p in rep.get("processes", []):
+        for d in p.get("devices", []):
+            if d.get("kind") != "device":
+                continue
+            for site in d.get("live_at_exit", []):
+                if any((f.get("file") or "") == path and f.get("line") == line
+                       for f in site.get("frames", [])):
+                    total += site["bytes"]
+    return total
+
+
+def context_bytes(ledger):
+    """Per pid, the device memory the simulated driver charged for contexts."""
+    held = {}
+    if not ledger or not os.path.exists(ledger):
+        return held
+    with open(ledger) as f:
+        for line in f:
+            r = dict(kv.split("=", 1) for kv in line.rstrip("\n").split("\t"))
+            if r["op"].startswith("ctx_"):
+                held[int(r["pid"])] = held.get(int(r["pid"]), 0) + int(r["delta"])
+    return held
 
 
 def main():
@@ -78,19 +174,36 @@ def main():
 
     runs = [("train", "train", {}), ("oom", "oom", {}),
             ("oom, expandable segments", "oom",
-             {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})]
+             {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
+            ("cuBLAS", "cublas", {"CUBLAS_WORKSPACE_CONFIG": CUBLAS_WORKSPACE_CONFIG}),
+            ("two processes, one GPU", "share-parent", {})]
+    cublas_line = [i + 1 for i, l in enumerate(WORKLOAD.splitlines())
+                   if "# CUBLAS_LINE" in l][0]
     for label, mode, extra in runs:
         out = os.path.join(tmp, mode + str(len(rows)))
         os.mkdir(out)
         e = dict(env, **extra)
-        r = subprocess.run([vramtrace, "run", "-q", "-o", os.path.join(out, "t.%p.vtrace"), "--",
-                            args.python, prog, mode], env=e, capture_output=True, text=True,
-                           timeout=600)
-        truth = [json.loads(l[6:]) for l in r.stdout.splitlines() if l.startswith("TRUTH ")]
-        if r.returncode != 0 or not truth:
+        argv = [args.python, prog, mode]
+        ledger = None
+        if mode == "share-parent":
+            argv.append(out)
+            if args.simulated:
+                # one simulated GPU that both processes share, and its ledger
+                shared = "gpucheck-%d" % os.getpid()
+                ledger = os.path.join(tmp, "share.ledger")
+                e.update(VTSIM_SHARED=shared, VTSIM_LEDGER=ledger)
+        try:
+            r = subprocess.run([vramtrace, "run", "-q", "-o", os.path.join(out, "t.%p.vtrace"),
+                                "--"] + argv, env=e, capture_output=True, text=True, timeout=600)
+        finally:
+            if mode == "share-parent" and args.simulated and \
+                    os.path.exists("/dev/shm/vtsim-" + shared):
+                os.unlink("/dev/shm/vtsim-" + shared)
+        truths = [json.loads(l[6:]) for l in r.stdout.splitlines() if l.startswith("TRUTH ")]
+        if r.returncode != 0 or not truths:
             check(label + ": workload ran", False, (r.stderr.strip().splitlines() or ["?"])[-1])
             continue
-        truth = truth[0]
+        truth = truths[0]
         traces = glob.glob(os.path.join(out, "*.vtrace"))
         rep = json.loads(subprocess.run([vramtrace, "report", "--json"] + traces,
                                         capture_output=True, text=True).stdout or "{}")
@@ -99,6 +212,57 @@ def main():
             for d in p.get("devices", []):
                 if d.get("kind") == "device":
                     peak = max(peak, d.get("peak_bytes") or 0)
+        if mode == "cublas":
+            check(label + ": workspace PyTorch reports = CUBLAS_WORKSPACE_CONFIG " +
+                  CUBLAS_WORKSPACE_CONFIG, truth["workspace"] == CUBLAS_WORKSPACE,
+                  "%.3f MiB (allocated bytes freed by clearCublasWorkspaces) vs %d MiB"
+                  % (truth["workspace"] / MiB, CUBLAS_WORKSPACE // MiB))
+            at_line = bytes_at_line(rep, prog, cublas_line)
+            # The trace sees the segments the matmul made PyTorch reserve,
+            # plus whatever cuBLAS itself allocates there (its handle;
+            # none on the stand-in).
+            ok = at_line == truth["matmul_reserved"] if args.simulated else \
+                at_line >= truth["matmul_reserved"]
+            check(label + ": trace at the matmul line = PyTorch's reserved growth there", ok,
+                  "%.2f MiB vs %.2f MiB (%.2f MiB outside PyTorch's allocator)"
+                  % (at_line / MiB, truth["matmul_reserved"] / MiB,
+                     (at_line - truth["matmul_reserved"]) / MiB))
+            continue
+        if mode == "share-parent":
+            share = [t for t in truths if t.get("share")]
+            gpus = rep.get("gpus", [])
+            check(label + ": both traced, one GPU in the report",
+                  len(share) == 2 and len(traces) == 2 and len(gpus) == 1 and
+                  len(gpus[0].get("processes", [])) == 2,
+                  "%d traces, %d GPUs" % (len(traces), len(gpus)))
+            if len(share) != 2 or len(gpus) != 1:
+                continue
+            g = gpus[0]
+            reserved = sum(t["reserved"] for t in share)
+            check(label + ": GPU peak = both processes' PyTorch reserved", g["peak_bytes"] == reserved,
+                  "%d MiB vs %d + %d MiB" % (g["peak_bytes"] // MiB, share[0]["reserved"] // MiB,
+                                             share[1]["reserved"] // MiB))
+            mine = {p["pid"]: p.get("bytes_at_peak") for p in g["processes"]}
+            check(label + ": each process's bytes at the GPU peak = its reserved",
+                  all(mine.get(t["pid"]) == t["reserved"] for t in share),
+                  ", ".join("pid %d %s vs %d MiB" % (t["pid"], (mine.get(t["pid"]) or 0) // MiB,
+                                                     t["reserved"] // MiB) for t in share))
+            # What each saw used on the device (mem_get_info) is both
+            # processes' traced bytes plus what no allocation shows: the
+            # contexts (the simulated driver's ledger has them; on a real
+            # GPU: contexts and any untraced process).
+            used = [t["total"] - t["free"] for t in share]
+            outside = [u - g["peak_bytes"] for u in used]
+            if args.simulated:
+                ctx = sum(context_bytes(ledger).get(t["pid"], 0) for t in share)
+                ok = outside == [ctx, ctx]
+                what = "the ledger's contexts %d MiB" % (ctx // MiB)
+            else:
+                ok = outside[0] == outside[1] and outside[0] >= 0
+                what = "contexts and untraced"
+            check(label + ": mem_get_info's used - traced = " + what, ok,
+                  "%s MiB" % " / ".join(str(o // MiB) for o in outside))
+            continue
         # The native caching allocator's reserved bytes are its segments:
         # cudaMalloc'd memory, which is what the trace counts (expandable
         # segments: mapped pages, which the trace counts as VMM memory).
@@ -113,9 +277,10 @@ def main():
                                   capture_output=True, text=True).stdout
             check(label + ": report tells the failure with the allocator's numbers",
                   "PyTorch's allocator at this failure" in text, "")
-    print("%-58s %-5s %s" % ("check", "", "figures"))
+    width = max(len(r[0]) for r in rows) if rows else 5
+    print("%-*s %-5s %s" % (width, "check", "", "figures"))
     for name, st, detail in rows:
-        print("%-58s %-5s %s" % (name, st, detail))
+        print("%-*s %-5s %s" % (width, name, st, detail))
     failed = [r for r in rows if r[1] != "pass"]
     print("%d checks, %d failed (%s)" % (len(rows), len(failed),
                                          "simulated GPU, stand-in torch" if args.simulated

@@ -60,6 +60,10 @@ bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j);
 struct vt_ledger;
 void vt_report_torch_oom_text(struct vt_report *rep, FILE *out, size_t input,
                               const struct vt_ledger *l, size_t first, size_t end);
+/* The same as the failure's "allocator_view" key: an object, or null when
+ * the bootstrap left no mark at it. */
+void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                              const struct vt_ledger *l, size_t first, size_t end);
 
 bool vt_report_input_selected(const struct vt_report *rep, size_t input);
 /* False, with "vramtrace report: no pid 123; pids: 5678, 5679" (or the

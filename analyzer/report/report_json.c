@@ -72,9 +72,13 @@ static void kind_bytes_json(struct vt_json *j, const uint64_t *kind_bytes)
     vt_json_end_object(j);
 }
 
+/* ooms[i] of l; a request's first failure (i == first) carries its
+ * allocator_view (ooms[first .. end) are the request and its retries). */
 static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
-                     const struct vt_oom *o, const struct vt_oom *prev)
+                     const struct vt_ledger *l, size_t i, size_t first, size_t end)
 {
+    const struct vt_oom *o = &l->ooms[i];
+    const struct vt_oom *prev = i ? &l->ooms[i - 1] : NULL;
     const struct vt_reader *r = rep->a->inputs[input].reader;
     char buf[64], story[512];
     vt_json_begin_object(j);
@@ -136,6 +140,12 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_key(j, "top_stacks");
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
     sites_json(rep, j, input, o->top, n);
+    if (i == first) {
+        vt_report_torch_oom_json(rep, j, input, l, first, end);
+    } else {
+        vt_json_key(j, "allocator_view");
+        vt_json_null(j);
+    }
     vt_json_end_object(j);
 }
 
@@ -199,8 +209,11 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     sites_json(rep, j, input, top, n);
     vt_json_key(j, "ooms");
     vt_json_begin_array(j);
-    for (size_t i = 0; i < l->nooms; i++)
-        oom_json(rep, j, input, &l->ooms[i], i ? &l->ooms[i - 1] : NULL);
+    for (size_t first = 0, end; first < l->nooms; first = end) {
+        end = vt_oom_request_end(l, first);
+        for (size_t i = first; i < end; i++)
+            oom_json(rep, j, input, l, i, first, end);
+    }
     vt_json_end_array(j);
     vt_json_end_object(j);
 }

@@ -16,6 +16,9 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
  * out), fitted to the line; --full-stacks: every frame recorded. */
 void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
                          const struct vt_report_options *opt);
+/* "frames": the frames that explain an allocation, as JSON objects
+ * (function, file, line); also the report's allocator_view (report_torch.c). */
+void vt_snap_frames_json(struct vt_json *j, const struct vt_pickle_value *frames);
 /* One snapshot as an object of the report's "snapshots" array. */
 void vt_snap_report_json_object(const struct vt_snap_analysis *a,
                                 const struct vt_report_options *opt, struct vt_json *j);

@@ -14,7 +14,7 @@ static void frame_json(void *ctx, const char *file, const char *name, int64_t li
     vt_json_end_object(j);
 }
 
-static void frames_json(struct vt_json *j, const struct vt_pickle_value *frames)
+void vt_snap_frames_json(struct vt_json *j, const struct vt_pickle_value *frames)
 {
     vt_json_key(j, "frames");
     vt_json_begin_array(j);
@@ -97,7 +97,7 @@ static void oom_json(struct vt_json *j, const struct vt_snap_device *d, const st
     vt_json_kv_uint(j, "largest_free_block_same_pool_bytes", o->largest_free_same_pool);
     vt_json_kv_double(j, "fragmentation", o->map.fragmentation);
     vt_json_kv_string(j, "verdict", vt_snap_verdict_name(o->verdict));
-    frames_json(j, o->ev->frames);
+    vt_snap_frames_json(j, o->ev->frames);
     vt_json_key(j, "segment_map");
     segmap_json(j, &o->map, &o->state);
     vt_json_end_object(j);
@@ -137,7 +137,7 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
         vt_json_kv_uint(j, "count", s->count);
         vt_json_kv_bool(j, "backward", s->backward);
         vt_json_kv_bool(j, "before_trace", s->before_window);
-        frames_json(j, s->frames);
+        vt_snap_frames_json(j, s->frames);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);

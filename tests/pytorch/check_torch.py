@@ -48,6 +48,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from ledger_truth import format_bytes  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "schema"))
+from report_schema import schema_errors  # noqa: E402
 STANDIN = os.path.join(HERE, "standin")
 MiB = 1 << 20
 
@@ -225,7 +227,116 @@ def case_oom(c, options=(), history=False):
     c.equal("largest free block in the snapshot < request", max(free_blocks or [0]) < 40 * MiB, True)
     c.equal("free in cached segments", sum(free_blocks), 5 * 24 * MiB)
     check_report_merge(c, trace, snap, pickles[0], history)
+    check_allocator_view(c, trace, snap, pickles[0], history, failed[-1], want_free)
     return trace, snap
+
+
+def simulate_json(c, pickle_path, allocator, capacity):
+    """`vramtrace simulate --json` run by the test itself: its one run."""
+    r = subprocess.run([c.vramtrace, "simulate", "--json", "-a", allocator, "-c", str(capacity),
+                        pickle_path], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        c.fail("vramtrace simulate -a %s: %s" % (allocator, r.stderr.strip()))
+        return {}
+    return json.loads(r.stdout)["runs"][0]
+
+
+def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_free):
+    """The JSON report's allocator_view of the failure: the stand-in's own
+    snapshot and the ledger's figures, and simulate's answer as the test
+    gets it by running `vramtrace simulate` itself."""
+    doc = c.report(trace)
+    errors = schema_errors(doc) if doc else []
+    c.equal("the report (with allocator_view) against docs/report.schema.json", errors, [])
+    ooms = [o for p in doc.get("processes", []) for d in p.get("devices", [])
+            for o in d.get("ooms", [])]
+    views = [o["allocator_view"] for o in ooms if o.get("allocator_view")]
+    c.equal("failures with an allocator_view (the request's first)", len(views), 1)
+    if not views:
+        return
+    v = views[0]
+    # ... and the schema knows the object: a broken one is rejected
+    for what, broken in (("a verdict it does not know", {"verdict": "bad luck"}),
+                         ("a string where bytes go", {"reserved_bytes": "552 MiB"}),
+                         ("no figures but no error", {"error": None, "reserved_bytes": None})):
+        bad = json.loads(json.dumps(doc))
+        bv = [o["allocator_view"] for p in bad["processes"] for d in p["devices"]
+              for o in d["ooms"] if o.get("allocator_view")][0]
+        bv.update(broken)
+        if broken.get("reserved_bytes", 0) is None:
+            del bv["reserved_bytes"]
+        if not schema_errors(bad):
+            c.fail("the schema accepts an allocator_view with %s" % what)
+    blocks = [b for s in snap["segments"] for b in s["blocks"]]
+    free = [b["size"] for b in blocks if b["state"] == "inactive"]
+    reserved = sum(s["total_size"] for s in snap["segments"])
+    allocated = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    partly = sum(1 for s in snap["segments"]
+                 if any(b["state"] == "inactive" for b in s["blocks"]) and
+                 any(b["state"] != "inactive" for b in s["blocks"]))
+    # the request: the history's oom entry (the rounded request), else the
+    # segment size the ledger's failed cudaMalloc asked for
+    oom_entries = [e for e in (snap["device_traces"] or [[]])[0] if e["action"] == "oom"]
+    request = oom_entries[-1]["size"] if history else int(failed["size"])
+    verdict = ("fragmented" if sum(free) + device_free >= request and max(free) < request
+               else "exhausted")
+    want = {"snapshot": pickle_path, "error": None, "device": int(failed["dev"]),
+            "segment_bytes": int(failed["size"]), "device_free_bytes": device_free,
+            "reserved_bytes": reserved, "allocated_bytes": allocated,
+            "reserved_unallocated_bytes": sum(free), "partly_used_segments": partly,
+            "largest_free_block_bytes": max(free), "request_bytes": request,
+            "request_known": history, "verdict": verdict, "stacks_recorded": history}
+    for k, w in sorted(want.items()):
+        c.equal("allocator_view." + k, v.get(k), w)
+    if "expandable_segments:True" not in v.get("advice_settings", []):
+        c.fail("allocator_view.advice_settings: no expandable_segments:True: %r"
+               % v.get("advice_settings"))
+    if history:
+        # live blocks grouped by their Python stack, as the stand-in recorded it
+        groups = {}
+        for b in blocks:
+            if b["state"] != "inactive":
+                key = tuple((f["filename"], f["line"], f["name"]) for f in b["frames"])
+                g = groups.setdefault(key, [0, 0])
+                g[0] += b["requested_size"]
+                g[1] += 1
+        top = sorted(groups.values(), reverse=True)
+        got = [[t["bytes"], t["count"]] for t in v.get("top_stacks", [])]
+        c.equal("allocator_view.top_stacks (bytes, count)", sorted(got, reverse=True),
+                top[:len(got)])
+        first = v["top_stacks"][0]["frames"] if v.get("top_stacks") else []
+        if not any(f["file"].endswith("train_oom.py") and f["line"] == 47 for f in first):
+            c.fail("allocator_view.top_stacks[0]: no frame train_oom.py:47: %r" % first)
+    sim = v.get("simulate") or {}
+    if not history:
+        c.equal("allocator_view.simulate without history: ran", sim.get("ran"), False)
+        if "--torch-history" not in (sim.get("not_run") or ""):
+            c.fail("allocator_view.simulate.not_run does not name --torch-history: %r" % sim)
+        return
+    # The device as the process had it: its segments plus the driver's free
+    # bytes, from the snapshot and the ledger.
+    capacity = reserved + device_free
+    c.equal("allocator_view.simulate.capacity_bytes", sim.get("capacity_bytes"), capacity)
+    runs = {r["allocator"]: r for r in sim.get("runs", [])}
+    for allocator in ("recorded", "pytorch:expandable_segments:True"):
+        mine = simulate_json(c, pickle_path, allocator, capacity)
+        theirs = runs.get(allocator, {})
+        for k in ("verdict", "failed_requests_served", "peak_reserved_bytes"):
+            c.equal("simulate -a %s: %s, the report vs the CLI" % (allocator, k), theirs.get(k),
+                    mine.get(k))
+        if allocator == "recorded":
+            # the control: the recorded settings fail again, at the request
+            c.equal("simulate -a recorded fails at the recorded failure",
+                    (mine.get("verdict"), mine.get("failed_requests_served"),
+                     theirs.get("fails_at_recorded_failure")), ("fragmented", 0, True))
+        else:
+            fits = mine.get("verdict") == "ok" and mine.get("failed_requests_served") == 1
+            c.equal("allocator_view.simulate.fits_with_expandable_segments",
+                    sim.get("fits_with_expandable_segments"), fits)
+            # the stand-in's fragmented OOM: live tensors and the request
+            # fit the device together, so expandable segments serve it
+            c.equal("with expandable segments the request fits (live %d + %d <= %d)"
+                    % (allocated, request, capacity), fits, allocated + request <= capacity)
 
 
 def check_report_merge(c, trace, snap, pickle_path, history):
@@ -255,6 +366,10 @@ def check_report_merge(c, trace, snap, pickle_path, history):
     if history:
         want.append("live tensors then, by Python stack:")
         want.append("main (train_oom.py:47)")
+        oom = [e for e in snap["device_traces"][0] if e["action"] == "oom"][-1]
+        want.append("-c %dMiB --device 0 %s" % ((reserved + oom["device_free"]) >> 20, pickle_path))
+        want.append("fails again at the request (fragmented), as it did")
+        want.append("expandable_segments:True: the %s request fits" % format_bytes(40 * MiB))
     else:
         want.append("live tensors' stacks: not recorded (`vramtrace run --torch-history`")
     for w in want:

@@ -15,6 +15,14 @@ def _cuda_attach_out_of_memory_observer(observer):
         a.observers.append(observer)
 
 
+def _cuda_clearCublasWorkspaces():
+    """Frees the cuBLAS workspaces back to the caching allocator
+    (at::cuda::clearCublasWorkspaces)."""
+    from .cuda import _blas
+
+    _blas.clear_workspaces()
+
+
 if "_cuda_attach_out_of_memory_observer" in _MISSING:
     del _cuda_attach_out_of_memory_observer
 _sys.modules.setdefault("torch._C", _sys.modules[__name__])

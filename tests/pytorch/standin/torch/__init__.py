@@ -10,7 +10,9 @@ Variable._execution_engine.queue_callback); its memory is a model of the
 native caching allocator (cuda/_allocator.py) that gets segments from the
 simulated CUDA runtime (tests/simdriver, libsimcudart.so) through ctypes,
 and its _snapshot() has the format of real snapshots
-(tests/data/pytorch-snapshots). Tensors hold no data.
+(tests/data/pytorch-snapshots). Tensors hold no data. A matmul (`a @ b`,
+torch.matmul) gets cuBLAS's workspace from the caching allocator as
+PyTorch does (cuda/_blas.py; torch._C._cuda_clearCublasWorkspaces frees it).
 
 Knobs (tests only): VTSTANDIN_TORCH_VERSION (default 2.5.1),
 VTSTANDIN_MISSING=name,name: API names this build lacks
@@ -72,4 +74,11 @@ def randn(*shape, device="cpu", dtype=None):
         n *= d
     t = empty(n * 4, device=device)
     t.batch = shape[0] if len(shape) > 1 else 1
+    t.shape = tuple(shape)
     return t
+
+
+def matmul(a, b):
+    """On cuBLAS: see Tensor.__matmul__ (nn.Linear does not use it here, so
+    the tests' memory stories stay as designed)."""
+    return a @ b

@@ -107,6 +107,19 @@ class Tensor(object):
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         Variable._execution_engine.run_backward(self.grad_fn, max(self.nbytes, 512))
 
+    def __matmul__(self, other):
+        """A matmul on cuBLAS (the first of a thread gets its workspace,
+        cuda/_blas.py); the output is rows x columns of float32."""
+        from ..cuda import _blas
+
+        _blas.handle()
+        rows = getattr(self, "shape", (self.nbytes // 4,))[0]
+        cols = getattr(other, "shape", (1, 1))[-1]
+        out = Tensor(rows * cols * 4)
+        out.shape = (rows, cols)
+        out.batch = rows
+        return out
+
     def sum(self):
         fn = Node("SumBackward0", [self.grad_fn] if self.grad_fn else [], [], []) \
             if is_grad_enabled() and self.requires_grad else None
