@@ -28,10 +28,13 @@
  *                 chunk, stored in the trace (its zstd-compressed size is
  *                 counted), used for every later chunk
  *   layout=L      the MEM record's layout (format ideas; not readable by
- *                 any reader, only measured):
- *                   v2     the format as it is (trace_encoder.c)
- *                   split  v2 without the dt field; the chunk's dts follow
- *                          its records as one varint column
+ *                 any reader, only measured; none given: the format as it
+ *                 is, version 3, trace_encoder.c):
+ *                   v2     format version 2: the dt field in its record
+ *                          (plus version 3's 4-byte footer a chunk)
+ *                   split  the dt field in the chunk's dt column (what
+ *                          format version 3 is; the other layouts keep
+ *                          the dt in the record unless given with split)
  *                   serial a FREE whose address an earlier ALLOC gave names
  *                          that ALLOC by how many allocs ago it was
  *                          (uv age+1; 0: address follows as da)
@@ -57,7 +60,7 @@
 #include "trace_encoder.h"
 #include "trace_reader.h"
 
-enum { L_SPLIT = 1, L_SERIAL = 2, L_SITE = 4 };
+enum { L_SPLIT = 1, L_SERIAL = 2, L_SITE = 4, L_V2 = 8 };
 
 struct variant {
     char label[200];
@@ -83,6 +86,7 @@ static const char *default_specs[] = {
     "chunk=64K",
     "chunk=64K,dict=raw:112K",
     "dict=raw:112K",
+    "layout=v2",
     "layout=split",
     "layout=serial",
     "layout=site",
@@ -139,7 +143,7 @@ static void parse_spec(const char *spec, struct variant *v)
             v->dict = 2, v->dict_size = parse_size(val + 6);
         else if (!strcmp(kv, "layout")) {
             v->layout = (strstr(val, "split") ? L_SPLIT : 0) | (strstr(val, "serial") ? L_SERIAL : 0) |
-                        (strstr(val, "site") ? L_SITE : 0);
+                        (strstr(val, "site") ? L_SITE : 0) | (strstr(val, "v2") ? L_V2 : 0);
         } else {
             fprintf(stderr, "trace_recode: unknown key '%s'\n", kv);
             exit(2);
@@ -215,7 +219,7 @@ static void map_del(struct map *m, uint64_t key)
 struct sink {
     const struct variant *v;
     struct vt_encoder enc;
-    struct vt_bytes dts, frame;
+    struct vt_bytes frame;
     ZSTD_CCtx *cctx;
     ZSTD_CDict *cdict;
     size_t bytes, chunks;
@@ -280,13 +284,6 @@ static void flush(struct sink *s)
 {
     if (s->enc.raw.len == 0)
         return;
-    if (s->v->layout & L_SPLIT) { /* the dt column after the records */
-        if (vt_bytes_reserve(&s->enc.raw, s->dts.len)) {
-            memcpy(s->enc.raw.data + s->enc.raw.len, s->dts.data, s->dts.len);
-            s->enc.raw.len += s->dts.len;
-        }
-        s->dts.len = 0;
-    }
     double t0 = now_ns();
     ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
     ZSTD_CCtx_refCDict(s->cctx, s->chunks > 0 ? s->cdict : NULL);
@@ -360,7 +357,7 @@ static void encode_mem_layout(struct sink *s, const struct vt_mem_record *m)
     }
     if (t > e->delta.last_time || dt == t)
         e->delta.last_time = t;
-    put_uv(lay & L_SPLIT ? &s->dts : b, dt);
+    put_uv(lay & L_SPLIT ? &e->dts : b, dt); /* the column: vt_chunk_frame writes it */
     if (!(lay & L_SITE))
         put_uv(b, m->device < 0 ? 0 : (uint64_t)m->device + 1);
     /* address */
@@ -441,7 +438,7 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
                 vt_encode_mem(&s.enc, &m);
             (*events)++;
         }
-        if (s.enc.raw.len + s.dts.len >= v->chunk_raw)
+        if (vt_encoder_chunk_size(&s.enc) >= v->chunk_raw)
             flush(&s);
     }
     if (rc < 0) {
@@ -452,7 +449,6 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
     vt_reader_close(r);
     vt_encoder_free(&s.enc);
     vt_bytes_free(&s.frame);
-    vt_bytes_free(&s.dts);
     ZSTD_freeCCtx(s.cctx);
     ZSTD_freeCDict(s.cdict);
     free(s.live.keys);

@@ -56,7 +56,11 @@ struct vt_reader {
     uint64_t chunks, records;
     struct vt_chunk_source source;
     const uint8_t *raw;     /* the chunk being decoded (the source's buffer) */
-    size_t raw_len, raw_pos;
+    size_t raw_len, raw_pos; /* raw_len: where its records end */
+    /* Version 3: the chunk's dt column, [dt_p, dt_end) still to be read;
+     * NULL, NULL before the first chunk and in versions 1 and 2. */
+    const uint8_t *dt_p, *dt_end;
+    bool dt_column;         /* VT_FORMAT_HAS_DT_COLUMN(version) */
     struct vt_delta_state delta;
     bool fast_pext;         /* vt_reader_next_batch may use pext64 */
 
@@ -266,6 +270,7 @@ static int check_preamble(struct vt_reader *r)
         if (r->time_unit_ns == 0)
             return fail(r, 12, "time unit is 0 ns");
     }
+    r->dt_column = VT_FORMAT_HAS_DT_COLUMN(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -406,6 +411,22 @@ static int load_chunk(struct vt_reader *r)
     r->raw_pos = 0;
     r->chunks++;
     memset(&r->delta, 0, sizeof r->delta);
+    if (r->dt_column) {
+        /* records, dt column, footer: the records' length */
+        if (c.raw_len < VT_CHUNK_FOOTER_SIZE)
+            return fail(r, off, "corrupt chunk %" PRIu64 ": %zu bytes, too short for its footer",
+                        r->chunks, c.raw_len);
+        size_t column_end = c.raw_len - VT_CHUNK_FOOTER_SIZE;
+        uint32_t records = vt_get_le32(c.raw + column_end);
+        if (records > column_end)
+            return fail(r, off,
+                        "corrupt chunk %" PRIu64 ": records of %" PRIu32
+                        " bytes in a chunk of %zu bytes",
+                        r->chunks, records, c.raw_len);
+        r->raw_len = records;
+        r->dt_p = c.raw + records;
+        r->dt_end = c.raw + column_end;
+    }
     return 1;
 }
 
@@ -514,7 +535,14 @@ static bool advance_time(struct vt_reader *r, uint64_t dt, uint64_t *time_ns)
 
 static uint64_t get_time(struct vt_reader *r, struct cursor *c)
 {
-    uint64_t dt = get_uv(c), time_ns = 0;
+    uint64_t dt = 0, time_ns = 0;
+    if (!r->dt_column) {
+        dt = get_uv(c);
+    } else if (!c->bad && vt_get_uvarint(&r->dt_p, r->dt_end, &dt) != 0) {
+        c->bad = true;
+        c->why = "the chunk's dt column ends before its timed records";
+        return 0;
+    }
     if (!c->bad && !advance_time(r, dt, &time_ns)) {
         c->bad = true;
         c->why = "time beyond 2^64 ns";
@@ -890,10 +918,27 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     p += 2;
     uint64_t api, label, thread, dt, dev, zz, size, stack, result, aux;
     uint64_t free_b = 0, total_b = 0;
+    const uint8_t *dq = r->dt_p; /* version 3: the dt column */
     /* api, label, thread, dt and device are nearly always one byte each:
-     * one test for the five. */
+     * one test for the five (version 3: four, and the column's dt). */
     uint64_t head = load_le64(p);
-    if (__builtin_expect((head & 0x8080808080ull) == 0, 1)) {
+    if (r->dt_column) {
+        if (__builtin_expect((head & 0x80808080ull) == 0, 1)) {
+            api = head & 0xff;
+            label = head >> 8 & 0xff;
+            thread = head >> 16 & 0xff;
+            dev = head >> 24 & 0xff;
+            p += 4;
+        } else if (!fast_uv(&p, &api, pext) || !fast_uv(&p, &label, pext) ||
+                   !fast_uv(&p, &thread, pext) || !fast_uv(&p, &dev, pext)) {
+            return false;
+        }
+        /* the column may end within VT_UVARINT_MAX bytes: checked */
+        if (__builtin_expect(dq < r->dt_end && *dq < 0x80, 1))
+            dt = *dq++;
+        else if (vt_get_uvarint(&dq, r->dt_end, &dt) != 0)
+            return false;
+    } else if (__builtin_expect((head & 0x8080808080ull) == 0, 1)) {
         api = head & 0xff;
         label = head >> 8 & 0xff;
         thread = head >> 16 & 0xff;
@@ -936,6 +981,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
     r->delta.last_time = units;
     r->delta.last_addr = addr;
+    r->dt_p = dq;
     r->raw_pos = (size_t)(p - r->raw);
     r->records++;
     if (!rec) {
@@ -1011,6 +1057,11 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
     if (r->state != 0)
         return r->state < 0 ? -1 : 0;
     while (r->raw_pos >= r->raw_len) {
+        if (r->dt_p != r->dt_end) /* version 3: every time was read */
+            return fail(r, r->chunk_offset,
+                        "corrupt chunk %" PRIu64 ": %zu bytes of its dt column after the "
+                        "last timed record",
+                        r->chunks, (size_t)(r->dt_end - r->dt_p));
         int rc = load_chunk(r);
         if (rc <= 0)
             return rc;

@@ -17,24 +17,41 @@
  *   chunk   := chunk header + one zstd frame
  *     0  u32 le   VT_CHUNK_MAGIC           "VTCK"
  *     4  u32 le   compressed size          bytes of the zstd frame that follows
- *     8  u32 le   raw size                 bytes of records once decompressed
+ *     8  u32 le   raw size R               bytes of the chunk once decompressed
  *    12  ...      zstd frame (content checksum on)
  *
  * Every chunk is an independent zstd frame and every chunk starts its delta
  * state afresh (see struct vt_delta_state), so a file cut anywhere - by a
  * crash, a kill or a full disk - is readable up to its last complete chunk.
  *
- * A decompressed chunk is a sequence of records. A record is one type byte
- * (enum vt_record_type) followed by its fields, each encoded as:
+ * A decompressed chunk (version 3) is
+ *     0  L bytes  records                  a sequence of records
+ *     L  ...      the dt column            one uv per timed record of the
+ *                                          chunk, in record order, nothing else
+ *   R-4  u32 le   L                        VT_CHUNK_FOOTER_SIZE bytes
+ * The records do not hold their dt fields: each timed record's dt is the
+ * next value of the column (the column's values restart in every chunk, as
+ * all delta state does). Times between events are noise that no record
+ * repeats; apart from the records they no longer break the records' repeats
+ * for zstd (docs/PERFORMANCE.md, "Trace size against heaptrack"). A reader
+ * refuses a chunk whose L exceeds R - 4, whose column runs out before its
+ * timed records do, or whose column has bytes left after them.
+ * Versions 1 and 2 (VT_FORMAT_HAS_DT_COLUMN false): the decompressed chunk
+ * is the records alone, each dt field in place in its record.
+ *
+ * A record is one type byte (enum vt_record_type) followed by its fields,
+ * each encoded as:
  *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
  *   dt  uv: time units (see the preamble) since the previous timed record
  *       of this chunk; the first timed record of a chunk carries the
- *       absolute value, CLOCK_MONOTONIC divided by the unit (rounded down)
+ *       absolute value, CLOCK_MONOTONIC divided by the unit (rounded down).
+ *       Version 3: not in the record but in the chunk's dt column, above
  *   da  zigzag LEB128 varint: address minus the previous address field of
  *       this chunk (starts at 0 in each chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
- * The field lists below are in order. Ids (thread, string, stack node,
+ * The field lists below are in order; a "dt time" names where versions 1
+ * and 2 put the field (version 3 leaves it out there: the column has it). Ids (thread, string, stack node,
  * module, api) are assigned by the writer in order of first appearance and
  * stay valid for the rest of the file.
  */
@@ -47,9 +64,12 @@
 #define VT_FILE_MAGIC "VRAMTRC\n"
 #define VT_FILE_MAGIC_LEN 8
 #define VT_PREAMBLE_SIZE 16
-/* Version 2: the preamble's time unit (version 1 files: always 1 ns). */
-#define VT_FORMAT_VERSION 2
+/* Version 2: the preamble's time unit (version 1 files: always 1 ns).
+ * Version 3: each chunk's dt fields as a column after its records. */
+#define VT_FORMAT_VERSION 3
 #define VT_FORMAT_VERSION_OLDEST 1
+/* Whether chunks of a format version hold the dt column (see above). */
+#define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/performance-history.md, "Trace size",
@@ -60,6 +80,9 @@
 
 #define VT_CHUNK_MAGIC 0x4b435456u /* "VTCK" little-endian */
 #define VT_CHUNK_HEADER_SIZE 12
+/* Version 3: the last bytes of a decompressed chunk, u32 le: the length of
+ * its records (where the dt column starts). */
+#define VT_CHUNK_FOOTER_SIZE 4
 /* Upper bounds a reader enforces before allocating anything. The writer
  * never produces chunks anywhere near these sizes. */
 #define VT_CHUNK_MAX_RAW (64u << 20)

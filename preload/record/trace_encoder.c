@@ -50,6 +50,7 @@ void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns)
 void vt_encoder_free(struct vt_encoder *e)
 {
     vt_bytes_free(&e->raw);
+    vt_bytes_free(&e->dts);
     memset(e, 0, sizeof *e);
 }
 
@@ -57,6 +58,8 @@ void vt_encoder_begin_chunk(struct vt_encoder *e)
 {
     e->raw.len = 0; /* the time unit stays: it is the file's */
     e->raw.failed = false;
+    e->dts.len = 0;
+    e->dts.failed = false;
     memset(&e->delta, 0, sizeof e->delta);
     e->have_time = false;
     e->records = 0;
@@ -125,9 +128,12 @@ static uint64_t dt_units(struct vt_encoder *e, uint64_t time_ns)
     return dt;
 }
 
+/* The dt field goes to the chunk's dt column (format version 3). */
 static void put_dt(struct vt_encoder *e, uint64_t time_ns)
 {
-    put_uv(e, dt_units(e, time_ns));
+    uint64_t dt = dt_units(e, time_ns);
+    if (vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
+        e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt);
 }
 
 static void begin(struct vt_encoder *e, enum vt_record_type t)
@@ -231,8 +237,9 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
     put_uv(e, first_line);
 }
 
-/* Largest MEM record: type, op, kind, then at most 12 varints. */
-#define VT_MEM_RECORD_MAX (3 + 12 * VT_UVARINT_MAX)
+/* Largest MEM record: type, op, kind, then at most 11 varints (the dt is
+ * in the column). */
+#define VT_MEM_RECORD_MAX (3 + 11 * VT_UVARINT_MAX)
 
 /* The writer's per-event record: one capacity check for the whole record
  * instead of one per field (same bytes as put_uv and put_dt would give;
@@ -240,8 +247,10 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
  * zigzag of the difference to the chunk's previous address. */
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
 {
-    if (!vt_bytes_reserve(&e->raw, VT_MEM_RECORD_MAX))
+    if (!vt_bytes_reserve(&e->raw, VT_MEM_RECORD_MAX) ||
+        !vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
         return;
+    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt_units(e, m->time_ns));
     uint8_t *p = e->raw.data + e->raw.len;
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;
@@ -250,7 +259,6 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
     p += vt_put_uvarint(p, m->api);
     p += vt_put_uvarint(p, m->label);
     p += vt_put_uvarint(p, m->thread);
-    p += vt_put_uvarint(p, dt_units(e, m->time_ns));
     p += vt_put_uvarint(p, m->device < 0 ? 0 : (uint64_t)m->device + 1);
     p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
     e->delta.last_addr = m->addr;
@@ -351,9 +359,14 @@ void vt_chunk_cctx_free(void *cctx)
     ZSTD_freeCCtx(cctx);
 }
 
-int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out)
+int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
 {
-    if (e->raw.failed || e->raw.len > VT_CHUNK_MAX_RAW)
+    if (e->raw.failed || e->dts.failed || vt_encoder_chunk_size(e) > VT_CHUNK_MAX_RAW)
+        return -1;
+    /* records, the dt column, the footer (the records' length): appended
+     * for the call and taken off again (a failed reserve left failed set) */
+    size_t records = e->raw.len;
+    if (!vt_bytes_reserve(&e->raw, e->dts.len + VT_CHUNK_FOOTER_SIZE))
         return -1;
     void *own = NULL;
     if (!cctx) {
@@ -361,6 +374,10 @@ int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out)
         if (!cctx)
             return -1;
     }
+    if (e->dts.len)
+        memcpy(e->raw.data + records, e->dts.data, e->dts.len);
+    vt_put_le32(e->raw.data + records + e->dts.len, (uint32_t)records);
+    e->raw.len = records + e->dts.len + VT_CHUNK_FOOTER_SIZE;
     int rc = -1;
     size_t bound = ZSTD_compressBound(e->raw.len);
     out->len = 0;
@@ -370,8 +387,8 @@ int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out)
     /* Each chunk is its own frame: ZSTD_compress2 starts a new frame and
      * keeps no dictionary state from earlier chunks. */
     ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
-    size_t n = ZSTD_compress2(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound,
-                              e->raw.data ? e->raw.data : (const void *)"", e->raw.len);
+    size_t n = ZSTD_compress2(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound, e->raw.data,
+                              e->raw.len);
     if (ZSTD_isError(n) || n > VT_CHUNK_MAX_COMPRESSED)
         goto done;
     vt_put_le32(out->data, VT_CHUNK_MAGIC);
@@ -380,6 +397,7 @@ int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out)
     out->len = VT_CHUNK_HEADER_SIZE + n;
     rc = 0;
 done:
+    e->raw.len = records;
     if (own)
         vt_chunk_cctx_free(own);
     return rc;

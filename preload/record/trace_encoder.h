@@ -33,9 +33,13 @@ void vt_bytes_free(struct vt_bytes *b);
 /* Makes room for n more bytes; false (and failed set) if memory ran out. */
 bool vt_bytes_reserve(struct vt_bytes *b, size_t n);
 
-/* The records of the chunk being built, plus its delta state. */
+/* The records of the chunk being built, plus its delta state. Format
+ * version 3: the records go to raw without their dt fields, which go, in
+ * record order, to dts (the chunk's dt column); vt_chunk_frame writes
+ * raw, dts and the footer as the chunk. */
 struct vt_encoder {
     struct vt_bytes raw;
+    struct vt_bytes dts;
     struct vt_delta_state delta;
     bool have_time;       /* a timed record was written in this chunk */
     uint64_t records;     /* records in this chunk */
@@ -124,11 +128,20 @@ void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
 
 /* ---- chunk framing ---- */
 
-/* Compresses the encoder's records as one zstd frame (content checksum on)
- * behind a chunk header, into out (replacing its contents). cctx is a
- * ZSTD_CCtx* (void* here so that includers need no zstd.h); NULL makes a
- * temporary one. Returns 0, or -1 if memory ran out or zstd failed. */
-int vt_chunk_frame(const struct vt_encoder *e, void *cctx, struct vt_bytes *out);
+/* Bytes of the chunk being built once decompressed: records, dt column,
+ * footer (what a chunk size limit compares). */
+static inline size_t vt_encoder_chunk_size(const struct vt_encoder *e)
+{
+    return e->raw.len + e->dts.len + VT_CHUNK_FOOTER_SIZE;
+}
+
+/* Compresses the encoder's chunk (records, dt column, footer) as one zstd
+ * frame (content checksum on) behind a chunk header, into out (replacing
+ * its contents). cctx is a ZSTD_CCtx* (void* here so that includers need
+ * no zstd.h); NULL makes a temporary one. The encoder's records are left
+ * as they were (the column is appended to raw for the call only). Returns
+ * 0, or -1 if memory ran out or zstd failed. */
+int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out);
 
 /* A compression context set up the way vt_chunk_frame expects (level 3,
  * checksum on); free with vt_chunk_cctx_free. NULL if out of memory. */

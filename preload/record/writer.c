@@ -572,7 +572,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
             W.chunk_due_ns = time_ns + W.flush_ms * 1000000ull;
         emit(best, best_h, time_ns);
         best->wq_head->read += best_h->size;
-        if (W.enc.raw.len >= VT_CHUNK_TARGET_RAW)
+        if (vt_encoder_chunk_size(&W.enc) >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
         if (atomic_load(&W.failed))
             return;

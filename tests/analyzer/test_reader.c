@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "trace_builder.h"
 #include "trace_reader.h"
@@ -315,6 +316,67 @@ static void fill_huge_thread_id(struct vt_encoder *e)
     vt_encode_thread(e, 1ull << 40, 5, "x", 1);
 }
 
+/* Version 3: a timed record whose dt the column does not have. */
+static void fill_column_short(struct vt_encoder *e)
+{
+    vt_encode_range_push(e, 1, 10, 0, 0);
+    e->dts.len = 0;
+}
+
+/* Version 3: a dt column with a value no record takes. */
+static void fill_column_left(struct vt_encoder *e)
+{
+    vt_encode_range_push(e, 1, 10, 0, 0);
+    vt_bytes_reserve(&e->dts, 1);
+    e->dts.data[e->dts.len++] = 7;
+}
+
+/* Version 3: a chunk whose footer names more records than it holds, or
+ * that has no footer. */
+static void test_bad_chunk_footer(void **state)
+{
+    (void)state;
+    char msg[600];
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 1, 1, 1 << 20);
+    tb_flush(&b);
+    /* a second chunk: raw bytes {0xff, 0xff, 0, 0} (L 65535 of 0), then {9, 9} */
+    for (int k = 0; k < 2; k++) {
+        struct tb c;
+        tb_init(&c);
+        c.file.len = 0;
+        static const uint8_t footer[] = {0xff, 0xff, 0, 0};
+        vt_bytes_reserve(&c.enc.raw, sizeof footer);
+        memcpy(c.enc.raw.data, footer, k == 0 ? 4 : 2);
+        c.enc.raw.len = k == 0 ? 4 : 2;
+        /* vt_chunk_frame adds a footer of its own: frame by hand */
+        struct vt_bytes frame = {0};
+        size_t bound = 64;
+        vt_bytes_reserve(&frame, VT_CHUNK_HEADER_SIZE + bound);
+        size_t n = ZSTD_compress(frame.data + VT_CHUNK_HEADER_SIZE, bound, c.enc.raw.data,
+                                 c.enc.raw.len, 1);
+        assert_false(ZSTD_isError(n));
+        vt_put_le32(frame.data, VT_CHUNK_MAGIC);
+        vt_put_le32(frame.data + 4, (uint32_t)n);
+        vt_put_le32(frame.data + 8, (uint32_t)c.enc.raw.len);
+        struct vt_bytes file = {0};
+        vt_bytes_reserve(&file, b.file.len + VT_CHUNK_HEADER_SIZE + n);
+        memcpy(file.data, b.file.data, b.file.len);
+        memcpy(file.data + b.file.len, frame.data, VT_CHUNK_HEADER_SIZE + n);
+        file.len = b.file.len + VT_CHUNK_HEADER_SIZE + n;
+        assert_int_equal(read_expect_error(file.data, file.len, msg, sizeof msg), -1);
+        const char *want = k == 0 ? "records of 65535 bytes in a chunk of 4 bytes"
+                                  : "2 bytes, too short for its footer";
+        if (!strstr(msg, want))
+            fail_msg("message '%s' lacks '%s'", msg, want);
+        vt_bytes_free(&frame);
+        vt_bytes_free(&file);
+        tb_free(&c);
+    }
+    tb_free(&b);
+}
+
 static void test_bad_records(void **state)
 {
     (void)state;
@@ -325,6 +387,8 @@ static void test_bad_records(void **state)
     expect_record_error(fill_unknown_type, "unknown record type");
     expect_record_error(fill_varint_overrun, "varint runs past the end");
     expect_record_error(fill_huge_thread_id, "thread id out of range");
+    expect_record_error(fill_column_short, "dt column ends before its timed records");
+    expect_record_error(fill_column_left, "1 bytes of its dt column after the last timed record");
 }
 
 /* ---- the MEM fast path (decoding without per-field bounds checks) ---- */
@@ -433,10 +497,15 @@ static void expect_mem_error_mid_chunk(const uint8_t *bad, size_t len, const cha
     tb_init(&b);
     tb_standard_header(&b, 1, 1, 1 << 20);
     tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 512, TB_STACK_A);
+    /* bad is laid out as versions 1 and 2 wrote it, its dt (one byte) at
+     * offset 6: version 3 has that byte in the chunk's dt column */
     size_t at = b.enc.raw.len;
     vt_bytes_reserve(&b.enc.raw, len);
-    memcpy(b.enc.raw.data + b.enc.raw.len, bad, len);
-    b.enc.raw.len += len;
+    memcpy(b.enc.raw.data + b.enc.raw.len, bad, 6);
+    memcpy(b.enc.raw.data + b.enc.raw.len + 6, bad + 7, len - 7);
+    b.enc.raw.len += len - 1;
+    vt_bytes_reserve(&b.enc.dts, 1);
+    b.enc.dts.data[b.enc.dts.len++] = bad[6];
     for (int i = 0; i < 40; i++) /* plenty of bytes after it */
         tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20 + (uint64_t)i, 0, 0x2000 + (uint64_t)i, 512,
                  TB_STACK_B);
@@ -702,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_bad_magic_and_version),
         cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_bad_records),
+        cmocka_unit_test(test_bad_chunk_footer),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_mem_fields_every_varint_length),
         cmocka_unit_test(test_mem_errors_mid_chunk),

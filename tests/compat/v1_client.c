@@ -1,6 +1,8 @@
-/* The program that made v1_trace.vtrace: built and run once under the
- * tracer of commit eed6128 (trace format version 1), as README.md tells.
- * It is not built by meson: the committed trace is its fixed output.
+/* The program that made v1_trace.vtrace and v2_trace.vtrace: built and run
+ * once under the tracer of commit eed6128 (trace format version 1, as
+ * v1_client) and once under that of commit f977377 (format version 2, as
+ * v2_client), as README.md tells. It is not built by meson: the committed
+ * traces are its fixed output.
  *
  * Three load_weights() allocations stay live throughout; "train" (an NVTX
  * range, opened twice) and "eval" (the vramtrace phase API, opened twice)

@@ -7,9 +7,17 @@
  *   byte 0       report options: bits 0-2 top-1, bits 3-4 frames,
  *                bit 5 --phase, bit 6 --device 0, bit 7 --pid
  *   the rest     records; "VRAMTRC\n" starts another trace file (merged
- *                replay of several processes), "VTCK" another chunk
+ *                replay of several processes) of format version 2,
+ *                "VRAMTRC3" one of version 3, "VTCK" another chunk
  *
- * Seeds: corpus/trace_records/ (real traces, unpacked by make_record_seed).
+ * A file is of version 2 (each record whole, its dt in place) unless the
+ * separator before it says 3 (the first file: if the records start with
+ * "VRAMTRC3"); a chunk of version 3 is taken as it is, its dt column and
+ * footer included (a version 3 seed is a decompressed v3 chunk).
+ *
+ * Seeds: corpus/trace_records/ (real traces, unpacked by make_record_seed:
+ * the version 1 traces of corpus/trace_file/ as version 2 files, *-v3 as
+ * version 3).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -22,7 +30,8 @@
 #include "vramtrace/trace_format.h"
 
 #define MAX_FILES 4
-#define FILE_SEP "VRAMTRC\n"
+#define FILE_SEP "VRAMTRC" /* then '\n' (version 2) or '3' (version 3) */
+#define FILE_SEP_LEN 8
 #define CHUNK_SEP "VTCK"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -60,10 +69,12 @@ static void append_chunk(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *raw, siz
 
 /* One trace file from records: preamble, then a chunk per piece between
  * CHUNK_SEPs (empty pieces make no chunk: the writer never writes one). */
-static void build_file(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *p, size_t n)
+static void build_file(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *p, size_t n, int version)
 {
     reserve(b, VT_PREAMBLE_SIZE);
     vt_preamble_fill(b->p, 1);
+    b->p[8] = (uint8_t)version;
+    b->p[9] = 0;
     b->len = VT_PREAMBLE_SIZE;
     const uint8_t *end = p + n;
     while (p < end) {
@@ -73,6 +84,23 @@ static void build_file(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *p, size_t 
             append_chunk(b, cctx, p, (size_t)(stop - p));
         p = sep ? sep + strlen(CHUNK_SEP) : end;
     }
+}
+
+/* The next file separator in [p, end): "VRAMTRC\n" (version 2) or
+ * "VRAMTRC3" (version 3); NULL if none. */
+static const uint8_t *next_sep(const uint8_t *p, const uint8_t *end, int *version)
+{
+    while (p < end) {
+        const uint8_t *s = memmem(p, (size_t)(end - p), FILE_SEP, strlen(FILE_SEP));
+        if (!s || end - s < FILE_SEP_LEN)
+            return NULL;
+        if (s[7] == '\n' || s[7] == '3') {
+            *version = s[7] == '3' ? 3 : 2;
+            return s;
+        }
+        p = s + 1;
+    }
+    return NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -100,15 +128,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct vt_fuzz_image images[MAX_FILES];
     size_t nfiles = 0;
     const uint8_t *p = data + 1, *end = data + size;
+    int version = 2, next_version = 2;
+    if (next_sep(p, end, &next_version) == p) { /* "VRAMTRC3" first: a v3 file */
+        version = next_version;
+        p += FILE_SEP_LEN;
+    }
     while (nfiles < MAX_FILES) {
-        const uint8_t *sep = memmem(p, (size_t)(end - p), FILE_SEP, strlen(FILE_SEP));
+        const uint8_t *sep = next_sep(p, end, &next_version);
         const uint8_t *stop = sep && nfiles + 1 < MAX_FILES ? sep : end;
-        build_file(&files[nfiles], cctx, p, (size_t)(stop - p));
+        build_file(&files[nfiles], cctx, p, (size_t)(stop - p), version);
         images[nfiles] = (struct vt_fuzz_image){files[nfiles].p, files[nfiles].len};
         nfiles++;
         if (stop == end)
             break;
-        p = stop + strlen(FILE_SEP);
+        p = stop + FILE_SEP_LEN;
+        version = next_version;
     }
     vt_fuzz_trace_images(images, nfiles, &opt);
     for (size_t i = 0; i < nfiles; i++)

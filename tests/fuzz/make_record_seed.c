@@ -1,7 +1,9 @@
 /*
  * Turns real trace files into a seed for fuzz_trace_records: the option
  * byte, then each file's chunks decompressed, chunks joined by "VTCK" and
- * files by "VRAMTRC\n" (the layout fuzz_trace_records.c reads back).
+ * files by "VRAMTRC\n" (a file of version 1 or 2) or "VRAMTRC3" (also
+ * before a first file of version 3): the layout fuzz_trace_records.c reads
+ * back.
  *
  *     make_record_seed OUT OPTIONS TRACE...    (OPTIONS: 0-255)
  *
@@ -34,7 +36,9 @@ static uint8_t *slurp(const char *path, size_t *len)
     return data;
 }
 
-static int unpack(FILE *out, const char *path)
+/* Writes the separator before the file (none before a first file of
+ * version 1 or 2: the harness takes that as version 2), then its chunks. */
+static int unpack(FILE *out, const char *path, int first)
 {
     size_t len;
     uint8_t *data = slurp(path, &len);
@@ -43,6 +47,11 @@ static int unpack(FILE *out, const char *path)
         free(data);
         return -1;
     }
+    int version = data[8] | data[9] << 8;
+    if (version >= 3)
+        fputs("VRAMTRC3", out);
+    else if (!first)
+        fputs(VT_FILE_MAGIC, out);
     size_t pos = VT_PREAMBLE_SIZE;
     int chunks = 0;
     while (len - pos >= VT_CHUNK_HEADER_SIZE) {
@@ -77,9 +86,7 @@ int main(int argc, char **argv)
         return 1;
     fputc(atoi(argv[2]) & 0xff, out);
     for (int i = 3; i < argc; i++) {
-        if (i > 3)
-            fputs(VT_FILE_MAGIC, out);
-        if (unpack(out, argv[i]) != 0)
+        if (unpack(out, argv[i], i == 3) != 0)
             return 1;
     }
     return fclose(out) == 0 ? 0 : 1;

@@ -128,9 +128,22 @@ static void process_record(struct bytes *x)
     put_uv(x, 100);
 }
 
+/* Format version 2: each record whole, its dt in place, so that a crafted
+ * chunk is its records alone. What is bounded here (tables, strings, ids,
+ * chunk sizes) is read the same in version 3, whose dt column lies inside
+ * the decompressed chunk and allocates nothing. */
+#define CRAFTED_VERSION 2
+
+static void preamble_v2(uint8_t *b)
+{
+    vt_preamble_fill(b, 1);
+    b[8] = CRAFTED_VERSION;
+    b[9] = 0;
+}
+
 static void preamble(struct bytes *f)
 {
-    vt_preamble_fill(f->b, 1);
+    preamble_v2(f->b);
     f->n = VT_PREAMBLE_SIZE;
 }
 
@@ -272,7 +285,7 @@ static void check_module_unloads(void)
     }
     size_t rawlen = (size_t)(p - raw), bound = ZSTD_compressBound(rawlen);
     uint8_t *file = malloc(VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE + bound);
-    vt_preamble_fill(file, 1);
+    preamble_v2(file);
     size_t c = ZSTD_compress(file + VT_PREAMBLE_SIZE + VT_CHUNK_HEADER_SIZE, bound, raw, rawlen, 1);
     if (ZSTD_isError(c))
         abort();

@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
-"""Today's analyzer on a trace of the previous format version (1).
+"""Today's analyzer on a trace of an earlier format version N (1, 2).
 
-v1_trace.vtrace was written by the tracer of commit eed6128 (format 1, times
-in nanoseconds); README.md has the recipe. Its truth is the simulated
-driver's ledger of that same run (v1_ledger.txt) and the client's own notes
-(v1_client.out: which function made each allocation, when each phase opened
-and closed). v1_expected.json holds the figures derived from those two
-files alone, never from the analyzer; this script re-derives them first, so
-the committed figures cannot drift from the ledger.
+vN_trace.vtrace was written by the tracer of the last commit that wrote
+format N (v1: commit eed6128, times in nanoseconds; v2: commit f977377,
+times in microseconds); README.md has the recipe. Its truth is the
+simulated driver's ledger of that same run (vN_ledger.txt) and the client's
+own notes (vN_client.out: which function made each allocation, when each
+phase opened and closed). vN_expected.json holds the figures derived from
+those two files alone, never from the analyzer; this script re-derives them
+first, so the committed figures cannot drift from the ledger.
 
-    check_v1_trace.py --vramtrace BIN [--write-expected]
+    check_compat_trace.py --version N --vramtrace BIN [--write-expected]
 
-Checks `vramtrace dump --json` (version 1, a 1 ns unit, every memory and
-range record's time inside the ledger's window for it) and `vramtrace report
---json` (peak, live allocations and sites at the peak, allocation and free
-counts, the failure's figures, phases, every time in nanoseconds, a known
-100 ms duration). The stacks point to binaries of the scratch build that
-made the file: the report must show them as bare addresses of their module,
-and nothing checked here depends on symbols."""
+Checks `vramtrace dump --json` (version N, its time unit, every memory and
+range record's time inside the ledger's window for it, rounded down to the
+unit) and `vramtrace report --json` (peak, live allocations and sites at the
+peak, allocation and free counts, the failure's figures, phases, every time
+in nanoseconds, a known 100 ms duration). The stacks point to binaries of
+the scratch build that made the file: the report must show them as bare
+addresses of their module, and nothing checked here depends on symbols."""
 import argparse
 import json
 import os
@@ -29,12 +30,28 @@ from golden_lib import (Harness, client_pid, expect, expect_eq, peak_of,  # noqa
                         phase_peaks, phase_windows, pid_entries, read_ledger, report_ledger,
                         report_process, run_check, running)
 
-TRACE = os.path.join(HERE, "v1_trace.vtrace")
-LEDGER = os.path.join(HERE, "v1_ledger.txt")
-CLIENT_OUT = os.path.join(HERE, "v1_client.out")
-EXPECTED = os.path.join(HERE, "v1_expected.json")
-CLIENT = "v1_client"     # the traced program's file name (the module of its frames)
+# version -> the time unit (ns) its tracer wrote by default (v1: always 1;
+# v2: VRAMTRACE_TIME_UNIT_NS unset, VT_TIME_UNIT_NS_DEFAULT)
+TIME_UNIT_NS = {1: 1, 2: 1000}
 SLEEP_NS = 100 * 10**6   # v1_client.c SLEEP_MS: evaluate()'s peak is held this long
+
+# set by main() from --version
+VERSION = TRACE = LEDGER = CLIENT_OUT = EXPECTED = CLIENT = UNIT = None
+
+
+def use_version(n):
+    global VERSION, TRACE, LEDGER, CLIENT_OUT, EXPECTED, CLIENT, UNIT
+    VERSION, UNIT = n, TIME_UNIT_NS[n]
+    TRACE = os.path.join(HERE, "v%d_trace.vtrace" % n)
+    LEDGER = os.path.join(HERE, "v%d_ledger.txt" % n)
+    CLIENT_OUT = os.path.join(HERE, "v%d_client.out" % n)
+    EXPECTED = os.path.join(HERE, "v%d_expected.json" % n)
+    CLIENT = "v%d_client" % n  # the traced program's file name (the module of its frames)
+
+
+def down(ns):
+    """A ledger time as the tracer of the unit writes it: rounded down."""
+    return ns - ns % UNIT
 
 
 # ---- the truth: ledger and client notes only -------------------------------
@@ -45,11 +62,11 @@ def window(mine, entry):
     tracer's own cuMemGetInfo after a failure, a `getinfo` line, comes
     before the stamp)."""
     later = [e["ns"] for e in mine if e["line"] > entry["line"] and e["op"] != "getinfo"]
-    return [entry["ns"], min(later)]
+    return [down(entry["ns"]), min(later)]
 
 
 def derive():
-    """Every figure the test compares, from v1_ledger.txt and v1_client.out."""
+    """Every figure the test compares, from vN_ledger.txt and vN_client.out."""
     entries = read_ledger(LEDGER)
     with open(CLIENT_OUT) as f:
         out = f.read()
@@ -96,9 +113,10 @@ def derive():
     device_lines = [e for e in mine if e["op"] in ("alloc", "free") and e.get("kind") == "device"]
     expect(failed["ns"] - peak_entry["ns"] >= SLEEP_NS, "scenario broken: no 100 ms at the peak")
     return {
-        "derived_from": "v1_ledger.txt and v1_client.out by check_v1_trace.py --write-expected",
-        "format_version": 1,
-        "time_unit_ns": 1,
+        "derived_from": "v%d_ledger.txt and v%d_client.out by check_compat_trace.py --write-expected"
+                        % (VERSION, VERSION),
+        "format_version": VERSION,
+        "time_unit_ns": UNIT,
         "pid": pid,
         "device": peak_entry["dev"],
         "total_bytes": info["total"],
@@ -139,8 +157,8 @@ def range_window(mine, kind, ns):
     opening to its next driver call) or pop record (from its last driver
     call to its clock after closing)."""
     if kind == "push":
-        return [[ns, min(e["ns"] for e in mine if e["ns"] > ns)]]
-    return [[max(e["ns"] for e in mine if e["ns"] < ns), ns + 1]]
+        return [[down(ns), min(e["ns"] for e in mine if e["ns"] > ns)]]
+    return [[down(max(e["ns"] for e in mine if e["ns"] < ns)), ns + 1]]
 
 
 # ---- the checks ----------------------------------------------------------------
@@ -218,8 +236,9 @@ def check_report(h, want, modules, symbols):
     expect(o["frames"][0]["ip"] not in by_ip, "the failing call has the ip of an allocation site")
 
     # a known duration: evaluate()'s 100 ms at the peak, in nanoseconds
+    # (each end rounded down to the unit: at most one unit shorter)
     held = o["time_ns"] - dev["peak_time_ns"]
-    expect(SLEEP_NS <= held < SLEEP_NS + 10**9 and abs(held - want["peak_to_oom_ns"]) < 10**6,
+    expect(SLEEP_NS - want["time_unit_ns"] < held < SLEEP_NS + 10**9 and abs(held - want["peak_to_oom_ns"]) < 10**6,
            "peak to failure: report %d ns, ledger %d ns (the client slept %d ns)"
            % (held, want["peak_to_oom_ns"], SLEEP_NS))
     expect(0 < dev["peak_time_ns"] - proc["start_mono_ns"] < 10**9,
@@ -249,8 +268,8 @@ def to_json(figures):
 def check(args, tmp):
     want = derive()
     with open(EXPECTED) as f:
-        expect(json.load(f) == want, "v1_expected.json is not what v1_ledger.txt and "
-               "v1_client.out give (--write-expected rewrites it)")
+        expect(json.load(f) == want, "%s is not what %s and %s give (--write-expected "
+               "rewrites it)" % tuple(os.path.basename(p) for p in (EXPECTED, LEDGER, CLIENT_OUT)))
     h = Harness(argparse.Namespace(vramtrace=args.vramtrace, lib="", bindir="", simdir="",
                                    preload_first=""), tmp)
     modules = [r for r in check_dump(h, want) if r["type"] == "module"]
@@ -260,10 +279,13 @@ def check(args, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--version", type=int, required=True, choices=sorted(TIME_UNIT_NS),
+                    help="the format version of the fixture: vN_*")
     ap.add_argument("--vramtrace", required=True)
     ap.add_argument("--write-expected", action="store_true",
-                    help="(re)write v1_expected.json from the ledger and the client's notes")
+                    help="(re)write vN_expected.json from the ledger and the client's notes")
     args = ap.parse_args()
+    use_version(args.version)
     if args.write_expected:
         with open(EXPECTED, "w") as f:
             f.write(to_json(derive()))
