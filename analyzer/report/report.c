@@ -12,6 +12,8 @@ void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
 {
     rep->a = a;
     rep->opt = opt;
+    rep->one_job = false; /* every job (the text report sets it job by job) */
+    rep->job = 0;
     rep->sym = calloc(a->ninputs ? a->ninputs : 1, sizeof *rep->sym);
 }
 
