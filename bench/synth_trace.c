@@ -3,6 +3,16 @@
  * (preload/record/trace_encoder.h), without running anything.
  *
  *   synth_trace --events N --out FILE [--live K] [--stacks S] [--depth D]
+ *   synth_trace --ranks R --gpus G --dir DIR [--events N] [--live K] ...
+ *
+ * The second form is a job (issue 15, "Scale"): R rank traces of N events
+ * each in DIR (job.rank0000.vtrace ...), one session, as torchrun writes
+ * them: each process record says RANK, LOCAL_RANK, WORLD_SIZE, the
+ * session and CUDA_VISIBLE_DEVICES; R / G ranks share each GPU (its UUID
+ * in their device record, device 0 in each process), 8 GPUs a host, so a
+ * host "node007" holds 8 GPUs and 8 R / G ranks; sizes are an eighth of
+ * the single trace's, so that 8 ranks of a GPU fit its 80 GiB. Every rank has its own
+ * random stream; all start at the same instant of their host's clock.
  *
  * The trace is what a long training job with a flat live set looks like:
  * first K allocations, then alternately the free of a random live one and
@@ -92,17 +102,31 @@ static uint64_t *make_stacks(struct synth *s, unsigned nstacks, unsigned depth)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s --events N --out FILE [--live K] [--stacks S] [--depth D]\n",
-            argv0);
+    fprintf(stderr,
+            "usage: %s --events N --out FILE [--live K] [--stacks S] [--depth D]\n"
+            "       %s --ranks R --gpus G --dir DIR [--events N] [--live K] [--stacks S] "
+            "[--depth D]\n",
+            argv0, argv0);
     exit(2);
 }
+
+/* One process of a job: rank < 0 for the single-trace form. */
+struct rank_info {
+    long rank, world, gpus;
+};
+
+#define GPUS_PER_HOST 8
+#define SESSION "synth-job-0001"
+
+static int write_trace(const char *path, long long events, long live, unsigned nstacks,
+                       unsigned depth, const struct rank_info *ri);
 
 int main(int argc, char **argv)
 {
     long long events = 1000000;
-    long live = 1000;
+    long live = 1000, ranks = 0, gpus = 0;
     unsigned nstacks = 512, depth = 24;
-    const char *path = NULL;
+    const char *path = NULL, *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -116,17 +140,66 @@ int main(int argc, char **argv)
             nstacks = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--depth"))
             depth = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ranks"))
+            ranks = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--gpus"))
+            gpus = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--dir"))
+            dir = argv[++i];
         else
             usage(argv[0]);
     }
-    if (!path || events < 2 || live < 1 || nstacks < 1 || depth < 1)
+    if (events < 2 || live < 1 || nstacks < 1 || depth < 1)
         usage(argv[0]);
+    if (!dir) {
+        if (!path || ranks)
+            usage(argv[0]);
+        return write_trace(path, events, live, nstacks, depth, NULL);
+    }
+    if (path || ranks < 1 || gpus < 1 || ranks % gpus)
+        usage(argv[0]);
+    for (long r = 0; r < ranks; r++) {
+        char name[4096];
+        snprintf(name, sizeof name, "%s/job.rank%04ld.vtrace", dir, r);
+        struct rank_info ri = {r, ranks, gpus};
+        if (write_trace(name, events, live, nstacks, depth, &ri) != 0)
+            return 1;
+    }
+    return 0;
+}
 
+static int write_trace(const char *path, long long events, long live, unsigned nstacks,
+                       unsigned depth, const struct rank_info *ri)
+{
     struct synth s = {.rng = 7, .time_ns = 1000000000ull};
+    /* A job's ranks share GPUs: sizes an eighth, so 8 ranks fit 80 GiB */
+    unsigned size_shift = ri ? 3 : 0;
+    long per_gpu = ri ? ri->world / ri->gpus : 1;
+    long gpu = ri ? ri->rank / per_gpu : 0;
+    long host = gpu / GPUS_PER_HOST;
+    long per_host = per_gpu * GPUS_PER_HOST;
+    char hostname[32] = "bench", v_rank[24], v_local[24], v_world[24], v_cvd[24];
+    struct vt_env_pair env[5];
+    size_t nenv = 0;
+    if (ri) {
+        s.rng = 7 + 0x1000193ull * (uint64_t)(ri->rank + 1);
+        snprintf(hostname, sizeof hostname, "node%03ld", host);
+        snprintf(v_rank, sizeof v_rank, "%ld", ri->rank);
+        snprintf(v_local, sizeof v_local, "%ld", ri->rank % per_host);
+        snprintf(v_world, sizeof v_world, "%ld", ri->world);
+        snprintf(v_cvd, sizeof v_cvd, "%ld", gpu % GPUS_PER_HOST);
+        env[nenv++] = (struct vt_env_pair){"RANK", v_rank};
+        env[nenv++] = (struct vt_env_pair){"LOCAL_RANK", v_local};
+        env[nenv++] = (struct vt_env_pair){"WORLD_SIZE", v_world};
+        env[nenv++] = (struct vt_env_pair){"CUDA_VISIBLE_DEVICES", v_cvd};
+        env[nenv++] = (struct vt_env_pair){"VRAMTRACE_SESSION", SESSION};
+    }
     s.out = fopen(path, "wb");
     s.cctx = vt_chunk_cctx_new();
     if (!s.out || !s.cctx) {
         perror(path);
+        if (s.out)
+            fclose(s.out);
         return 1;
     }
     vt_encoder_init(&s.enc);
@@ -137,14 +210,19 @@ int main(int argc, char **argv)
 
     const char *args[] = {"synth_trace"};
     struct vt_process_facts facts = {
-        .pid = 4242, .ppid = 1, .start_realtime_ns = 1700000000000000000ull,
-        .start_mono_ns = s.time_ns, .hostname = "bench", .exe = "/bench/train.py",
-        .argc = 1, .argv = args, .tool_version = "synth", .stack_depth = depth,
-        .flush_interval_ms = 100,
+        .pid = ri ? 10000 + (uint64_t)ri->rank : 4242, .ppid = 1,
+        .start_realtime_ns = 1700000000000000000ull,
+        .start_mono_ns = s.time_ns, .hostname = hostname, .exe = "/bench/train.py",
+        .argc = 1, .argv = args, .nenv = nenv, .env = env, .tool_version = "synth",
+        .stack_depth = depth, .flush_interval_ms = 100,
     };
     vt_encode_process(&s.enc, &facts);
     vt_encode_thread(&s.enc, THREAD_ID, 4242, "python", 6);
     uint8_t uuid[VT_UUID_SIZE] = {1, 2, 3};
+    if (ri) { /* one UUID per GPU of the job */
+        uuid[4] = (uint8_t)(gpu >> 8);
+        uuid[5] = (uint8_t)gpu;
+    }
     vt_encode_device(&s.enc, 0, uuid, "Synthetic GPU", 13, 80ull << 30);
     vt_encode_api(&s.enc, API_ALLOC, "cuMemAlloc_v2");
     vt_encode_api(&s.enc, API_FREE, "cuMemFree_v2");
@@ -177,7 +255,7 @@ int main(int argc, char **argv)
         /* Skewed stack choice: the minimum of two uniform draws. */
         unsigned a = (unsigned)(r % nstacks), b = (unsigned)((r >> 16) % nstacks);
         slot_stack[k] = leaf[a < b ? a : b];
-        slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15));
+        slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15)) >> size_shift;
         m.op = VT_OP_ALLOC;
         m.api = API_ALLOC;
         m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
@@ -193,8 +271,9 @@ int main(int argc, char **argv)
     vt_encode_trailer(&s.enc, s.time_ns, s.events, s.chunks + 1, 0);
     flush_chunk(&s);
     fclose(s.out);
-    printf("synth_trace events=%llu chunks=%llu\n", (unsigned long long)s.events,
-           (unsigned long long)s.chunks);
+    if (!ri || ri->rank == ri->world - 1)
+        printf("synth_trace events=%llu chunks=%llu%s\n", (unsigned long long)s.events,
+               (unsigned long long)s.chunks, ri ? " (per rank)" : "");
     vt_encoder_free(&s.enc);
     vt_bytes_free(&s.frame);
     vt_chunk_cctx_free(s.cctx);

@@ -3,9 +3,13 @@
 #include "analysis.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grow_array.h"
 #include "input_files.h"
@@ -98,11 +102,42 @@ static bool assign_jobs(struct vt_analysis *a)
 
 /* ---- GPUs ---- */
 
-static void repoint_ledgers(struct vt_analysis *a);
+/* Traces that may share a GPU: one host, one session. Each group is
+ * replayed alone (on one thread), with GPUs of its own, joined into
+ * analysis->gpus in group order at the end. */
+struct gpu_place {
+    size_t input;
+    uint64_t device1, gpu; /* device + 1, the group's GPU index */
+};
+
+struct vt_analysis_group {
+    size_t *members; /* input indices, ascending */
+    size_t n, cap;
+    char *host, *session;
+    bool keyed;      /* host and session known (else a group of its own) */
+    bool read_ahead;
+    struct vt_gpu *gpus;
+    size_t ngpus, gpus_cap;
+    struct vt_pair_map gpu_of; /* (input, device + 1) -> the group's GPU index */
+    struct gpu_place *places;
+    size_t nplaces, places_cap;
+    bool out_of_memory;
+};
+
+static void repoint_ledgers(struct vt_analysis *a, struct vt_analysis_group *grp);
+
+static void free_gpu(struct vt_gpu *gp)
+{
+    free(gp->proc_now);
+    free(gp->proc_peak);
+    free(gp->proc_used);
+    free(gp->members);
+}
 
 static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
 {
-    uint64_t *hit = vt_pair_map_get(&a->gpu_of, input, (uint64_t)(device + 1));
+    struct vt_analysis_group *grp = a->inputs[input].group;
+    uint64_t *hit = vt_pair_map_get(&grp->gpu_of, input, (uint64_t)(device + 1));
     if (hit)
         return (long)*hit;
     const struct vt_reader *r = a->inputs[input].reader;
@@ -113,17 +148,18 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
     static const uint8_t zero[VT_UUID_SIZE];
     bool has_uuid = dev && memcmp(dev->uuid, zero, VT_UUID_SIZE) != 0;
     size_t g;
-    for (g = 0; g < a->ngpus; g++)
-        if (has_uuid && a->gpus[g].has_uuid && !memcmp(a->gpus[g].uuid, dev->uuid, VT_UUID_SIZE) &&
-            !strcmp(a->gpus[g].hostname, host) && same_session(a->gpus[g].session, session))
+    for (g = 0; g < grp->ngpus; g++)
+        if (has_uuid && grp->gpus[g].has_uuid &&
+            !memcmp(grp->gpus[g].uuid, dev->uuid, VT_UUID_SIZE) &&
+            !strcmp(grp->gpus[g].hostname, host) && same_session(grp->gpus[g].session, session))
             break;
-    if (g == a->ngpus) {
-        size_t cap = a->gpus_cap;
-        if (!vt_grow_array((void **)&a->gpus, &a->gpus_cap, a->ngpus + 1, sizeof *a->gpus))
+    if (g == grp->ngpus) {
+        size_t cap = grp->gpus_cap;
+        if (!vt_grow_array((void **)&grp->gpus, &grp->gpus_cap, grp->ngpus + 1, sizeof *grp->gpus))
             return -1;
-        if (a->gpus_cap != cap)
-            repoint_ledgers(a); /* grown, so it may have moved */
-        struct vt_gpu *gp = &a->gpus[g];
+        if (grp->gpus_cap != cap)
+            repoint_ledgers(a, grp); /* grown, so it may have moved */
+        struct vt_gpu *gp = &grp->gpus[g];
         memset(gp, 0, sizeof *gp);
         gp->has_uuid = has_uuid;
         if (has_uuid)
@@ -134,19 +170,20 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
         gp->proc_peak = calloc(a->ninputs, sizeof *gp->proc_peak);
         gp->proc_used = calloc(a->ninputs, sizeof *gp->proc_used);
         if (!gp->proc_now || !gp->proc_peak || !gp->proc_used) {
-            free(gp->proc_now);
-            free(gp->proc_peak);
-            free(gp->proc_used);
+            free_gpu(gp);
             return -1;
         }
-        a->ngpus++;
+        grp->ngpus++;
     }
-    if (dev && !a->gpus[g].name) {
-        a->gpus[g].name = dev->name;
-        a->gpus[g].total_bytes = dev->total_bytes;
+    if (dev && !grp->gpus[g].name) {
+        grp->gpus[g].name = dev->name;
+        grp->gpus[g].total_bytes = dev->total_bytes;
     }
-    if (!vt_pair_map_put(&a->gpu_of, input, (uint64_t)(device + 1), g))
+    if (!vt_grow_array((void **)&grp->places, &grp->places_cap, grp->nplaces + 1,
+                       sizeof *grp->places) ||
+        !vt_pair_map_put(&grp->gpu_of, input, (uint64_t)(device + 1), g))
         return -1;
+    grp->places[grp->nplaces++] = (struct gpu_place){input, (uint64_t)(device + 1), g};
     return (long)g;
 }
 
@@ -156,38 +193,63 @@ const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t inpu
     return hit ? &a->gpus[*hit] : NULL;
 }
 
-static inline void add_to_gpu(struct vt_analysis *a, size_t input, struct vt_gpu *gp,
-                              uint64_t delta, uint64_t time_ns)
+/* The inputs at the combined peak: only the GPU's own processes (the others
+ * hold nothing there), so a new maximum costs O(its processes), not
+ * O(traces) - with a thousand ranks, most of the time of the merged pass. */
+static inline void copy_peak(struct vt_gpu *gp)
 {
+    for (size_t k = 0; k < gp->nmembers; k++)
+        gp->proc_peak[gp->members[k]] = gp->proc_now[gp->members[k]];
+}
+
+static bool add_member(struct vt_gpu *gp, size_t input)
+{
+    if (!vt_grow_array((void **)&gp->members, &gp->members_cap, gp->nmembers + 1,
+                       sizeof *gp->members))
+        return false;
+    size_t at = gp->nmembers++;
+    while (at > 0 && gp->members[at - 1] > input) {
+        gp->members[at] = gp->members[at - 1];
+        at--;
+    }
+    gp->members[at] = input;
+    gp->proc_used[input] = true;
+    return true;
+}
+
+static inline bool add_to_gpu(struct vt_gpu *gp, size_t input, uint64_t delta, uint64_t time_ns)
+{
+    if (!gp->proc_used[input] && !add_member(gp, input))
+        return false;
     gp->now_bytes += delta; /* a decrease wraps, and the wrap cancels out */
     gp->proc_now[input] += delta;
-    gp->proc_used[input] = true;
     if (!gp->has_peak || gp->now_bytes > gp->peak_bytes) {
         gp->has_peak = true;
         gp->peak_bytes = gp->now_bytes;
         gp->peak_time_ns = time_ns;
-        memcpy(gp->proc_peak, gp->proc_now, a->ninputs * sizeof *gp->proc_now);
+        copy_peak(gp);
     }
+    return true;
 }
 
 /* Points a placed ledger at its GPU's totals, which the replay then updates
  * itself (struct vt_ledger, gpu). */
-static void point_ledger(struct vt_analysis *a, struct vt_input *in, struct vt_ledger *l, long g)
+static void point_ledger(struct vt_gpu *gpus, struct vt_input *in, struct vt_ledger *l, long g)
 {
-    struct vt_gpu *gp = &a->gpus[g];
+    struct vt_gpu *gp = &gpus[g];
     l->gpu.now = &gp->now_bytes;
     l->gpu.peak = &gp->peak_bytes;
     l->gpu.share = &gp->proc_now[in->index];
 }
 
-/* After a->gpus moved: the placed ledgers point at the new place. */
-static void repoint_ledgers(struct vt_analysis *a)
+/* After the group's GPUs moved: its placed ledgers point at the new place. */
+static void repoint_ledgers(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
-    for (size_t i = 0; i < a->ninputs; i++) {
-        struct vt_input *in = &a->inputs[i];
+    for (size_t k = 0; k < grp->n; k++) {
+        struct vt_input *in = &a->inputs[grp->members[k]];
         for (size_t li = 0; li < in->replay.nledgers; li++)
             if (in->ledger_gpu[li] > 0)
-                point_ledger(a, in, &in->replay.ledgers[li], in->ledger_gpu[li] - 1);
+                point_ledger(grp->gpus, in, &in->replay.ledgers[li], in->ledger_gpu[li] - 1);
     }
 }
 
@@ -200,14 +262,14 @@ static void place_ledger(struct vt_input *in, struct vt_ledger *l, size_t li, ui
         in->ledger_gpu[li] = -1; /* no device: it cannot be placed on a GPU */
         return;
     }
+    struct vt_analysis_group *grp = in->group;
     long g = gpu_for(in->analysis, in->index, l->device);
-    if (g < 0) {
-        in->analysis->out_of_memory = true; /* tried again at the next change */
+    if (g < 0 || !add_to_gpu(&grp->gpus[g], in->index, delta, time_ns)) {
+        grp->out_of_memory = true; /* tried again at the next change */
         return;
     }
     in->ledger_gpu[li] = g + 1;
-    add_to_gpu(in->analysis, in->index, &in->analysis->gpus[g], delta, time_ns);
-    point_ledger(in->analysis, in, l, g);
+    point_ledger(grp->gpus, in, l, g);
 }
 
 /* A change of a ledger not placed yet (once placed, the replay adds its
@@ -227,11 +289,10 @@ static void on_device_change(void *ctx, struct vt_replay *rp, struct vt_ledger *
 static void on_device_peak(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t time_ns)
 {
     struct vt_input *in = ctx;
-    struct vt_analysis *a = in->analysis;
-    struct vt_gpu *gp = &a->gpus[in->ledger_gpu[l - rp->ledgers] - 1];
+    struct vt_gpu *gp = &in->group->gpus[in->ledger_gpu[l - rp->ledgers] - 1];
     gp->peak_bytes = gp->now_bytes;
     gp->peak_time_ns = time_ns;
-    memcpy(gp->proc_peak, gp->proc_now, a->ninputs * sizeof *gp->proc_now);
+    copy_peak(gp);
 }
 
 /* A device allocation failed: which other traced processes held memory on
@@ -245,11 +306,12 @@ static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct 
         return;
     long g = gpu_for(a, in->index, l->device);
     if (g < 0) {
-        a->out_of_memory = true;
+        in->group->out_of_memory = true;
         return;
     }
-    const struct vt_gpu *gp = &a->gpus[g];
-    for (size_t j = 0; j < a->ninputs; j++) {
+    const struct vt_gpu *gp = &in->group->gpus[g];
+    for (size_t k = 0; k < gp->nmembers; k++) {
+        size_t j = gp->members[k];
         uint64_t bytes = gp->proc_now[j];
         if (j == in->index || bytes == 0)
             continue;
@@ -267,13 +329,18 @@ static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct 
 
 /* ---- the merged pass ---- */
 
-/* Traces read ahead on threads of their own: up to this many (each holds
- * one more decompressed chunk, typically 1 MiB, at most 64 MiB). */
+/* Traces read ahead on threads of their own: up to this many in a group
+ * (each holds one more decompressed chunk, typically 1 MiB, at most 64 MiB),
+ * and only when there are threads to spare. */
 #define VT_READ_AHEAD_INPUTS 8
 
 /* Records decoded at once when there is nothing to merge: few enough to
  * stay in the first-level cache (about 4 KiB). */
 #define VT_ANALYSIS_BATCH 32
+
+/* A trace's head read for its process record (host, session): a process
+ * record with its environment fits; a bigger one is read in full. */
+#define VT_HEAD_BYTES (64u << 10)
 
 /* Feeds untimed records (definitions) at once and stops at the next timed
  * one, which waits in in->peek for its turn in the merge. */
@@ -288,6 +355,361 @@ static void advance(struct vt_input *in)
         vt_replay_feed(&in->replay, &in->peek);
     }
     in->state = rc;
+}
+
+/* One trace: nothing to merge, its records go in file order; the memory
+ * events that succeeded (nearly all) in their compact form, anything else
+ * as a whole record. */
+static void run_alone(struct vt_input *in)
+{
+    struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
+    int n, rc;
+    for (;;) {
+        n = vt_reader_next_mem_events(in->reader, batch, VT_ANALYSIS_BATCH);
+        vt_replay_feed_mem_events(&in->replay, batch, (size_t)n);
+        if (n == VT_ANALYSIS_BATCH)
+            continue;
+        if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
+            break;
+        vt_replay_feed(&in->replay, &in->peek);
+    }
+    in->state = rc;
+}
+
+/* A trace in the merge: its next timed record, a memory event of a batch
+ * decoded at once (the form the single trace's path feeds) or else a whole
+ * record in in->peek. */
+struct merging {
+    struct vt_input *in;
+    uint64_t time_ns;     /* of the next timed record */
+    int pos, n;           /* batch[pos] is next; pos == n: in->peek is */
+    struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
+};
+
+/* Feeds definitions at once and stops at the next timed record. Returns
+ * false at the end (or an error: in->state says which). */
+static bool merging_next(struct merging *m)
+{
+    struct vt_input *in = m->in;
+    if (m->pos + 1 < m->n) {
+        m->time_ns = m->batch[++m->pos].time_ns;
+        return true;
+    }
+    int n = vt_reader_next_mem_events(in->reader, m->batch, VT_ANALYSIS_BATCH);
+    if (n > 0) {
+        m->n = n;
+        m->pos = 0;
+        m->time_ns = m->batch[0].time_ns;
+        return true;
+    }
+    m->n = m->pos = 0;
+    advance(in); /* definitions, then a timed record or the end */
+    m->time_ns = in->peek.time_ns;
+    return in->state == 1;
+}
+
+static inline void merging_feed(struct merging *m)
+{
+    if (m->pos < m->n)
+        vt_replay_feed_mem_events(&m->in->replay, &m->batch[m->pos], 1);
+    else
+        vt_replay_feed(&m->in->replay, &m->in->peek);
+}
+
+/* The merge's order: time, then input (the earlier trace first). */
+static inline bool before(const struct merging *x, const struct merging *y)
+{
+    return x->time_ns < y->time_ns || (x->time_ns == y->time_ns && x->in->index < y->in->index);
+}
+
+static void sift_down(struct merging **h, size_t n, size_t i)
+{
+    struct merging *x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(h[c + 1], h[c]))
+            c++;
+        if (!before(h[c], x))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* Several traces merged by time: a heap of each one's next timed record. */
+static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
+{
+    struct merging *m = malloc(grp->n * sizeof *m);
+    struct merging **h = malloc(grp->n * sizeof *h);
+    if (!m || !h) {
+        free(m);
+        free(h);
+        return false;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < grp->n; k++) {
+        m[k].in = &a->inputs[grp->members[k]];
+        m[k].pos = m[k].n = 0;
+        if (merging_next(&m[k]))
+            h[n++] = &m[k];
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+    while (n > 0) {
+        struct merging *next = h[0];
+        merging_feed(next);
+        if (!merging_next(next))
+            h[0] = h[--n];
+        if (n > 0)
+            sift_down(h, n, 0);
+    }
+    free(m);
+    free(h);
+    return true;
+}
+
+static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
+{
+    for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
+        vt_reader_read_ahead(a->inputs[grp->members[k]].reader); /* best effort */
+    for (size_t k = 0; k < grp->n && grp->n > 1 && !grp->read_ahead; k++)
+        vt_reader_lean(a->inputs[grp->members[k]].reader);
+    if (grp->n == 1)
+        run_alone(&a->inputs[grp->members[0]]);
+    else if (!run_merged(a, grp))
+        grp->out_of_memory = true; /* nothing of the group is read */
+    for (size_t k = 0; k < grp->n; k++) {
+        struct vt_input *in = &a->inputs[grp->members[k]];
+        vt_replay_finish(&in->replay);
+        vt_live_set_free(&in->replay.live); /* nothing is fed any more */
+        vt_reader_release(in->reader); /* its buffers go: memory holds the groups in flight */
+    }
+}
+
+/* ---- the pool ---- */
+
+struct pool {
+    size_t n;                  /* work items */
+    _Atomic size_t next;
+    void (*work)(void *ctx, size_t i);
+    void *ctx;
+};
+
+static void *pool_main(void *arg)
+{
+    struct pool *p = arg;
+    size_t i;
+    while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+        p->work(p->ctx, i);
+    return NULL;
+}
+
+/* work(ctx, i) for i < n on up to nthreads threads, the caller's among them. */
+static void pool_run(size_t nthreads, size_t n, void (*work)(void *, size_t), void *ctx)
+{
+    struct pool p = {.n = n, .work = work, .ctx = ctx};
+    atomic_init(&p.next, 0);
+    if (nthreads > n)
+        nthreads = n;
+    pthread_t *t = nthreads > 1 ? calloc(nthreads - 1, sizeof *t) : NULL;
+    size_t started = 0;
+    for (size_t k = 0; t && k + 1 < nthreads; k++, started++)
+        if (pthread_create(&t[k], NULL, pool_main, &p) != 0)
+            break; /* fewer threads: the same work */
+    pool_main(&p);
+    for (size_t k = 0; k < started; k++)
+        pthread_join(t[k], NULL);
+    free(t);
+}
+
+/* Threads the analysis may use: VRAMTRACE_ANALYZER_THREADS, else the CPUs
+ * this process may run on. */
+static size_t thread_limit(void)
+{
+    const char *v = getenv("VRAMTRACE_ANALYZER_THREADS");
+    if (v && *v) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (!*end && x >= 1)
+            return (size_t)x;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (size_t)CPU_COUNT(&set);
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (size_t)c : 1;
+}
+
+/* ---- groups ---- */
+
+struct head {
+    char *host, *session;
+    bool keyed;
+};
+
+/* Host and session from the process record at the trace's head. */
+static void read_head(const char *path, struct head *h)
+{
+    for (int attempt = 0; attempt < 2 && !h->keyed; attempt++) {
+        struct vt_reader *r;
+        struct vt_read_error e;
+        if (vt_reader_open_head(path, attempt ? 0 : VT_HEAD_BYTES, &r, &e) != 0)
+            return;
+        struct vt_record rec;
+        if (vt_reader_next(r, &rec) > 0 && rec.type == VT_REC_PROCESS) {
+            const struct vt_process_info *p = vt_reader_process(r);
+            const char *session = vt_process_session(p);
+            h->host = strdup(p && p->hostname ? p->hostname : "");
+            h->session = session ? strdup(session) : NULL;
+            h->keyed = h->host && (!session || h->session);
+            if (!h->keyed) {
+                free(h->host);
+                free(h->session);
+                h->host = h->session = NULL;
+                attempt = 2; /* out of memory: a group of its own */
+            }
+        }
+        vt_reader_close(r);
+    }
+}
+
+struct head_job {
+    struct vt_analysis *a;
+    struct head *heads;
+};
+
+static void head_work(void *ctx, size_t i)
+{
+    struct head_job *j = ctx;
+    read_head(j->a->inputs[i].path, &j->heads[i]);
+}
+
+static void group_work(void *ctx, size_t i)
+{
+    struct vt_analysis *a = ctx;
+    run_group(a, &a->groups[a->group_order[i]]);
+}
+
+static void free_groups(struct vt_analysis *a)
+{
+    for (size_t g = 0; g < a->ngroups; g++) {
+        struct vt_analysis_group *grp = &a->groups[g];
+        for (size_t k = 0; k < grp->ngpus; k++)
+            free_gpu(&grp->gpus[k]);
+        free(grp->gpus);
+        free(grp->members);
+        free(grp->host);
+        free(grp->session);
+        free(grp->places);
+        vt_pair_map_free(&grp->gpu_of);
+    }
+    free(a->groups);
+    free(a->group_order);
+    a->groups = NULL;
+    a->group_order = NULL;
+    a->ngroups = 0;
+}
+
+/* Inputs of one host and session together (those of no known process
+ * record alone), in order of their first input. */
+static bool make_groups(struct vt_analysis *a, size_t nthreads)
+{
+    struct head *heads = calloc(a->ninputs, sizeof *heads);
+    if (!heads)
+        return false;
+    if (a->ninputs > 1) {
+        struct head_job job = {a, heads};
+        pool_run(nthreads, a->ninputs, head_work, &job);
+    }
+    a->groups = calloc(a->ninputs, sizeof *a->groups);
+    a->group_order = calloc(a->ninputs, sizeof *a->group_order);
+    bool ok = a->groups && a->group_order;
+    for (size_t i = 0; ok && i < a->ninputs; i++) {
+        struct head *h = &heads[i];
+        size_t g = 0;
+        if (h->keyed)
+            while (g < a->ngroups && !(a->groups[g].keyed && !strcmp(a->groups[g].host, h->host) &&
+                                       same_session(a->groups[g].session, h->session)))
+                g++;
+        else
+            g = a->ngroups;
+        struct vt_analysis_group *grp = &a->groups[g];
+        if (g == a->ngroups) {
+            a->ngroups++;
+            vt_pair_map_init(&grp->gpu_of);
+            grp->host = h->host;
+            grp->session = h->session;
+            grp->keyed = h->keyed;
+            h->host = h->session = NULL;
+        }
+        if (!vt_grow_array((void **)&grp->members, &grp->cap, grp->n + 1, sizeof *grp->members)) {
+            ok = false;
+            break;
+        }
+        grp->members[grp->n++] = i;
+        a->inputs[i].group = grp;
+    }
+    for (size_t i = 0; i < a->ninputs; i++) {
+        free(heads[i].host);
+        free(heads[i].session);
+    }
+    free(heads);
+    if (!ok)
+        return false;
+    /* The biggest groups first, so that the last to end is a small one. */
+    for (size_t g = 0; g < a->ngroups; g++) {
+        size_t at = g;
+        while (at > 0 && a->groups[a->group_order[at - 1]].n < a->groups[g].n) {
+            a->group_order[at] = a->group_order[at - 1];
+            at--;
+        }
+        a->group_order[at] = g;
+    }
+    return true;
+}
+
+/* The groups' GPUs become the analysis's, in group order. */
+static bool join_gpus(struct vt_analysis *a)
+{
+    bool ok = true;
+    for (size_t g = 0; g < a->ngroups; g++) {
+        struct vt_analysis_group *grp = &a->groups[g];
+        size_t base = a->ngpus;
+        if (grp->ngpus && !vt_grow_array((void **)&a->gpus, &a->gpus_cap, base + grp->ngpus,
+                                         sizeof *a->gpus)) {
+            ok = false;
+            for (size_t k = 0; k < grp->ngpus; k++)
+                free_gpu(&grp->gpus[k]);
+            grp->ngpus = 0;
+            continue;
+        }
+        memcpy(&a->gpus[base], grp->gpus, grp->ngpus * sizeof *grp->gpus);
+        a->ngpus += grp->ngpus;
+        for (size_t k = 0; k < grp->nplaces; k++)
+            if (!vt_pair_map_put(&a->gpu_of, grp->places[k].input, grp->places[k].device1,
+                                 base + grp->places[k].gpu))
+                ok = false;
+        for (size_t k = 0; k < grp->n; k++) {
+            struct vt_input *in = &a->inputs[grp->members[k]];
+            for (size_t li = 0; li < in->replay.nledgers; li++)
+                if (in->ledger_gpu[li] > 0)
+                    in->ledger_gpu[li] += (long)base;
+        }
+        grp->ngpus = 0; /* the analysis's now */
+        if (grp->out_of_memory)
+            ok = false;
+    }
+    for (size_t i = 0; i < a->ninputs; i++) {
+        struct vt_input *in = &a->inputs[i];
+        for (size_t li = 0; li < in->replay.nledgers; li++)
+            if (in->ledger_gpu[li] > 0)
+                point_ledger(a->gpus, in, &in->replay.ledgers[li], in->ledger_gpu[li] - 1);
+        in->group = NULL;
+    }
+    return ok;
 }
 
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err)
@@ -328,12 +750,20 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         in->reader = r;
     }
     free(files.paths);
+    size_t nthreads = thread_limit();
+    if (!make_groups(a, nthreads)) {
+        fprintf(err, "vramtrace: out of memory\n");
+        free_groups(a);
+        return 2;
+    }
+    for (size_t g = 0; g < a->ngroups; g++)
+        /* Decompression on threads of their own too (best effort): a chunk
+         * buffer more per trace, so only for small groups, and only where
+         * the groups leave threads unused. */
+        a->groups[g].read_ahead = a->groups[g].n <= VT_READ_AHEAD_INPUTS && nthreads > 1 &&
+                                  (a->ngroups == 1 || a->ngroups < nthreads);
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
-        /* Decompression on threads of their own (best effort): a chunk
-         * buffer more per trace, so not for a directory of many traces. */
-        if (a->ninputs <= VT_READ_AHEAD_INPUTS)
-            vt_reader_read_ahead(in->reader);
         vt_replay_init(&in->replay, in->reader);
         in->analysis = a;
         in->index = i;
@@ -344,42 +774,12 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         if (prepare)
             prepare(ctx, in);
     }
-    if (a->ninputs == 1) {
-        /* One trace: nothing to merge, its records go in file order; the
-         * memory events that succeeded (nearly all) in their compact form,
-         * anything else as a whole record. */
-        struct vt_input *in = &a->inputs[0];
-        struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
-        int n, rc;
-        for (;;) {
-            n = vt_reader_next_mem_events(in->reader, batch, VT_ANALYSIS_BATCH);
-            vt_replay_feed_mem_events(&in->replay, batch, (size_t)n);
-            if (n == VT_ANALYSIS_BATCH)
-                continue;
-            if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
-                break;
-            vt_replay_feed(&in->replay, &in->peek);
-        }
-        in->state = rc;
-    } else {
-        for (size_t i = 0; i < a->ninputs; i++)
-            advance(&a->inputs[i]);
-    }
-    for (;;) {
-        struct vt_input *next = NULL;
-        for (size_t i = 0; i < a->ninputs; i++) {
-            struct vt_input *in = &a->inputs[i];
-            if (in->state == 1 && (!next || in->peek.time_ns < next->peek.time_ns))
-                next = in;
-        }
-        if (!next)
-            break;
-        vt_replay_feed(&next->replay, &next->peek);
-        advance(next);
-    }
+    pool_run(nthreads, a->ngroups, group_work, a);
+    if (!join_gpus(a))
+        a->out_of_memory = true;
+    free_groups(a);
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
-        vt_replay_finish(&in->replay);
         if (in->state < 0) {
             fprintf(err, "vramtrace: %s\n", vt_reader_error(in->reader)->message);
             a->skipped++;
@@ -407,11 +807,8 @@ void vt_analysis_free(struct vt_analysis *a)
         free(a->inputs[i].path);
     }
     free(a->inputs);
-    for (size_t g = 0; g < a->ngpus; g++) {
-        free(a->gpus[g].proc_now);
-        free(a->gpus[g].proc_peak);
-        free(a->gpus[g].proc_used);
-    }
+    for (size_t g = 0; g < a->ngpus; g++)
+        free_gpu(&a->gpus[g]);
     free(a->gpus);
     free(a->jobs);
     vt_pair_map_free(&a->gpu_of);

@@ -23,6 +23,7 @@
 #include "trace_reader.h"
 
 struct vt_analysis;
+struct vt_analysis_group;
 
 struct vt_input {
     char *path;
@@ -36,6 +37,7 @@ struct vt_input {
     long ledger_gpu[VT_LEDGERS_MAX];
     size_t job;           /* in analysis->jobs: its session; VT_NO_JOB if the
                              trace broke before its process record */
+    struct vt_analysis_group *group; /* during the run: the traces merged with it */
 };
 
 #define VT_NO_JOB SIZE_MAX
@@ -60,6 +62,8 @@ struct vt_gpu {
     uint64_t *proc_now;   /* per input: device bytes on this GPU now */
     uint64_t *proc_peak;  /* ... at the combined peak */
     bool *proc_used;      /* per input: ever allocated here */
+    size_t *members;      /* the inputs with proc_used, in index order */
+    size_t nmembers, members_cap;
 };
 
 struct vt_analysis {
@@ -71,12 +75,23 @@ struct vt_analysis {
     bool out_of_memory;
     struct vt_job *jobs;  /* in order of first appearance among the inputs */
     size_t njobs;
+    struct vt_analysis_group *groups; /* during the run (analysis.c) */
+    size_t ngroups, *group_order;
     size_t nfiles;        /* the files the arguments stood for */
     size_t skipped;       /* of them, not read in full: unreadable, not a trace, corrupt */
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in
- * name order) and runs the merged replay. Returns 0 if every file was read
+ * name order) and runs the merged replay.
+ *
+ * Traces that cannot share a GPU (another host or session: the process
+ * record's, read from each trace's head first) are independent groups,
+ * replayed on a pool of threads, one group per thread at a time, as many
+ * threads as the CPUs this process may run on (VRAMTRACE_ANALYZER_THREADS=N
+ * caps them; 1: everything on the calling thread, no read-ahead either).
+ * A group's chunk buffers are freed when it ends, so memory holds the
+ * groups in flight, not every trace's. The figures are the same for any
+ * number of threads. Returns 0 if every file was read
  * to its end (truncated files included), 2 if a file could not be opened or
  * is corrupt; each problem is printed to err as "vramtrace: FILE: byte N:
  * reason". On return the analysis holds what was read either way: the

@@ -10,6 +10,7 @@
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
                     const struct vt_report_options *opt)
 {
+    /* every job (the text report sets one_job job by job) */
     *rep = (struct vt_report){.a = a, .opt = opt};
     rep->sym = calloc(a->ninputs ? a->ninputs : 1, sizeof *rep->sym);
 }

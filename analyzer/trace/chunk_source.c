@@ -74,7 +74,7 @@ static bool fit(uint8_t **buf, size_t *cap, size_t n)
 /* Reads, checks and decompresses the chunk at off (< in->size) into b.
  * Returns true for data, false for a cut or an error (c says which). */
 static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_chunk_buffers *b,
-                  uint64_t off, struct vt_chunk *c)
+                  uint64_t off, size_t head, struct vt_chunk *c)
 {
     c->offset = off;
     c->raw = NULL;
@@ -109,6 +109,27 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
     if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != rsize)
         return chunk_error(c, off, "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32,
                      content, rsize);
+    if (head && head < rsize) {
+        /* Only the chunk's first head bytes (a trace's head: what the
+         * process record says), decompressed as a stream that stops there. */
+        if (!fit(&b->raw, &b->raw_cap, head))
+            return chunk_error(c, off, "out of memory for a chunk of %zu bytes", head);
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+        ZSTD_inBuffer zin = {b->comp, csize, 0};
+        ZSTD_outBuffer zout = {b->raw, head, 0};
+        while (zout.pos < head) {
+            size_t rc = ZSTD_decompressStream(dctx, &zout, &zin);
+            if (ZSTD_isError(rc))
+                return chunk_error(c, off, "corrupt chunk: zstd: %s", ZSTD_getErrorName(rc));
+            if (rc == 0 || zin.pos == zin.size)
+                break;
+        }
+        c->kind = VT_CHUNK_DATA;
+        c->raw = b->raw;
+        c->raw_len = zout.pos;
+        c->next_offset = off + VT_CHUNK_HEADER_SIZE + csize;
+        return true;
+    }
     if (!fit(&b->raw, &b->raw_cap, rsize))
         return chunk_error(c, off, "out of memory for a chunk of %" PRIu32 " bytes", rsize);
     size_t got = ZSTD_decompressDCtx(dctx, b->raw, rsize, b->comp, csize);
@@ -150,7 +171,7 @@ static void *read_ahead_main(void *arg)
             break; /* the reader stops at the end of the file without asking */
         pthread_mutex_unlock(&a->lock);
         /* The slot is the thread's until it is marked full. */
-        (void)fetch(&a->in, a->dctx, &a->bufs, off, &a->slot);
+        (void)fetch(&a->in, a->dctx, &a->bufs, off, 0, &a->slot);
         pthread_mutex_lock(&a->lock);
         a->full = true;
         pthread_cond_broadcast(&a->cond);
@@ -247,8 +268,18 @@ bool vt_chunk_source_init(struct vt_chunk_source *s, int fd, const uint8_t *mem,
     s->in.fd = fd;
     s->in.mem = mem;
     s->in.size = size;
-    s->dctx = ZSTD_createDCtx();
-    return s->dctx != NULL;
+    return true; /* the decompression context is made at the first chunk */
+}
+
+void vt_chunk_source_release(struct vt_chunk_source *s)
+{
+    struct vt_chunk_input in = s->in;
+    size_t head = s->head;
+    bool lean = s->lean;
+    vt_chunk_source_free(s);
+    s->in = in;
+    s->head = head;
+    s->lean = lean;
 }
 
 void vt_chunk_source_free(struct vt_chunk_source *s)
@@ -267,5 +298,15 @@ void vt_chunk_source_next(struct vt_chunk_source *s, uint64_t offset, struct vt_
             return;
         stop_ahead(s); /* not the chunk asked for (never expected): inline from here */
     }
-    (void)fetch(&s->in, s->dctx, &s->bufs, offset, out);
+    if (!s->dctx && !(s->dctx = ZSTD_createDCtx())) {
+        (void)chunk_error(out, offset, "out of memory for a decompression context");
+        out->offset = offset;
+        return;
+    }
+    (void)fetch(&s->in, s->dctx, &s->bufs, offset, s->head, out);
+    if (s->lean) {
+        free(s->bufs.comp);
+        s->bufs.comp = NULL;
+        s->bufs.comp_cap = 0;
+    }
 }

@@ -54,7 +54,9 @@ struct vt_chunk_ahead;
 
 struct vt_chunk_source {
     struct vt_chunk_input in;
-    void *dctx;                   /* ZSTD_DCtx of the inline path */
+    void *dctx;                   /* ZSTD_DCtx of the inline path (made when first needed) */
+    size_t head;                  /* > 0: decompress only each chunk's first head bytes */
+    bool lean;                    /* free the compressed bytes after each inline chunk */
     struct vt_chunk_buffers bufs;
     struct vt_chunk_ahead *ahead; /* NULL: inline */
 };
@@ -63,6 +65,10 @@ struct vt_chunk_source {
 bool vt_chunk_source_init(struct vt_chunk_source *s, int fd, const uint8_t *mem, uint64_t size);
 /* Stops the read-ahead thread, if any, and frees everything (not the fd). */
 void vt_chunk_source_free(struct vt_chunk_source *s);
+
+/* Frees the buffers and the decompression context (a source that has
+ * delivered its last chunk); it can still be freed or read again. */
+void vt_chunk_source_release(struct vt_chunk_source *s);
 
 /* Up to n bytes at off; returns how many the input has there. */
 size_t vt_chunk_input_read(const struct vt_chunk_input *in, uint64_t off, void *buf, size_t n);

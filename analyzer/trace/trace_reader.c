@@ -86,7 +86,10 @@ struct vt_reader {
      * at once (a scan per unload is quadratic: a hostile file of a million
      * loads and unloads would hang the reader for an hour). */
     struct vt_pair_map module_index;
-    struct vt_device_info *devices[VT_DEVICE_ORDINAL_MAX];
+    /* by ordinal (< VT_DEVICE_ORDINAL_MAX), grown to the largest seen: a
+     * fixed table of them is 32 KiB, 32 MiB in a thousand readers */
+    struct vt_device_info **devices;
+    uint64_t devices_cap;
 };
 
 /* PEXT (BMI2) gathers the 7-bit groups of a varint in one instruction.
@@ -165,7 +168,11 @@ static const char *arena_copy(struct vt_reader *r, const void *src, size_t len)
         return NULL;
     struct arena_block *b = r->arena;
     if (!b || b->size - b->used < len + 1) {
-        size_t size = len + 1 > 65536 ? len + 1 : 65536;
+        /* Blocks from 4 KiB doubling to 64 KiB: a thousand readers of
+         * small traces hold a few KiB each, not 64. */
+        size_t size = b ? (b->size < 32768 ? 2 * b->size : 65536) : 4096;
+        if (size < len + 1)
+            size = len + 1;
         b = malloc(sizeof *b + size);
         if (!b)
             return NULL;
@@ -325,6 +332,46 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
     return finish_open(r, out, err);
 }
 
+int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
+                        struct vt_read_error *err)
+{
+    if (vt_reader_open(path, out, err) != 0)
+        return -1;
+    (*out)->source.head = head;
+    return 0;
+}
+
+void vt_reader_lean(struct vt_reader *r)
+{
+    r->source.lean = true;
+}
+
+void vt_reader_release(struct vt_reader *r)
+{
+    if (r->state == 0)
+        return; /* not at its end: it still reads */
+    vt_chunk_source_release(&r->source);
+    /* The stack tables stop growing: their spare capacity goes. */
+    if (r->nnodes < r->nodes_cap) {
+        size_t n = r->nnodes ? (size_t)r->nnodes : 1;
+        uint64_t *p = realloc(r->node_parent, n * sizeof *p);
+        if (p)
+            r->node_parent = p;
+        uint64_t *ip = realloc(r->node_ip, n * sizeof *ip);
+        if (ip)
+            r->node_ip = ip;
+        if (p && ip)
+            r->nodes_cap = r->nnodes;
+    }
+    r->raw = NULL;
+    r->raw_len = r->raw_pos = 0;
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+        r->source.in.fd = -1; /* nothing reads it any more */
+    }
+}
+
 int vt_reader_open_memory(const void *data, size_t len, const char *name, struct vt_reader **out,
                           struct vt_read_error *err)
 {
@@ -375,8 +422,9 @@ void vt_reader_close(struct vt_reader *r)
         free(r->modules[i]);
     free(r->modules);
     vt_pair_map_free(&r->module_index);
-    for (unsigned i = 0; i < VT_DEVICE_ORDINAL_MAX; i++)
+    for (uint64_t i = 0; i < r->devices_cap; i++)
         free(r->devices[i]);
+    free(r->devices);
     free(r->path);
     free(r);
 }
@@ -691,6 +739,10 @@ static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_recor
     const char *name = get_owned_str(r, c);
     uint64_t total = get_uv(c);
     CHECK(ord < VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
+    if (c->bad)
+        return;
+    CHECK(grow(r, (void **)&r->devices, &r->devices_cap, ord, sizeof *r->devices),
+          "out of memory");
     if (c->bad)
         return;
     struct vt_device_info *d = r->devices[ord];
@@ -1279,7 +1331,7 @@ const struct vt_module_info *vt_reader_module_at(const struct vt_reader *r, size
 
 const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_t ordinal)
 {
-    return ordinal < VT_DEVICE_ORDINAL_MAX ? r->devices[ordinal] : NULL;
+    return ordinal < r->devices_cap ? r->devices[ordinal] : NULL;
 }
 
 /* ---- names ---- */

@@ -167,6 +167,20 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
 int vt_reader_open_memory(const void *data, size_t len, const char *name,
                           struct vt_reader **out, struct vt_read_error *err);
 void vt_reader_close(struct vt_reader *r);
+/* A reader of a trace's head only: each chunk decompressed up to its first
+ * head bytes, so that the records there (the process record first) cost
+ * that much to read, not a whole chunk. A record cut by the limit is an
+ * error. For a look at the process record before the real reading. */
+int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
+                        struct vt_read_error *err);
+/* Keeps no compressed chunk between chunks (read inline): for one reader of
+ * many read in turn on one thread, which then hold one such buffer, not
+ * one each. */
+void vt_reader_lean(struct vt_reader *r);
+/* After next() returned 0 or -1: frees the chunk buffers and closes the
+ * file; what was read (definitions, process, devices, the error) stays.
+ * Nothing before that. */
+void vt_reader_release(struct vt_reader *r);
 
 /* Reads and decompresses the next chunk on a thread of its own while the
  * caller decodes the current one (analyzer/trace/chunk_source.h): the same
