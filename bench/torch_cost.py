@@ -36,7 +36,7 @@ def best_of(rounds, n, body):
 def phases():
     import torch
 
-    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    sys.path.insert(0, os.path.join(HERE, "..", "preload", "python"))
     import _vramtrace_torch as vt
 
     tracer = vt._tracer()
@@ -69,7 +69,7 @@ def phases():
 def startup(build):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    boot = dict(env, PYTHONPATH=os.path.join(build, "python"))
+    boot = dict(env, PYTHONPATH=os.path.join(build, "preload", "python"))
     n = 40
 
     def run(e):

@@ -493,7 +493,7 @@ static int set_preload(const char *lib)
     return rc;
 }
 
-/* The Python bootstrap (python/, docs/PYTORCH.md): a sitecustomize.py
+/* The Python bootstrap (preload/python/, docs/PYTORCH.md): a sitecustomize.py
  * beside us in the build tree or in the install prefix. */
 static bool find_python_bootstrap(char *out, size_t n)
 {
@@ -502,7 +502,7 @@ static bool find_python_bootstrap(char *out, size_t n)
     if (len > 0) {
         exe[len] = '\0';
         char *slash = strrchr(exe, '/');
-        static const char *const rel[] = {"%s/../python", "%s/../share/vramtrace/python"};
+        static const char *const rel[] = {"%s/../preload/python", "%s/../share/vramtrace/python"};
         for (size_t k = 0; slash && k < 2; k++) {
             *slash = '\0';
             if (snprintf(out, n, rel[k], exe) >= (int)n ||
