@@ -686,7 +686,8 @@ static bool join_gpus(struct vt_analysis *a)
             grp->ngpus = 0;
             continue;
         }
-        memcpy(&a->gpus[base], grp->gpus, grp->ngpus * sizeof *grp->gpus);
+        if (grp->ngpus) /* a group without a GPU has no array (memcpy wants one) */
+            memcpy(&a->gpus[base], grp->gpus, grp->ngpus * sizeof *grp->gpus);
         a->ngpus += grp->ngpus;
         for (size_t k = 0; k < grp->nplaces; k++)
             if (!vt_pair_map_put(&a->gpu_of, grp->places[k].input, grp->places[k].device1,
