@@ -66,7 +66,7 @@ static void capture(struct folded *f, struct vt_export_trace *t, const struct vt
     c->input = f->input;
     char ledger[64];
     snprintf(c->name, sizeof c->name, "pid %" PRIu64 " %s", vt_export_pid(t->reader),
-             vt_export_ledger_name(l, ledger, sizeof ledger));
+             vt_ledger_label(l, ledger, sizeof ledger));
     c->sites = calloc(l->sites.nsites + 1, sizeof *c->sites);
     if (!c->sites) {
         f->out_of_memory = true;

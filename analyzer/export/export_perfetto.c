@@ -85,7 +85,7 @@ static void flush_counter(struct perfetto *p, const struct vt_ledger *l, struct 
     if (!c->pending)
         return;
     char track[64];
-    vt_export_ledger_name(l, track, sizeof track);
+    vt_ledger_label(l, track, sizeof track);
     if (c->max > c->last)
         sample(p, track, c->ts_ns, c->max);
     sample(p, track, c->ts_ns, c->last);
@@ -232,7 +232,7 @@ static void args_bytes(struct perfetto *p, const char *key, bool known, uint64_t
 static void failures(struct perfetto *p, struct vt_export_trace *t, const struct vt_ledger *l)
 {
     char ledger[64], req[32], name[160];
-    vt_export_ledger_name(l, ledger, sizeof ledger);
+    vt_ledger_label(l, ledger, sizeof ledger);
     for (size_t k = 0; k < l->nooms; k++) {
         const struct vt_oom *o = &l->ooms[k];
         snprintf(name, sizeof name, "allocation failed: %s on %s (%s)",
@@ -265,7 +265,7 @@ static void peak(struct perfetto *p, const struct vt_ledger *l)
     if (!l->peak.has_peak)
         return;
     char ledger[64], bytes[32], name[128];
-    snprintf(name, sizeof name, "peak %s: %s", vt_export_ledger_name(l, ledger, sizeof ledger),
+    snprintf(name, sizeof name, "peak %s: %s", vt_ledger_label(l, ledger, sizeof ledger),
              vt_format_bytes(l->peak.peak_bytes, bytes, sizeof bytes));
     begin_event(p, "i", name, p->pid);
     vt_json_kv_string(&p->j, "s", "p");

@@ -137,14 +137,3 @@ const char *vt_export_process_name(const struct vt_export_trace *t, char *buf, s
     return buf;
 }
 
-const char *vt_export_ledger_name(const struct vt_ledger *l, char *buf, size_t n)
-{
-    if (l->category == VT_CAT_HOST_PINNED)
-        snprintf(buf, n, "pinned host");
-    else if (l->device < 0)
-        snprintf(buf, n, "%s ?", l->category == VT_CAT_MANAGED ? "managed" : "device");
-    else
-        snprintf(buf, n, "%s %" PRId64, l->category == VT_CAT_MANAGED ? "managed" : "device",
-                 l->device);
-    return buf;
-}

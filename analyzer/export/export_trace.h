@@ -58,14 +58,11 @@ size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_frame_fn f
 /* "function (file.c:60)", "function", "module+0x1a2b" or "0x7f00...". */
 const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n);
 
-/* The process's pid (0 if the trace has no process record) and rank (RANK,
- * else LOCAL_RANK; -1 if neither). */
+/* The process's pid (0 if the trace has no process record) and rank
+ * (vt_process_rank; -1 if none). */
 uint64_t vt_export_pid(const struct vt_reader *r);
 long vt_export_rank(const struct vt_reader *r);
 /* "train_eval_phases (pid 5662, rank 0, host node1)": how exports name a
  * process. */
 const char *vt_export_process_name(const struct vt_export_trace *t, char *buf, size_t n);
-/* "device 0", "managed 1", "pinned host". */
-const char *vt_export_ledger_name(const struct vt_ledger *l, char *buf, size_t n);
-
 #endif

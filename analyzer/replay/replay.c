@@ -1,6 +1,8 @@
 /* One process's replay: live set, ledgers, phases, failures. See replay.h. */
 #include "replay.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,19 @@ void vt_replay_free(struct vt_replay *rp)
     free(rp->ledgers);
     free(rp->contexts);
     memset(rp, 0, sizeof *rp);
+}
+
+/* "device 0", "managed 1", "pinned host": how people name a ledger. */
+const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n)
+{
+    if (l->category == VT_CAT_HOST_PINNED)
+        snprintf(buf, n, "pinned host");
+    else if (l->device < 0)
+        snprintf(buf, n, "%s dev ?", l->category == VT_CAT_MANAGED ? "managed" : "device");
+    else
+        snprintf(buf, n, "%s %" PRId64, l->category == VT_CAT_MANAGED ? "managed" : "device",
+                 l->device);
+    return buf;
 }
 
 static long find_ledger(const struct vt_replay *rp, int64_t device, enum vt_category cat)

@@ -249,5 +249,7 @@ size_t vt_ledger_failed_requests(const struct vt_ledger *l);
 void vt_oom_diagnose(struct vt_oom *o);
 
 const char *vt_category_name(enum vt_category c);
+/* "device 0", "managed 1", "pinned host": how people name a ledger. */
+const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);
 
 #endif

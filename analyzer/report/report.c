@@ -110,18 +110,6 @@ const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_
     return buf;
 }
 
-/* "device 0", "managed 1", "pinned host": how people name a ledger. */
-const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n)
-{
-    if (l->category == VT_CAT_HOST_PINNED)
-        snprintf(buf, n, "pinned host");
-    else if (l->device < 0)
-        snprintf(buf, n, "%s dev ?", l->category == VT_CAT_MANAGED ? "managed" : "device");
-    else
-        snprintf(buf, n, "%s %" PRId64, l->category == VT_CAT_MANAGED ? "managed" : "device",
-                 l->device);
-    return buf;
-}
 
 struct user_frame {
     struct vt_frame_classifier cls;

@@ -126,7 +126,6 @@ void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job);
 void vt_jobs_json(struct vt_report *rep, struct vt_json *j);
 /* argv joined by spaces into buf (or the exe path). */
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
-const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);
 /* The numbers of an allocation failure in one line (report_oom.c); prev is
  * the ledger's previous failure (NULL if none). */
 const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, char *buf,
