@@ -57,6 +57,13 @@ def stats():
             "pid": os.getpid()}
 
 
+def say_truth(truth):
+    # one write(2) per line: the two processes of "share" print at the same
+    # moment into one pipe, and print() may split a line into two writes
+    # (unbuffered stdout, PYTHONUNBUFFERED), interleaving them
+    os.write(1, ("TRUTH " + json.dumps(truth) + "\n").encode())
+
+
 def wait_for(directory, prefix, n):
     end = time.time() + 120
     while len([f for f in os.listdir(directory) if f.startswith(prefix)]) < n:
@@ -107,12 +114,12 @@ elif mode == "share":
     wait_for(directory, "ready.", 2)
     truth = stats()
     truth["share"] = True
-    print("TRUTH " + json.dumps(truth), flush=True)
+    say_truth(truth)
     open(os.path.join(directory, "done." + index), "w").close()
     wait_for(directory, "done.", 2)
     sys.exit(0)
 truth.update({k: v for k, v in stats().items() if k not in truth})
-print("TRUTH " + json.dumps(truth))
+say_truth(truth)
 """
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"  # 32 MiB, whatever the GPU's default
 CUBLAS_WORKSPACE = 4096 * 1024 * 8
