@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
-          python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev
+          python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev libjansson-dev
           chromium)
 # The HTML report's chart libraries and its browser test come from npm
 # (package.json, pinned by package-lock.json): node and npm are needed,

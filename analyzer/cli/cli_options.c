@@ -86,6 +86,30 @@ bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *o
     return false;
 }
 
+bool vt_cli_duration(const char *cmd, const char *name, const char *arg, uint64_t min_ns,
+                     uint64_t max_ns, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    double scale = end != arg && !*end ? 1e9 : 0; /* a bare number: seconds */
+    for (size_t k = 0; !scale && k < sizeof units / sizeof units[0]; k++)
+        if (end != arg && !strcmp(end, units[k].unit))
+            scale = units[k].ns;
+    double ns = v * scale;
+    if (!errno && scale && isfinite(ns) && ns >= (double)min_ns && ns <= (double)max_ns) {
+        *out = (uint64_t)ns;
+        return true;
+    }
+    fprintf(stderr, "vramtrace %s: --%s wants a duration like 1s, 100ms or 5m (from %.3g to %.3g s), not '%s'\n",
+            cmd, name, (double)min_ns / 1e9, (double)max_ns / 1e9, arg);
+    return false;
+}
+
 size_t vt_cli_text_width(FILE *out)
 {
     int fd = fileno(out);

@@ -26,6 +26,11 @@ bool vt_cli_uint(const char *cmd, const char *name, const char *what, const char
  * are allowed ("1.5GiB"). */
 bool vt_cli_size(const char *cmd, const char *name, const char *arg, uint64_t *out);
 
+/* A duration in [min_ns, max_ns]: a number with a unit, ns, us, ms, s, m
+ * or h ("100ms", "1.5s"); a bare number is seconds. */
+bool vt_cli_duration(const char *cmd, const char *name, const char *arg, uint64_t min_ns,
+                     uint64_t max_ns, uint64_t *out);
+
 /* Columns a line of text written to out may use: a terminal's width
  * (TIOCGWINSZ, else $COLUMNS), or VT_CLI_PIPE_WIDTH when out is not a
  * terminal (a file, a pipe: the same output wherever it runs). */

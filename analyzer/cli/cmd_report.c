@@ -10,15 +10,17 @@
 #include "cli_options.h"
 #include "report.h"
 #include "input_files.h"
+#include "job_summary.h"
 #include "report_document.h"
 #include "snapshot.h"
 
 
 static void report_usage(FILE *out)
 {
-    fputs("usage: vramtrace report [OPTIONS] TRACE... | SNAPSHOT... | DIR...\n"
+    fputs("usage: vramtrace report [OPTIONS] TRACE... | SNAPSHOT... | SUMMARY... | DIR...\n"
           "Explain the peaks and allocation failures of traces and PyTorch memory snapshots, in\n"
-          "any mix (a directory stands for its *.vtrace and *.pickle files).\n\n"
+          "any mix (a directory stands for its *.vtrace, *.pickle and *.summary.json files), or\n"
+          "the job of the summaries written by --summary on each node.\n\n"
           "  -n, --top N          rows per table of stacks (default 10)\n"
           "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
           "      --width N        columns a text stack line may use (default: the terminal's,\n"
@@ -32,6 +34,10 @@ static void report_usage(FILE *out)
           "                       PMI_RANK or SLURM_PROCID)\n"
           "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
           "      --html FILE      write an interactive page to FILE (one file, opens offline)\n"
+          "      --summary FILE   write this node's part of the job as a small JSON summary to\n"
+          "                       FILE (- for stdout); `vramtrace report` over the summaries of\n"
+          "                       every node prints the job as over all its traces\n"
+          "      --resolution T   the summary's timeline column (default 10s; 1s, 5m...)\n"
           VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
           "Traces of different `vramtrace run` sessions are reported as separate jobs.\n\n"
@@ -42,42 +48,65 @@ static void report_usage(FILE *out)
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
           "  vramtrace report --json snapshot.pickle > report.json\n"
-          "  vramtrace report --html report.html traces/\n",
+          "  vramtrace report --html report.html traces/\n"
+          "  vramtrace report --summary node7.summary.json /local/traces    on each node\n"
+          "  vramtrace report summaries/                  the job, from every node's summary\n",
           out);
 }
 
-/* The arguments' files, each a trace or a PyTorch memory snapshot by its
- * content (a pickle starts with the PROTO opcode 0x80), never by its name;
- * a directory stands for its *.vtrace and *.pickle files. */
+/* The arguments' files, each a trace, a PyTorch memory snapshot or a
+ * summary by its content (a pickle starts with the PROTO opcode 0x80, a
+ * summary with {"vramtrace_summary"), never by its name; a directory
+ * stands for its *.vtrace, *.pickle and *.summary.json files. */
 static int report_inputs(char *const *args, size_t n, const struct vt_report_options *opt,
-                         bool json, const char *html)
+                         bool json, const char *html, const char *summary,
+                         uint64_t resolution_ns)
 {
-    static const char *const suffixes[] = {".vtrace", ".pickle", NULL};
-    struct vt_input_files files = {0}, traces = {0}, snapshots = {0};
+    static const char *const suffixes[] = {".vtrace", ".pickle", ".summary.json", NULL};
+    struct vt_input_files files = {0}, traces = {0}, snapshots = {0}, summaries = {0};
     int status = 0;
     for (size_t i = 0; i < n; i++)
-        if (!vt_input_files_add(&files, args[i], suffixes, "*.vtrace or *.pickle", stderr))
+        if (!vt_input_files_add(&files, args[i], suffixes, "*.vtrace, *.pickle or *.summary.json",
+                                stderr))
             status = 2;
     for (size_t i = 0; i < files.n && status == 0; i++) {
-        struct vt_input_files *kind = vt_snap_is_pickle(files.paths[i]) ? &snapshots : &traces;
+        struct vt_input_files *kind = vt_snap_is_pickle(files.paths[i]) ? &snapshots
+                                      : vt_job_summary_is(files.paths[i]) ? &summaries
+                                                                          : &traces;
         if (!vt_input_files_take(kind, files.paths[i]))
             status = 2;
         files.paths[i] = NULL;
     }
+    if (status == 0 && summaries.n && (traces.n || snapshots.n || html || summary)) {
+        fprintf(stderr, "vramtrace report: %s is a summary: summaries are reported on their own "
+                        "(text or --json), not with traces, snapshots, --html or --summary\n",
+                summaries.paths[0]);
+        status = 2;
+    }
+    if (status == 0 && summary && (snapshots.n || html || json || !traces.n)) {
+        fputs(traces.n ? "vramtrace report: --summary takes traces only (no snapshots, --html or --json)\n"
+                       : "vramtrace report: --summary: no trace given\n",
+              stderr);
+        status = 2;
+    }
     if (status == 0) {
         struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
-        status = html ? vt_report_document_html(&in, opt, html, stderr)
-                      : vt_report_document(&in, opt, json, stdout, stderr);
+        status = summaries.n ? vt_report_summaries(summaries.paths, summaries.n, opt, json,
+                                                   stdout, stderr)
+                 : summary   ? vt_report_write_summary(&in, opt, resolution_ns, summary, stderr)
+                 : html      ? vt_report_document_html(&in, opt, html, stderr)
+                             : vt_report_document(&in, opt, json, stdout, stderr);
     }
     vt_input_files_free(&files);
     vt_input_files_free(&traces);
     vt_input_files_free(&snapshots);
+    vt_input_files_free(&summaries);
     return status;
 }
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML };
+    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML, OPT_SUMMARY, OPT_RESOLUTION };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
@@ -89,6 +118,8 @@ int vt_cmd_report(int argc, char **argv)
         {"rank", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
         {"html", required_argument, NULL, OPT_HTML},
+        {"summary", required_argument, NULL, OPT_SUMMARY},
+        {"resolution", required_argument, NULL, OPT_RESOLUTION},
         VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -98,7 +129,8 @@ int vt_cmd_report(int argc, char **argv)
     struct vt_cli_symbols symbols;
     vt_cli_symbols_init(&symbols);
     bool json = false;
-    const char *html = NULL;
+    const char *html = NULL, *summary = NULL;
+    uint64_t resolution_ns = VT_SUMMARY_RESOLUTION_NS;
     uint64_t v;
     int c;
     optind = 1;
@@ -149,6 +181,14 @@ int vt_cmd_report(int argc, char **argv)
         case OPT_HTML:
             html = optarg;
             break;
+        case OPT_SUMMARY:
+            summary = optarg;
+            break;
+        case OPT_RESOLUTION:
+            if (!vt_cli_duration("report", "resolution", optarg, 1000000, 86400000000000ull,
+                                 &resolution_ns))
+                return 2;
+            break;
         case 'h':
             report_usage(stdout);
             return 0;
@@ -174,5 +214,6 @@ int vt_cmd_report(int argc, char **argv)
         fputs("vramtrace report: --html and --json: choose one\n", stderr);
         return 2;
     }
-    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html);
+    return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html, summary,
+                         resolution_ns);
 }

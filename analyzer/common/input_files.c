@@ -2,9 +2,11 @@
 #include "input_files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "grow_array.h"
 
@@ -108,4 +110,15 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
     }
     qsort(out->paths + before, out->n - before, sizeof *out->paths, by_name);
     return true;
+}
+
+size_t vt_input_file_head(const char *path, void *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, n) : 0;
+    close(fd);
+    return got > 0 ? (size_t)got : 0;
 }

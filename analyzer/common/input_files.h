@@ -25,5 +25,8 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
 /* Takes ownership of path (NULL: out of memory, false). */
 bool vt_input_files_take(struct vt_input_files *out, char *path);
 void vt_input_files_free(struct vt_input_files *f);
+/* The first bytes of a regular file (up to n), to tell its kind by its
+ * content; 0 for anything else (a FIFO is never waited on) or an error. */
+size_t vt_input_file_head(const char *path, void *buf, size_t n);
 
 #endif

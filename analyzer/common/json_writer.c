@@ -238,3 +238,12 @@ void vt_json_kv_uint_or_null(struct vt_json *j, const char *key, bool known, uin
     else
         vt_json_null(j);
 }
+
+void vt_json_kv_int_or_null(struct vt_json *j, const char *key, bool known, int64_t v)
+{
+    vt_json_key(j, key);
+    if (known)
+        vt_json_int(j, v);
+    else
+        vt_json_null(j);
+}

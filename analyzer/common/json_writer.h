@@ -47,6 +47,7 @@ void vt_json_kv_double(struct vt_json *j, const char *key, double v);
 void vt_json_kv_bool(struct vt_json *j, const char *key, bool v);
 /* v when known, else null: a figure the input did not give. */
 void vt_json_kv_uint_or_null(struct vt_json *j, const char *key, bool known, uint64_t v);
+void vt_json_kv_int_or_null(struct vt_json *j, const char *key, bool known, int64_t v);
 /* Ends a top-level value with a newline (JSON lines). */
 void vt_json_newline(struct vt_json *j);
 

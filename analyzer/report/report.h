@@ -38,6 +38,7 @@ struct vt_report {
     const struct vt_report_options *opt;
     struct vt_symbolizer **sym;  /* per input, made on first use */
     bool one_job;                /* only the inputs of job (the text report, job by job) */
+    struct vt_job_timelines *timelines; /* collected while the analysis ran, or NULL */
     size_t job;
 };
 
@@ -92,38 +93,45 @@ const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t
 long vt_report_rank(const struct vt_report *rep, size_t input);
 long vt_report_local_rank(const struct vt_report *rep, size_t input);
 
-/* ---- the job (report_job.c) ---- */
+/* ---- the job (report_job.c, job_view.h) ---- */
 
 /* The first thing a report over many ranks says: the ranks x GPUs table
  * (peak, capacity, failed requests), which rank failed first in time and
- * which followed, the spread of the ranks' peaks. */
-#define VT_JOB_FOLLOWERS_MAX 64
-struct vt_job_failure {
-    size_t input;
-    const struct vt_ledger *ledger;
-    size_t oom;             /* the request's first failure in ledger->ooms */
-    uint64_t wall_ns;       /* Unix epoch ns, from the process's clocks */
+ * which followed, the spread of the ranks' peaks and of each phase's. It is
+ * printed from a job view (job_view.h): of the traces here, or of the
+ * summaries of a job's nodes (job_summary.h). */
+struct vt_job_view;
+
+/* Each process's device bytes over wall-clock time, collected while the
+ * analysis runs (vt_job_timelines_prepare is a vt_analysis_prepare_fn):
+ * the timelines of the job views and of the summaries. */
+struct vt_jv_timeline;
+struct vt_job_timelines {
+    struct vt_jv_timeline *per_input;
+    size_t n;
+    uint64_t resolution_ns;
 };
-struct vt_job_summary {
-    size_t job;
-    size_t processes, holders; /* selected; of them with device memory */
-    size_t ranks, hosts, gpus;
-    long world_size;           /* -1: not said */
-    bool has_failure;
-    struct vt_job_failure first;
-    struct vt_job_failure following[VT_JOB_FOLLOWERS_MAX];
-    size_t nfollowing, more_following;
-    /* device peaks of the holders (each its largest device ledger) */
-    uint64_t largest, smallest, median;
-    size_t largest_input, smallest_input;
-};
-/* False if memory ran out. */
-bool vt_job_summarize(const struct vt_report *rep, size_t job, struct vt_job_summary *s);
+bool vt_job_timelines_init(struct vt_job_timelines *t, size_t ninputs, uint64_t resolution_ns);
+void vt_job_timelines_prepare(void *ctx, struct vt_input *in);
+void vt_job_timelines_free(struct vt_job_timelines *t);
+
+/* The view of job `job` of the traces, as the report's filters select it
+ * (timelines: moved into the view; NULL: none). False if memory ran out. */
+bool vt_job_view_of_traces(struct vt_report *rep, size_t job, struct vt_job_timelines *timelines,
+                           struct vt_job_view *v);
+/* "=== job K of N: session ID on HOST: COMMAND ===" (job counts from 0). */
+void vt_job_header_text(FILE *out, size_t job, size_t njobs, const char *session,
+                        const char *host, const char *command);
 /* Whether a job is worth its overview: several processes, or ranks. */
 bool vt_job_worth_overview(const struct vt_report *rep, size_t job);
+/* The overview, from the traces or from a view; filtered: --rank or
+ * --pid chose the processes (no "N of M ranks traced" note then). */
 void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job);
-/* The "jobs" key of the JSON document. */
+void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out);
+/* The "jobs" key of the JSON document, from the traces (rep NULL: an
+ * empty array) or from views. */
 void vt_jobs_json(struct vt_report *rep, struct vt_json *j);
+void vt_job_views_json(struct vt_job_view *const *views, size_t n, struct vt_json *j);
 /* argv joined by spaces into buf (or the exe path). */
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
 /* The numbers of an allocation failure in one line (report_oom.c); prev is

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "job_view.h"
 #include "json_writer.h"
 #include "report_html.h"
 #include "snapshot_render.h"
@@ -138,12 +139,18 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     struct vt_report rep;
     struct vt_report *traces = NULL;
     bool partial = false;
+    /* The JSON's job timelines (jobs[].timeline), as a summary has them. */
+    struct vt_job_timelines timelines = {0};
+    bool timed = format == VT_REPORT_JSON && in->ntraces &&
+                 vt_job_timelines_init(&timelines, in->ntraces, VT_SUMMARY_RESOLUTION_NS);
     if (in->ntraces) {
-        status = vt_analysis_run(&a, in->traces, in->ntraces, err);
+        status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,
+                                      timed ? vt_job_timelines_prepare : NULL, &timelines);
         partial = status != 0 && a.ninputs > 0; /* the rest is reported */
         if (partial)
             status = 0;
         vt_report_init(&rep, &a, opt);
+        rep.timelines = timed ? &timelines : NULL;
         traces = &rep;
     }
     struct vt_snap_analysis *snaps = calloc(in->nsnapshots + 1, sizeof *snaps);
@@ -175,6 +182,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
         vt_report_free(&rep);
         vt_analysis_free(&a);
     }
+    vt_job_timelines_free(&timelines);
     for (size_t k = 0; k < nsnaps; k++)
         vt_snap_analysis_free(&snaps[k]);
     free(snaps);

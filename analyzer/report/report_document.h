@@ -47,4 +47,15 @@ enum vt_report_format { VT_REPORT_TEXT, VT_REPORT_JSON, VT_REPORT_HTML };
 int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
                             const char *path, FILE *err);
 
+/* `report --summary PATH` (job_summary.h): this node's part of each job,
+ * its timelines in columns of resolution_ns, to path ("-": stdout). The
+ * same exit statuses as vt_report_document. */
+int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                            uint64_t resolution_ns, const char *path, FILE *err);
+/* The job report over summaries (text or JSON); a summary that cannot be
+ * read is named on err and left out (VT_REPORT_PARTIAL); 2 if none could
+ * be, or the filters select nothing. */
+int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_report_options *opt,
+                        bool json, FILE *out, FILE *err);
+
 #endif

@@ -472,22 +472,9 @@ static void job_header(struct vt_report *rep, FILE *out, size_t job)
     for (size_t i = 0; i < a->ninputs && !p; i++)
         if (a->inputs[i].job == job)
             p = vt_reader_process(a->inputs[i].reader);
-    const char *session = a->jobs[job].session;
-    fprintf(out, "=== job %zu of %zu: ", job + 1, a->njobs);
-    if (!session) {
-        fputs("traces of no session (traced without `vramtrace run`)", out);
-    } else {
-        fprintf(out, "session %s", session);
-        const char *host = vt_process_env(p, "VRAMTRACE_SESSION_HOST");
-        const char *cmd = vt_process_env(p, "VRAMTRACE_SESSION_COMMAND");
-        if (host && *host)
-            fprintf(out, " on %s", host);
-        if (cmd && *cmd) {
-            fputs(": ", out);
-            vt_stack_put_clean(out, cmd);
-        }
-    }
-    fputs(" ===\n", out);
+    vt_job_header_text(out, job, a->njobs, a->jobs[job].session,
+                       vt_process_env(p, "VRAMTRACE_SESSION_HOST"),
+                       vt_process_env(p, "VRAMTRACE_SESSION_COMMAND"));
 }
 
 static void job_text(struct vt_report *rep, FILE *out, struct vt_site_bytes *top)

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "snapshot.h"
 
+#include "input_files.h"
+
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -36,14 +38,8 @@ static enum vt_snap_action parse_action(const char *s)
  * without a writer, a device) and its type checked before any read. */
 bool vt_snap_is_pickle(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return false;
-    struct stat st;
     unsigned char c = 0;
-    bool yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, &c, 1) == 1 && c == 0x80;
-    close(fd);
-    return yes;
+    return vt_input_file_head(path, &c, 1) == 1 && c == 0x80;
 }
 
 static int bad(char *err, size_t errlen, const char *path, const struct vt_pickle_value *v,

@@ -17,15 +17,22 @@
  *                        time: the n-th waits n x 150 ms first
  *   LW_HOLD_MS=N         hold the memory N ms before exiting (after saying
  *                        "ready" on stdout)
+ *   phases      "forward" around the first two allocations (peak 256 MiB x
+ *               (rank + 1) + 64 MiB), "optimizer" around the third (peak
+ *               288 MiB x (rank + 1)), by the tracer's phase API when loaded
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define VRAMTRACE_DYNAMIC
+#include <vramtrace/vramtrace.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -90,9 +97,18 @@ int main(void)
         }
     }
     void *a = NULL, *b = NULL, *c = NULL, *huge = NULL;
-    if (cudaSetDevice(dev) != cudaSuccess || cudaMalloc(&a, 256 * MIB * (size_t)(rank + 1)) != cudaSuccess ||
-        cudaMalloc(&b, 64 * MIB) != cudaSuccess || cudaFree(b) != cudaSuccess ||
-        cudaMalloc(&c, 32 * MIB * (size_t)(rank + 1)) != cudaSuccess) {
+    if (cudaSetDevice(dev) != cudaSuccess) {
+        fprintf(stderr, "lw_worker rank %ld: no device %d\n", rank, dev);
+        return 4;
+    }
+    vramtrace_phase_push("forward");
+    bool ok = cudaMalloc(&a, 256 * MIB * (size_t)(rank + 1)) == cudaSuccess &&
+              cudaMalloc(&b, 64 * MIB) == cudaSuccess && cudaFree(b) == cudaSuccess;
+    vramtrace_phase_pop();
+    vramtrace_phase_push("optimizer");
+    ok = ok && cudaMalloc(&c, 32 * MIB * (size_t)(rank + 1)) == cudaSuccess;
+    vramtrace_phase_pop();
+    if (!ok) {
         fprintf(stderr, "lw_worker rank %ld: allocation failed\n", rank);
         return 4;
     }

@@ -1,0 +1,244 @@
+/* A job's view from its replayed traces; see job_view.h and report.h. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_view.h"
+#include "report.h"
+
+static const struct vt_process_info *proc(const struct vt_report *rep, size_t i)
+{
+    return vt_reader_process(rep->a->inputs[i].reader);
+}
+
+/* A process's time as Unix epoch ns: monotonic times of different hosts
+ * do not compare, their wall clocks (roughly) do. */
+static uint64_t wall_ns(const struct vt_process_info *p, uint64_t mono_ns)
+{
+    if (!p || !p->start_realtime_ns)
+        return mono_ns;
+    return mono_ns - p->start_mono_ns + p->start_realtime_ns;
+}
+
+static char *copy(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* ---- the timelines, while the analysis runs ---- */
+
+static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                    const struct vt_live *e, bool begins)
+{
+    (void)e;
+    (void)begins;
+    struct vt_job_timelines *t = ctx;
+    if (l->category != VT_CAT_DEVICE)
+        return;
+    /* Which input: the replay is the input's, at a fixed offset. */
+    struct vt_input *in = (struct vt_input *)((char *)rp - offsetof(struct vt_input, replay));
+    uint64_t total = 0;
+    for (size_t k = 0; k < rp->nledgers; k++)
+        if (rp->ledgers[k].category == VT_CAT_DEVICE)
+            total += rp->ledgers[k].sites.total_bytes;
+    if (!vt_jv_timeline_note(&t->per_input[in->index], t->resolution_ns,
+                             wall_ns(vt_reader_process(rp->reader), rp->last_time_ns), total))
+        rp->out_of_memory = true;
+}
+
+bool vt_job_timelines_init(struct vt_job_timelines *t, size_t ninputs, uint64_t resolution_ns)
+{
+    t->resolution_ns = resolution_ns ? resolution_ns : VT_SUMMARY_RESOLUTION_NS;
+    t->n = ninputs;
+    t->per_input = calloc(ninputs + 1, sizeof *t->per_input);
+    return t->per_input != NULL;
+}
+
+void vt_job_timelines_prepare(void *ctx, struct vt_input *in)
+{
+    struct vt_job_timelines *t = ctx;
+    if (in->index < t->n) {
+        in->replay.on_live = on_live;
+        in->replay.on_live_ctx = t;
+    }
+}
+
+void vt_job_timelines_free(struct vt_job_timelines *t)
+{
+    for (size_t i = 0; t->per_input && i < t->n; i++)
+        free(t->per_input[i].max_bytes);
+    free(t->per_input);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the view ---- */
+
+struct frame_text {
+    struct vt_jv_failure *f;
+    bool failed;
+};
+
+static void add_frame(void *ctx, const struct vt_frame *fr)
+{
+    struct frame_text *c = ctx;
+    char buf[512];
+    const char *base = fr->file ? strrchr(fr->file, '/') : NULL;
+    if (fr->function && fr->file && fr->line)
+        snprintf(buf, sizeof buf, "%s (%s:%" PRIu64 ")", fr->function, base ? base + 1 : fr->file,
+                 (uint64_t)fr->line);
+    else if (fr->function)
+        snprintf(buf, sizeof buf, "%s", fr->function);
+    else if (fr->module)
+        snprintf(buf, sizeof buf, "%s+0x%" PRIx64, fr->module, fr->module_offset);
+    else
+        snprintf(buf, sizeof buf, "0x%" PRIx64, fr->ip);
+    char *s = strdup(buf);
+    if (!s) {
+        c->failed = true;
+        return;
+    }
+    c->f->frames[c->f->nframes++] = s;
+}
+
+static bool add_failures(struct vt_report *rep, struct vt_job_view *v, size_t input,
+                         size_t process, const struct vt_ledger *l)
+{
+    const struct vt_process_info *p = proc(rep, input);
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
+    for (size_t m = 0, end; m < l->nooms; m = end) {
+        end = vt_oom_request_end(l, m);
+        if (!vt_oom_request_failed(l, m))
+            continue;
+        const struct vt_oom *o = &l->ooms[m];
+        struct vt_jv_failure *f = vt_job_view_add_failure(v);
+        if (!f)
+            return false;
+        f->process = process;
+        f->device = o->device;
+        const struct vt_gpu *gp = vt_analysis_gpu_of(rep->a, input, o->device);
+        if (gp && gp->has_uuid) {
+            f->gpu.has_uuid = true;
+            memcpy(f->gpu.uuid, gp->uuid, VT_UUID_SIZE);
+        }
+        f->time_ns = o->time_ns;
+        uint64_t origin = p && p->start_mono_ns && p->start_mono_ns <= o->time_ns
+                              ? p->start_mono_ns
+                              : rp->first_time_ns;
+        f->since_start_ns = (int64_t)(o->time_ns - origin);
+        f->wall_ns = wall_ns(p, o->time_ns);
+        f->api = copy(vt_reader_api(rep->a->inputs[input].reader, o->label ? o->label : o->api));
+        f->requested_bytes = o->requested_bytes;
+        f->verdict = copy(vt_verdict_name(o->verdict));
+        char buf[512];
+        f->user_frame = copy(vt_report_user_frame(rep, input, o->stack, buf, sizeof buf));
+        f->frames = calloc(VT_JOB_FRAMES_MAX, sizeof *f->frames);
+        if (!f->verdict || !f->frames)
+            return false;
+        struct frame_text c = {f, false};
+        vt_report_frames(rep, input, o->stack, VT_JOB_FRAMES_MAX, add_frame, &c);
+        if (c.failed)
+            return false;
+    }
+    return true;
+}
+
+static bool add_phase(struct vt_jv_process *p, const char *name, uint64_t peak)
+{
+    for (size_t k = 0; k < p->nphases; k++)
+        if (!strcmp(p->phases[k].name, name)) {
+            if (peak > p->phases[k].peak_bytes)
+                p->phases[k].peak_bytes = peak;
+            return true;
+        }
+    struct vt_jv_phase *grown = realloc(p->phases, (p->nphases + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    p->phases = grown;
+    p->phases[p->nphases] = (struct vt_jv_phase){strdup(name), peak};
+    return p->phases[p->nphases++].name != NULL;
+}
+
+static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
+                        struct vt_job_timelines *timelines)
+{
+    const struct vt_analysis *a = rep->a;
+    const struct vt_process_info *pi = proc(rep, i);
+    const struct vt_replay *rp = &a->inputs[i].replay;
+    struct vt_jv_process *p = vt_job_view_add_process(v);
+    if (!p)
+        return false;
+    size_t index = v->nprocesses - 1;
+    p->pid = pi ? pi->pid : 0;
+    p->rank = vt_report_rank(rep, i);
+    p->local_rank = vt_report_local_rank(rep, i);
+    p->world_size = vt_process_world_size(pi);
+    p->host = strdup(pi && pi->hostname ? pi->hostname : "");
+    char cmd[1024];
+    p->command = strdup(vt_report_command(rep, i, cmd, sizeof cmd));
+    p->devices = calloc(rp->nledgers + 1, sizeof *p->devices);
+    if (!p->host || !p->command || !p->devices)
+        return false;
+    for (size_t k = 0; k < rp->nledgers; k++) {
+        const struct vt_ledger *l = &rp->ledgers[k];
+        if (l->category != VT_CAT_DEVICE || !vt_report_ledger_selected(rep, l))
+            continue;
+        struct vt_jv_device *d = &p->devices[p->ndevices++];
+        d->device = l->device;
+        const struct vt_gpu *gp = vt_analysis_gpu_of(a, i, l->device);
+        if (gp && gp->has_uuid) {
+            d->gpu.has_uuid = true;
+            memcpy(d->gpu.uuid, gp->uuid, VT_UUID_SIZE);
+        }
+        const struct vt_device_info *dev =
+            l->device >= 0 ? vt_reader_device(a->inputs[i].reader, (uint64_t)l->device) : NULL;
+        d->capacity_bytes = dev ? dev->total_bytes : 0;
+        d->gpu_name = copy(dev ? dev->name : gp ? gp->name : NULL);
+        d->peak_bytes = l->peak.peak_bytes;
+        d->failed_requests = vt_ledger_failed_requests(l);
+        for (size_t ph = 0; ph < l->nphases; ph++) {
+            const char *name = vt_report_string(rep, i, l->phases[ph].name);
+            if (name && !add_phase(p, name, l->phases[ph].snap.peak_bytes))
+                return false;
+        }
+        if (!add_failures(rep, v, i, index, l))
+            return false;
+    }
+    if (timelines && i < timelines->n) {
+        /* Moved, not copied: the view owns it from here. */
+        p->timeline = timelines->per_input[i];
+        memset(&timelines->per_input[i], 0, sizeof timelines->per_input[i]);
+    }
+    return true;
+}
+
+bool vt_job_view_of_traces(struct vt_report *rep, size_t job, struct vt_job_timelines *timelines,
+                           struct vt_job_view *v)
+{
+    const struct vt_analysis *a = rep->a;
+    memset(v, 0, sizeof *v);
+    v->resolution_ns = timelines ? timelines->resolution_ns : VT_SUMMARY_RESOLUTION_NS;
+    v->has_timelines = timelines != NULL;
+    const struct vt_process_info *p0 = NULL;
+    bool ok = true;
+    for (size_t i = 0; ok && i < a->ninputs; i++) {
+        if (a->inputs[i].job != job || !vt_report_input_selected(rep, i))
+            continue;
+        if (!p0)
+            p0 = proc(rep, i);
+        ok = add_process(rep, v, i, timelines);
+    }
+    if (job < a->njobs && a->jobs[job].session)
+        ok = ok && (v->session = strdup(a->jobs[job].session)) != NULL;
+    const char *start = vt_process_env(p0, "VRAMTRACE_SESSION_START");
+    if (start) {
+        v->has_session_start = true;
+        v->session_start_unix_ns = strtoull(start, NULL, 10);
+    }
+    v->session_host = copy(vt_process_env(p0, "VRAMTRACE_SESSION_HOST"));
+    v->session_command = copy(vt_process_env(p0, "VRAMTRACE_SESSION_COMMAND"));
+    if (!ok)
+        vt_job_view_free(v);
+    return ok;
+}
