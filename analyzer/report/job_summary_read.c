@@ -16,8 +16,6 @@
 #include "grow_array.h"
 #include "input_files.h"
 
-/* What a hostile file may not make us allocate. */
-#define MAX_COLUMNS ((size_t)1 << 24)
 
 struct reader {
     char *err;
@@ -140,7 +138,7 @@ static bool read_timeline(struct reader *r, const char *where, json_t *o, struct
         !(cols = get_array(r, where, o, "max_bytes")))
         return false;
     size_t n = json_array_size(cols);
-    if (n > MAX_COLUMNS || tl->first > UINT64_MAX - n)
+    if (n > VT_JOB_COLUMNS_MAX || tl->first > UINT64_MAX - n)
         return fail(r, where, "a timeline of %zu columns from column %llu: too long", n,
                     (unsigned long long)tl->first);
     tl->max_bytes = calloc(n + 1, sizeof *tl->max_bytes);

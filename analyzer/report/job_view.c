@@ -128,6 +128,8 @@ bool vt_jv_timeline_note(struct vt_jv_timeline *tl, uint64_t resolution_ns, uint
     } else if (col < tl->first) {
         col = tl->first; /* clocks of one process do not go back; a guard */
     }
+    if (col - tl->first >= VT_JOB_COLUMNS_MAX)
+        return true; /* a clock gone wrong: the timeline ends there */
     size_t k = (size_t)(col - tl->first);
     if (k >= tl->n) {
         /* Columns in which nothing changed hold the total they started with. */
@@ -295,11 +297,11 @@ static bool column_figures(const struct vt_job_view *v, struct vt_job_figures *f
         if (tl->first + tl->n > hi)
             hi = tl->first + tl->n;
     }
-    if (lo >= hi)
+    /* A job of 100 days at 10 s is 864,000 columns; a span past
+     * VT_JOB_COLUMNS_MAX is clocks gone wrong (or a hostile summary): no
+     * timeline then, rather than one of millions of columns. */
+    if (lo >= hi || hi - lo > VT_JOB_COLUMNS_MAX)
         return true;
-    /* A column per resolution step: a job of days at 1 s is a few 100k. */
-    if (hi - lo > (uint64_t)1 << 24)
-        return false;
     f->first_column = lo;
     f->ncolumns = (size_t)(hi - lo);
     f->column_max = calloc(f->ncolumns, sizeof *f->column_max);

@@ -22,6 +22,8 @@
 /* The timeline's column, by default: ten seconds of wall-clock time (a
  * ten-hour run: 3,600 numbers a rank). */
 #define VT_SUMMARY_RESOLUTION_NS 10000000000ull
+/* Columns a job's timeline spans at most (job_view.c says why). */
+#define VT_JOB_COLUMNS_MAX ((uint64_t)1 << 20)
 /* Frames kept of a failure's stack (innermost first, the tracer's own left out). */
 #define VT_JOB_FRAMES_MAX 32
 
