@@ -585,7 +585,7 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
  * GCC splits a function into its hot part, which the symbol covers, and a
  * ".cold" part elsewhere in the text, with an FDE of its own and no
  * dynamic symbol. Which blocks go where is the compiler's guess, or its
- * profile's: in Debian's 3.14 (GCC 16, profile-guided) the symbol holds
+ * profile's: in Debian's 3.14.10 (GCC 16.2) the symbol holds
  * 1,184 bytes of set-up and the whole instruction loop (84 KB) is in the
  * cold part, so that every call out of the interpreter returns there.
  * The hot part jumps into the cold part (jmp/jcc rel32) at many places:
