@@ -602,7 +602,7 @@ static void find_cold_part(void)
     dl_iterate_phdr(find_text, &t);
     if (!t.hi || P.eval_end > t.hi)
         return;
-    enum { CANDIDATES = 16, LOOKUPS = 256 };
+    enum { CANDIDATES = 32, LOOKUPS = 256 };
     struct {
         uintptr_t lo, hi;
         unsigned hits;
@@ -628,8 +628,10 @@ static void find_cold_part(void)
             k++;
         if (k == nc) {
             uint64_t lo, hi;
+            /* a tail call (to a start) makes no candidate: those could
+             * fill the list before the cold part is seen */
             if (nc == CANDIDATES || lookups++ == LOOKUPS || !vt_cfi_code_range(to, &lo, &hi) ||
-                (lo < P.eval_end && hi > P.eval_start))
+                to == lo || (lo < P.eval_end && hi > P.eval_start))
                 continue;
             c[nc].lo = (uintptr_t)lo, c[nc].hi = (uintptr_t)hi, c[nc].hits = 0;
             nc++;
