@@ -425,22 +425,32 @@ static struct vt_cfi_rule rule_of(const struct row *w)
     return rule;
 }
 
+/* An FDE's CIE and the code it covers, [*start, *start + *range); r is
+ * left at the FDE's augmentation data. */
+static bool fde_head(uint64_t fde, uint64_t lo, uint64_t hi, struct reader *r, struct cie *c,
+                     uint64_t *start, uint64_t *range)
+{
+    *r = (struct reader){fde, hi, false};
+    if (!record_extent(r))
+        return false;
+    uint64_t cie_field = r->p;
+    int32_t cie_off = (int32_t)u32(r);
+    if (r->bad || cie_off == 0) /* 0: a CIE, not an FDE */
+        return false;
+    uint64_t cie_at = cie_field - (uint64_t)(int64_t)cie_off;
+    if (cie_at < lo || cie_at >= hi || !parse_cie(cie_at, hi, c))
+        return false;
+    *start = read_pointer(r, c->fde_enc);
+    *range = read_format(r, c->fde_enc & 0x0f);
+    return !r->bad;
+}
+
 static struct vt_cfi_rule rule_from_fde(uint64_t fde, uint64_t lo, uint64_t hi, uint64_t ip)
 {
-    struct reader r = {fde, hi, false};
-    if (!record_extent(&r))
-        return unsupported;
-    uint64_t cie_field = r.p;
-    int32_t cie_off = (int32_t)u32(&r);
-    if (r.bad || cie_off == 0) /* 0: a CIE, not an FDE */
-        return unsupported;
-    uint64_t cie_at = cie_field - (uint64_t)(int64_t)cie_off;
+    struct reader r;
     struct cie c;
-    if (cie_at < lo || cie_at >= hi || !parse_cie(cie_at, hi, &c))
-        return unsupported;
-    uint64_t start = read_pointer(&r, c.fde_enc);
-    uint64_t range = read_format(&r, c.fde_enc & 0x0f);
-    if (r.bad || ip < start || ip - start >= range)
+    uint64_t start, range;
+    if (!fde_head(fde, lo, hi, &r, &c, &start, &range) || ip < start || ip - start >= range)
         return unsupported;
     if (c.sized_aug)
         skip(&r, uleb(&r)); /* the LSDA pointer */
@@ -470,19 +480,22 @@ static int32_t load_i32(uint64_t at)
     return v;
 }
 
-struct vt_cfi_rule vt_cfi_rule_in(const struct vt_cfi_module *m, uint64_t ip)
+/* The FDE that .eh_frame_hdr's table gives for ip (the last one starting
+ * at or before it), and the extent of the segment holding .eh_frame. */
+static bool find_fde(const struct vt_cfi_module *m, uint64_t ip, uint64_t *fde_out,
+                     uint64_t *lo_out, uint64_t *hi_out)
 {
     if (m->hdr == 0 || m->hdr_len > UINT64_MAX - m->hdr)
-        return unsupported;
+        return false;
     struct reader r = {m->hdr, m->hdr + m->hdr_len, false};
     uint8_t version = u8(&r), ptr_enc = u8(&r), count_enc = u8(&r), table_enc = u8(&r);
     if (r.bad || version != 1 || table_enc != DW_EH_PE_datarel_sdata4 || ptr_enc == DW_EH_PE_omit ||
         count_enc == DW_EH_PE_omit)
-        return unsupported; /* no sorted table: libunwind searches linearly; we do not */
+        return false; /* no sorted table: libunwind searches linearly; we do not */
     uint64_t eh_frame = read_pointer(&r, ptr_enc);
     uint64_t count = read_pointer(&r, count_enc);
     if (r.bad || count == 0 || count > (r.end - r.p) / 8)
-        return unsupported;
+        return false;
     uint64_t lo = 0, hi = 0;
     for (unsigned i = 0; i < m->nseg && i < VT_CFI_MAX_SEGMENTS; i++)
         if (eh_frame >= m->seg[i].lo && eh_frame < m->seg[i].hi) {
@@ -490,12 +503,12 @@ struct vt_cfi_rule vt_cfi_rule_in(const struct vt_cfi_module *m, uint64_t ip)
             hi = m->seg[i].hi;
         }
     if (hi == 0)
-        return unsupported;
+        return false;
 
     /* the last entry whose start is <= ip, addresses relative to the hdr */
     int64_t rel = (int64_t)(ip - m->hdr);
     if (rel < INT32_MIN || rel > INT32_MAX)
-        return unsupported;
+        return false;
     uint64_t table = r.p, first = 0, end = count;
     while (first < end) {
         uint64_t mid = first + (end - first) / 2;
@@ -505,9 +518,20 @@ struct vt_cfi_rule vt_cfi_rule_in(const struct vt_cfi_module *m, uint64_t ip)
             first = mid + 1;
     }
     if (end == 0)
-        return unsupported;
+        return false;
     uint64_t fde = m->hdr + (uint64_t)(int64_t)load_i32(table + (end - 1) * 8 + 4);
     if (fde < lo || fde >= hi)
+        return false;
+    *fde_out = fde;
+    *lo_out = lo;
+    *hi_out = hi;
+    return true;
+}
+
+struct vt_cfi_rule vt_cfi_rule_in(const struct vt_cfi_module *m, uint64_t ip)
+{
+    uint64_t fde, lo, hi;
+    if (!find_fde(m, ip, &fde, &lo, &hi))
         return unsupported;
     return rule_from_fde(fde, lo, hi, ip);
 }
@@ -519,6 +543,9 @@ struct find {
     struct vt_cfi_rule rule;
     unsigned long long subs;
     bool have_subs;
+    bool want_range; /* vt_cfi_code_range: the FDE's extent, not a rule */
+    bool found;
+    uint64_t start, end;
 };
 
 static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -551,15 +578,36 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!holds)
         return 0;
-    f->rule = vt_cfi_rule_in(&m, f->ip);
+    if (!f->want_range) {
+        f->rule = vt_cfi_rule_in(&m, f->ip);
+        return 1;
+    }
+    uint64_t fde, lo, hi, start, range;
+    struct reader r;
+    struct cie c;
+    if (find_fde(&m, f->ip, &fde, &lo, &hi) && fde_head(fde, lo, hi, &r, &c, &start, &range) &&
+        f->ip >= start && f->ip - start < range) {
+        f->found = true;
+        f->start = start;
+        f->end = start + range;
+    }
     return 1;
 }
 
 struct vt_cfi_rule vt_cfi_rule_for(uint64_t ip, unsigned long long *subs, bool *have_subs)
 {
-    struct find f = {ip, unsupported, 0, false};
+    struct find f = {ip, unsupported, 0, false, false, false, 0, 0};
     dl_iterate_phdr(find_object, &f);
     *subs = f.subs;
     *have_subs = f.have_subs;
     return f.rule;
+}
+
+bool vt_cfi_code_range(uint64_t ip, uint64_t *start, uint64_t *end)
+{
+    struct find f = {ip, unsupported, 0, false, true, false, 0, 0};
+    dl_iterate_phdr(find_object, &f);
+    *start = f.start;
+    *end = f.end;
+    return f.found;
 }

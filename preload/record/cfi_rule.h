@@ -58,4 +58,10 @@ struct vt_cfi_rule vt_cfi_rule_in(const struct vt_cfi_module *m, uint64_t ip);
  * say. */
 struct vt_cfi_rule vt_cfi_rule_for(uint64_t ip, unsigned long long *subs, bool *have_subs);
 
+/* The code its .eh_frame FDE says ip belongs to, [*start, *end): a whole
+ * function, or one part of a function the compiler split (GCC's hot and
+ * .cold parts each have their own FDE). false: no FDE found (takes the
+ * loader's lock, as vt_cfi_rule_for). */
+bool vt_cfi_code_range(uint64_t ip, uint64_t *start, uint64_t *end);
+
 #endif

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cfi_rule.h"
 #include "python_layout.h"
 #include "raw_event.h"
 #include "recorder.h"
@@ -70,6 +71,7 @@ static struct {
     void *(*this_thread_state)(void);
     const void *code_type, *unicode_type, *bytes_type;
     uintptr_t eval_start, eval_end;
+    uintptr_t cold_start, cold_end; /* its split-off part, if any (find_cold_part) */
 
     struct code_entry *entries;
     _Atomic uint32_t *slots;
@@ -411,7 +413,8 @@ static size_t walk(uint64_t *out, size_t max)
 static bool in_eval(uintptr_t ret)
 {
     /* A return address points after its call: look at ret - 1. */
-    return ret - 1 >= P.eval_start && ret - 1 < P.eval_end;
+    return (ret - 1 >= P.eval_start && ret - 1 < P.eval_end) ||
+           (ret - 1 >= P.cold_start && ret - 1 < P.cold_end);
 }
 
 size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth)
@@ -556,6 +559,96 @@ static const struct vt_py_layout *layout_from_debug_offsets(const uint8_t *rt, u
     return NULL;
 }
 
+/* The executable segment holding addr: [*lo, *hi). */
+struct text_seg {
+    uintptr_t addr, lo, hi;
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct text_seg *t = arg;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && t->addr >= lo &&
+            t->addr - lo < ph->p_memsz) {
+            t->lo = lo;
+            t->hi = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * GCC splits a function into its hot part, which the symbol covers, and a
+ * ".cold" part elsewhere in the text, with an FDE of its own and no
+ * dynamic symbol. Which blocks go where is the compiler's guess, or its
+ * profile's: in Debian's 3.14.10 (GCC 16.2) the symbol holds
+ * 1,184 bytes of set-up and the whole instruction loop (84 KB) is in the
+ * cold part, so that every call out of the interpreter returns there.
+ * The hot part jumps into the cold part (jmp/jcc rel32) at many places:
+ * the code range (FDE) that most jump targets of the hot part fall inside,
+ * past its start (a jump to a start is a tail call to another function),
+ * at least two of them, is taken to be the cold part. Random bytes that
+ * look like a jump rarely land in the text at all, let alone twice in one
+ * function. Once, at start-up; x86-64 only.
+ */
+static void find_cold_part(void)
+{
+#if defined(__x86_64__)
+    struct text_seg t = {P.eval_start, 0, 0};
+    dl_iterate_phdr(find_text, &t);
+    if (!t.hi || P.eval_end > t.hi)
+        return;
+    enum { CANDIDATES = 32, LOOKUPS = 256 };
+    struct {
+        uintptr_t lo, hi;
+        unsigned hits;
+    } c[CANDIDATES];
+    unsigned nc = 0, lookups = 0;
+    const uint8_t *b = (const uint8_t *)P.eval_start;
+    size_t len = P.eval_end - P.eval_start;
+    for (size_t i = 0; i + 6 <= len; i++) {
+        size_t at;
+        if (b[i] == 0xe9)
+            at = i + 1; /* jmp rel32 */
+        else if (b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80)
+            at = i + 2; /* jcc rel32 */
+        else
+            continue;
+        int32_t rel;
+        memcpy(&rel, b + at, sizeof rel);
+        uintptr_t to = P.eval_start + at + 4 + (uintptr_t)(intptr_t)rel;
+        if ((to >= P.eval_start && to < P.eval_end) || to < t.lo || to >= t.hi)
+            continue;
+        unsigned k = 0;
+        while (k < nc && !(to >= c[k].lo && to < c[k].hi))
+            k++;
+        if (k == nc) {
+            uint64_t lo, hi;
+            /* a tail call (to a start) makes no candidate: those could
+             * fill the list before the cold part is seen */
+            if (nc == CANDIDATES || lookups++ == LOOKUPS || !vt_cfi_code_range(to, &lo, &hi) ||
+                to == lo || (lo < P.eval_end && hi > P.eval_start))
+                continue;
+            c[nc].lo = (uintptr_t)lo, c[nc].hi = (uintptr_t)hi, c[nc].hits = 0;
+            nc++;
+        }
+        if (to > c[k].lo)
+            c[k].hits++;
+    }
+    unsigned best = 0;
+    for (unsigned k = 0; k < nc; k++)
+        if (c[k].hits >= 2 && c[k].hits > best) {
+            best = c[k].hits;
+            P.cold_start = c[k].lo;
+            P.cold_end = c[k].hi;
+        }
+#endif
+}
+
 /* Py_Version (3.11+) or the text of Py_GetVersion (3.10) as 0xMMmmppLS. */
 static unsigned long python_version(void)
 {
@@ -620,6 +713,7 @@ static bool set_up(void)
         return say_no("interpreter symbols not found", minor);
     P.eval_start = (uintptr_t)eval;
     P.eval_end = P.eval_start + esym->st_size;
+    find_cold_part();
     P.entries = map_zeroed(MAX_CODES * sizeof *P.entries);
     P.slots = map_zeroed(SLOT_COUNT * sizeof *P.slots);
     P.arena = map_zeroed(ARENA_BYTES);

@@ -10,6 +10,9 @@
  *            an interpreter-owned frame (owner 3) skipped
  *   314a     3.14.0a7: the alpha variant of the struct
  *   315a     3.15.0a1: a pre-release read through the final variant
+ *   split    3.14.0 whose interpreter loop calls out from the part of the
+ *            function the compiler split off (GCC's .cold), outside what
+ *            the symbol covers, as in Debian's 3.14 build
  *   ft       3.14.0 free-threaded: native stacks only
  *   cookie   no cookie at _PyRuntime: native stacks only
  *   garbage  a cookie, but sections no variant reads: native stacks only
@@ -20,6 +23,8 @@
  * describe the right names and files.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +74,37 @@ __attribute__((noinline, visibility("default"))) int vt_fake_eval_frame(int x)
     return y + 1;
 }
 
+/* The same, split: the calls out are on paths GCC deems cold, which it
+ * moves to the cold part of the function (vt_fake_eval_split.cold), reached
+ * by jumps from the hot part; the return address into that part is what
+ * the recorder sees. (Another compiler may not split it: then the return
+ * address is inside the symbol, and the mode tests the plain case.) */
+static void *volatile split_return;
+__attribute__((noinline, cold)) static void vt_fake_call_out(int k)
+{
+    split_return = __builtin_return_address(0);
+    __asm__ volatile("" : : "r"(k) : "memory");
+}
+
+__attribute__((noinline, visibility("default"))) int vt_fake_eval_split(int x)
+{
+    volatile int y = x * 3;
+    if (__builtin_expect(y == 21, 0)) {
+        vt_fake_call_out(1);
+        y += 2;
+    }
+    if (__builtin_expect(y == 46, 0)) {
+        vt_fake_call_out(2);
+        y += 5;
+    }
+    if (__builtin_expect(y == 99, 0)) {
+        vt_fake_call_out(3);
+        y += 7;
+    }
+    return y + 1;
+}
+static int split;
+
 static void put64(uint8_t *base, int at, uint64_t v) { memcpy(base + at, &v, 8); }
 static void putp(uint8_t *base, int at, const void *p) { memcpy(base + at, &p, sizeof p); }
 
@@ -92,7 +128,7 @@ static void *fake_dlsym(void *handle, const char *name)
     if (!strcmp(name, "PyBytes_Type"))
         return bytes_type;
     if (!strcmp(name, "_PyEval_EvalFrameDefault"))
-        return (void *)vt_fake_eval_frame;
+        return split ? (void *)vt_fake_eval_split : (void *)vt_fake_eval_frame;
     return NULL;
 }
 
@@ -187,6 +223,8 @@ int main(int argc, char **argv)
         version = 0x030E00A7, variant = 2;
     } else if (!strcmp(mode, "315a")) {
         version = 0x030F00A1, tag = 3;
+    } else if (!strcmp(mode, "split")) {
+        split = 1;
     } else if (!strcmp(mode, "ft")) {
         ft = 1, on = 0;
     } else if (!strcmp(mode, "cookie") || !strcmp(mode, "garbage")) {
@@ -223,6 +261,19 @@ int main(int argc, char **argv)
     if (active) {
         void *native[3] = {(void *)0x401000, (void *)((uintptr_t)vt_fake_eval_frame + 1),
                            (void *)0x402000};
+        if (split) {
+            vt_fake_eval_split(7); /* y == 21: calls out, y == 23 */
+            native[1] = split_return;
+            Dl_info info;
+            const ElfW(Sym) *esym = NULL;
+            if (dladdr1((void *)vt_fake_eval_split, &info, (void **)&esym, RTLD_DL_SYMENT) &&
+                esym)
+                printf("split: the return address is %s the symbol\n",
+                       (uintptr_t)split_return - 1 - (uintptr_t)vt_fake_eval_split <
+                               esym->st_size
+                           ? "inside (not split by this compiler)"
+                           : "outside");
+        }
         uint64_t out[VT_MAX_STACK_DEPTH];
         size_t n = vt_py_stack_merge(native, 3, out, 32);
         CHECK(n == 3);

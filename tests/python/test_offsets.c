@@ -17,6 +17,7 @@
 #if PY_VERSION_HEX >= 0x030E0000
 #include "internal/pycore_debug_offsets.h"
 #include "internal/pycore_runtime.h"
+#include "internal/pycore_stackref.h" /* Py_TAG_BITS */
 #elif PY_VERSION_HEX >= 0x030D0000
 #include "internal/pycore_runtime.h"
 #endif
