@@ -200,42 +200,67 @@ static uint64_t median(const uint64_t *v, size_t n)
     return a / 2 + b / 2 + (a % 2 + b % 2) / 2;
 }
 
-static bool same_gpu(const struct vt_jv_process *pa, const struct vt_jv_device *a,
-                     const struct vt_jv_process *pb, const struct vt_jv_device *b)
+/* A GPU as the job counts them: (host, UUID), or, without a UUID, a GPU
+ * of its own process: (host, pid, ordinal). */
+struct gpu_key {
+    const char *host;
+    bool has_uuid;
+    const uint8_t *uuid;
+    uint64_t pid;
+    int64_t device;
+};
+
+static int cmp_gpu(const void *x, const void *y)
 {
-    if (cmp_str(pa->host, pb->host))
-        return false;
-    if (a->gpu.has_uuid != b->gpu.has_uuid)
-        return false;
-    if (a->gpu.has_uuid)
-        return !memcmp(a->gpu.uuid, b->gpu.uuid, VT_UUID_SIZE);
-    return pa == pb && a->device == b->device; /* a GPU of its own process */
+    const struct gpu_key *a = x, *b = y;
+    int c = cmp_str(a->host, b->host);
+    if (c)
+        return c;
+    if (a->has_uuid != b->has_uuid)
+        return a->has_uuid ? -1 : 1;
+    if (a->has_uuid)
+        return memcmp(a->uuid, b->uuid, VT_UUID_SIZE);
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return a->device < b->device ? -1 : a->device > b->device;
 }
 
-static size_t count_distinct(const struct vt_job_view *v, bool hosts_only)
+static int cmp_host(const void *x, const void *y)
 {
+    return cmp_str(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Distinct hosts and GPUs: sorted, then counted (a job of 16k ranks
+ * compares 16k x log keys, not 16k^2). False if memory ran out. */
+static bool count_hosts_and_gpus(const struct vt_job_view *v, struct vt_job_figures *f)
+{
+    size_t ndev = 0;
+    for (size_t i = 0; i < v->nprocesses; i++)
+        ndev += v->processes[i].ndevices;
+    const char **hosts = calloc(v->nprocesses + 1, sizeof *hosts);
+    struct gpu_key *gpus = calloc(ndev + 1, sizeof *gpus);
+    if (!hosts || !gpus) {
+        free(hosts);
+        free(gpus);
+        return false;
+    }
     size_t n = 0;
     for (size_t i = 0; i < v->nprocesses; i++) {
         const struct vt_jv_process *p = &v->processes[i];
-        if (hosts_only) {
-            size_t j = 0;
-            while (j < i && cmp_str(v->processes[j].host, p->host))
-                j++;
-            n += j == i;
-            continue;
-        }
-        for (size_t d = 0; d < p->ndevices; d++) {
-            bool seen = false;
-            for (size_t j = 0; j <= i && !seen; j++) {
-                const struct vt_jv_process *q = &v->processes[j];
-                size_t end = j == i ? d : q->ndevices;
-                for (size_t e = 0; e < end && !seen; e++)
-                    seen = same_gpu(p, &p->devices[d], q, &q->devices[e]);
-            }
-            n += !seen;
-        }
+        hosts[i] = p->host;
+        for (size_t d = 0; d < p->ndevices; d++)
+            gpus[n++] = (struct gpu_key){p->host, p->devices[d].gpu.has_uuid,
+                                         p->devices[d].gpu.uuid, p->pid, p->devices[d].device};
     }
-    return n;
+    qsort(hosts, v->nprocesses, sizeof *hosts, cmp_host);
+    qsort(gpus, n, sizeof *gpus, cmp_gpu);
+    for (size_t i = 0; i < v->nprocesses; i++)
+        f->hosts += !i || cmp_host(&hosts[i - 1], &hosts[i]);
+    for (size_t i = 0; i < n; i++)
+        f->gpus += !i || cmp_gpu(&gpus[i - 1], &gpus[i]);
+    free(hosts);
+    free(gpus);
+    return true;
 }
 
 /* Peaks of each phase name across the processes that had it. */
@@ -360,13 +385,12 @@ bool vt_job_figures_of(const struct vt_job_view *v, struct vt_job_figures *f)
         f->median = median(values, f->holders);
     }
     if (ok) {
-        f->hosts = count_distinct(v, true);
-        f->gpus = count_distinct(v, false);
+        ok = count_hosts_and_gpus(v, f);
         for (size_t k = 0; k < v->nfailures; k++)
             f->failures[k] = k;
         struct failure_order fo = {v, rank_of};
         qsort_r(f->failures, v->nfailures, sizeof *f->failures, by_time, &fo);
-        ok = phase_figures(v, f, values) && column_figures(v, f);
+        ok = ok && phase_figures(v, f, values) && column_figures(v, f);
     }
     free(rank_of);
     free(values);
