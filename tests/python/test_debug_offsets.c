@@ -268,8 +268,9 @@ int main(int argc, char **argv)
     make_frame(frames[1], frames[2], code_b, 0, 0, 3);    /* shim: skipped */
     make_frame(frames[2], base_frame ? frames[3] : NULL, code_b, tag, 1, 0); /* line 7 */
     if (base_frame) { /* 3.15: None (immortal: tagged), owned by the interpreter */
-        make_frame(frames[3], NULL, none_obj, 1, 0, 3);
-        putp(frames[3], FR_INSTR, NULL);
+        uintptr_t none = (uintptr_t)none_obj | 1;
+        memcpy(frames[3] + FR_EXECUTABLE, &none, sizeof none);
+        frames[3][FR_OWNER] = 3;
     }
     putp(tstate, TS_CURRENT_FRAME, frames[0]);
     make_runtime(variant, ft);
