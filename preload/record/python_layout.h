@@ -23,8 +23,10 @@
  *  str_compact   sizeof(PyCompactUnicodeObject): other compact data
  *  owner_cstack  the first owner value of a frame that is not Python
  *                code's (3.12, 3.13: FRAME_OWNED_BY_CSTACK, the C entry
- *                shim; 3.14: FRAME_OWNED_BY_INTERPRETER; 3.15 adds CSTACK
- *                after it): owners >= this one are skipped
+ *                shim; 3.14: FRAME_OWNED_BY_INTERPRETER, CSTACK after it;
+ *                3.15: INTERPRETER, the last, CSTACK gone; its thread
+ *                states' sentinel base_frame is one of these): owners >=
+ *                this one are skipped
  *
  * These rows are 3.10 .. 3.12 only. From 3.13 on, the interpreter
  * describes its own layout in _Py_DebugOffsets (below) and the tracer
@@ -75,11 +77,12 @@ struct vt_py_layout {
  * CPython 3.13 and later publish their own layout for out-of-process tools
  * in a struct at the start of _PyRuntime (Include/internal/
  * pycore_debug_offsets.h): a cookie, the version, a free-threaded flag,
- * then sections of uint64_t offsets, each (but the first) starting with
- * the size of the structure it describes. The tracer reads the frame
- * chain through it. What moves between versions is the struct itself:
- * sections gain fields. A variant says how many fields the sections before
- * the ones read have; vt_py_dbg_place turns it into positions. At start-up
+ * then sections of uint64_t offsets, most starting with the size of the
+ * structure they describe. The tracer reads the frame chain through it.
+ * What moves between versions is the struct itself: sections gain fields,
+ * new sections appear (3.15: err_stackitem, heap_type_object). A variant
+ * says how many fields the sections before the ones read have (0: no such
+ * section); vt_py_dbg_place turns it into positions. At start-up
  * every variant of the version is tried and must pass its own checks
  * (python_stack.c: pyobject is {16, 8}, the frame and code offsets lie
  * inside their structures' sizes, the string and bytes offsets are the
@@ -88,15 +91,29 @@ struct vt_py_layout {
  * Not covered by _Py_DebugOffsets (derived, checked by test_offsets.c
  * against each version's headers): _co_firsttraceable, the int just
  * before the pointer co_extra that precedes co_code_adaptive (GIL builds),
- * and sizeof(PyCompactUnicodeObject), asciiobject_size + 16.
+ * and, before 3.15, sizeof(PyCompactUnicodeObject), asciiobject_size + 16
+ * (3.15 publishes it: compactunicodeobject_size).
  *
- * X(minor_lo, minor_hi, interpreter_state fields, interpreter_frame fields,
- *   code_object fields, set_object section present) */
+ * X(minor_lo, minor_hi, then the number of fields of each section that
+ *   moves the ones read: interpreter_state, thread_state, err_stackitem,
+ *   interpreter_frame, code_object, type_object, heap_type_object,
+ *   set_object, unicode_object)
+ * The first variant of a minor version is its final release's (the one
+ * test_offsets.c checks against the headers); later ones, pre-releases'. */
 #define VT_PY_DBG_VARIANTS(X)                                                          \
-    X(13, 13, 13, 6, 10, 0) /* 3.13 */                                                 \
-    X(14, 15, 16, 8, 11, 1) /* 3.14 final: + threads_main, code_object_generation, \
-                               tlbc_generation, stackpointer, tlbc_index, co_tlbc */   \
-    X(14, 15, 14, 7, 10, 1) /* 3.14 alphas: + threads_main, stackpointer */
+    X(13, 13, 13, 9, 0, 6, 10, 4, 0, 0, 4) /* 3.13 */                                  \
+    X(15, 15, 16, 16, 1, 8, 11, 6, 2, 4, 5) /* 3.15 final: see below */                \
+    X(14, 15, 16, 9, 0, 8, 11, 4, 0, 4, 4) /* 3.14 final, and any 3.15 pre-release  \
+        still laid out so: + threads_main, code_object_generation, tlbc_generation, \
+        stackpointer, tlbc_index, co_tlbc; + set_object */                          \
+    X(14, 15, 14, 9, 0, 7, 10, 4, 0, 4, 4) /* 3.14 alphas: + threads_main, stackpointer */
+/* 3.15 against 3.14 final (3.15.2's pycore_debug_offsets.h): thread_state
+ * + base_frame, last_profiled_frame, last_profiled_frame_seq, holds_gil,
+ * gil_requested, current_exception, exc_state; a new err_stackitem
+ * {exc_value} after it; type_object + tp_basicsize, tp_dictoffset; a new
+ * heap_type_object {size, ht_cached_keys} after it; unicode_object +
+ * compactunicodeobject_size; gc + frame, generation_stats_size,
+ * generation_stats (after everything read). */
 
 #define VT_PY_DEBUG_COOKIE "xdebugpy"
 #define VT_PY_DBG_VERSION 8
@@ -104,29 +121,31 @@ struct vt_py_layout {
 #define VT_PY_DBG_HEAD 48 /* cookie, version, free_threaded, runtime_state[3] */
 
 struct vt_py_dbg_variant {
-    int minor_lo, minor_hi, n_interp, n_frame, n_code, has_set;
+    int minor_lo, minor_hi;
+    int n_interp, n_thread, n_errstack, n_frame, n_code, n_type, n_heaptype, n_set, n_unicode;
 };
 
-/* Where each offset the tracer reads sits inside _Py_DebugOffsets. */
+/* Where each offset the tracer reads sits inside _Py_DebugOffsets;
+ * str_compact_size is -1 where the struct has no such field. */
 struct vt_py_dbg_pos {
     int ts_size, ts_current_frame;
     int fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_owner;
     int co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_adaptive;
     int ob_size, ob_type;
     int bytes_ob_size, bytes_ob_sval;
-    int str_state, str_length, str_ascii_size;
+    int str_state, str_length, str_ascii_size, str_compact_size;
 };
 
 static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_variant *v)
 {
     struct vt_py_dbg_pos p;
-    int ts = VT_PY_DBG_HEAD + 8 * v->n_interp; /* thread_state: 9 fields */
-    int fr = ts + 8 * 9;
+    int ts = VT_PY_DBG_HEAD + 8 * v->n_interp;
+    int fr = ts + 8 * (v->n_thread + v->n_errstack);
     int co = fr + 8 * v->n_frame;
     int ob = co + 8 * v->n_code;
-    /* pyobject 2, type_object 4, tuple 3, list 3, [set 4], dict 3, float 2,
-     * long 3, then bytes_object 3 and unicode_object 4 */
-    int by = ob + 8 * (2 + 4 + 3 + 3 + (v->has_set ? 4 : 0) + 3 + 2 + 3);
+    /* pyobject 2, type_object, [heap_type_object], tuple 3, list 3, [set],
+     * dict 3, float 2, long 3, then bytes_object 3 and unicode_object */
+    int by = ob + 8 * (2 + v->n_type + v->n_heaptype + 3 + 3 + v->n_set + 3 + 2 + 3);
     int un = by + 8 * 3;
     p.ts_size = ts;
     p.ts_current_frame = ts + 32;
@@ -149,6 +168,7 @@ static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_varian
     p.str_state = un + 8;
     p.str_length = un + 16;
     p.str_ascii_size = un + 24;
+    p.str_compact_size = v->n_unicode >= 5 ? un + 32 : -1;
     return p;
 }
 
@@ -156,7 +176,8 @@ static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_varian
 #define VT_PY_DBG_FIRSTTRACEABLE(adaptive) ((adaptive) - 16)
 /* sizeof(PyCompactUnicodeObject) from sizeof(PyASCIIObject). */
 #define VT_PY_DBG_STR_COMPACT(ascii_size) ((ascii_size) + 16)
-/* 3.14+: f_executable is a _PyStackRef; its low bits are tags. */
+/* 3.14+: f_executable is a _PyStackRef; its low bits are tags (3.14: 1
+ * bit, Py_TAG_DEFERRED; 3.15: 2, Py_TAG_BITS, of which Py_TAG_REFCNT). */
 #define VT_PY_STACKREF_TAG_MASK 7
 
 #endif

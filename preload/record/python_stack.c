@@ -463,7 +463,8 @@ static bool say_no(const char *why, unsigned minor)
 }
 
 static const struct vt_py_dbg_variant dbg_variants[] = {
-#define VT_PY_DBG_ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+#define VT_PY_DBG_ROW(lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu) \
+    {lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu},
     VT_PY_DBG_VARIANTS(VT_PY_DBG_ROW)
 #undef VT_PY_DBG_ROW
 };
@@ -492,6 +493,8 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
                       dbg_u64(rt, p.co_qualname), dbg_u64(rt, p.co_linetable),
                       dbg_u64(rt, p.co_firstlineno), dbg_u64(rt, p.co_adaptive)};
     uint64_t ascii = dbg_u64(rt, p.str_ascii_size);
+    uint64_t compact = p.str_compact_size >= 0 ? dbg_u64(rt, p.str_compact_size)
+                                               : (uint64_t)VT_PY_DBG_STR_COMPACT((int)ascii);
     /* The sections around those read pin the variant: an object header of
      * 16 bytes with its type at 8, bytes and str fields where every
      * version has them, and offsets inside their structures. */
@@ -499,7 +502,8 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
         dbg_u64(rt, p.bytes_ob_size) != VT_PY_OB_SIZE ||
         dbg_u64(rt, p.bytes_ob_sval) != VT_PY_BYTES_DATA ||
         dbg_u64(rt, p.str_state) != VT_PY_STR_STATE ||
-        dbg_u64(rt, p.str_length) != VT_PY_STR_LENGTH || ascii < 32 || ascii > 64)
+        dbg_u64(rt, p.str_length) != VT_PY_STR_LENGTH || ascii < 32 || ascii > 64 ||
+        compact <= ascii || compact > 96)
         return false;
     if (ts_size > 65536 || cur + 8 > ts_size || fr_size > 4096 || prev + 8 > fr_size ||
         exec + 8 > fr_size || instr + 8 > fr_size || owner >= fr_size || co_size > 4096)
@@ -525,7 +529,7 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
         .co_code = (int)co[5],
         .co_firsttraceable = VT_PY_DBG_FIRSTTRACEABLE((int)co[5]),
         .str_ascii = (int)ascii,
-        .str_compact = VT_PY_DBG_STR_COMPACT((int)ascii),
+        .str_compact = (int)compact,
         .owner_cstack = 3,
         .exec_tag_mask = minor >= 14 ? VT_PY_STACKREF_TAG_MASK : 0,
     };

@@ -9,7 +9,14 @@
  *   314      3.14.0: tagged f_executable (low bits set), the final variant,
  *            an interpreter-owned frame (owner 3) skipped
  *   314a     3.14.0a7: the alpha variant of the struct
- *   315a     3.15.0a1: a pre-release read through the final variant
+ *   315      3.15.2: the 3.15 variant (longer thread_state, err_stackitem,
+ *            type_object and heap_type_object, compactunicodeobject_size
+ *            published), f_executable tagged Py_TAG_REFCNT, the thread
+ *            state's sentinel base_frame (owner 3, f_executable None) at
+ *            the bottom of the chain
+ *   315a     3.15.0a1: a pre-release read through the 3.14 final variant
+ *   315on314 3.14.0 whose struct is laid out as 3.15's: no 3.14 variant
+ *            reads it, native stacks only
  *   split    3.14.0 whose interpreter loop calls out from the part of the
  *            function the compiler split off (GCC's .cold), outside what
  *            the symbol covers, as in Debian's 3.14 build
@@ -51,16 +58,18 @@ enum {
     CO_SIZE = 320, CO_FILENAME = 120, CO_NAME = 128, CO_QUALNAME = 136, CO_LINETABLE = 152,
     CO_FIRSTLINENO = 64, CO_ADAPTIVE = 288,
     STR_ASCII = 40,
+    STR_COMPACT_315 = 72, /* published by 3.15; else STR_ASCII + 16 */
 };
 
 static _Alignas(16) uint8_t runtime[2048];
 static _Alignas(16) uint8_t tstate[512];
-static _Alignas(16) uint8_t frames[3][FR_SIZE];
+static _Alignas(16) uint8_t frames[4][FR_SIZE];
 static _Alignas(16) uint8_t code_a[CO_SIZE + 64], code_b[CO_SIZE + 64];
-static _Alignas(16) uint8_t strs[4][128];
+static _Alignas(16) uint8_t strs[4][128], none_obj[64];
 static _Alignas(16) uint8_t table[64];
 static _Alignas(16) uint8_t code_type[64], unicode_type[64], bytes_type[64];
 static unsigned long version;
+static int str_compact = STR_ASCII + 16;
 
 static int fake_initialized(void) { return 1; }
 static int fake_finalizing(void) { return 0; }
@@ -132,14 +141,20 @@ static void *fake_dlsym(void *handle, const char *name)
     return NULL;
 }
 
-static uint8_t *make_str(int i, const char *text)
+/* A compact str of one byte per character: ASCII (data after the
+ * PyASCIIObject) or Latin-1 (after the PyCompactUnicodeObject). */
+static uint8_t *make_str(int i, const char *latin1)
 {
     uint8_t *s = strs[i];
+    size_t n = strlen(latin1);
+    int ascii = 1;
+    for (size_t k = 0; k < n; k++)
+        ascii &= (unsigned char)latin1[k] < 0x80;
     putp(s, VT_PY_OB_TYPE, unicode_type);
-    put64(s, VT_PY_STR_LENGTH, strlen(text));
-    uint32_t state = 1u << 2 | 1u << 5 | 1u << 6; /* kind 1, compact, ascii */
+    put64(s, VT_PY_STR_LENGTH, n);
+    uint32_t state = 1u << 2 | 1u << 5 | (unsigned)ascii << 6; /* kind 1, compact */
     memcpy(s + VT_PY_STR_STATE, &state, 4);
-    memcpy(s + STR_ASCII, text, strlen(text));
+    memcpy(s + (ascii ? STR_ASCII : str_compact), latin1, n);
     return s;
 }
 
@@ -169,7 +184,8 @@ static void make_frame(uint8_t *f, const uint8_t *prev, const uint8_t *code, uin
 static void make_runtime(int variant, uint64_t free_threaded)
 {
     static const struct vt_py_dbg_variant vs[] = {
-#define ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+#define ROW(lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu) \
+    {lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu},
         VT_PY_DBG_VARIANTS(ROW)
 #undef ROW
     };
@@ -198,6 +214,8 @@ static void make_runtime(int variant, uint64_t free_threaded)
     put64(runtime, p.str_state, VT_PY_STR_STATE);
     put64(runtime, p.str_length, VT_PY_STR_LENGTH);
     put64(runtime, p.str_ascii_size, STR_ASCII);
+    if (p.str_compact_size >= 0)
+        put64(runtime, p.str_compact_size, str_compact);
 }
 
 static void expect_code(uint64_t ip, const char *name, const char *file, uint32_t line)
@@ -213,16 +231,21 @@ static void expect_code(uint64_t ip, const char *name, const char *file, uint32_
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "314";
-    int variant = 0, on = 1;
+    /* vs[] of make_runtime: 0 3.13, 1 3.15, 2 3.14 final, 3 3.14 alphas */
+    int variant = 2, on = 1, base_frame = 0;
     uintptr_t tag = 1; /* 3.14+: a deferred reference's tag */
     uint64_t ft = 0;
     version = 0x030E00F0; /* 3.14.0 final */
     if (!strcmp(mode, "313")) {
-        version = 0x030D00F0, tag = 0;
+        version = 0x030D00F0, tag = 0, variant = 0;
     } else if (!strcmp(mode, "314a")) {
-        version = 0x030E00A7, variant = 2;
+        version = 0x030E00A7, variant = 3;
+    } else if (!strcmp(mode, "315")) {
+        version = 0x030F02F0, variant = 1, base_frame = 1, str_compact = STR_COMPACT_315;
     } else if (!strcmp(mode, "315a")) {
         version = 0x030F00A1, tag = 3;
+    } else if (!strcmp(mode, "315on314")) {
+        variant = 1, on = 0, str_compact = STR_COMPACT_315;
     } else if (!strcmp(mode, "split")) {
         split = 1;
     } else if (!strcmp(mode, "ft")) {
@@ -233,10 +256,6 @@ int main(int argc, char **argv)
         printf("unknown mode %s\n", mode);
         return 2;
     }
-    if (!strcmp(mode, "313"))
-        variant = 0;
-    else if (variant == 0)
-        variant = 1;
 
     /* Location table: units 0-3 at the first line, 4-7 five lines on. */
     putp(table, VT_PY_OB_TYPE, bytes_type);
@@ -244,10 +263,15 @@ int main(int argc, char **argv)
     const uint8_t lt[4] = {0x80 | 13 << 3 | 3, 0x00, 0x80 | 13 << 3 | 3, 5 << 1};
     memcpy(table + VT_PY_BYTES_DATA, lt, sizeof lt);
     make_code(code_a, make_str(0, "Model.forward"), make_str(1, "model.py"), 40);
-    make_code(code_b, make_str(2, "<module>"), make_str(3, "train.py"), 7);
+    make_code(code_b, make_str(2, "<module>"), make_str(3, "tr\xe4in.py"), 7);
     make_frame(frames[0], frames[1], code_a, tag, 5, 0);  /* line 45 */
     make_frame(frames[1], frames[2], code_b, 0, 0, 3);    /* shim: skipped */
-    make_frame(frames[2], NULL, code_b, tag, 1, 0);       /* line 7 */
+    make_frame(frames[2], base_frame ? frames[3] : NULL, code_b, tag, 1, 0); /* line 7 */
+    if (base_frame) { /* 3.15: None (immortal: tagged), owned by the interpreter */
+        uintptr_t none = (uintptr_t)none_obj | 1;
+        memcpy(frames[3] + FR_EXECUTABLE, &none, sizeof none);
+        frames[3][FR_OWNER] = 3;
+    }
     putp(tstate, TS_CURRENT_FRAME, frames[0]);
     make_runtime(variant, ft);
     if (!strcmp(mode, "cookie"))
@@ -280,7 +304,7 @@ int main(int argc, char **argv)
         if (n == 3) {
             CHECK(out[0] == 0x401000);
             expect_code(out[1], "Model.forward", "model.py", 45);
-            expect_code(out[2], "<module>", "train.py", 7);
+            expect_code(out[2], "<module>", "tr\xc3\xa4in.py", 7);
         }
     }
     printf("%s: %s (%s)\n", failures ? "FAIL" : "ok", mode,

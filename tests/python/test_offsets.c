@@ -44,7 +44,8 @@ static void same(const char *what, long table, long header)
 int main(void)
 {
     static const struct vt_py_dbg_variant vs[] = {
-#define ROW(lo, hi, ni, nf, nc, st) {lo, hi, ni, nf, nc, st},
+#define ROW(lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu) \
+    {lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu},
         VT_PY_DBG_VARIANTS(ROW)
 #undef ROW
     };
@@ -84,6 +85,11 @@ int main(void)
     AT(str_state, unicode_object.state);
     AT(str_length, unicode_object.length);
     AT(str_ascii_size, unicode_object.asciiobject_size);
+#if PY_VERSION_HEX >= 0x030F0000
+    AT(str_compact_size, unicode_object.compactunicodeobject_size);
+#else
+    same("no compactunicodeobject_size", -1, p.str_compact_size);
+#endif
     same("debug offsets at the start of _PyRuntime", 0, offsetof(_PyRuntimeState, debug_offsets));
     same("_co_firsttraceable", VT_PY_DBG_FIRSTTRACEABLE((long)offsetof(PyCodeObject, co_code_adaptive)),
          offsetof(PyCodeObject, _co_firsttraceable));
