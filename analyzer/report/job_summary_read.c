@@ -229,7 +229,7 @@ static bool read_frames(struct reader *r, const char *where, json_t *o, struct v
 static bool read_failure(struct reader *r, const char *where, json_t *o, struct vt_jv_failure *f,
                          size_t nprocesses)
 {
-    uint64_t process;
+    uint64_t process = 0;
     if (!want_object(r, where, o) || !get_uint(r, where, o, "process", &process) ||
         !get_int(r, where, o, "device", &f->device) || !get_gpu(r, where, o, &f->gpu) ||
         !get_uint(r, where, o, "time_ns", &f->time_ns) ||
@@ -326,7 +326,7 @@ static struct vt_job_view *find_job(struct vt_job_summaries *s, const char *sess
 static bool read_document(struct reader *r, json_t *doc, struct vt_job_summaries *s,
                           const struct vt_job_filter *filter)
 {
-    uint64_t version, resolution;
+    uint64_t version = 0, resolution = 0;
     json_t *jobs;
     if (!want_object(r, "top", doc) || !get_uint(r, "top", doc, "vramtrace_summary", &version))
         return false;
