@@ -188,6 +188,8 @@ static bool read_process(struct reader *r, const char *where, json_t *o, struct 
         }
         p->ndevices++;
     }
+    if (filter->has_device && !p->ndevices)
+        *selected = false; /* --device N: nothing on N */
     for (size_t k = 0; k < json_array_size(phases); k++) {
         snprintf(at, sizeof at, "%s.phases[%zu]", where, k);
         json_t *ph = json_array_get(phases, k);

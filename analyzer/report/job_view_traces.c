@@ -205,6 +205,11 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         if (!add_failures(rep, v, i, index, l))
             return false;
     }
+    if (rep->opt->has_device && !p->ndevices) {
+        /* --device N: a process with nothing on N is not part of the view */
+        vt_job_view_drop_last_process(v);
+        return true;
+    }
     if (timelines && i < timelines->n) {
         /* Moved, not copied: the view owns it from here. */
         p->timeline = timelines->per_input[i];

@@ -124,8 +124,8 @@ void vt_job_header_text(FILE *out, size_t job, size_t njobs, const char *session
                         const char *host, const char *command);
 /* Whether a job is worth its overview: several processes, or ranks. */
 bool vt_job_worth_overview(const struct vt_report *rep, size_t job);
-/* The overview, from the traces or from a view; filtered: --rank or
- * --pid chose the processes (no "N of M ranks traced" note then). */
+/* The overview, from the traces or from a view; filtered: --rank,
+ * --pid or --device chose the processes (no "N of M ranks traced" note then). */
 void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job);
 void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out);
 /* The "jobs" key of the JSON document, from the traces (rep NULL: an

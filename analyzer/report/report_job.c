@@ -97,7 +97,7 @@ static void table(const struct vt_job_view *v, const struct vt_job_figures *f, F
     if (hidden)
         fprintf(out, "  ... %zu more (rank, GPU) rows: --rank N shows one rank\n", hidden);
     if (idle)
-        fprintf(out, "  %zu process%s without device memory (launchers, agents): in the details below\n",
+        fprintf(out, "  %zu process%s without device memory (launchers, agents)\n",
                 idle, idle == 1 ? "" : "es");
 }
 
@@ -190,7 +190,7 @@ void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job)
     struct vt_job_view v;
     if (!vt_job_view_of_traces(rep, job, NULL, &v))
         return;
-    vt_job_view_text(&v, rep->opt->has_rank || rep->opt->has_pid, out);
+    vt_job_view_text(&v, rep->opt->has_rank || rep->opt->has_pid || rep->opt->has_device, out);
     vt_job_view_free(&v);
 }
 

@@ -90,6 +90,45 @@ static size_t count_gpus(const struct vt_job_summaries *s)
     return n;
 }
 
+/* What the filters could have chosen: "no rank 9 in the summaries (4
+ * ranks, 0 to 3)", from the summaries read again without them. */
+static void say_nothing_selected(char *const *paths, size_t npaths,
+                                 const struct vt_report_options *opt, FILE *err)
+{
+    struct vt_job_summaries all = {0};
+    struct vt_job_filter none = {0};
+    char msg[512];
+    for (size_t i = 0; i < npaths; i++)
+        vt_job_summaries_read(&all, paths[i], &none, msg, sizeof msg);
+    size_t n = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t k = 0; k < all.n; k++)
+        for (size_t i = 0; i < all.views[k]->nprocesses; i++) {
+            const struct vt_jv_process *p = &all.views[k]->processes[i];
+            for (size_t d = 0; d < (opt->has_device ? p->ndevices : 1); d++) {
+                int64_t v = opt->has_rank ? p->rank : opt->has_pid ? (int64_t)p->pid
+                                          : opt->has_device ? p->devices[d].device : -1;
+                if (v < 0)
+                    continue;
+                n++;
+                lo = (uint64_t)v < lo ? (uint64_t)v : lo;
+                hi = (uint64_t)v > hi ? (uint64_t)v : hi;
+            }
+        }
+    const char *what = opt->has_rank ? "rank" : opt->has_pid ? "pid" : "device";
+    uint64_t want = opt->has_rank ? opt->rank : opt->has_pid ? opt->pid : (uint64_t)opt->device;
+    if (!opt->has_rank && !opt->has_pid && !opt->has_device)
+        fputs("vramtrace report: the summaries hold no process\n", err);
+    else if (!n)
+        fprintf(err, "vramtrace report: no %s %llu in the summaries (none has a %s)\n", what,
+                (unsigned long long)want, what);
+    else
+        fprintf(err, "vramtrace report: no %s %llu in the summaries (%s from %llu to %llu)\n", what,
+                (unsigned long long)want, opt->has_device ? "devices" : opt->has_rank ? "ranks" : "pids",
+                (unsigned long long)lo, (unsigned long long)hi);
+    vt_job_summaries_free(&all);
+}
+
 int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_report_options *opt,
                         bool json, FILE *out, FILE *err)
 {
@@ -111,9 +150,7 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
     if (bad == npaths) {
         status = 2;
     } else if (!processes) {
-        fprintf(err, "vramtrace report: the %s select%s no process in the summaries\n",
-                opt->has_rank || opt->has_pid || opt->has_device ? "filters" : "summaries",
-                opt->has_rank || opt->has_pid || opt->has_device ? "" : "s");
+        say_nothing_selected(paths, npaths, opt, err);
         status = 2;
     } else if (json) {
         struct vt_json j;
@@ -153,7 +190,7 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
             if (s.n > 1)
                 vt_job_header_text(out, k, s.n, s.views[k]->session, s.views[k]->session_host,
                                    s.views[k]->session_command);
-            vt_job_view_text(s.views[k], opt->has_rank || opt->has_pid, out);
+            vt_job_view_text(s.views[k], opt->has_rank || opt->has_pid || opt->has_device, out);
         }
         status = ferror(out) ? 2 : 0;
     }

@@ -173,7 +173,16 @@ for rank in (0, 3):
     equal("--rank %d jobs JSON, summaries vs traces" % rank,
           json.loads(vt("report", "--json", "--rank", str(rank), summaries).stdout or "{}").get("jobs"),
           json.loads(vt("report", "--json", "--rank", str(rank), traces).stdout or "{}").get("jobs"))
+for flag, value in (("--device", "1"), ("--pid", workers[2]["pid"])):
+    equal("%s %s jobs JSON, summaries vs traces" % (flag, value),
+          json.loads(vt("report", "--json", flag, value, summaries).stdout or "{}").get("jobs"),
+          json.loads(vt("report", "--json", flag, value, traces).stdout or "{}").get("jobs"))
+by_device = json.loads(vt("report", "--json", "--device", "1", summaries).stdout or "{}").get("jobs")
+equal("--device 1: the processes on device 1 only", (by_device or [{}])[0].get("processes"),
+      sum(1 for w in workers.values() if w["dev"] == "1"))
 r = vt("report", "--rank", "9", summaries, ok=(2,))
+if "no rank 9" not in r.stderr or "ranks from 0 to 3" not in r.stderr:
+    failures.append("--rank 9 does not say which ranks exist: " + r.stderr)
 
 # A truncated summary: named with the reason, the rest reported, exit 3.
 cut = os.path.join(tmp, "cut")
