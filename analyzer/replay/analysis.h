@@ -79,6 +79,8 @@ struct vt_analysis {
     size_t ngroups, *group_order;
     size_t nfiles;        /* the files the arguments stood for */
     size_t skipped;       /* of them, not read in full: unreadable, not a trace, corrupt */
+    size_t not_read;      /* of the inputs, those not read at all: their group needed
+                             more files open at once than the limit allows */
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in

@@ -140,7 +140,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     bool partial = false;
     if (in->ntraces) {
         status = vt_analysis_run(&a, in->traces, in->ntraces, err);
-        partial = status != 0 && a.ninputs > 0; /* the rest is reported */
+        partial = status != 0 && a.ninputs > a.not_read; /* the rest is reported */
         if (partial)
             status = 0;
         vt_report_init(&rep, &a, opt);
