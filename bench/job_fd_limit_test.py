@@ -8,7 +8,8 @@ replayed, so the files open follow the groups in flight, not the traces:
   byte, and it exits 0 (five groups of 32 never fit at once: they wait).
 - 96 ranks on one host (one group of 96) under `ulimit -n 64`: not
   replayable; the report says so once, naming the limit and `ulimit -n`,
-  and exits 2 (nothing read), without a crash.
+  and exits 2 (nothing read), without a crash; with another host's 32
+  traces beside them, those are reported and it exits 3.
 - the same with only the soft limit at 64 and room under the hard one: the
   analyzer raises its soft limit and the report is the unrestricted one.
 """
@@ -77,6 +78,19 @@ with tempfile.TemporaryDirectory() as tmp:
           and "`ulimit -n " in r.stderr.replace("`ulimit -n`", ""),
           "the line names the group, the limit and the ulimit -n to use")
     check(r.stdout == "", "no report")
+
+    # with another host's traces: those are reported (exit 3, as for a skipped file)
+    node001 = [os.path.join(job, "job.rank%04d.vtrace" % r) for r in range(32, 64)]
+    r = subprocess.run([VRAMTRACE, "report", "--json", one_host] + node001, capture_output=True,
+                       text=True, timeout=120, preexec_fn=limited(64, 64))
+    check(r.returncode == 3, "the group of 96 and 32 traces of another host: exit 3 (got %d: %s)"
+          % (r.returncode, r.stderr[:400]))
+    check("96 traces of host node000" in r.stderr
+          and "96 of 128 trace files could not be read in full" in r.stderr,
+          "the group's line, then 96 of 128 files not read (%s)" % r.stderr[-300:])
+    procs = json.loads(r.stdout)["processes"] if r.returncode == 3 else []
+    check(len(procs) == 32 and {p["hostname"] for p in procs} == {"node001"},
+          "the other host's 32 processes are reported (%d)" % len(procs))
 
     full = report(one_host)
     check(full.returncode == 0, "one group of 96 without a limit: exit 0")
