@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "grow_array.h"
@@ -122,6 +124,7 @@ struct vt_analysis_group {
     struct gpu_place *places;
     size_t nplaces, places_cap;
     bool out_of_memory;
+    bool too_many_files; /* more traces than files may be open: not read */
 };
 
 static void repoint_ledgers(struct vt_analysis *a, struct vt_analysis_group *grp);
@@ -471,6 +474,22 @@ static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
     return true;
 }
 
+/* The group's traces are read: their buffers and files go, so that memory
+ * and open files hold the groups in flight, not every trace's. */
+static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
+{
+    for (size_t k = 0; k < grp->n; k++) {
+        struct vt_input *in = &a->inputs[grp->members[k]];
+        vt_replay_finish(&in->replay);
+        vt_live_set_free(&in->replay.live); /* nothing is fed any more */
+        vt_reader_release(in->reader); /* buffers and file, at its end */
+        vt_reader_suspend(in->reader); /* the file, if it did not get there */
+    }
+}
+
+/* Each reader opens its file again at its first chunk (the analysis
+ * suspended them all once opened), so the group's files are open from
+ * here to finish_group. */
 static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
@@ -481,12 +500,7 @@ static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
         run_alone(&a->inputs[grp->members[0]]);
     else if (!run_merged(a, grp))
         grp->out_of_memory = true; /* nothing of the group is read */
-    for (size_t k = 0; k < grp->n; k++) {
-        struct vt_input *in = &a->inputs[grp->members[k]];
-        vt_replay_finish(&in->replay);
-        vt_live_set_free(&in->replay.live); /* nothing is fed any more */
-        vt_reader_release(in->reader); /* its buffers go: memory holds the groups in flight */
-    }
+    finish_group(a, grp);
 }
 
 /* ---- the pool ---- */
@@ -587,10 +601,111 @@ static void head_work(void *ctx, size_t i)
     read_head(j->a->inputs[i].path, &j->heads[i]);
 }
 
+/* ---- open files ---- */
+
+/* Files left to the rest of the process: standard streams, the report's
+ * output, a directory listing, a library's own. */
+#define VT_FD_SPARE 16
+
+/* Files open now (/proc/self/fd; 3 if it cannot be listed). */
+static size_t files_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 3;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n > 0 ? n - 1 : 0; /* less the listing's own */
+}
+
+/* How many more files this process may open (the soft RLIMIT_NOFILE, less
+ * those open and VT_FD_SPARE); SIZE_MAX without a limit. *soft: the limit. */
+static size_t file_room(rlim_t *soft)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
+        *soft = RLIM_INFINITY;
+        return SIZE_MAX;
+    }
+    *soft = rl.rlim_cur;
+    size_t used = files_open() + VT_FD_SPARE;
+    return rl.rlim_cur > used ? (size_t)(rl.rlim_cur - used) : 0;
+}
+
+/* The same, after raising the soft limit toward the hard one if it leaves
+ * less than want: the only change of a limit the analyzer makes (before it
+ * would refuse a group, or replay fewer groups at once), and only for this
+ * process - `vramtrace run` forks its program before any analysis. */
+static size_t file_room_for(size_t want, rlim_t *soft)
+{
+    size_t room = file_room(soft);
+    struct rlimit rl;
+    if (room >= want || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        (rl.rlim_max != RLIM_INFINITY && rl.rlim_max <= rl.rlim_cur))
+        return room;
+    rlim_t more = (rlim_t)(want - room);
+    rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max - rl.rlim_cur < more
+                      ? rl.rlim_max
+                      : rl.rlim_cur + more;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return room;
+    return file_room(soft);
+}
+
+/* The files the groups in flight may hold: a group takes one per trace
+ * before it starts (waiting for groups to end if it must) and gives them
+ * back when it ends; a group bigger than all of them is not read. Which
+ * group waits changes when, not what: the figures are the same. */
+struct file_gate {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    size_t room;          /* files not taken; SIZE_MAX: no limit */
+    size_t limit;         /* room when no group holds any */
+    rlim_t soft;          /* RLIMIT_NOFILE's soft limit, for the message */
+};
+
+static void gate_take(struct file_gate *g, size_t n)
+{
+    if (g->limit == SIZE_MAX)
+        return;
+    pthread_mutex_lock(&g->lock);
+    while (g->room < n)
+        pthread_cond_wait(&g->freed, &g->lock);
+    g->room -= n;
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_give(struct file_gate *g, size_t n)
+{
+    if (g->limit == SIZE_MAX)
+        return;
+    pthread_mutex_lock(&g->lock);
+    g->room += n;
+    pthread_cond_broadcast(&g->freed);
+    pthread_mutex_unlock(&g->lock);
+}
+
+struct group_job {
+    struct vt_analysis *a;
+    struct file_gate *gate;
+};
+
 static void group_work(void *ctx, size_t i)
 {
-    struct vt_analysis *a = ctx;
-    run_group(a, &a->groups[a->group_order[i]]);
+    struct group_job *j = ctx;
+    struct vt_analysis_group *grp = &j->a->groups[j->a->group_order[i]];
+    if (grp->n > j->gate->limit) {
+        grp->too_many_files = true; /* said after the run (analysis_run_with) */
+        finish_group(j->a, grp);
+        return;
+    }
+    gate_take(j->gate, grp->n);
+    run_group(j->a, grp);
+    gate_give(j->gate, grp->n);
 }
 
 static void free_groups(struct vt_analysis *a)
@@ -621,8 +736,11 @@ static bool make_groups(struct vt_analysis *a, size_t nthreads)
     if (!heads)
         return false;
     if (a->ninputs > 1) {
+        /* a file open per thread */
+        rlim_t soft;
+        size_t room = file_room(&soft);
         struct head_job job = {a, heads};
-        pool_run(nthreads, a->ninputs, head_work, &job);
+        pool_run(room < nthreads ? (room ? room : 1) : nthreads, a->ninputs, head_work, &job);
     }
     a->groups = calloc(a->ninputs, sizeof *a->groups);
     a->group_order = calloc(a->ninputs, sizeof *a->group_order);
@@ -746,6 +864,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
             status = 2;
             continue;
         }
+        vt_reader_suspend(r); /* its file is opened again when its group is read */
         struct vt_input *in = &a->inputs[a->ninputs++];
         in->path = files.paths[i];
         in->reader = r;
@@ -775,7 +894,38 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         if (prepare)
             prepare(ctx, in);
     }
-    pool_run(nthreads, a->ngroups, group_work, a);
+    /* Files: those of the biggest groups that run at once, if the limit
+     * allows (group_order is biggest first). */
+    size_t want = 0;
+    for (size_t k = 0; k < a->ngroups && k < nthreads; k++)
+        want += a->groups[a->group_order[k]].n;
+    struct file_gate gate;
+    gate.room = gate.limit = file_room_for(want, &gate.soft);
+    if (gate.limit == 0)
+        gate.room = gate.limit = 1; /* a try: the error is the file's */
+    pthread_mutex_init(&gate.lock, NULL);
+    pthread_cond_init(&gate.freed, NULL);
+    struct group_job gjob = {a, &gate};
+    pool_run(nthreads, a->ngroups, group_work, &gjob);
+    pthread_cond_destroy(&gate.freed);
+    pthread_mutex_destroy(&gate.lock);
+    for (size_t g = 0; g < a->ngroups; g++) {
+        struct vt_analysis_group *grp = &a->groups[g];
+        if (!grp->too_many_files)
+            continue;
+        size_t need = (size_t)gate.soft - gate.limit + grp->n;
+        fprintf(err,
+                "vramtrace: %zu traces of host %s%s%s share its GPUs: they are replayed "
+                "together, with their %zu files open at once, and the limit of open files "
+                "(`ulimit -n`: %llu) leaves room for %zu; they are not read (raise it: "
+                "`ulimit -n %zu` or more)\n",
+                grp->n, grp->host ? grp->host : "?", grp->session ? ", session " : "",
+                grp->session ? grp->session : "", grp->n, (unsigned long long)gate.soft,
+                gate.limit, need);
+        a->skipped += grp->n;
+        a->not_read += grp->n;
+        status = 2;
+    }
     if (!join_gpus(a))
         a->out_of_memory = true;
     free_groups(a);

@@ -79,6 +79,8 @@ struct vt_analysis {
     size_t ngroups, *group_order;
     size_t nfiles;        /* the files the arguments stood for */
     size_t skipped;       /* of them, not read in full: unreadable, not a trace, corrupt */
+    size_t not_read;      /* of the inputs, those not read at all: their group needed
+                             more files open at once than the limit allows */
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in
@@ -91,12 +93,28 @@ struct vt_analysis {
  * caps them; 1: everything on the calling thread, no read-ahead either).
  * A group's chunk buffers are freed when it ends, so memory holds the
  * groups in flight, not every trace's. The figures are the same for any
- * number of threads. Returns 0 if every file was read
- * to its end (truncated files included), 2 if a file could not be opened or
- * is corrupt; each problem is printed to err as "vramtrace: FILE: byte N:
- * reason". On return the analysis holds what was read either way: the
- * files that could be opened, a corrupt one up to its error (a->skipped
- * counts the files not read in full). */
+ * number of threads.
+ *
+ * Open files likewise: each file is opened once to check its preamble and
+ * closed (vt_reader_suspend), its head read on a thread (one file open per
+ * thread), and opened again only while its group is replayed. A group needs
+ * all its files at once (its traces are merged record by record); the
+ * groups in flight share the room the soft RLIMIT_NOFILE leaves (less the
+ * files open and 16 spare), a group waiting for others to end if it must.
+ * If the biggest groups in flight need more, the soft limit is raised
+ * toward the hard one first (for this process only). A group bigger than
+ * all of the room (thousands of ranks on one host, one session) is not
+ * read: one line names its host, session, size, the limit and the
+ * `ulimit -n` that would do, and its files count as skipped (a->not_read
+ * too). A file deleted or replaced between the first look and its group's
+ * replay is that file's error (below).
+ *
+ * Returns 0 if every file was read to its end (truncated files included),
+ * 2 if a file could not be opened (or opened again) or is corrupt, or a
+ * group was not read; each file's problem is printed to err as
+ * "vramtrace: FILE: byte N: reason". On return the analysis holds what was
+ * read either way: the files that could be opened, a corrupt one up to its
+ * error (a->skipped counts the files not read in full). */
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err);
 /* The same, calling prepare(ctx, in) for each input once its replay is set
  * up and before any record is fed: a consumer sets the replay's on_live and

@@ -146,7 +146,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     if (in->ntraces) {
         status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,
                                       timed ? vt_job_timelines_prepare : NULL, &timelines);
-        partial = status != 0 && a.ninputs > 0; /* the rest is reported */
+        partial = status != 0 && a.ninputs > a.not_read; /* the rest is reported */
         if (partial)
             status = 0;
         vt_report_init(&rep, &a, opt);

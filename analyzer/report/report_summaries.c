@@ -20,7 +20,7 @@ int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_r
     struct vt_analysis a;
     int status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,
                                       vt_job_timelines_prepare, &timelines);
-    bool partial = status != 0 && a.ninputs > 0;
+    bool partial = status != 0 && a.ninputs > a.not_read; /* the rest is summarized */
     if (partial)
         status = 0;
     struct vt_report rep;

@@ -45,7 +45,10 @@ struct id_table {   /* dense array indexed by id of pointers */
 
 struct vt_reader {
     char *path;
-    int fd;                 /* -1 for a memory reader */
+    int fd;                 /* -1 for a memory reader, or suspended */
+    bool suspended;         /* its file closed until the next chunk (vt_reader_suspend) */
+    dev_t dev;              /* the file opened: another one in its place */
+    ino_t ino;              /* is not read on resuming */
     const uint8_t *mem;     /* memory reader */
     uint64_t file_size;
     uint16_t version;
@@ -321,6 +324,8 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
         return -1;
     }
     r->file_size = (uint64_t)st.st_size;
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
     if (!vt_chunk_source_init(&r->source, r->fd, NULL, r->file_size)) {
         if (err) {
             err->offset = 0;
@@ -338,6 +343,39 @@ int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
     if (vt_reader_open(path, out, err) != 0)
         return -1;
     (*out)->source.head = head;
+    return 0;
+}
+
+bool vt_reader_suspend(struct vt_reader *r)
+{
+    if (r->fd < 0)
+        return !r->mem; /* suspended already, or closed at its end; a buffer has no file */
+    if (r->source.ahead)
+        return false; /* its thread reads the file */
+    close(r->fd);
+    r->fd = -1;
+    r->source.in.fd = -1;
+    r->suspended = true;
+    return true;
+}
+
+int vt_reader_resume(struct vt_reader *r)
+{
+    if (!r->suspended)
+        return r->state < 0 ? -1 : 0;
+    r->suspended = false;
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0)
+        return fail(r, r->pos, "cannot open it again to read on: %s", strerror(errno));
+    if (fstat(fd, &st) != 0 || st.st_dev != r->dev || st.st_ino != r->ino) {
+        close(fd);
+        return fail(r, r->pos, "another file took its place since it was first opened");
+    }
+    /* It may have grown (a process still writing): what is read ends where
+     * it ended when first opened, as with a file kept open. */
+    r->fd = fd;
+    r->source.in.fd = fd;
     return 0;
 }
 
@@ -444,6 +482,8 @@ static int load_chunk(struct vt_reader *r)
     }
     if (r->trailer_seen)
         return fail(r, off, "data after the trailer");
+    if (r->suspended && vt_reader_resume(r) != 0)
+        return -1;
     struct vt_chunk c;
     vt_chunk_source_next(&r->source, off, &c);
     if (c.kind == VT_CHUNK_CUT) {
@@ -480,6 +520,8 @@ static int load_chunk(struct vt_reader *r)
 
 bool vt_reader_read_ahead(struct vt_reader *r)
 {
+    if (r->suspended && vt_reader_resume(r) != 0)
+        return false; /* next() says why */
     return r->state == 0 && vt_chunk_source_read_ahead(&r->source, r->pos);
 }
 

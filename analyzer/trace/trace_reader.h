@@ -173,6 +173,19 @@ void vt_reader_close(struct vt_reader *r);
  * error. For a look at the process record before the real reading. */
 int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
                         struct vt_read_error *err);
+/* Closes the file, keeping everything else: the next chunk opens it again
+ * (or vt_reader_resume), so that many readers may wait with no file open
+ * each - the analysis opens every trace first but reads a few at a time.
+ * Between next() calls, not while reading ahead (then false: it stays
+ * open); true for a reader whose file is closed already. Reopening checks
+ * that it is the same file (device and inode): a file deleted or replaced
+ * in between is an error of the reader, "FILE: byte N: cannot open it
+ * again to read on: REASON" (or "another file took its place ..."), which
+ * next() then returns, as it does any error. */
+bool vt_reader_suspend(struct vt_reader *r);
+/* Opens a suspended reader's file again now: 0, or -1 with the error set
+ * (as above). 0 for a reader not suspended (-1 if it is in error). */
+int vt_reader_resume(struct vt_reader *r);
 /* Keeps no compressed chunk between chunks (read inline): for one reader of
  * many read in turn on one thread, which then hold one such buffer, not
  * one each. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,92 @@ static void test_many_gpus(void **state)
     free(dir);
 }
 
+/* Files open now. */
+static size_t open_files(void)
+{
+    size_t n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+struct gone_ctx {
+    size_t files_before;  /* open before the run */
+    size_t files_at_prepare;
+    char *gone, *replaced, *other;
+};
+
+/* Every trace is opened and its head read by now, and no file of them is
+ * open: one is deleted, another replaced by a different file. */
+static void take_away(void *ctx, struct vt_input *in)
+{
+    struct gone_ctx *g = ctx;
+    if (in->index != 0)
+        return;
+    g->files_at_prepare = open_files();
+    assert_int_equal(unlink(g->gone), 0);
+    assert_int_equal(rename(g->other, g->replaced), 0);
+}
+
+/* Traces are opened one at a time, then read group by group: a file
+ * deleted or replaced between the first look and the replay is that
+ * file's error ("FILE: byte N: reason", status 2, skipped), the others are
+ * reported; no file stays open once read. */
+static void test_file_gone_before_replay(void **state)
+{
+    (void)state;
+    char *dir;
+    assert_true(asprintf(&dir, "%s/gone", tb_tmpdir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *paths[4];
+    for (int i = 0; i < 4; i++) {
+        struct tb b;
+        tb_init(&b);
+        tb_standard_header(&b, 600 + (uint64_t)i, 31, 8 * GiB); /* one GPU */
+        tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10 + (uint64_t)i, 0, 0x1000,
+                 (uint64_t)(i + 1) * MiB, TB_STACK_A);
+        tb_trailer(&b, 50);
+        char name[32];
+        snprintf(name, sizeof name, i < 3 ? "gone/%d.vtrace" : "%d.other", i);
+        paths[i] = save(&b, name);
+    }
+    struct gone_ctx g = {.gone = paths[1], .replaced = paths[2], .other = paths[3]};
+    char *msg = NULL;
+    size_t msg_len = 0;
+    FILE *err = open_memstream(&msg, &msg_len);
+    assert_non_null(err);
+    g.files_before = open_files();
+    struct vt_analysis a;
+    assert_int_equal(vt_analysis_run_with(&a, &dir, 1, err, take_away, &g), 2);
+    assert_int_equal(open_files(), g.files_before);
+    assert_int_equal(g.files_at_prepare, g.files_before);
+    fclose(err);
+    assert_int_equal(a.ninputs, 3);
+    assert_int_equal(a.skipped, 2);
+    assert_int_equal(a.not_read, 0);
+    char *want;
+    assert_true(asprintf(&want,
+                         "vramtrace: %s: byte 16: cannot open it again to read on: "
+                         "No such file or directory\n"
+                         "vramtrace: %s: byte 16: another file took its place since it was "
+                         "first opened\n",
+                         paths[1], paths[2]) > 0);
+    assert_string_equal(msg, want);
+    free(want);
+    free(msg);
+    const struct vt_gpu *gpu = vt_analysis_gpu_of(&a, 0, 0);
+    assert_non_null(gpu);
+    assert_int_equal(gpu->peak_bytes, 1 * MiB); /* the first trace's alone */
+    assert_null(vt_analysis_gpu_of(&a, 1, 0));
+    vt_analysis_free(&a);
+    unlink(paths[0]);
+    unlink(paths[2]);
+    for (int i = 0; i < 4; i++)
+        free(paths[i]);
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
         cmocka_unit_test(test_many_gpus),
+        cmocka_unit_test(test_file_gone_before_replay),
     };
     return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }
