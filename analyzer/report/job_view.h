@@ -58,7 +58,11 @@ struct vt_jv_timeline {
     uint64_t first;          /* the first column's number */
     uint64_t *max_bytes;
     size_t n, cap;
-    uint64_t now;            /* while it is built: the total now */
+    /* while it is built (job_view_traces.c) */
+    uint64_t now;            /* the total now */
+    uint64_t column_end;     /* wall ns where the last column ends */
+    int64_t wall_offset;     /* the process's monotonic ns -> Unix epoch ns */
+    bool has_offset;
 };
 
 struct vt_jv_process {

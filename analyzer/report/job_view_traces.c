@@ -1,6 +1,7 @@
 /* A job's view from its replayed traces; see job_view.h and report.h. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,23 +30,38 @@ static char *copy(const char *s)
 
 /* ---- the timelines, while the analysis runs ---- */
 
+/* Once per memory event of a device ledger: the process's device total
+ * follows the live set (each allocation that begins or ends, as its
+ * ledger counted it), and an event in the column of the last one only
+ * raises that column's maximum. */
 static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
                     const struct vt_live *e, bool begins)
 {
-    (void)e;
-    (void)begins;
     struct vt_job_timelines *t = ctx;
     if (l->category != VT_CAT_DEVICE)
         return;
     /* Which input: the replay is the input's, at a fixed offset. */
     struct vt_input *in = (struct vt_input *)((char *)rp - offsetof(struct vt_input, replay));
-    uint64_t total = 0;
-    for (size_t k = 0; k < rp->nledgers; k++)
-        if (rp->ledgers[k].category == VT_CAT_DEVICE)
-            total += rp->ledgers[k].sites.total_bytes;
-    if (!vt_jv_timeline_note(&t->per_input[in->index], t->resolution_ns,
-                             wall_ns(vt_reader_process(rp->reader), rp->last_time_ns), total))
+    struct vt_jv_timeline *tl = &t->per_input[in->index];
+    uint64_t total = begins ? tl->now + e->size : tl->now - e->size;
+    if (!tl->has_offset) {
+        const struct vt_process_info *p = vt_reader_process(rp->reader);
+        tl->wall_offset = p && p->start_realtime_ns
+                              ? (int64_t)(p->start_realtime_ns - p->start_mono_ns)
+                              : 0;
+        tl->has_offset = true;
+    }
+    uint64_t wall = rp->last_time_ns + (uint64_t)tl->wall_offset;
+    if (tl->n && wall < tl->column_end) {
+        tl->now = total;
+        if (total > tl->max_bytes[tl->n - 1])
+            tl->max_bytes[tl->n - 1] = total;
+        return;
+    }
+    if (!vt_jv_timeline_note(tl, t->resolution_ns, wall, total))
         rp->out_of_memory = true;
+    if (tl->n)
+        tl->column_end = (tl->first + tl->n) * t->resolution_ns;
 }
 
 bool vt_job_timelines_init(struct vt_job_timelines *t, size_t ninputs, uint64_t resolution_ns)
