@@ -3,7 +3,10 @@
  *
  * Starts NPROC ranks (default 4) of rank_worker with fork + exec, each with
  * RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE set as torchrun sets them,
- * waits for them, and exits with the worst status. The ranks meet at
+ * waits for them, and exits with the worst status; when a rank fails, the
+ * others are stopped (SIGTERM), as torchrun's agent stops a group whose
+ * member failed - they would wait at the next barrier forever - and the
+ * launcher exits with the failed rank's status. The ranks meet at
  * barriers (like torch.distributed.barrier) through a process-shared
  * pthread barrier in a memfd whose descriptor they inherit
  * (EXAMPLE_BARRIER_FD).
@@ -18,6 +21,8 @@
 #define _GNU_SOURCE  /* memfd_create */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,19 +114,39 @@ int main(int argc, char **argv)
         printf("launch_ranks: rank %d pid %ld\n", r, (long)pids[r]);
     }
     fflush(stdout);
-    int worst = 0;
-    for (int r = 0; r < nproc; r++) {
+    int worst = 0, first_failure = 0, left = nproc;
+    bool stopping = false;
+    while (left > 0) {
         int st = 0;
-        while (waitpid(pids[r], &st, 0) < 0 && errno == EINTR)
-            ;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        int r = 0;
+        while (r < nproc && pids[r] != pid)
+            r++;
+        if (r == nproc)
+            continue;
+        pids[r] = 0;
+        left--;
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (code > worst)
             worst = code;
+        if (code != 0 && !stopping) {
+            first_failure = code;
+            fprintf(stderr, "launch_ranks: rank %d failed (%d); stopping the others\n", r, code);
+            stopping = true;
+            for (int k = 0; k < nproc; k++)
+                if (pids[k] > 0)
+                    kill(pids[k], SIGTERM);
+        }
     }
     if (shared[0]) {
         char name[96];
         snprintf(name, sizeof name, "/vtsim-%s", shared);
         shm_unlink(name);  /* the simulated driver's shared ledger of the node */
     }
-    return worst;
+    return stopping ? first_failure : worst;
 }
