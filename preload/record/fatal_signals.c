@@ -2,9 +2,13 @@
  * Fatal-signal flush, invisible to the program. See fatal_signals.h.
  *
  * Which signals: the ones that kill a process because something went wrong
- * inside it (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT). Not SIGINT or
- * SIGTERM: a program stopped by them loses at most the last flush interval,
- * and Ctrl-C in Python exits through the normal path with a complete trace.
+ * inside it (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), and SIGTERM: how
+ * launchers and schedulers stop a job's processes (torchrun's agent stops
+ * every rank with it when one fails, SLURM's scancel and Kubernetes before
+ * SIGKILL), so the ranks that did not fail keep their last interval too - a
+ * rank stopped in its first interval would otherwise leave an empty file.
+ * Not SIGINT: Ctrl-C in Python exits through the normal path with a
+ * complete trace, and a notebook's interrupt must not wait for a flush.
  *
  * The tracer's handler stays in the kernel for them from the start on, and
  * the program never sees it (issue 19: Python's signal.getsignal() said
@@ -48,7 +52,7 @@
 #include "recorder.h"
 #include "writer.h"
 
-#define VT_FATAL_SIGNALS(X) X(SIGSEGV) X(SIGBUS) X(SIGFPE) X(SIGILL) X(SIGABRT)
+#define VT_FATAL_SIGNALS(X) X(SIGSEGV) X(SIGBUS) X(SIGFPE) X(SIGILL) X(SIGABRT) X(SIGTERM)
 #define VT_SIGNAL_FLUSH_TIMEOUT_MS 2000
 /* The kernel's sigset: what glibc's sigaction copies back into the
  * caller's (the rest of a sigset_t is left as the caller had it). */

@@ -841,10 +841,17 @@ static void wait_for_writer(atomic_ullong *counter, unsigned long long target, i
 
 void vt_writer_emergency_flush(int timeout_ms)
 {
-    if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
+    if (!W.running || atomic_load(&W.failed))
         return;
     if (pthread_equal(pthread_self(), W.thread))
         return; /* the writer itself crashed: nobody to flush */
+    if (atomic_load(&W.stop)) {
+        /* The process is exiting and the writer writing its last round: a
+         * signal now (a launcher's SIGTERM to a rank that is exiting after
+         * its own failure) waits for that round instead of cutting it. */
+        wait_for_writer(&W.finished, 1, timeout_ms, true);
+        return;
+    }
     unsigned long long target = atomic_load(&W.emergency_done) + 1;
     atomic_store(&W.emergency, 1);
     vt_writer_wake();

@@ -52,4 +52,27 @@ for dev in (0, 1):
         run.equal("GPU %d bytes each rank held at the combined peak" % dev,
                   {x["pid"]: x["bytes_at_peak"] for x in gpus[0]["processes"]}, held)
         run.says("combined peak %s" % format_bytes(peak))
+# A rank that fails in its train step (14 GiB GPUs: the model states of two
+# ranks, 12 GiB and their contexts, fit; their activations do not) stops
+# the others, as torchrun's agent does: the launcher ends with that rank's
+# status instead of hanging at the next barrier; every rank's trace is
+# whole (the ones stopped by SIGTERM flush their last interval), and the job
+# report names a rank that failed first.
+bad = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
+                         "{build}/examples/launch_ranks", "4"],
+                  env={"VTSIM_MEMORY": "14GiB"}, expect_status=1)
+m = re.search(r"launch_ranks: rank (\d+) failed \((\d+)\); stopping the others", bad.proc.stderr)
+if not m:
+    run.fail("the launcher did not say which rank failed: " + bad.proc.stderr[-300:])
+else:
+    franks = {int(x.group(2)): int(x.group(1))
+              for x in re.finditer(r"launch_ranks: rank (\d+) pid (\d+)", bad.proc.stdout)}
+    fpid = next(p for p, r in franks.items() if r == int(m.group(1)))
+    run.equal("the failed rank's failures (ledger)", len(bad.ledger.failures(fpid)) > 0, True)
+    job = (bad.report.get("jobs") or [{}])[0]
+    first = job.get("first_failure") or {}
+    # The first failure in time may be another rank's whose exit came later.
+    failed_pids = {p for p in franks if bad.ledger.failures(p)}
+    run.equal("first failure is a rank that failed (ledger)", first.get("pid") in failed_pids, True)
+    run.equal("first failure's rank", first.get("rank"), franks.get(first.get("pid")))
 run.finish()

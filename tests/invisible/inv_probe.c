@@ -16,7 +16,10 @@
  * SIGSEGV or SIGABRT: segv-return (resets to the default and returns: the
  * fault again kills), segv-chain (restores the saved disposition and
  * re-raises), segv-exit (_exit(3) in the handler), segv-longjmp (jumps
- * out, allocates more, exits 0), abort-return (abort goes on and kills).
+ * out, allocates more, exits 0), abort-return (abort goes on and kills);
+ * sigterm (a launcher stopping the rank: the default action kills) and
+ * sigterm-exit (the program's own SIGTERM handler exits 4, as training
+ * scripts that checkpoint on SIGTERM do).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -160,6 +163,12 @@ static void segv_longjmp(int sig)
     siglongjmp(jump_back, 1);
 }
 
+static void sigterm_exit(int sig)
+{
+    (void)sig;
+    _exit(4);
+}
+
 static void abort_return(int sig)
 {
     (void)sig;
@@ -208,6 +217,12 @@ int main(int argc, char **argv)
         abort();
     if (!strcmp(how, "segv"))
         fault();
+    if (!strcmp(how, "sigterm-exit"))
+        install(SIGTERM, sigterm_exit);
+    if (!strncmp(how, "sigterm", 7)) {
+        kill(getpid(), SIGTERM);
+        pause(); /* the signal may reach another thread first */
+    }
     if (!strcmp(how, "exec")) {
         execl("/bin/true", "true", (char *)NULL);
         return 8;

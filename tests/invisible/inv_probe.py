@@ -8,7 +8,8 @@ os.open() returns, and signal.getsignal() for every signal; then the
 save/handle/restore pattern on each fatal signal (issue 19: it raised
 TypeError under the tracer). CUDA (default 1): the simulated driver,
 through ctypes, allocates and frees. ENDING: exit, os_exit, segv (with
-faulthandler, as pytest runs), return.
+faulthandler, as pytest runs), sigterm (a launcher stopping the rank),
+return.
 """
 import ctypes
 import faulthandler
@@ -77,6 +78,9 @@ def main():
     if how == "segv":
         faulthandler.enable()
         ctypes.string_at(8)
+    if how == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pause()
 
 
 main()
