@@ -216,7 +216,8 @@ for (const p of procs) {
 // hover: the timeline says bytes and the stack under the cursor
 if (procs.length) {
   const plot = tab.locator("#proc-0-ledger-0 .u-over");
-  const box = await plot.boundingBox();
+  await plot.scrollIntoViewIfNeeded(); // below the job section on a job's page
+  let box = await plot.boundingBox();
   const d = procs[0].devices[0];
   const peakX = await tab.evaluate(() => {
     const l = document.querySelector("#proc-0-ledger-0 .vt-peak-label");
@@ -234,6 +235,7 @@ if (procs.length) {
   // search a frame: the function of the peak's largest site
   const frame = (d.peak_breakdown[0]?.frames || []).find((f) => f.function);
   if (frame) {
+    await tab.mouse.move(0, 0); // not over a frame once the page scrolls
     await tab.fill("#proc-0-ledger-0 .vt-search", frame.function);
     const said = await tab.textContent("#proc-0-ledger-0 .vt-flame-details");
     if (!said.includes("search")) fail(`searching ${frame.function} says ${JSON.stringify(said)}`);
@@ -245,6 +247,8 @@ if (procs.length) {
     return +p.getAttribute("data-x-max") - +p.getAttribute("data-x-min");
   });
   const full = await span();
+  await plot.scrollIntoViewIfNeeded(); // hovering and typing above may have scrolled
+  box = await plot.boundingBox();
   await tab.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await tab.mouse.wheel(0, -300);
   await tab.waitForTimeout(100);
