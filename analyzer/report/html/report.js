@@ -787,6 +787,12 @@
     sec.appendChild(facts);
     sec.appendChild(heatmap(job, marks));
     sec.appendChild(jobTable(job, rows, procIndex));
+    /* each GPU's combined peak (its processes together): traces only */
+    var gpus = (report.gpus || []).filter(function (g) { return g.job === undefined || g.job === job.job; });
+    if (gpus.length)
+      sec.appendChild(el("div", { cls: "note vt-job-gpus", text: "GPU peaks, their processes together: " + gpus.map(function (g) {
+        return (g.uuid ? "GPU-" + g.uuid.replace(/^GPU-/, "").slice(0, 8) : "?") + (g.hostname ? " on " + g.hostname : "") + " " +
+          fmtBytes(g.peak_bytes) + (g.total_bytes ? " of " + fmtBytes(g.total_bytes) : ""); }).join(", ") }));
     if (job.idle_processes)
       sec.appendChild(el("div", { cls: "note", text: job.idle_processes + " process" + (job.idle_processes === 1 ? "" : "es") + " without device memory (launchers, agents): not drawn" }));
     return sec;
