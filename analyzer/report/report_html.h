@@ -47,12 +47,15 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
 
 /* The page's job block (report_job_html.c, docs/REPORT.md "HTML report"):
  *   {"vramtrace_job_page": 1, "jobs": [{"job", "resolution_ns", "timed",
- *     "first_column", "columns", "rows": [{"pid", "rank", "local_rank",
+ *     "first_column", "merge", "columns", "rows": [{"pid", "rank", "local_rank",
  *     "host", "devices": [...], "first", "bytes": [...]}],
  *     "idle_processes", "marks": [{"row", "column", "since_start_ns",
  *     "device"}]}]}
  * Rows: the processes with device memory, by rank; marks: the failures in
- * time order (jobs[].first_failure, then following_failures). */
+ * time order (jobs[].first_failure, then following_failures). A column of
+ * the page is `merge` columns of the timeline (their largest value), so
+ * that a page has at most 1200 columns and, past 250 rows, 300,000 cells
+ * (64 columns at least). */
 struct vt_json;
 void vt_job_page_json(struct vt_job_view *const *views, const size_t *index, size_t n,
                       struct vt_json *j);

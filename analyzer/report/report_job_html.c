@@ -5,7 +5,26 @@
 #include "json_writer.h"
 #include "report_html.h"
 
-static void row_json(const struct vt_jv_process *p, uint64_t first_column, struct vt_json *j)
+/* A page draws at most this many columns of a job (about a screen's
+ * width) and this many cells in all (about 11 bytes each in the page):
+ * past them, each column of the page is the largest of `merge` columns of
+ * the timeline, counted from the job's first. */
+#define JOB_PAGE_COLUMNS 1200
+#define JOB_PAGE_COLUMNS_MIN 64
+#define JOB_PAGE_CELLS 300000
+
+static uint64_t merge_of(size_t ncolumns, size_t rows)
+{
+    size_t most = rows ? JOB_PAGE_CELLS / rows : JOB_PAGE_COLUMNS;
+    if (most > JOB_PAGE_COLUMNS)
+        most = JOB_PAGE_COLUMNS;
+    if (most < JOB_PAGE_COLUMNS_MIN)
+        most = JOB_PAGE_COLUMNS_MIN;
+    return ncolumns > most ? (ncolumns + most - 1) / most : 1;
+}
+
+static void row_json(const struct vt_jv_process *p, uint64_t first_column, uint64_t merge,
+                     struct vt_json *j)
 {
     char g[32];
     vt_json_begin_object(j);
@@ -29,11 +48,17 @@ static void row_json(const struct vt_jv_process *p, uint64_t first_column, struc
     vt_json_end_array(j);
     /* the timeline from its first column, counted from the job's first */
     const struct vt_jv_timeline *tl = &p->timeline;
-    vt_json_kv_uint(j, "first", tl->n ? tl->first - first_column : 0);
+    uint64_t off = tl->n ? tl->first - first_column : 0;
+    vt_json_kv_uint(j, "first", off / merge);
     vt_json_key(j, "bytes");
     vt_json_begin_array(j);
-    for (size_t k = 0; k < tl->n; k++)
-        vt_json_uint(j, tl->max_bytes[k]);
+    for (size_t k = 0; k < tl->n;) {
+        uint64_t col = (off + k) / merge, most = 0;
+        for (; k < tl->n && (off + k) / merge == col; k++)
+            if (tl->max_bytes[k] > most)
+                most = tl->max_bytes[k];
+        vt_json_uint(j, most);
+    }
     vt_json_end_array(j);
     vt_json_end_object(j);
 }
@@ -48,12 +73,17 @@ static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *
         vt_job_figures_free(&f);
         return;
     }
+    size_t holders = 0;
+    for (size_t i = 0; i < v->nprocesses; i++)
+        holders += v->processes[i].ndevices > 0;
+    uint64_t merge = merge_of(f.ncolumns, holders);
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "job", index);
     vt_json_kv_uint(j, "resolution_ns", v->resolution_ns);
     vt_json_kv_bool(j, "timed", v->has_timelines && f.ncolumns > 0);
     vt_json_kv_uint(j, "first_column", f.first_column);
-    vt_json_kv_uint(j, "columns", f.ncolumns);
+    vt_json_kv_uint(j, "merge", merge);
+    vt_json_kv_uint(j, "columns", (f.ncolumns + merge - 1) / merge);
     /* Rows: the processes that held device memory, by rank (then host,
      * pid), as the text's table orders them. */
     size_t idle = 0, rows = 0;
@@ -67,7 +97,7 @@ static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *
             continue;
         }
         row_of[f.order[o]] = rows++;
-        row_json(p, f.first_column, j);
+        row_json(p, f.first_column, merge, j);
     }
     vt_json_end_array(j);
     vt_json_kv_uint(j, "idle_processes", idle);
@@ -86,7 +116,7 @@ static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *
             vt_json_null(j);
         vt_json_key(j, "column");
         if (f.ncolumns && col >= f.first_column && col - f.first_column < f.ncolumns)
-            vt_json_uint(j, col - f.first_column);
+            vt_json_uint(j, (col - f.first_column) / merge);
         else
             vt_json_null(j);
         vt_json_kv_int(j, "since_start_ns", x->since_start_ns);

@@ -576,7 +576,7 @@
   }
   /* A column's start as UTC text: columns count from the Unix epoch. */
   function columnTime(job, col) {
-    var ms = (job.first_column + col) * (job.resolution_ns / 1e6);
+    var ms = (job.first_column + col * job.merge) * (job.resolution_ns / 1e6);
     return new Date(ms).toISOString().replace(".000Z", "Z");
   }
 
@@ -662,7 +662,7 @@
         return m.row === ri && Math.floor((m.column === null ? 0 : m.column) / group) === dc;
       }).map(function (m) { return "\n" + m.tip; }).join("");
       showTip(who(row) + (row.host ? " on " + row.host : "") + "\n" +
-        columnTime(job, c0) + " to " + columnTime(job, c1) + " (+" + fmtSpan(c0 * job.resolution_ns) + " into the job)\n" +
+        columnTime(job, c0) + " to " + columnTime(job, c1) + " (+" + fmtSpan(c0 * job.merge * job.resolution_ns) + " into the job)\n" +
         (v === null ? "no trace then" : fmtBytes(v) + " (" + v + " bytes), " +
           (largest ? (100 * v / largest).toFixed(1) : "0") + "% of the largest") + here, e.clientX, e.clientY);
     });
@@ -670,7 +670,7 @@
     var xaxis = el("div", { cls: "vt-heat-xaxis" });
     xaxis.style.width = Math.max(W, 360) + "px";
     xaxis.appendChild(el("span", { text: columnTime(job, 0) }));
-    xaxis.appendChild(el("span", { text: "+" + fmtSpan(ncols * job.resolution_ns) + " (" + ncols + " column" + (ncols > 1 ? "s" : "") + " of " + fmtSpan(job.resolution_ns) + ")" }));
+    xaxis.appendChild(el("span", { text: "+" + fmtSpan(ncols * job.merge * job.resolution_ns) + " (" + ncols + " column" + (ncols > 1 ? "s" : "") + " of " + fmtSpan(job.merge * job.resolution_ns) + ")" }));
     box.appendChild(el("div", { cls: "vt-heat-row" }, [labels, el("div", {}, [plot, xaxis])]));
     /* the legend: bytes by colour */
     var legend = el("div", { cls: "vt-heat-legend" });
@@ -687,7 +687,8 @@
     legend.appendChild(el("span", { text: " not traced then" }));
     box.appendChild(legend);
     box.appendChild(el("div", { cls: "note", text: "one row per process with device memory, by rank; one column per " +
-      fmtSpan(job.resolution_ns) + (group > 1 ? " (each pixel the largest of " + group + " columns)" : "") +
+      fmtSpan(job.merge * job.resolution_ns) + (job.merge > 1 ? " (the largest of " + job.merge + " columns of " + fmtSpan(job.resolution_ns) + ")" : "") +
+      (group > 1 ? " (each pixel the largest of " + group + " columns)" : "") +
       "; colour: the process's device bytes (all its devices), the largest in the column, as a share of the job's largest; " +
       "\u25c6 the first allocation failure, \u25c7 those that followed" }));
     box._canvas = canvas;
