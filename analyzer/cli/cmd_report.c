@@ -77,9 +77,9 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
             status = 2;
         files.paths[i] = NULL;
     }
-    if (status == 0 && summaries.n && (traces.n || snapshots.n || html || summary)) {
+    if (status == 0 && summaries.n && (traces.n || snapshots.n || summary)) {
         fprintf(stderr, "vramtrace report: %s is a summary: summaries are reported on their own "
-                        "(text or --json), not with traces, snapshots, --html or --summary\n",
+                        "(text, --json or --html), not with traces, snapshots or --summary\n",
                 summaries.paths[0]);
         status = 2;
     }
@@ -91,7 +91,7 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
     }
     if (status == 0) {
         struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
-        status = summaries.n ? vt_report_summaries(summaries.paths, summaries.n, opt, json,
+        status = summaries.n ? vt_report_summaries(summaries.paths, summaries.n, opt, json, html,
                                                    stdout, stderr)
                  : summary   ? vt_report_write_summary(&in, opt, resolution_ns, summary, stderr)
                  : html      ? vt_report_document_html(&in, opt, html, stderr)

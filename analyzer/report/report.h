@@ -116,7 +116,7 @@ void vt_job_timelines_prepare(void *ctx, struct vt_input *in);
 void vt_job_timelines_free(struct vt_job_timelines *t);
 
 /* The view of job `job` of the traces, as the report's filters select it
- * (timelines: moved into the view; NULL: none). False if memory ran out. */
+ * (timelines: copied into the view; NULL: none). False if memory ran out. */
 bool vt_job_view_of_traces(struct vt_report *rep, size_t job, struct vt_job_timelines *timelines,
                            struct vt_job_view *v);
 /* "=== job K of N: session ID on HOST: COMMAND ===" (job counts from 0). */

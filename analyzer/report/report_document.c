@@ -115,8 +115,43 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
     int status = write_json(rep, snaps, nsnaps, in, opt, mem, false);
     if (fclose(mem) != 0)
         status = 2;
+    /* The job section of each job of several processes or ranks: the same
+     * views as the document's jobs[] (index: the place there). */
+    size_t njobs = rep ? rep->a->njobs : 0, nviews = 0, listed = 0;
+    struct vt_job_view *views = calloc(njobs + 1, sizeof *views);
+    struct vt_job_view **list = calloc(njobs + 1, sizeof *list);
+    size_t *index = calloc(njobs + 1, sizeof *index);
+    if (!views || !list || !index)
+        status = 2;
+    for (size_t k = 0; status == 0 && k < njobs; k++) {
+        if (!vt_job_view_of_traces(rep, k, rep->timelines, &views[nviews])) {
+            status = 2;
+            break;
+        }
+        struct vt_job_view *v = &views[nviews];
+        if (!v->nprocesses) {
+            vt_job_view_free(v);
+            continue;
+        }
+        if (vt_job_worth_overview(rep, k)) {
+            index[nviews] = listed;
+            list[nviews] = v;
+            nviews++;
+        } else {
+            vt_job_view_free(v);
+        }
+        listed++;
+    }
     if (status == 0)
-        status = vt_report_html(rep, snaps, nsnaps, opt, doc, len, table_rows, path, err);
+        status = vt_report_html(rep, snaps, nsnaps, opt, doc, len, table_rows, list, index,
+                                nviews, path, err);
+    else
+        fprintf(err, "vramtrace: out of memory\n");
+    for (size_t k = 0; k < nviews; k++)
+        vt_job_view_free(&views[k]);
+    free(views);
+    free(list);
+    free(index);
     free(doc);
     return status;
 }
@@ -139,9 +174,12 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     struct vt_report rep;
     struct vt_report *traces = NULL;
     bool partial = false;
-    /* The JSON's job timelines (jobs[].timeline), as a summary has them. */
+    /* The job timelines (jobs[].timeline, as a summary has them; the HTML
+     * page's heatmap), collected in this first replay: the HTML page's own
+     * timelines hook the second one (report_html.c), so neither displaces
+     * the other. */
     struct vt_job_timelines timelines = {0};
-    bool timed = format == VT_REPORT_JSON && in->ntraces &&
+    bool timed = format != VT_REPORT_TEXT && in->ntraces &&
                  vt_job_timelines_init(&timelines, in->ntraces, VT_SUMMARY_RESOLUTION_NS);
     if (in->ntraces) {
         status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,

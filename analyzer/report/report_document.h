@@ -52,10 +52,11 @@ int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_r
  * same exit statuses as vt_report_document. */
 int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_report_options *opt,
                             uint64_t resolution_ns, const char *path, FILE *err);
-/* The job report over summaries (text or JSON); a summary that cannot be
- * read is named on err and left out (VT_REPORT_PARTIAL); 2 if none could
- * be, or the filters select nothing. */
+/* The job report over summaries (text, JSON, or with html non-NULL the
+ * page written there: report_html.h); a summary that cannot be read is
+ * named on err and left out (VT_REPORT_PARTIAL); 2 if none could be, the
+ * filters select nothing, or (html) the build has no chart libraries. */
 int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_report_options *opt,
-                        bool json, FILE *out, FILE *err);
+                        bool json, const char *html, FILE *out, FILE *err);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "html_assets.h"
+#include "job_view.h"
 #include "snapshot_render.h"
 #include "snapshot_series.h"
 #include "timeline.h"
@@ -284,8 +285,12 @@ static const char *const scripts[] = {
     "d3-ease.min.js",       "d3-transition.min.js", "d3-hierarchy.min.js",
     "d3-flamegraph.umd.min.js", "report.js"};
 
-static void write_page(FILE *out, const char *doc, size_t len, const char *timeline,
-                       size_t tl_len, size_t table_rows)
+struct page {
+    const char *doc, *timeline, *job;
+    size_t len, tl_len, job_len, table_rows;
+};
+
+static void write_page(FILE *out, const struct page *pg)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -300,20 +305,21 @@ static void write_page(FILE *out, const char *doc, size_t len, const char *timel
           "`vramtrace report` prints the same figures as text.</noscript></div>\n"
           "<script type=\"application/json\" id=\"vt-report\">",
           out);
-    put_json(out, doc, len);
+    put_json(out, pg->doc, pg->len);
     fputs("</script>\n<script type=\"application/json\" id=\"vt-timeline\">", out);
-    put_json(out, timeline, tl_len);
+    put_json(out, pg->timeline, pg->tl_len);
+    fputs("</script>\n<script type=\"application/json\" id=\"vt-job\">", out);
+    put_json(out, pg->job, pg->job_len);
     fprintf(out, "</script>\n<script type=\"application/json\" id=\"vt-options\">"
                  "{\"table_rows\": %zu}</script>\n",
-            table_rows);
+            pg->table_rows);
     for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++)
         put_asset(out, scripts[i], "<script>", "</script>");
     fputs("</body>\n</html>\n", out);
 }
 
 /* Writes to a temporary file beside path, renamed over it at the end. */
-static int write_file(const char *path, const char *doc, size_t len, const char *timeline,
-                      size_t tl_len, size_t table_rows, FILE *err)
+static int write_file(const char *path, const struct page *pg, FILE *err)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + sizeof ".XXXXXX");
@@ -338,7 +344,7 @@ static int write_file(const char *path, const char *doc, size_t len, const char 
         fprintf(err, "vramtrace report: --html %s: %s\n", path, strerror(errno));
         return 2;
     }
-    write_page(out, doc, len, timeline, tl_len, table_rows);
+    write_page(out, pg);
     int failed = ferror(out);
     if (fclose(out) != 0)
         failed = 1;
@@ -355,31 +361,42 @@ static int write_file(const char *path, const char *doc, size_t len, const char 
 
 int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
                    const struct vt_report_options *opt, const char *doc, size_t len,
-                   size_t table_rows, const char *path, FILE *err)
+                   size_t table_rows, struct vt_job_view *const *views, const size_t *index,
+                   size_t nviews, const char *path, FILE *err)
 {
     size_t ninputs = rep ? rep->a->ninputs : 0;
     struct vt_timeline *tl = calloc(ninputs + 1, sizeof *tl);
-    char *timeline = NULL;
-    size_t tl_len = 0;
+    char *timeline = NULL, *job = NULL;
+    size_t tl_len = 0, job_len = 0;
     FILE *mem = tl ? open_memstream(&timeline, &tl_len) : NULL;
-    if (!mem) {
+    FILE *jmem = mem ? open_memstream(&job, &job_len) : NULL;
+    if (!jmem) {
+        if (mem)
+            fclose(mem);
+        free(timeline);
         free(tl);
         fprintf(err, "vramtrace: out of memory\n");
         return 2;
     }
+    struct vt_json jj;
+    vt_json_init(&jj, jmem, false);
+    vt_job_page_json(views, index, nviews, &jj);
+    bool job_ok = fclose(jmem) == 0;
     if (rep)
         run_timelines(rep, tl, err);
     struct vt_json j;
     vt_json_init(&j, mem, false);
     timelines_json(rep, tl, snaps, nsnaps, opt, &j, err);
-    int status = fclose(mem) == 0 ? 0 : 2;
+    int status = fclose(mem) == 0 && job_ok ? 0 : 2;
     for (size_t i = 0; i < ninputs; i++)
         vt_timeline_free(&tl[i]);
     free(tl);
+    struct page pg = {doc, timeline, job, len, tl_len, job_len, table_rows};
     if (status == 0)
-        status = write_file(path, doc, len, timeline, tl_len, table_rows, err);
+        status = write_file(path, &pg, err);
     else
         fprintf(err, "vramtrace: out of memory\n");
     free(timeline);
+    free(job);
     return status;
 }

@@ -35,10 +35,29 @@ bool vt_report_html_available(FILE *err);
  * compact), rep the traces' report (NULL: none), whose traces are
  * replayed again for the timelines; snaps the snapshots' analyses, in the
  * document's order (their devices selected by opt's --device);
- * table_rows: the rows of its tables of stacks (--top). Returns 0, or 2
- * (said on err). */
+ * table_rows: the rows of its tables of stacks (--top); views: the jobs
+ * the page draws a job section for (heatmap, table, failures), index[k]
+ * being views[k]'s place in the document's jobs[]. Returns 0, or 2 (said
+ * on err). */
+struct vt_job_view;
 int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
                    const struct vt_report_options *opt, const char *doc, size_t len,
-                   size_t table_rows, const char *path, FILE *err);
+                   size_t table_rows, struct vt_job_view *const *views, const size_t *index,
+                   size_t nviews, const char *path, FILE *err);
+
+/* The page's job block (report_job_html.c, docs/REPORT.md "HTML report"):
+ *   {"vramtrace_job_page": 1, "jobs": [{"job", "resolution_ns", "timed",
+ *     "first_column", "merge", "columns", "rows": [{"pid", "rank", "local_rank",
+ *     "host", "devices": [...], "first", "bytes": [...]}],
+ *     "idle_processes", "marks": [{"row", "column", "since_start_ns",
+ *     "device"}]}]}
+ * Rows: the processes with device memory, by rank; marks: the failures in
+ * time order (jobs[].first_failure, then following_failures). A column of
+ * the page is `merge` columns of the timeline (their largest value), so
+ * that a page has at most 1200 columns and, past 250 rows, 300,000 cells
+ * (64 columns at least). */
+struct vt_json;
+void vt_job_page_json(struct vt_job_view *const *views, const size_t *index, size_t n,
+                      struct vt_json *j);
 
 #endif

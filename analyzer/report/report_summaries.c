@@ -2,11 +2,13 @@
  * The two halves of a report over many nodes (job_summary.h): writing a
  * node's summary from its traces, and the job report from the summaries.
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <stdlib.h>
 #include <string.h>
 
 #include "job_summary.h"
 #include "report_document.h"
+#include "report_html.h"
 #include "stack_line.h"
 
 int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_report_options *opt,
@@ -129,8 +131,74 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
     vt_job_summaries_free(&all);
 }
 
+/* The JSON document of the job over summaries: the jobs alone. */
+static void summaries_json(char *const *paths, size_t npaths, const struct vt_job_summaries *s,
+                           struct vt_json *j)
+{
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "vramtrace_report", VT_REPORT_JSON_VERSION);
+    vt_json_key(j, "inputs");
+    vt_json_begin_array(j);
+    for (size_t i = 0; i < npaths; i++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "path", paths[i]);
+        vt_json_kv_string(j, "kind", "summary");
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    /* The processes' and GPUs' details stay in each node's traces. */
+    vt_json_key(j, "processes");
+    vt_json_begin_array(j);
+    vt_json_end_array(j);
+    vt_json_key(j, "gpus");
+    vt_json_begin_array(j);
+    vt_json_end_array(j);
+    vt_job_views_json(s->views, s->n, j);
+    vt_json_key(j, "snapshots");
+    vt_json_begin_array(j);
+    vt_json_end_array(j);
+    vt_json_end_object(j);
+}
+
+/* `report --html FILE SUMMARIES`: the document above and each job's
+ * section (report_html.h). */
+static int summaries_html(char *const *paths, size_t npaths, const struct vt_job_summaries *s,
+                          const struct vt_report_options *opt, const char *html, FILE *err)
+{
+    if (!vt_report_html_available(err))
+        return 2;
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&doc, &len);
+    size_t *index = calloc(s->n + 1, sizeof *index);
+    if (!mem || !index) {
+        if (mem)
+            fclose(mem);
+        free(doc);
+        free(index);
+        fprintf(err, "vramtrace: out of memory\n");
+        return 2;
+    }
+    struct vt_json j;
+    vt_json_init(&j, mem, false);
+    summaries_json(paths, npaths, s, &j);
+    int status = fclose(mem) == 0 ? 0 : 2;
+    for (size_t k = 0, listed = 0; k < s->n; k++) {
+        index[k] = listed;
+        listed += s->views[k]->nprocesses > 0;
+    }
+    if (status == 0)
+        status = vt_report_html(NULL, NULL, 0, opt, doc, len, opt->top, s->views, index, s->n,
+                                html, err);
+    else
+        fprintf(err, "vramtrace: out of memory\n");
+    free(index);
+    free(doc);
+    return status;
+}
+
 int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_report_options *opt,
-                        bool json, FILE *out, FILE *err)
+                        bool json, const char *html, FILE *out, FILE *err)
 {
     struct vt_job_summaries s = {0};
     struct vt_job_filter filter = {opt->has_rank, opt->has_pid, opt->has_device,
@@ -152,32 +220,12 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
     } else if (!processes) {
         say_nothing_selected(paths, npaths, opt, err);
         status = 2;
+    } else if (html) {
+        status = summaries_html(paths, npaths, &s, opt, html, err);
     } else if (json) {
         struct vt_json j;
         vt_json_init(&j, out, true);
-        vt_json_begin_object(&j);
-        vt_json_kv_uint(&j, "vramtrace_report", VT_REPORT_JSON_VERSION);
-        vt_json_key(&j, "inputs");
-        vt_json_begin_array(&j);
-        for (size_t i = 0; i < npaths; i++) {
-            vt_json_begin_object(&j);
-            vt_json_kv_string(&j, "path", paths[i]);
-            vt_json_kv_string(&j, "kind", "summary");
-            vt_json_end_object(&j);
-        }
-        vt_json_end_array(&j);
-        /* The processes' and GPUs' details stay in each node's traces. */
-        vt_json_key(&j, "processes");
-        vt_json_begin_array(&j);
-        vt_json_end_array(&j);
-        vt_json_key(&j, "gpus");
-        vt_json_begin_array(&j);
-        vt_json_end_array(&j);
-        vt_job_views_json(s.views, s.n, &j);
-        vt_json_key(&j, "snapshots");
-        vt_json_begin_array(&j);
-        vt_json_end_array(&j);
-        vt_json_end_object(&j);
+        summaries_json(paths, npaths, &s, &j);
         vt_json_newline(&j);
         status = ferror(out) ? 2 : 0;
     } else {

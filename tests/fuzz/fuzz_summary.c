@@ -58,7 +58,7 @@ static int report(char **paths, size_t n, bool json, size_t size, char **msg)
     size_t out_len = 0, m_len = 0;
     FILE *o = open_memstream(&out, &out_len), *e = open_memstream(&m, &m_len);
     REQUIRE(o && e, "open_memstream failed");
-    int status = vt_report_summaries(paths, n, &opt, json, o, e);
+    int status = vt_report_summaries(paths, n, &opt, json, NULL, o, e);
     fclose(o);
     fclose(e);
     if (json && status != 2) {

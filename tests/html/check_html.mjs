@@ -8,14 +8,21 @@
 //
 //   node check_html.mjs --build BUILD --src SRC --scenario NAME [--screenshot PNG]
 //                       [--chromium PATH] [--max-bytes N] [--max-render-ms N] [--input PATH...]
+//                       [--tamper 1]
 //
 // Scenarios: demo (examples/train_eval_phases: phases), oom
 // (examples/deepspeed_init_oom: a failure), ranks (examples/launch_ranks: a
 // job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures:
 // its allocated and reserved timeline on a time axis), snapshot_oom (a
 // snapshot with an oom entry and no times, written here with Python's
-// pickle), files (--input: any traces or snapshots, for measuring large
-// pages).
+// pickle), job_summaries and job_traces (make_job.py: four ranks on two
+// GPUs, ranks 2 and 0 failing, rank 2 first; the page of the two nodes'
+// summaries and that of the traces: the job section's heatmap has a row
+// per rank in rank order, its hottest cell says the job's largest peak,
+// the first failure is marked on rank 2's row), files (--input: any
+// traces, snapshots or summaries, for measuring large pages). --tamper 1
+// adds 1 MiB to the job block's hottest value after the page is written:
+// the checks must fail.
 //
 // Exit status: 0 passed, 1 failed, 77 skipped (meson's "skip"): node's
 // playwright-core or Chromium absent - but with CI=true a missing tool fails.
@@ -96,6 +103,17 @@ function oomSnapshot() {
   run(["python3", path.join(src, "tests", "snapshot", "oom_snapshot.py"), file], {});
   return file;
 }
+// A job of four ranks on two GPUs whose ranks 2 and 0 fail, rank 2 first,
+// and its two nodes' summaries (make_job.py, as tests/launchers makes it).
+let job = null;
+function makeJob() {
+  const out = path.join(tmp, "job");
+  const argv = ["python3", path.join(src, "tests", "html", "make_job.py"), "--build", build, "--out", out];
+  if (args.preload_first) argv.push("--preload-first", args.preload_first);
+  run(argv, {});
+  job = { traces: path.join(out, "traces"), summaries: path.join(out, "summaries") };
+  return job;
+}
 const scenario = args.scenario || "files";
 let inputs;
 switch (scenario) {
@@ -104,6 +122,8 @@ switch (scenario) {
   case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
+  case "job_summaries": inputs = [makeJob().summaries]; break;
+  case "job_traces": inputs = [makeJob().traces]; break;
   default: inputs = args.input;
 }
 if (!inputs.length) throw new Error("no inputs");
@@ -115,6 +135,20 @@ const page = path.join(tmp, "report.html");
 let t = Date.now();
 run([vramtrace, "report", "--html", page, ...inputs], reportEnv);
 const writeMs = Date.now() - t;
+// --tamper: the job block's hottest value 1 MiB larger; the checks must fail
+if (args.tamper) {
+  const html = fs.readFileSync(page, "utf8");
+  const fixed = html.replace(/(id="vt-job">)(.*?)(<\/script>)/s, (all, a, body, b) => {
+    const jp = JSON.parse(body);
+    let best = null;
+    for (const r of jp.jobs[0].rows) r.bytes.forEach((v, k) => { if (!best || v > best.r.bytes[best.k]) best = { r, k }; });
+    best.r.bytes[best.k] += 1 << 20;
+    return a + JSON.stringify(jp) + b;
+  });
+  if (fixed === html) throw new Error("--tamper: no job block to tamper with");
+  fs.writeFileSync(page, fixed);
+  console.log("tampered: the hottest cell of the job block + 1 MiB");
+}
 const size = fs.statSync(page).size;
 console.log(`page: ${size} bytes (${(size / 1048576).toFixed(2)} MiB), written in ${writeMs} ms`);
 if (args.max_bytes && size > +args.max_bytes) fail(`page is ${size} bytes, over ${args.max_bytes}`);
@@ -216,7 +250,8 @@ for (const p of procs) {
 // hover: the timeline says bytes and the stack under the cursor
 if (procs.length) {
   const plot = tab.locator("#proc-0-ledger-0 .u-over");
-  const box = await plot.boundingBox();
+  await plot.scrollIntoViewIfNeeded(); // below the job section on a job's page
+  let box = await plot.boundingBox();
   const d = procs[0].devices[0];
   const peakX = await tab.evaluate(() => {
     const l = document.querySelector("#proc-0-ledger-0 .vt-peak-label");
@@ -234,6 +269,7 @@ if (procs.length) {
   // search a frame: the function of the peak's largest site
   const frame = (d.peak_breakdown[0]?.frames || []).find((f) => f.function);
   if (frame) {
+    await tab.mouse.move(0, 0); // not over a frame once the page scrolls
     await tab.fill("#proc-0-ledger-0 .vt-search", frame.function);
     const said = await tab.textContent("#proc-0-ledger-0 .vt-flame-details");
     if (!said.includes("search")) fail(`searching ${frame.function} says ${JSON.stringify(said)}`);
@@ -245,6 +281,8 @@ if (procs.length) {
     return +p.getAttribute("data-x-max") - +p.getAttribute("data-x-min");
   });
   const full = await span();
+  await plot.scrollIntoViewIfNeeded(); // hovering and typing above may have scrolled
+  box = await plot.boundingBox();
   await tab.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await tab.mouse.wheel(0, -300);
   await tab.waitForTimeout(100);
@@ -260,6 +298,99 @@ if (expected.processes.length > 1) {
   const want = expected.processes.flatMap((p) => p.devices.filter((d) => d.kind === "device").map((d) => d.peak_bytes));
   check("ranks x GPUs cells", cells.sort().join(","), want.sort().join(","));
 }
+// ---- the job section: overview, heatmap, failures on their rows ----
+for (const [ji, ej] of (expected.jobs || []).entries()) {
+  const jp = await tab.evaluate(() => JSON.parse(document.getElementById("vt-job").textContent));
+  const pj = jp.jobs.find((x) => x.job === ji);
+  const worth = ej.processes > 1 || ej.ranks > 0;
+  if (!pj) { if (worth) fail(`job ${ji}: no job section in the page's job block`); continue; }
+  const where = `job ${ji}`;
+  check(`${where} timeline in the document`, ej.timeline !== null, true);
+  const sec = `#job-${jp.jobs.indexOf(pj)}`;
+  const canvas = await tab.evaluate((sec) => {
+    const c = document.querySelector(sec + " .vt-heat-canvas");
+    if (!c) return null;
+    const r = c.getBoundingClientRect();
+    return { rows: +c.getAttribute("data-rows"), rowH: +c.getAttribute("data-row-height"),
+             cellW: +c.getAttribute("data-cell-width"), group: +c.getAttribute("data-group"),
+             ranks: c.getAttribute("data-ranks"), x: r.left, y: r.top + window.scrollY, w: r.width, h: r.height };
+  }, sec);
+  if (!canvas) { fail(`${where}: no heatmap drawn`); continue; }
+  // one row per process with device memory, in rank order, at least a pixel each
+  const holders = ej.device_peaks ? ej.device_peaks.processes : 0;
+  check(`${where} heatmap rows`, canvas.rows, holders);
+  if (canvas.rowH < 1 || canvas.h < canvas.rows) fail(`${where}: rows of ${canvas.rowH} px, ${canvas.h} px tall for ${canvas.rows} rows`);
+  const ranks = pj.rows.map((r) => r.rank);
+  const sorted = [...ranks].sort((a, b) => (a === null) - (b === null) || a - b);
+  check(`${where} rows in rank order`, ranks.join(","), sorted.join(","));
+  check(`${where} the canvas's rows`, canvas.ranks, ranks.map((r) => (r === null ? "-" : String(r))).join(","));
+  if (scenario.startsWith("job_")) check(`${where} ranks drawn`, ranks.join(","), "0,1,2,3");
+  async function hoverCell(row, col) {
+    await tab.evaluate(() => window.scrollTo(0, 0));
+    await tab.locator(sec + " .vt-heat-canvas").scrollIntoViewIfNeeded();
+    const c = await tab.locator(sec + " .vt-heat-canvas").boundingBox();
+    // Chromium truncates the pointer to whole pixels: the first whole
+    // pixel inside the cell (its middle when the cell is wide enough)
+    const at = (start, size) => Math.ceil(start + (size > 2 ? size / 2 - 0.5 : 0));
+    await tab.mouse.move(at(c.x + Math.floor(col / canvas.group) * canvas.cellW, canvas.cellW),
+                         at(c.y + row * canvas.rowH, canvas.rowH));
+    const tip = await tab.textContent("#vt-tooltip");
+    await tab.mouse.move(0, 0);
+    return tip;
+  }
+  // hovering a row names its rank, pid and host (the traces' own processes for the pids)
+  const truth = job ? JSON.parse(run([vramtrace, "report", "--json", job.traces], reportEnv).stdout).processes : expected.processes;
+  for (const [ri, r] of pj.rows.entries()) {
+    if (ri >= 64) break;
+    const tip = await hoverCell(ri, r.first);
+    const p = truth.find((q) => q.rank === r.rank && (r.rank !== null || q.pid === r.pid));
+    // (summaries alone: no process list to compare with but the block's own)
+    const want = (r.rank !== null ? `rank ${r.rank}, ` : "") + `pid ${job || truth.length ? (p ? p.pid : "?") : r.pid}`;
+    if (!tip.startsWith(want)) fail(`${where} row ${ri}: the tooltip reads ${JSON.stringify(tip)}, want ${want}`);
+  }
+  // the hottest cell says the job's largest peak, in bytes
+  let hot = null;
+  pj.rows.forEach((r, ri) => r.bytes.forEach((v, k) => { if (!hot || v > hot.v) hot = { v, ri, col: r.first + k }; }));
+  const tip = await hoverCell(hot.ri, hot.col);
+  const m = /\((\d+) bytes\)/.exec(tip || "");
+  check(`${where} the hottest cell's bytes (tooltip)`, m ? +m[1] : null, ej.device_peaks.largest_bytes);
+  // the first failure and those that followed, marked on their ranks' rows
+  const marks = await tab.evaluate((sec) => {
+    const c = document.querySelector(sec + " .vt-heat-canvas").getBoundingClientRect();
+    return [...document.querySelectorAll(sec + " .vt-heat-mark")].map((e) => {
+      const r = e.getBoundingClientRect();
+      return { first: e.classList.contains("vt-heat-first"), rank: e.getAttribute("data-rank"),
+               cy: (r.top + r.bottom) / 2 - c.top, cx: (r.left + r.right) / 2 - c.left };
+    });
+  }, sec);
+  const failuresWant = ej.first_failure ? [ej.first_failure, ...ej.following_failures] : [];
+  check(`${where} failure marks`, marks.length, failuresWant.length);
+  marks.forEach((mk, i) => {
+    const row = Math.floor(mk.cy / canvas.rowH);
+    const drawnRank = pj.rows[row] ? pj.rows[row].rank : undefined;
+    check(`${where} failure ${i}'s mark: the rank of the row it is drawn on`, drawnRank, failuresWant[i] ? failuresWant[i].rank : null);
+    check(`${where} failure ${i}'s mark: first`, mk.first, i === 0);
+    if (mk.cx < 0 || mk.cx > canvas.w) fail(`${where} failure ${i}'s mark is off the heatmap (x ${mk.cx})`);
+  });
+  if (scenario.startsWith("job_")) {
+    check(`${where} the first failure's rank`, ej.first_failure && ej.first_failure.rank, 2);
+    const firstRow = marks.filter((x) => x.first).map((x) => pj.rows[Math.floor(x.cy / canvas.rowH)].rank);
+    check(`${where} the first failure's mark on rank 2's row`, firstRow.join(","), "2");
+    const said = await tab.textContent(sec + " .vt-job-first");
+    if (!said.startsWith("first failure: rank 2, pid ")) fail(`${where}: the first failure reads ${JSON.stringify(said)}`);
+    // hovering the marked cell says the failure too
+    const first = pj.marks[0];
+    const ftip = await hoverCell(first.row, first.column === null ? 0 : first.column);
+    if (!ftip.startsWith("rank 2, ") || !ftip.includes("\nfirst failure: rank 2, pid "))
+      fail(`${where}: the first failure's cell says ${JSON.stringify(ftip)}`);
+  }
+  const spread = await tab.evaluate((sec) => { const e = document.querySelector(sec + " .vt-job-spread"); return e && +e.getAttribute("data-largest-bytes"); }, sec);
+  if (holders > 1) check(`${where} device peak spread's largest`, spread, ej.device_peaks.largest_bytes);
+  const tableRows = await tab.$$eval(sec + " .vt-job-table tr", (es) => es.length - 1);
+  const lines = pj.rows.reduce((n, r) => n + r.devices.length, 0);
+  check(`${where} table rows (the first 32)`, tableRows, Math.min(32, lines));
+}
+
 for (const [si, s] of expected.snapshots.entries()) {
   for (const d of s.devices) {
     const m = d.segments_at_peak;

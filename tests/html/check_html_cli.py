@@ -2,7 +2,9 @@
 """`vramtrace report --html` at the command line, without a browser: a page
 is written whole (through a temporary name: nothing else is left in its
 directory), replaces an old one, and forbids requests; an unwritable path
-or --html with --json fails with status 2 and writes nothing. The
+or --html with --json fails with status 2 and writes nothing. A page of
+summaries whose timelines are longer than a page draws keeps each
+column's largest value (and the failure in its column). The
 snapshot's allocated and reserved series in the page are checked against
 a replay of its trace by Python's own pickle: every point is the state
 after some entry, every column's maxima are there, and the maxima are the
@@ -82,6 +84,71 @@ def check_snapshot_series(html):
             max(sd["allocated"]), max(sd["reserved"]), dev["peak_allocated_bytes"], dev["peak_reserved_bytes"]))
 
 
+def check_long_summary(tmp):
+    """A page of summaries whose timelines are longer than a page draws:
+    each column of the page's job block is the largest of `merge` columns
+    of the timeline, counted from the job's first; a failure is marked in
+    the page's column of its time."""
+    import random
+    rnd = random.Random(7)
+    res, first = 1000000, 1000
+    procs = []
+    for r in range(3):
+        n = 3000 - 7 * r
+        tl = [rnd.randrange(1 << 30) for _ in range(n)]
+        procs.append({"pid": 100 + r, "rank": r, "local_rank": r, "world_size": 3, "host": "h%d" % (r // 2),
+                      "command": "x", "devices": [{"device": 0, "gpu_uuid": "%032x" % (r + 1), "gpu_name": "G",
+                                                   "capacity_bytes": 1 << 34, "peak_bytes": max(tl),
+                                                   "failed_requests": int(r == 1)}],
+                      "phases": [], "timeline": {"first_column": first + 5 * r, "max_bytes": tl}})
+    fail_col = first + 5 + 1500  # rank 1's timeline column 1500
+    failure = {"process": 1, "device": 0, "gpu_uuid": "%032x" % 2, "time_ns": 10, "since_start_ns": 10,
+               "wall_ns": fail_col * res + 5, "api": "cudaMalloc", "requested_bytes": 1 << 40,
+               "verdict": "larger_than_device", "user_frame": None, "frames": []}
+    doc = {"vramtrace_summary": 1, "resolution_ns": res,
+           "jobs": [{"session": "s", "session_start_unix_ns": None, "session_host": None,
+                     "session_command": None, "processes": procs, "failures": [failure]}]}
+    path = os.path.join(tmp, "long.summary.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    page = os.path.join(tmp, "long.html")
+    r = report("--html", page, path)
+    if no_charts:
+        if r.returncode != 2 or "npm ci" not in r.stderr:
+            failures.append("summaries without chart libraries: status %d, stderr %r" % (r.returncode, r.stderr))
+        return
+    if r.returncode != 0:
+        failures.append("--html over a summary exited %d: %s" % (r.returncode, r.stderr))
+        return
+    html = open(page, encoding="utf-8").read()
+    m = re.search(r'id="vt-job">(.*?)</script>', html, re.S)
+    job = json.loads(m.group(1))["jobs"][0] if m else {}
+    ncols = max(p["timeline"]["first_column"] + len(p["timeline"]["max_bytes"]) for p in procs) - first
+    merge = -(-ncols // 1200)
+    if job.get("merge") != merge or job.get("columns") != -(-ncols // merge) or job["columns"] > 1200:
+        failures.append("long summary: merge %r, columns %r; want %d, %d" % (
+            job.get("merge"), job.get("columns"), merge, -(-ncols // merge)))
+        return
+    for r, (p, row) in enumerate(zip(procs, job["rows"])):
+        tl, off = p["timeline"]["max_bytes"], p["timeline"]["first_column"] - first
+        want = {}
+        for k, v in enumerate(tl):
+            c = (off + k) // merge
+            want[c] = max(want.get(c, 0), v)
+        got = {row["first"] + k: v for k, v in enumerate(row["bytes"])}
+        if got != want:
+            failures.append("long summary: rank %d's columns are not the largest of each %d" % (r, merge))
+    marks = job.get("marks", [])
+    if [(m["row"], m["column"]) for m in marks] != [(1, (fail_col - first) // merge)]:
+        failures.append("long summary: marks %r, want rank 1's row in column %d" % (marks, (fail_col - first) // merge))
+    rj = report("--json", path)
+    largest = json.loads(rj.stdout)["jobs"][0]["device_peaks"]["largest_bytes"] if rj.returncode == 0 else None
+    if max(v for row in job["rows"] for v in row["bytes"]) != largest:
+        failures.append("long summary: the page's largest cell is not the job's largest peak %r" % largest)
+
+
+with tempfile.TemporaryDirectory(prefix="vt-html-cli-long-") as tmp:
+    check_long_summary(tmp)
 with tempfile.TemporaryDirectory(prefix="vt-html-cli-") as tmp:
     page = os.path.join(tmp, "report.html")
     r = report("--html", page, snapshot)

@@ -13,6 +13,7 @@
   var report = JSON.parse(document.getElementById("vt-report").textContent);
   var timeline = JSON.parse(document.getElementById("vt-timeline").textContent);
   var options = JSON.parse(document.getElementById("vt-options").textContent);
+  var jobPage = JSON.parse(document.getElementById("vt-job").textContent);
   var app = document.getElementById("app");
   var flamegraphFactory = window.flamegraph && (window.flamegraph.default || window.flamegraph);
 
@@ -555,6 +556,256 @@
     return sec;
   }
 
+  /* ---- the job: its overview and heatmap, from the job block (vt-job) ---- */
+
+  /* Colour of a share of the largest value, 0..1: pale yellow to dark red. */
+  var HEAT = [[255, 255, 204], [254, 217, 118], [253, 141, 60], [227, 26, 28], [128, 0, 38]];
+  var HEAT_EMPTY = [232, 232, 232];
+  function heatColor(share) {
+    var x = Math.max(0, Math.min(1, share)) * (HEAT.length - 1), i = Math.min(HEAT.length - 2, Math.floor(x)), f = x - i;
+    return [0, 1, 2].map(function (c) { return Math.round(HEAT[i][c] + (HEAT[i + 1][c] - HEAT[i][c]) * f); });
+  }
+  function rgb(c) { return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")"; }
+  function who(r) { return (r.rank !== null && r.rank !== undefined ? "rank " + r.rank + ", " : "") + "pid " + r.pid; }
+  function fmtSpan(ns) {
+    var s = ns / 1e9;
+    if (s < 1) return +(ns / 1e6).toFixed(3) + "ms";
+    if (s < 120) return s.toFixed(s < 10 ? 1 : 0) + "s";
+    if (s < 7200) return (s / 60).toFixed(1) + "m";
+    return (s / 3600).toFixed(1) + "h";
+  }
+  /* A column's start as UTC text: columns count from the Unix epoch. */
+  function columnTime(job, col) {
+    var ms = (job.first_column + col * job.merge) * (job.resolution_ns / 1e6);
+    return new Date(ms).toISOString().replace(".000Z", "Z");
+  }
+
+  function heatmap(job, failures) {
+    var rows = job.rows, ncols = job.columns;
+    var box = el("div", { cls: "vt-heat" });
+    if (!job.timed || !ncols || !rows.length) {
+      box.appendChild(el("div", { cls: "note", text: "no timeline: the traces or summaries have none" }));
+      return box;
+    }
+    var largest = 0;
+    rows.forEach(function (r) { r.bytes.forEach(function (b) { if (b > largest) largest = b; }); });
+    var avail = Math.max(300, Math.min(1200, (app.clientWidth || 1200) - 140));
+    var group = ncols > avail ? Math.ceil(ncols / avail) : 1;
+    var dcols = Math.ceil(ncols / group);
+    var cellW = group > 1 ? 1 : Math.max(1, Math.min(40, Math.floor(avail / ncols)));
+    var rowH = Math.max(1, Math.min(14, Math.floor(560 / rows.length)));
+    var W = dcols * cellW, H = rows.length * rowH;
+    var canvas = el("canvas", { cls: "vt-heat-canvas", width: String(W), height: String(H),
+      "data-rows": String(rows.length), "data-row-height": String(rowH), "data-cell-width": String(cellW),
+      "data-group": String(group), "data-largest-bytes": String(largest),
+      "data-ranks": rows.map(function (r) { return r.rank === null ? "-" : String(r.rank); }).join(",") });
+    canvas.style.width = W + "px";
+    canvas.style.height = H + "px";
+    /* the largest value of row r in drawn column dc (null: no value) */
+    function cell(r, dc) {
+      var row = rows[r], v = null;
+      for (var c = dc * group; c < Math.min(ncols, (dc + 1) * group); c++) {
+        var k = c - row.first;
+        if (k >= 0 && k < row.bytes.length && (v === null || row.bytes[k] > v)) v = row.bytes[k];
+      }
+      return v;
+    }
+    var ctx = canvas.getContext("2d");
+    var img = ctx.createImageData(W, H), px = img.data;
+    for (var r = 0; r < rows.length; r++) {
+      for (var dc = 0; dc < dcols; dc++) {
+        var v = cell(r, dc);
+        var col = v === null ? HEAT_EMPTY : heatColor(largest ? v / largest : 0);
+        for (var y = r * rowH; y < (r + 1) * rowH; y++)
+          for (var x = dc * cellW; x < (dc + 1) * cellW; x++) {
+            var o = 4 * (y * W + x);
+            px[o] = col[0]; px[o + 1] = col[1]; px[o + 2] = col[2]; px[o + 3] = 255;
+          }
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+
+    /* rank labels on the left: every row when they fit, else every few */
+    var labels = el("div", { cls: "vt-heat-labels" });
+    labels.style.height = H + "px";
+    var every = Math.max(1, Math.ceil(14 / rowH));
+    rows.forEach(function (row, ri) {
+      if (ri % every && ri !== rows.length - 1) return;
+      if (ri === rows.length - 1 && ri % every && (ri % every) * rowH < 14) return;
+      var l = el("div", { cls: "vt-heat-label", text: row.rank !== null ? "rank " + row.rank : "pid " + row.pid });
+      l.style.top = (ri * rowH + rowH / 2 - 7) + "px";
+      labels.appendChild(l);
+    });
+    var plot = el("div", { cls: "vt-heat-plot" }, [canvas]);
+    plot.style.width = W + "px";
+    plot.style.height = H + "px";
+    /* the failures: the first and those that followed, on their rows */
+    failures.forEach(function (m, i) {
+      if (m.row === null) return;
+      var dc = m.column === null ? 0 : Math.floor(m.column / group);
+      var row = rows[m.row];
+      var mk = el("div", { cls: "vt-heat-mark" + (i === 0 ? " vt-heat-first" : ""), "data-row": String(m.row),
+        "data-rank": row.rank === null ? "" : String(row.rank), "data-pid": String(row.pid),
+        "data-index": String(i), text: i === 0 ? "\u25c6" : "\u25c7" });
+      mk.style.left = (dc * cellW + cellW / 2 - 6) + "px";
+      mk.style.top = (m.row * rowH + rowH / 2 - 7) + "px";
+      plot.appendChild(mk);
+    });
+    canvas.addEventListener("mousemove", function (e) {
+      var rect = canvas.getBoundingClientRect();
+      var ri = Math.floor((e.clientY - rect.top) / rowH), dc = Math.floor((e.clientX - rect.left) / cellW);
+      if (ri < 0 || ri >= rows.length || dc < 0 || dc >= dcols) { hideTip(); return; }
+      var row = rows[ri], v = cell(ri, dc), c0 = dc * group, c1 = Math.min(ncols, c0 + group);
+      /* the failures marked in this cell (a mark is drawn in the column 0
+       * of its row when its time is off the timeline) */
+      var here = failures.filter(function (m) {
+        return m.row === ri && Math.floor((m.column === null ? 0 : m.column) / group) === dc;
+      }).map(function (m) { return "\n" + m.tip; }).join("");
+      showTip(who(row) + (row.host ? " on " + row.host : "") + "\n" +
+        columnTime(job, c0) + " to " + columnTime(job, c1) + " (+" + fmtSpan(c0 * job.merge * job.resolution_ns) + " into the job)\n" +
+        (v === null ? "no trace then" : fmtBytes(v) + " (" + v + " bytes), " +
+          (largest ? (100 * v / largest).toFixed(1) : "0") + "% of the largest") + here, e.clientX, e.clientY);
+    });
+    canvas.addEventListener("mouseleave", hideTip);
+    var xaxis = el("div", { cls: "vt-heat-xaxis" });
+    xaxis.style.width = Math.max(W, 360) + "px";
+    xaxis.appendChild(el("span", { text: columnTime(job, 0) }));
+    xaxis.appendChild(el("span", { text: "+" + fmtSpan(ncols * job.merge * job.resolution_ns) + " (" + ncols + " column" + (ncols > 1 ? "s" : "") + " of " + fmtSpan(job.merge * job.resolution_ns) + ")" }));
+    box.appendChild(el("div", { cls: "vt-heat-row" }, [labels, el("div", {}, [plot, xaxis])]));
+    /* the legend: bytes by colour */
+    var legend = el("div", { cls: "vt-heat-legend" });
+    var stops = HEAT.map(function (c, i) { return rgb(c) + " " + (100 * i / (HEAT.length - 1)) + "%"; }).join(", ");
+    var bar = el("span", { cls: "vt-heat-bar" });
+    bar.style.background = "linear-gradient(to right, " + stops + ")";
+    var empty = el("span", { cls: "vt-heat-swatch" });
+    empty.style.background = rgb(HEAT_EMPTY);
+    legend.appendChild(el("span", { text: "0 B " }));
+    legend.appendChild(bar);
+    legend.appendChild(el("span", { cls: "vt-heat-max", "data-bytes": String(largest), text: " " + fmtBytes(largest) + " (the largest, " + largest + " bytes)" }));
+    legend.appendChild(el("span", { text: "   " }));
+    legend.appendChild(empty);
+    legend.appendChild(el("span", { text: " not traced then" }));
+    box.appendChild(legend);
+    box.appendChild(el("div", { cls: "note", text: "one row per process with device memory, by rank; one column per " +
+      fmtSpan(job.merge * job.resolution_ns) + (job.merge > 1 ? " (the largest of " + job.merge + " columns of " + fmtSpan(job.resolution_ns) + ")" : "") +
+      (group > 1 ? " (each pixel the largest of " + group + " columns)" : "") +
+      "; colour: the process's device bytes (all its devices), the largest in the column, as a share of the job's largest; " +
+      "\u25c6 the first allocation failure, \u25c7 those that followed" }));
+    box._canvas = canvas;
+    return box;
+  }
+
+  var JOB_ROWS = 32; /* as the text's table; a button shows the rest */
+
+  function jobTable(job, rows, procIndex) {
+    var t = el("table", { cls: "vt-grid vt-job-table" });
+    t.appendChild(el("tr", {}, ["rank", "local", "host", "device", "GPU", "peak", "capacity", "OOMs", "pid"].map(function (h) {
+      return el("th", { text: h }); })));
+    var lines = [];
+    rows.forEach(function (r, ri) {
+      r.devices.forEach(function (d) { lines.push({ r: r, ri: ri, d: d }); });
+    });
+    function add(from, to) {
+      lines.slice(from, to).forEach(function (x) {
+        var r = x.r, d = x.d, pi = procIndex(r);
+        var first = job._first && job._first.row === x.ri && job._first.device === d.device;
+        var peak = el(pi === null ? "span" : "a", { cls: "vt-cell-link" + (d.failed_requests ? " vt-cell-oom" : "") + (first ? " vt-cell-first" : ""),
+          "data-peak-bytes": String(d.peak_bytes), text: fmtBytes(d.peak_bytes) + (first ? " (failed first)" : "") });
+        if (pi !== null) peak.setAttribute("href", "#proc-" + pi);
+        t.appendChild(el("tr", {}, [
+          el("td", { cls: "num", text: r.rank !== null ? String(r.rank) : "-" }),
+          el("td", { cls: "num", text: r.local_rank !== null ? String(r.local_rank) : "-" }),
+          el("td", { text: r.host || "?" }),
+          el("td", { cls: "num", text: String(d.device) }),
+          el("td", { text: d.gpu, title: d.gpu_name || "" }),
+          el("td", { cls: "num" }, [peak]),
+          el("td", { cls: "num", text: d.capacity_bytes ? fmtBytes(d.capacity_bytes) : "-" }),
+          el("td", { cls: "num" + (d.failed_requests ? " vt-cell-oom" : ""), text: String(d.failed_requests) }),
+          el("td", { cls: "num", text: String(r.pid) })]));
+      });
+    }
+    add(0, JOB_ROWS);
+    var box = el("div", {}, [t]);
+    if (lines.length > JOB_ROWS) {
+      var more = el("button", { type: "button", cls: "vt-job-more", text: "show the other " + (lines.length - JOB_ROWS) + " (rank, GPU) rows" });
+      more.addEventListener("click", function () { add(JOB_ROWS, lines.length); more.remove(); });
+      box.appendChild(more);
+    }
+    return box;
+  }
+
+  function jobSection(job, doc, ji, njobs) {
+    var rows = job.rows;
+    var sec = el("div", { cls: "vt-job-one", id: "job-" + ji });
+    var procs = report.processes || [];
+    function procIndex(r) {
+      for (var i = 0; i < procs.length; i++)
+        if (procs[i].pid === r.pid && (procs[i].hostname || "") === (r.host || "")) return i;
+      return null;
+    }
+    var title = "Job" + (njobs > 1 ? " " + (ji + 1) + " of " + njobs : "") + ": " + doc.processes + " process" + (doc.processes === 1 ? "" : "es") +
+      (doc.ranks ? ", " + doc.ranks + " with a rank" : "") + (doc.world_size !== null ? " (world size " + doc.world_size + ")" : "") +
+      ", on " + doc.gpus + " GPU" + (doc.gpus === 1 ? "" : "s") + " of " + doc.hosts + " host" + (doc.hosts === 1 ? "" : "s");
+    sec.appendChild(el("h3", { text: title }));
+    if (doc.session) sec.appendChild(el("div", { cls: "note", text: "session " + doc.session + (doc.session_host ? " on " + doc.session_host : "") + (doc.session_command ? ": " + doc.session_command : "") }));
+    if (doc.world_size !== null && doc.ranks && doc.ranks < doc.world_size)
+      sec.appendChild(el("div", { cls: "note", text: doc.ranks + " of " + doc.world_size + " ranks traced (the others wrote no trace here: no GPU use, another node, or the tracer did not reach them)" }));
+    /* the failures: the first in time, then those that followed */
+    var all = doc.first_failure ? [doc.first_failure].concat(doc.following_failures || []) : [];
+    var marks = all.map(function (f, i) {
+      var m = job.marks[i] || { row: null, column: null, since_start_ns: 0, device: f.device };
+      var row = m.row !== null ? rows[m.row] : null;
+      var gpu = row ? (row.devices.filter(function (d) { return d.device === f.device; })[0] || {}).gpu : null;
+      var at = i === 0 ? "at " + fmtSecs(m.since_start_ns / 1e9) : fmtSecs((f.wall_ns - all[0].wall_ns) / 1e9) + " after the first";
+      var text = (i === 0 ? "first failure: " : "then: ") + who(f) + ", " + at + ": " + (f.api || "allocation") + " of " +
+        fmtBytes(f.requested_bytes) + " failed on device " + f.device + (gpu ? " (" + gpu + ")" : "") + ": " + f.verdict +
+        (f.user_frame ? "\n  in " + f.user_frame : "");
+      return { row: m.row, column: m.column, tip: text, device: f.device };
+    });
+    job._first = marks[0] || null;
+    var facts = el("div", { cls: "vt-job-facts" });
+    if (marks.length) {
+      facts.appendChild(el("div", { cls: "vt-job-first", "data-rank": all[0].rank === null ? "" : String(all[0].rank), text: marks[0].tip }));
+      if (all.length > 1)
+        facts.appendChild(el("div", { cls: "vt-job-followers", text: "followed by: " + all.slice(1).map(function (f) {
+          return who(f) + " " + fmtSecs((f.wall_ns - all[0].wall_ns) / 1e9); }).join(", ") }));
+    } else {
+      facts.appendChild(el("div", { text: "no allocation failed" }));
+    }
+    function spread(p) {
+      return "largest " + fmtBytes(p.largest_bytes) + " (" + who({ rank: p.largest_rank, pid: p.largest_pid }) + "), median " +
+        fmtBytes(p.median_bytes) + ", smallest " + fmtBytes(p.smallest_bytes) + " (" + who({ rank: p.smallest_rank, pid: p.smallest_pid }) +
+        "); spread " + (p.largest_bytes ? (100 * (p.largest_bytes - p.smallest_bytes) / p.largest_bytes).toFixed(1) : "0.0") + "% of the largest";
+    }
+    if (doc.device_peaks && doc.device_peaks.processes > 1)
+      facts.appendChild(el("div", { cls: "vt-job-spread", "data-largest-bytes": String(doc.device_peaks.largest_bytes),
+        text: "device peaks across " + doc.device_peaks.processes + " processes: " + spread(doc.device_peaks) }));
+    var phs = (doc.phase_peaks || []).filter(function (p) { return p.processes > 1; });
+    if (phs.length) {
+      facts.appendChild(el("div", { text: "phase peaks across processes:" }));
+      phs.forEach(function (p) { facts.appendChild(el("div", { cls: "vt-job-phase", text: "  " + p.name + " (" + p.processes + "): " + spread(p) })); });
+    }
+    sec.appendChild(facts);
+    sec.appendChild(heatmap(job, marks));
+    sec.appendChild(jobTable(job, rows, procIndex));
+    /* each GPU's combined peak (its processes together): traces only */
+    var gpus = (report.gpus || []).filter(function (g) { return g.job === undefined || g.job === job.job; });
+    if (gpus.length)
+      sec.appendChild(el("div", { cls: "note vt-job-gpus", text: "GPU peaks, their processes together: " + gpus.map(function (g) {
+        return (g.uuid ? "GPU-" + g.uuid.replace(/^GPU-/, "").slice(0, 8) : "?") + (g.hostname ? " on " + g.hostname : "") + " " +
+          fmtBytes(g.peak_bytes) + (g.total_bytes ? " of " + fmtBytes(g.total_bytes) : ""); }).join(", ") }));
+    if (job.idle_processes)
+      sec.appendChild(el("div", { cls: "note", text: job.idle_processes + " process" + (job.idle_processes === 1 ? "" : "es") + " without device memory (launchers, agents): not drawn" }));
+    return sec;
+  }
+
+  function jobSections(jobs) {
+    var sec = el("section", { cls: "vt-job", id: "job" });
+    sec.appendChild(el("h2", { text: "Job" + (jobs.length > 1 ? "s" : "") }));
+    jobs.forEach(function (j, ji) { sec.appendChild(jobSection(j, (report.jobs || [])[j.job] || {}, ji, jobs.length)); });
+    return sec;
+  }
+
   /* ---- snapshots: the segment map ---- */
 
   function segmentMap(map, title) {
@@ -676,13 +927,19 @@
     var t0 = performance.now();
     var procs = report.processes || [];
     var snaps = report.snapshots || [];
+    var inputs = report.inputs || [];
+    var summaries = inputs.filter(function (i) { return i.kind === "summary"; }).length;
+    var jobs = jobPage.jobs || [];
     var header = el("header", {}, [el("h1", { text: "vramtrace report" }),
-      el("div", { cls: "note", text: procs.length + " process(es), " + (report.gpus || []).length + " GPU(s), " +
-        snaps.length + " snapshot(s); inputs: " + (report.inputs || []).map(function (i) { return i.path; }).join(", ") })]);
+      el("div", { cls: "note", text: (summaries ? jobs.reduce(function (n, j) { return n + ((report.jobs || [])[j.job] || {}).processes; }, 0) +
+        " process(es), from " + summaries + " summar" + (summaries === 1 ? "y" : "ies") :
+        procs.length + " process(es), " + (report.gpus || []).length + " GPU(s), " + snaps.length + " snapshot(s)") +
+        "; inputs: " + inputs.map(function (i) { return i.path; }).join(", ") })]);
     app.appendChild(header);
     if (procs.length === 1 && procs[0].command) document.title = "vramtrace: " + procs[0].command;
     var charts = [], lives = [];
-    if (procs.length > 1 || (report.gpus || []).length > 1) app.appendChild(jobOverview(procs));
+    if (jobs.length) app.appendChild(jobSections(jobs));
+    else if (procs.length > 1 || (report.gpus || []).length > 1) app.appendChild(jobOverview(procs));
     procs.forEach(function (p, pi) {
       var sec = el("section", { cls: "vt-process", id: "proc-" + pi });
       sec.appendChild(el("h2", { text: processTitle(p) }));
