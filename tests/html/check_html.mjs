@@ -108,7 +108,7 @@ function oomSnapshot() {
 let job = null;
 function makeJob() {
   const out = path.join(tmp, "job");
-  const argv = ["python3", path.join(src, "tests", "html", "make_job.py"), "--build", build, "--out", out];
+  const argv = ["python3", path.join(src, "tests", "launchers", "make_job.py"), "--build", build, "--out", out];
   if (args.preload_first) argv.push("--preload-first", args.preload_first);
   run(argv, {});
   job = { traces: path.join(out, "traces"), summaries: path.join(out, "summaries") };

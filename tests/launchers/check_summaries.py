@@ -60,48 +60,20 @@ def overview(text):
 
 
 tmp = tempfile.mkdtemp(prefix="vt-summaries-")
+r = subprocess.run([sys.executable, os.path.join(HERE, "make_job.py"), "--build", BUILD,
+                    "--out", tmp] + (["--preload-first", A.preload_first] if A.preload_first else []),
+                   capture_output=True, text=True, timeout=300)
+equal("make_job.py exit status (%s)" % r.stderr.strip()[-300:], r.returncode, 0)
 traces = os.path.join(tmp, "traces")
-sim = os.path.join(BUILD, "tests", "simdriver")
-log = os.path.join(tmp, "ranks.log")
-env = {k: v for k, v in os.environ.items() if not k.startswith(("VTSIM_", "VRAMTRACE_", "LW_"))}
-env.pop("LD_PRELOAD", None)
-if A.preload_first:
-    env["LD_PRELOAD"] = A.preload_first
-shared = "vt-summaries-%d" % os.getpid()
-env.update(LD_LIBRARY_PATH=sim + ":" + os.path.join(sim, "runtime"), VTSIM_DEVICES="2",
-           VTSIM_SHARED=shared, VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"),
-           LW_OOM_RANKS="2,0", LW_LOG=log)
-try:
-    r = subprocess.run([VRAMTRACE, "run", "-q", "-o", os.path.join(traces, "rank%r.%p.vtrace"),
-                        "--", sys.executable, os.path.join(HERE, "agent.py"), "--nproc", "4", CW],
-                       env=env, capture_output=True, text=True, timeout=120)
-    equal("run exit status", r.returncode, 0)
-finally:
-    try:
-        os.unlink("/dev/shm/vtsim-" + shared)
-    except OSError:
-        pass
+summaries = os.path.join(tmp, "summaries")
+nodes = {"node-a": (0, 3), "node-b": (1, 2)}  # as make_job.py splits them
 
 workers = {}
-for line in open(log):
+for line in open(os.path.join(tmp, "ranks.log")):
     w = dict(kv.split("=", 1) for kv in line.strip().split("\t"))
     workers[int(w["rank"])] = w
 equal("ranks started", sorted(workers), [0, 1, 2, 3])
-led = Ledger(env["VTSIM_LEDGER"])
-
-# The job's traces on two nodes; rank 3 and rank 1 each on another node
-# than the rank that shares its GPU, so no node sees a whole GPU.
-nodes = {"node-a": (0, 3), "node-b": (1, 2)}
-summaries = os.path.join(tmp, "summaries")
-os.mkdir(summaries)
-files = sorted(os.listdir(traces))
-for node, ranks in nodes.items():
-    d = os.path.join(tmp, node)
-    os.mkdir(d)
-    for f in files:
-        if int(re.match(r"rank(\d+)\.", f).group(1)) in ranks:
-            shutil.copy(os.path.join(traces, f), d)
-    vt("report", "--summary", os.path.join(summaries, node + ".summary.json"), d)
+led = Ledger(os.path.join(tmp, "ledger.txt"))
 
 summary = {}
 for node in nodes:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""A job of four ranks for the HTML report's job section, made as
-tests/launchers/check_summaries.py makes it: torchrun's stand-in
-(tests/launchers/agent.py) starts four lw_worker ranks on two simulated
-GPUs under `vramtrace run`; ranks 2 and 0 fail an allocation (LW_OOM_RANKS,
-rank 2 first). The traces go to OUT/traces; OUT/summaries gets the
-summaries of two "nodes" (ranks 0 and 3, ranks 1 and 2) written by
-`vramtrace report --summary`.
+"""A job of four ranks whose traces stay on two "nodes", for the summary
+test (check_summaries.py) and the HTML report's job section
+(tests/html/check_html.mjs): torchrun's stand-in (agent.py) starts four
+lw_worker ranks on two simulated GPUs under `vramtrace run`; ranks 2 and 0
+fail an allocation (LW_OOM_RANKS, rank 2 first). The traces go to
+OUT/traces, each node's copies to OUT/node-a (ranks 0 and 3) and OUT/node-b
+(ranks 1 and 2), and OUT/summaries/NODE.summary.json is `vramtrace report
+--summary` of each node. The truth: OUT/ledger.txt (the simulated driver's
+ledger) and OUT/ranks.log (each worker's pid, rank and device).
 
     make_job.py --build BUILD --out OUT [--preload-first LIBS]
 """
@@ -40,7 +42,7 @@ env.update(LD_LIBRARY_PATH=sim + ":" + os.path.join(sim, "runtime"), VTSIM_DEVIC
            LW_OOM_RANKS="2,0", LW_LOG=os.path.join(A.out, "ranks.log"))
 try:
     r = subprocess.run([vramtrace, "run", "-q", "-o", os.path.join(traces, "rank%r.%p.vtrace"), "--",
-                        sys.executable, os.path.join(HERE, "..", "launchers", "agent.py"),
+                        sys.executable, os.path.join(HERE, "agent.py"),
                         "--nproc", "4", worker],
                        env=env, capture_output=True, text=True, timeout=120)
 finally:
