@@ -1,6 +1,8 @@
 /* A summary document from job views; the format: job_summary.h. */
 #include "job_summary.h"
 
+#include "report.h"
+
 static void gpu_json(struct vt_json *j, const struct vt_jv_gpu_id *g)
 {
     char hex[2 * VT_UUID_SIZE + 1];
@@ -88,11 +90,7 @@ void vt_job_summary_write(struct vt_job_view *const *views, size_t n, uint64_t r
     for (size_t k = 0; k < n; k++) {
         const struct vt_job_view *v = views[k];
         vt_json_begin_object(j);
-        vt_json_kv_string(j, "session", v->session);
-        vt_json_kv_uint_or_null(j, "session_start_unix_ns", v->has_session_start,
-                                v->session_start_unix_ns);
-        vt_json_kv_string(j, "session_host", v->session_host);
-        vt_json_kv_string(j, "session_command", v->session_command);
+        vt_job_session_json(v, j);
         vt_json_key(j, "processes");
         vt_json_begin_array(j);
         for (size_t i = 0; i < v->nprocesses; i++)

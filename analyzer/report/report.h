@@ -132,6 +132,9 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out);
  * empty array) or from views. */
 void vt_jobs_json(struct vt_report *rep, struct vt_json *j);
 void vt_job_views_json(struct vt_job_view *const *views, size_t n, struct vt_json *j);
+/* A job's "session", "session_start_unix_ns", "session_host" and
+ * "session_command" keys (the report's jobs[] and the summaries). */
+void vt_job_session_json(const struct vt_job_view *v, struct vt_json *j);
 /* argv joined by spaces into buf (or the exe path). */
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n);
 /* The numbers of an allocation failure in one line (report_oom.c); prev is

@@ -207,16 +207,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
                  : format == VT_REPORT_JSON ? write_json(traces, snaps, nsnaps, in, opt, out, true)
                                             : write_text(traces, snaps, nsnaps, opt, out);
     if (traces) {
-        for (size_t i = 0; i < a.ninputs; i++)
-            if (vt_reader_truncated(a.inputs[i].reader))
-                fprintf(err, "vramtrace: %s: %s\n", a.inputs[i].path,
-                        vt_reader_truncation_note(a.inputs[i].reader));
-        if (partial && status == 0) {
-            fprintf(err, "vramtrace: %zu of %zu trace files could not be read in full (above); "
-                         "the report covers the rest\n",
-                    a.skipped ? a.skipped : 1, a.nfiles);
-            status = VT_REPORT_PARTIAL;
-        }
+        status = vt_report_traces_said(&a, partial, status, "report", err);
         vt_report_free(&rep);
         vt_analysis_free(&a);
     }
@@ -225,6 +216,21 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
         vt_snap_analysis_free(&snaps[k]);
     free(snaps);
     return status;
+}
+
+int vt_report_traces_said(const struct vt_analysis *a, bool partial, int status, const char *what,
+                          FILE *err)
+{
+    for (size_t i = 0; i < a->ninputs; i++)
+        if (vt_reader_truncated(a->inputs[i].reader))
+            fprintf(err, "vramtrace: %s: %s\n", a->inputs[i].path,
+                    vt_reader_truncation_note(a->inputs[i].reader));
+    if (!partial || status != 0)
+        return status;
+    fprintf(err, "vramtrace: %zu of %zu trace files could not be read in full (above); "
+                 "the %s covers the rest\n",
+            a->skipped ? a->skipped : 1, a->nfiles, what);
+    return VT_REPORT_PARTIAL;
 }
 
 int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,

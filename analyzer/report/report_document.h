@@ -47,6 +47,14 @@ enum vt_report_format { VT_REPORT_TEXT, VT_REPORT_JSON, VT_REPORT_HTML };
 int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
                             const char *path, FILE *err);
 
+/* After an analysis of traces: each truncated trace named on err, and,
+ * when some were not read in full (partial) and status is 0, that said
+ * ("... the WHAT covers the rest") and VT_REPORT_PARTIAL returned; else
+ * status. */
+struct vt_analysis;
+int vt_report_traces_said(const struct vt_analysis *a, bool partial, int status, const char *what,
+                          FILE *err);
+
 /* `report --summary PATH` (job_summary.h): this node's part of each job,
  * its timelines in columns of resolution_ns, to path ("-": stdout). The
  * same exit statuses as vt_report_document. */

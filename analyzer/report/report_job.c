@@ -229,17 +229,22 @@ static void peaks_json(const struct vt_job_view *v, struct vt_json *j, size_t n,
     vt_json_kv_int_or_null(j, "smallest_rank", rank >= 0, rank);
 }
 
+void vt_job_session_json(const struct vt_job_view *v, struct vt_json *j)
+{
+    vt_json_kv_string(j, "session", v->session);
+    vt_json_kv_uint_or_null(j, "session_start_unix_ns", v->has_session_start,
+                            v->session_start_unix_ns);
+    vt_json_kv_string(j, "session_host", v->session_host);
+    vt_json_kv_string(j, "session_command", v->session_command);
+}
+
 static void job_json(const struct vt_job_view *v, struct vt_json *j)
 {
     struct vt_job_figures f;
     if (!vt_job_figures_of(v, &f))
         return;
     vt_json_begin_object(j);
-    vt_json_kv_string(j, "session", v->session);
-    vt_json_kv_uint_or_null(j, "session_start_unix_ns", v->has_session_start,
-                            v->session_start_unix_ns);
-    vt_json_kv_string(j, "session_host", v->session_host);
-    vt_json_kv_string(j, "session_command", v->session_command);
+    vt_job_session_json(v, j);
     vt_json_kv_uint(j, "processes", f.processes);
     vt_json_kv_uint(j, "ranks", f.ranks);
     vt_json_kv_int_or_null(j, "world_size", f.world_size >= 0, f.world_size);

@@ -67,12 +67,7 @@ int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_r
         vt_job_view_free(list[k]);
     free(views);
     free(list);
-    if (partial && status == 0) {
-        fprintf(err, "vramtrace: %zu of %zu trace files could not be read in full (above); "
-                     "the summary covers the rest\n",
-                a.skipped ? a.skipped : 1, a.nfiles);
-        status = VT_REPORT_PARTIAL;
-    }
+    status = vt_report_traces_said(&a, partial, status, "summary", err);
     vt_report_free(&rep);
     vt_analysis_free(&a);
     vt_job_timelines_free(&timelines);
