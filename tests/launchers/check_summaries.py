@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from ledger_truth import Ledger  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "schema"))
-from report_schema import schema_errors  # noqa: E402
+from report_schema import SUMMARY_SCHEMA, schema_errors  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -79,6 +79,9 @@ summary = {}
 for node in nodes:
     with open(os.path.join(summaries, node + ".summary.json")) as f:
         summary[node] = json.load(f)
+for node, doc in summary.items():
+    for e in schema_errors(doc, SUMMARY_SCHEMA):
+        failures.append("%s's summary: docs/summary.schema.json: %s" % (node, e))
 if A.tamper:
     p = summary["node-b"]["jobs"][0]["processes"][0]
     p["devices"][0]["peak_bytes"] += MiB

@@ -3,7 +3,8 @@
 with the jsonschema package (Debian: python3-jsonschema, which
 scripts/install-deps.sh installs). Used by the example, snapshot and CLI
 tests on everything they report; run as a script it validates a document
-on stdin (how a Python without jsonschema asks the system's).
+on stdin (how a Python without jsonschema asks the system's), against the
+schema named as its argument (default: the report's).
 
     from report_schema import schema_errors   # [] when the document is valid
 """
@@ -12,15 +13,17 @@ import os
 import subprocess
 import sys
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                      "report.schema.json")
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+SCHEMA = os.path.join(DOCS, "report.schema.json")
+# `vramtrace report --summary`'s document
+SUMMARY_SCHEMA = os.path.join(DOCS, "summary.schema.json")
 SYSTEM_PYTHON = "/usr/bin/python3"
 NO_VALIDATOR = 3
 
 
-def _errors_here(doc):
+def _errors_here(doc, schema_path=SCHEMA):
     import jsonschema
-    with open(SCHEMA) as f:
+    with open(schema_path) as f:
         schema = json.load(f)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -28,20 +31,21 @@ def _errors_here(doc):
             for e in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))]
 
 
-def schema_errors(doc):
+def schema_errors(doc, schema_path=SCHEMA):
     """The ways doc breaks the schema (at most the first 20), [] if none."""
     try:
         import jsonschema  # noqa: F401
     except ImportError:
         if os.path.realpath(sys.executable) == os.path.realpath(SYSTEM_PYTHON):
             raise RuntimeError("jsonschema is not installed: apt-get install python3-jsonschema")
-        p = subprocess.run([SYSTEM_PYTHON, os.path.abspath(__file__)], input=json.dumps(doc),
+        p = subprocess.run([SYSTEM_PYTHON, os.path.abspath(__file__), schema_path],
+                           input=json.dumps(doc),
                            capture_output=True, text=True, timeout=120)
         if p.returncode == NO_VALIDATOR or p.returncode < 0 or not os.path.exists(SYSTEM_PYTHON):
             raise RuntimeError("no Python with jsonschema (apt-get install python3-jsonschema): "
                                + p.stderr.strip())
         return [l for l in p.stdout.splitlines() if l]
-    return _errors_here(doc)[:20]
+    return _errors_here(doc, schema_path)[:20]
 
 
 if __name__ == "__main__":
@@ -50,5 +54,5 @@ if __name__ == "__main__":
     except ImportError:
         print("jsonschema is not installed", file=sys.stderr)
         sys.exit(NO_VALIDATOR)
-    for line in _errors_here(json.load(sys.stdin))[:20]:
+    for line in _errors_here(json.load(sys.stdin), *sys.argv[1:2])[:20]:
         print(line)
