@@ -24,7 +24,8 @@
 // (bench/synth_trace: a job of 40 ranks on 8 GPUs, more than the page
 // details: the page must detail exactly the processes report_html.h
 // chooses, list every rank in its job section and say how many it does
-// not detail). On any page that details part of a job (vt-options'
+// not detail), many_ranks_oom (make_job.py: 20 ranks, 5 failing: the first
+// 4 failures in time, the largest and the smallest peak detailed). On any page that details part of a job (vt-options'
 // detail), the checks below run on the detailed processes. --tamper 1
 // adds 1 MiB to the job block's hottest value after the page is written:
 // the checks must fail.
@@ -111,9 +112,9 @@ function oomSnapshot() {
 // A job of four ranks on two GPUs whose ranks 2 and 0 fail, rank 2 first,
 // and its two nodes' summaries (make_job.py, as tests/launchers makes it).
 let job = null;
-function makeJob() {
+function makeJob(more = []) {
   const out = path.join(tmp, "job");
-  const argv = ["python3", path.join(src, "tests", "launchers", "make_job.py"), "--build", build, "--out", out];
+  const argv = ["python3", path.join(src, "tests", "launchers", "make_job.py"), "--build", build, "--out", out, ...more];
   if (args.preload_first) argv.push("--preload-first", args.preload_first);
   run(argv, {});
   job = { traces: path.join(out, "traces"), summaries: path.join(out, "summaries") };
@@ -129,6 +130,8 @@ switch (scenario) {
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
   case "job_summaries": inputs = [makeJob().summaries]; break;
   case "job_traces": inputs = [makeJob().traces]; break;
+  // 20 ranks, 5 failing (more than the page details), in this order in time
+  case "many_ranks_oom": inputs = [makeJob(["--nproc", "20", "--oom-ranks", "17,5,12,3,9"]).traces]; break;
   case "many_ranks": {
     const dir = path.join(tmp, "ranks40");
     fs.mkdirSync(dir);
@@ -198,7 +201,10 @@ const DETAILED = 4;
 const pageOptions = await tab.evaluate(() => JSON.parse(document.getElementById("vt-options").textContent));
 const detail = pageOptions.detail;
 let procs = expected.processes;
-if (scenario === "many_ranks" && !detail) fail("a job of 40 ranks: the page details every process");
+if (scenario.startsWith("many_ranks") && !detail) fail("a job of many ranks: the page details every process");
+if (scenario === "many_ranks_oom") // the first 4 failures in time, the largest peak (rank 19), the smallest (rank 0)
+  check("the ranks detailed", detail && expected.processes.filter((p) => detail.why.some((w) => w.file === p.file))
+    .map((p) => p.rank).sort((a, b) => a - b).join(","), "0,3,5,12,17,19");
 if (detail) {
   const key = (p) => p.pid + "@" + (p.hostname || "");
   const byRank = [...expected.processes].sort((a, b) => (a.rank === null) - (b.rank === null) || a.rank - b.rank ||
