@@ -37,6 +37,11 @@ bool vt_report_input_selected(const struct vt_report *rep, size_t input)
     return p && p->pid == rep->opt->pid;
 }
 
+bool vt_report_input_detailed(const struct vt_report *rep, size_t input)
+{
+    return vt_report_input_selected(rep, input) && (!rep->detail || rep->detail[input]);
+}
+
 bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l)
 {
     return !rep->opt->has_device || l->device == rep->opt->device;

@@ -40,6 +40,10 @@ struct vt_report {
     bool one_job;                /* only the inputs of job (the text report, job by job) */
     struct vt_job_timelines *timelines; /* collected while the analysis ran, or NULL */
     size_t job;
+    /* Per input: nonzero if the HTML page details it (why: VT_DETAIL_* of
+     * report_html.h); NULL: every selected input (the text and JSON
+     * reports, and a page of no large job). */
+    const unsigned char *detail;
 };
 
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
@@ -67,6 +71,9 @@ void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t i
                               const struct vt_ledger *l, size_t first, size_t end);
 
 bool vt_report_input_selected(const struct vt_report *rep, size_t input);
+/* Selected, and detailed (rep->detail): the document's processes[] and
+ * the page's timelines list these. */
+bool vt_report_input_detailed(const struct vt_report *rep, size_t input);
 /* False, with "vramtrace report: no pid 123; pids: 5678, 5679" (or the
  * devices, or the phases) on err, when --pid, --device or --phase select
  * nothing (report_filters.c). */

@@ -3,6 +3,7 @@
 #include "report_document.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "job_view.h"
 #include "json_writer.h"
@@ -100,29 +101,26 @@ static int write_text(struct vt_report *rep, const struct vt_snap_analysis *snap
 }
 
 /* The page of `report --html` (report_html.c): the JSON document, compact,
- * with more sites per table for its flame graphs, and the timelines. */
+ * with more sites per table for its flame graphs, and the timelines. A job
+ * of many processes has them for some only (VT_REPORT_HTML_PROCESSES):
+ * rep->detail says which, while the page is written. */
 static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
                       const struct vt_report_inputs *in, const struct vt_report_options *opt,
                       size_t table_rows, const char *path, FILE *err)
 {
-    char *doc = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&doc, &len);
-    if (!mem) {
-        fprintf(err, "vramtrace: out of memory\n");
-        return 2;
-    }
-    int status = write_json(rep, snaps, nsnaps, in, opt, mem, false);
-    if (fclose(mem) != 0)
-        status = 2;
+    int status = 0;
     /* The job section of each job of several processes or ranks: the same
      * views as the document's jobs[] (index: the place there). */
-    size_t njobs = rep ? rep->a->njobs : 0, nviews = 0, listed = 0;
+    size_t njobs = rep ? rep->a->njobs : 0, nviews = 0, listed = 0, hidden = 0;
+    size_t ninputs = rep ? rep->a->ninputs : 0;
     struct vt_job_view *views = calloc(njobs + 1, sizeof *views);
     struct vt_job_view **list = calloc(njobs + 1, sizeof *list);
     size_t *index = calloc(njobs + 1, sizeof *index);
-    if (!views || !list || !index)
+    unsigned char *detail = malloc(ninputs + 1);
+    if (!views || !list || !index || !detail)
         status = 2;
+    else
+        memset(detail, VT_DETAIL_ALL, ninputs + 1);
     for (size_t k = 0; status == 0 && k < njobs; k++) {
         if (!vt_job_view_of_traces(rep, k, rep->timelines, &views[nviews])) {
             status = 2;
@@ -134,6 +132,7 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
             continue;
         }
         if (vt_job_worth_overview(rep, k)) {
+            hidden += vt_job_page_detail(rep, k, v, detail);
             index[nviews] = listed;
             list[nviews] = v;
             nviews++;
@@ -142,16 +141,31 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
         }
         listed++;
     }
+    if (rep && hidden)
+        rep->detail = detail;
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *mem = status == 0 ? open_memstream(&doc, &len) : NULL;
+    if (mem) {
+        status = write_json(rep, snaps, nsnaps, in, opt, mem, false);
+        if (fclose(mem) != 0)
+            status = 2;
+    } else {
+        status = 2;
+    }
     if (status == 0)
         status = vt_report_html(rep, snaps, nsnaps, opt, doc, len, table_rows, list, index,
                                 nviews, path, err);
     else
         fprintf(err, "vramtrace: out of memory\n");
+    if (rep)
+        rep->detail = NULL;
     for (size_t k = 0; k < nviews; k++)
         vt_job_view_free(&views[k]);
     free(views);
     free(list);
     free(index);
+    free(detail);
     free(doc);
     return status;
 }

@@ -33,30 +33,39 @@ static const struct vt_html_asset *asset(const char *name)
 /* ---- the timelines: a second replay of the traces ---- */
 
 struct timelines {
-    struct vt_timeline *tl; /* per input */
+    struct vt_timeline *tl; /* per input of the first replay */
+    const size_t *input;    /* the second replay's input -> the first's */
 };
 
 static void prepare(void *ctx, struct vt_input *in)
 {
     struct timelines *t = ctx;
-    vt_timeline_attach(&t->tl[in->index], &in->replay);
+    vt_timeline_attach(&t->tl[t->input[in->index]], &in->replay);
 }
 
-/* Sets up each selected ledger's timeline from the first replay (its time
- * span, its top sites at the peak), then replays the traces again. */
+/* Sets up each detailed ledger's timeline from the first replay (its time
+ * span, its top sites at the peak), then replays those processes' traces
+ * again: only theirs, each with the same records as in the first (a
+ * process's ledgers are its own records'). */
 static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *err)
 {
     const struct vt_analysis *a = rep->a;
     char **paths = calloc(a->ninputs + 1, sizeof *paths);
-    if (!paths)
+    size_t *input = calloc(a->ninputs + 1, sizeof *input);
+    if (!paths || !input) {
+        free(paths);
+        free(input);
         return false;
+    }
     bool ok = true;
+    size_t npaths = 0;
     for (size_t i = 0; i < a->ninputs; i++) {
         const struct vt_replay *rp = &a->inputs[i].replay;
-        paths[i] = a->inputs[i].path;
         vt_timeline_init(&tl[i], rp->first_time_ns, rp->last_time_ns, VT_TIMELINE_BUCKETS_DEFAULT);
-        if (!vt_report_input_selected(rep, i))
+        if (!vt_report_input_detailed(rep, i))
             continue;
+        input[npaths] = i;
+        paths[npaths++] = a->inputs[i].path;
         for (size_t k = 0; k < rp->nledgers; k++) {
             const struct vt_ledger *l = &rp->ledgers[k];
             if (!vt_report_ledger_selected(rep, l))
@@ -70,21 +79,24 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
                 ok = false;
         }
     }
-    struct timelines ctx = {tl};
-    struct vt_analysis again;
-    FILE *quiet = fopen("/dev/null", "w"); /* the first pass said it all */
-    vt_analysis_run_with(&again, paths, a->ninputs, quiet ? quiet : err, prepare, &ctx);
+    struct timelines ctx = {tl, input};
+    struct vt_analysis again = {0};
+    FILE *quiet = npaths ? fopen("/dev/null", "w") : NULL; /* the first pass said it all */
+    if (npaths)
+        vt_analysis_run_with(&again, paths, npaths, quiet ? quiet : err, prepare, &ctx);
     if (quiet)
         fclose(quiet);
-    if (again.ninputs != a->ninputs)
+    if (again.ninputs != npaths)
         ok = false; /* a file changed in between */
     for (size_t i = 0; i < a->ninputs; i++) {
         vt_timeline_finish(&tl[i]);
         if (tl[i].out_of_memory)
             ok = false;
     }
-    vt_analysis_free(&again);
+    if (npaths)
+        vt_analysis_free(&again);
     free(paths);
+    free(input);
     if (!ok)
         fprintf(err, "vramtrace: warning: the timelines of the HTML report are incomplete\n");
     return true;
@@ -205,7 +217,7 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
     for (size_t i = 0; rep && i < rep->a->ninputs; i++) {
-        if (!vt_report_input_selected(rep, i))
+        if (!vt_report_input_detailed(rep, i))
             continue;
         const struct vt_timeline *t = &tl[i];
         vt_json_begin_object(j);
@@ -249,6 +261,60 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
     vt_json_end_object(j);
 }
 
+/* ---- the page's options ---- */
+
+/* {"table_rows": N, "detail": null | {"limit", "processes", "detailed",
+ *  "why": [{"file", "reasons": ["failed" | "largest_peak" |
+ *  "smallest_peak" | "first_ranks" | "all"]}]}}: detail says, when a job
+ * had more processes than VT_REPORT_HTML_PROCESSES, how many of the
+ * selected processes the page details and why each. */
+static void options_json(const struct vt_report *rep, size_t table_rows, struct vt_json *j)
+{
+    static const struct {
+        unsigned char bit;
+        const char *name;
+    } reasons[] = {{VT_DETAIL_FAILED, "failed"},
+                   {VT_DETAIL_LARGEST, "largest_peak"},
+                   {VT_DETAIL_SMALLEST, "smallest_peak"},
+                   {VT_DETAIL_FIRST, "first_ranks"},
+                   {VT_DETAIL_ALL, "all"}};
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "table_rows", table_rows);
+    vt_json_key(j, "detail");
+    if (!rep || !rep->detail) {
+        vt_json_null(j);
+        vt_json_end_object(j);
+        return;
+    }
+    size_t selected = 0, detailed = 0;
+    for (size_t i = 0; i < rep->a->ninputs; i++) {
+        selected += vt_report_input_selected(rep, i);
+        detailed += vt_report_input_detailed(rep, i);
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "limit", VT_REPORT_HTML_PROCESSES);
+    vt_json_kv_uint(j, "processes", selected);
+    vt_json_kv_uint(j, "detailed", detailed);
+    vt_json_key(j, "why");
+    vt_json_begin_array(j);
+    for (size_t i = 0; i < rep->a->ninputs; i++) {
+        if (!vt_report_input_detailed(rep, i))
+            continue;
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "file", rep->a->inputs[i].path);
+        vt_json_key(j, "reasons");
+        vt_json_begin_array(j);
+        for (size_t r = 0; r < sizeof reasons / sizeof *reasons; r++)
+            if (rep->detail[i] & reasons[r].bit)
+                vt_json_string(j, reasons[r].name);
+        vt_json_end_array(j);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    vt_json_end_object(j);
+    vt_json_end_object(j);
+}
+
 /* ---- the page ---- */
 
 /* JSON inside <script type="application/json">: every '<' (only ever
@@ -286,8 +352,8 @@ static const char *const scripts[] = {
     "d3-flamegraph.umd.min.js", "report.js"};
 
 struct page {
-    const char *doc, *timeline, *job;
-    size_t len, tl_len, job_len, table_rows;
+    const char *doc, *timeline, *job, *options;
+    size_t len, tl_len, job_len, options_len;
 };
 
 static void write_page(FILE *out, const struct page *pg)
@@ -310,9 +376,9 @@ static void write_page(FILE *out, const struct page *pg)
     put_json(out, pg->timeline, pg->tl_len);
     fputs("</script>\n<script type=\"application/json\" id=\"vt-job\">", out);
     put_json(out, pg->job, pg->job_len);
-    fprintf(out, "</script>\n<script type=\"application/json\" id=\"vt-options\">"
-                 "{\"table_rows\": %zu}</script>\n",
-            pg->table_rows);
+    fputs("</script>\n<script type=\"application/json\" id=\"vt-options\">", out);
+    put_json(out, pg->options, pg->options_len);
+    fputs("</script>\n", out);
     for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++)
         put_asset(out, scripts[i], "<script>", "</script>");
     fputs("</body>\n</html>\n", out);
@@ -366,13 +432,17 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
 {
     size_t ninputs = rep ? rep->a->ninputs : 0;
     struct vt_timeline *tl = calloc(ninputs + 1, sizeof *tl);
-    char *timeline = NULL, *job = NULL;
-    size_t tl_len = 0, job_len = 0;
+    char *timeline = NULL, *job = NULL, *options = NULL;
+    size_t tl_len = 0, job_len = 0, options_len = 0;
     FILE *mem = tl ? open_memstream(&timeline, &tl_len) : NULL;
     FILE *jmem = mem ? open_memstream(&job, &job_len) : NULL;
-    if (!jmem) {
+    FILE *omem = jmem ? open_memstream(&options, &options_len) : NULL;
+    if (!omem) {
+        if (jmem)
+            fclose(jmem);
         if (mem)
             fclose(mem);
+        free(job);
         free(timeline);
         free(tl);
         fprintf(err, "vramtrace: out of memory\n");
@@ -382,6 +452,10 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
     vt_json_init(&jj, jmem, false);
     vt_job_page_json(views, index, nviews, &jj);
     bool job_ok = fclose(jmem) == 0;
+    struct vt_json oj;
+    vt_json_init(&oj, omem, false);
+    options_json(rep, table_rows, &oj);
+    job_ok = fclose(omem) == 0 && job_ok;
     if (rep)
         run_timelines(rep, tl, err);
     struct vt_json j;
@@ -391,12 +465,13 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
     for (size_t i = 0; i < ninputs; i++)
         vt_timeline_free(&tl[i]);
     free(tl);
-    struct page pg = {doc, timeline, job, len, tl_len, job_len, table_rows};
+    struct page pg = {doc, timeline, job, options, len, tl_len, job_len, options_len};
     if (status == 0)
         status = write_file(path, &pg, err);
     else
         fprintf(err, "vramtrace: out of memory\n");
     free(timeline);
     free(job);
+    free(options);
     return status;
 }

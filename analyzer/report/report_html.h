@@ -26,6 +26,29 @@
  * (the rest of a total is one "other sites" frame). */
 #define VT_REPORT_HTML_TOP 100
 
+/* A job of more processes than VT_REPORT_HTML_PROCESSES (ranks, usually)
+ * is detailed on the page only in part: the sections of a process (its
+ * live sets and flame graphs, its timelines) cost up to about 0.8 MB each,
+ * so that a job of 1024 ranks made a page of 840 MB that no browser
+ * opens. Such a job's page details its processes with failed allocations
+ * (at most VT_REPORT_HTML_DETAILED, the first failures in time first), the
+ * one with the largest and the one with the smallest device peak, and the
+ * first ranks while fewer than VT_REPORT_HTML_DETAILED are detailed: 4 to
+ * 6 processes, a page of about 5 MB at most. The rest appear in its job
+ * section (heatmap, table) only, and the page says how many and how to see
+ * one (--rank, --pid: a page of one process). */
+#define VT_REPORT_HTML_PROCESSES 16
+#define VT_REPORT_HTML_DETAILED 4
+
+/* Why a process is detailed (vt_report.detail; bits). */
+enum {
+    VT_DETAIL_ALL = 1,      /* its job is no larger than VT_REPORT_HTML_PROCESSES */
+    VT_DETAIL_FAILED = 2,   /* an allocation failed */
+    VT_DETAIL_LARGEST = 4,  /* the largest device peak of its job */
+    VT_DETAIL_SMALLEST = 8, /* the smallest */
+    VT_DETAIL_FIRST = 16,   /* among the first ranks */
+};
+
 /* True if this build has the chart libraries; else says on err what is
  * missing and how to install it. */
 bool vt_report_html_available(FILE *err);
@@ -59,5 +82,12 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
 struct vt_json;
 void vt_job_page_json(struct vt_job_view *const *views, const size_t *index, size_t n,
                       struct vt_json *j);
+
+/* Marks in detail[] (per input of rep) the processes of job `job` (its
+ * view v) that the page details, with why (VT_DETAIL_*), and 0 for its
+ * others; returns how many are not detailed (0: the job is small enough
+ * for all). */
+size_t vt_job_page_detail(const struct vt_report *rep, size_t job, const struct vt_job_view *v,
+                          unsigned char *detail);
 
 #endif

@@ -1,5 +1,7 @@
 /* The HTML page's job block (vt-job): the heatmap's rows; see report_html.h. */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "job_view.h"
 #include "json_writer.h"
@@ -141,4 +143,59 @@ void vt_job_page_json(struct vt_job_view *const *views, const size_t *index, siz
             job_json(views[k], index[k], j);
     vt_json_end_array(j);
     vt_json_end_object(j);
+}
+
+/* The input of rep behind process p of job `job`'s view: the same pid on
+ * the same host (SIZE_MAX if none). */
+static size_t input_of(const struct vt_report *rep, size_t job, const struct vt_jv_process *p)
+{
+    for (size_t i = 0; i < rep->a->ninputs; i++) {
+        if (rep->a->inputs[i].job != job || !vt_report_input_selected(rep, i))
+            continue;
+        const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
+        if (pi && pi->pid == p->pid && !strcmp(pi->hostname ? pi->hostname : "", p->host))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static void mark(const struct vt_report *rep, size_t job, const struct vt_job_view *v,
+                 size_t process, unsigned char why, unsigned char *detail, size_t *n)
+{
+    size_t i = input_of(rep, job, &v->processes[process]);
+    if (i == SIZE_MAX || (why == VT_DETAIL_FIRST && detail[i]))
+        return;
+    *n += !detail[i];
+    detail[i] |= why;
+}
+
+size_t vt_job_page_detail(const struct vt_report *rep, size_t job, const struct vt_job_view *v,
+                          unsigned char *detail)
+{
+    size_t inputs = 0;
+    for (size_t i = 0; i < rep->a->ninputs; i++)
+        inputs += rep->a->inputs[i].job == job && vt_report_input_selected(rep, i);
+    if (inputs <= VT_REPORT_HTML_PROCESSES)
+        return 0;
+    struct vt_job_figures f;
+    if (!vt_job_figures_of(v, &f))
+        return 0; /* out of memory: every process detailed, as before */
+    for (size_t i = 0; i < rep->a->ninputs; i++)
+        if (rep->a->inputs[i].job == job)
+            detail[i] = 0;
+    size_t n = 0, failed = 0;
+    /* the failures in time order: each failing process once */
+    for (size_t k = 0; k < v->nfailures && failed < VT_REPORT_HTML_DETAILED; k++) {
+        size_t before = n;
+        mark(rep, job, v, v->failures[f.failures[k]].process, VT_DETAIL_FAILED, detail, &n);
+        failed += n > before;
+    }
+    if (f.holders) {
+        mark(rep, job, v, f.largest_process, VT_DETAIL_LARGEST, detail, &n);
+        mark(rep, job, v, f.smallest_process, VT_DETAIL_SMALLEST, detail, &n);
+    }
+    for (size_t o = 0; o < f.processes && n < VT_REPORT_HTML_DETAILED; o++)
+        mark(rep, job, v, f.order[o], VT_DETAIL_FIRST, detail, &n);
+    vt_job_figures_free(&f);
+    return inputs - n;
 }

@@ -319,7 +319,7 @@ bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j)
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
     for (size_t i = 0; top && i < rep->a->ninputs; i++)
-        if (vt_report_input_selected(rep, i))
+        if (vt_report_input_detailed(rep, i))
             process_json(rep, j, i, top);
     vt_json_end_array(j);
     bool ok = !rep || top;

@@ -20,7 +20,13 @@
 // summaries and that of the traces: the job section's heatmap has a row
 // per rank in rank order, its hottest cell says the job's largest peak,
 // the first failure is marked on rank 2's row), files (--input: any
-// traces, snapshots or summaries, for measuring large pages). --tamper 1
+// traces, snapshots or summaries, for measuring large pages), many_ranks
+// (bench/synth_trace: a job of 40 ranks on 8 GPUs, more than the page
+// details: the page must detail exactly the processes report_html.h
+// chooses, list every rank in its job section and say how many it does
+// not detail), many_ranks_oom (make_job.py: 20 ranks, 5 failing: the first
+// 4 failures in time, the largest and the smallest peak detailed). On any page that details part of a job (vt-options'
+// detail), the checks below run on the detailed processes. --tamper 1
 // adds 1 MiB to the job block's hottest value after the page is written:
 // the checks must fail.
 //
@@ -106,9 +112,9 @@ function oomSnapshot() {
 // A job of four ranks on two GPUs whose ranks 2 and 0 fail, rank 2 first,
 // and its two nodes' summaries (make_job.py, as tests/launchers makes it).
 let job = null;
-function makeJob() {
+function makeJob(more = []) {
   const out = path.join(tmp, "job");
-  const argv = ["python3", path.join(src, "tests", "launchers", "make_job.py"), "--build", build, "--out", out];
+  const argv = ["python3", path.join(src, "tests", "launchers", "make_job.py"), "--build", build, "--out", out, ...more];
   if (args.preload_first) argv.push("--preload-first", args.preload_first);
   run(argv, {});
   job = { traces: path.join(out, "traces"), summaries: path.join(out, "summaries") };
@@ -124,6 +130,15 @@ switch (scenario) {
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
   case "job_summaries": inputs = [makeJob().summaries]; break;
   case "job_traces": inputs = [makeJob().traces]; break;
+  // 20 ranks, 5 failing (more than the page details), in this order in time
+  case "many_ranks_oom": inputs = [makeJob(["--nproc", "20", "--oom-ranks", "17,5,12,3,9"]).traces]; break;
+  case "many_ranks": {
+    const dir = path.join(tmp, "ranks40");
+    fs.mkdirSync(dir);
+    run([path.join(build, "bench", "synth_trace"), "--ranks", "40", "--gpus", "8", "--dir", dir, "--events", "2000"], {});
+    inputs = [dir];
+    break;
+  }
   default: inputs = args.input;
 }
 if (!inputs.length) throw new Error("no inputs");
@@ -178,8 +193,63 @@ const readyMs = await tab.evaluate(() => +document.body.getAttribute("data-ready
 console.log(`rendered: ready ${readyMs.toFixed(0)} ms after navigation started (script ${await tab.evaluate(() => document.body.getAttribute("data-rendered-ms"))} ms; ${wallMs} ms wall from goto)`);
 if (args.max_render_ms && readyMs > +args.max_render_ms) fail(`rendering took ${readyMs} ms, over ${args.max_render_ms}`);
 
+// ---- which processes the page details ----
+// A job of more than detail.limit processes: the failing ones (at most
+// DETAILED, the first failures first), the largest and the smallest device
+// peak, the first ranks while fewer than DETAILED (report_html.h).
+const DETAILED = 4;
+const pageOptions = await tab.evaluate(() => JSON.parse(document.getElementById("vt-options").textContent));
+const detail = pageOptions.detail;
+let procs = expected.processes;
+if (scenario.startsWith("many_ranks") && !detail) fail("a job of many ranks: the page details every process");
+if (scenario === "many_ranks_oom") // the first 4 failures in time, the largest peak (rank 19), the smallest (rank 0)
+  check("the ranks detailed", detail && expected.processes.filter((p) => detail.why.some((w) => w.file === p.file))
+    .map((p) => p.rank).sort((a, b) => a - b).join(","), "0,3,5,12,17,19");
+if (detail) {
+  const key = (p) => p.pid + "@" + (p.hostname || "");
+  const byRank = [...expected.processes].sort((a, b) => (a.rank === null) - (b.rank === null) || a.rank - b.rank ||
+    (a.hostname || "").localeCompare(b.hostname || "") || a.pid - b.pid);
+  const want = new Map(); // key -> reasons
+  const add = (p, why) => { if (p) want.set(key(p), [...(want.get(key(p)) || []), why]); };
+  for (const [ji, ej] of (expected.jobs || []).entries()) {
+    const mine = byRank.filter((p) => p.job === ji);
+    if (mine.length <= detail.limit) { mine.forEach((p) => add(p, "all")); continue; }
+    const failing = mine.filter((p) => p.devices.some((d) => d.failed_requests > 0));
+    const inTime = [ej.first_failure, ...(ej.following_failures || [])].filter(Boolean)
+      .map((f) => failing.find((p) => p.pid === f.pid)).filter(Boolean);
+    const ordered = [...new Set([...inTime, ...failing])].slice(0, DETAILED);
+    ordered.forEach((p) => add(p, "failed"));
+    if (ej.device_peaks) {
+      add(mine.find((p) => p.pid === ej.device_peaks.largest_pid && p.rank === ej.device_peaks.largest_rank), "largest_peak");
+      add(mine.find((p) => p.pid === ej.device_peaks.smallest_pid && p.rank === ej.device_peaks.smallest_rank), "smallest_peak");
+    }
+    for (const p of mine) {
+      if ([...want.keys()].filter((k) => mine.some((q) => key(q) === k)).length >= DETAILED) break;
+      if (!want.has(key(p))) add(p, "first_ranks");
+    }
+  }
+  const fileOf = new Map(expected.processes.map((p) => [p.file, p]));
+  const got = new Map(detail.why.map((w) => [key(fileOf.get(w.file) || {}), w.reasons.join(",")]));
+  const show = (m) => [...m.entries()].map(([k, v]) => k + ":" + (Array.isArray(v) ? v.join(",") : v)).sort().join(" ");
+  check("the processes detailed, and why", show(got), show(want));
+  check("detail.processes", detail.processes, expected.processes.length);
+  check("detail.detailed", detail.detailed, want.size);
+  procs = expected.processes.filter((p) => want.has(key(p)));
+  const drawn = await tab.evaluate(() => ({
+    sections: [...document.querySelectorAll("section.vt-process h2")].map((h) => h.textContent),
+    note: (document.querySelector(".vt-detail-note") || {}).textContent || null }));
+  check("process sections", drawn.sections.length, procs.length);
+  drawn.sections.forEach((h, i) => { if (procs[i] && !h.startsWith(`pid ${procs[i].pid}`)) fail(`section ${i} is ${JSON.stringify(h)}, want pid ${procs[i].pid}`); });
+  const others = expected.processes.length - procs.length;
+  if (!drawn.note || !drawn.note.includes(`The other ${others} are in the job section only`) || !drawn.note.includes("--rank N") || !drawn.note.includes("--pid"))
+    fail(`the note on the processes not detailed reads ${JSON.stringify(drawn.note)}`);
+  const jobRows = await tab.evaluate(() => JSON.parse(document.getElementById("vt-job").textContent).jobs.reduce((n, j) => n + j.rows.length, 0));
+  check("job section rows (every process with device memory)", jobRows,
+        expected.processes.filter((p) => p.devices.some((d) => d.kind === "device")).length);
+  console.log(`detailed ${procs.length} of ${expected.processes.length}: ${[...want.entries()].map(([k, v]) => k + " (" + v + ")").join(", ")}`);
+}
+
 // ---- what the page drew against the report ----
-const procs = expected.processes;
 for (let pi = 0; pi < procs.length; pi++) {
   const p = procs[pi];
   for (let di = 0; di < p.devices.length; di++) {
@@ -294,6 +364,12 @@ if (procs.length) {
   await tab.mouse.move(0, 0);
 }
 if (expected.processes.length > 1) {
+  // every (rank, GPU) line of the job table: its rest shown first
+  for (const more of await tab.$$("#job .vt-job-more")) {
+    const shown = await more.evaluate((b) => b.parentNode.querySelectorAll(".vt-job-table tr").length - 1);
+    check("job table rows before the button", shown, 32);
+    await more.click();
+  }
   const cells = await tab.$$eval("#job .vt-cell-link", (es) => es.map((e) => +e.getAttribute("data-peak-bytes")));
   const want = expected.processes.flatMap((p) => p.devices.filter((d) => d.kind === "device").map((d) => d.peak_bytes));
   check("ranks x GPUs cells", cells.sort().join(","), want.sort().join(","));
@@ -328,7 +404,13 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
   async function hoverCell(row, col) {
     await tab.evaluate(() => window.scrollTo(0, 0));
     await tab.locator(sec + " .vt-heat-canvas").scrollIntoViewIfNeeded();
-    const c = await tab.locator(sec + " .vt-heat-canvas").boundingBox();
+    let c = await tab.locator(sec + " .vt-heat-canvas").boundingBox();
+    // a heatmap taller than the window (hundreds of ranks): the row into view
+    const rowY = c.y + row * canvas.rowH;
+    if (rowY < 0 || rowY >= 880) {
+      await tab.evaluate((dy) => window.scrollBy(0, dy), rowY - 400);
+      c = await tab.locator(sec + " .vt-heat-canvas").boundingBox();
+    }
     // Chromium truncates the pointer to whole pixels: the first whole
     // pixel inside the cell (its middle when the cell is wide enough)
     const at = (start, size) => Math.ceil(start + (size > 2 ? size / 2 - 0.5 : 0));
@@ -388,7 +470,7 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
   if (holders > 1) check(`${where} device peak spread's largest`, spread, ej.device_peaks.largest_bytes);
   const tableRows = await tab.$$eval(sec + " .vt-job-table tr", (es) => es.length - 1);
   const lines = pj.rows.reduce((n, r) => n + r.devices.length, 0);
-  check(`${where} table rows (the first 32)`, tableRows, Math.min(32, lines));
+  check(`${where} table rows (the first 32, then all)`, tableRows, lines);
 }
 
 for (const [si, s] of expected.snapshots.entries()) {

@@ -23,6 +23,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
 ap.add_argument("--out", required=True)
 ap.add_argument("--preload-first", default="")
+ap.add_argument("--nproc", type=int, default=4)         # ranks: node-a holds r % 4 in (0, 3)
+ap.add_argument("--oom-ranks", default="2,0")           # LW_OOM_RANKS: these fail, in this order
 A = ap.parse_args()
 build = os.path.abspath(A.build)
 vramtrace = os.path.join(build, "analyzer", "vramtrace")
@@ -39,11 +41,11 @@ if A.preload_first:
 shared = "vt-html-job-%d" % os.getpid()
 env.update(LD_LIBRARY_PATH=sim + ":" + os.path.join(sim, "runtime"), VTSIM_DEVICES="2",
            VTSIM_SHARED=shared, VTSIM_LEDGER=os.path.join(A.out, "ledger.txt"),
-           LW_OOM_RANKS="2,0", LW_LOG=os.path.join(A.out, "ranks.log"))
+           LW_OOM_RANKS=A.oom_ranks, LW_LOG=os.path.join(A.out, "ranks.log"))
 try:
     r = subprocess.run([vramtrace, "run", "-q", "-o", os.path.join(traces, "rank%r.%p.vtrace"), "--",
                         sys.executable, os.path.join(HERE, "agent.py"),
-                        "--nproc", "4", worker],
+                        "--nproc", str(A.nproc), worker],
                        env=env, capture_output=True, text=True, timeout=120)
 finally:
     try:
@@ -54,7 +56,8 @@ if r.returncode != 0:
     sys.exit("vramtrace run exited %d: %s" % (r.returncode, r.stderr))
 
 report_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-for node, ranks in {"node-a": (0, 3), "node-b": (1, 2)}.items():
+for node, ranks in {"node-a": [r for r in range(A.nproc) if r % 4 in (0, 3)],
+                    "node-b": [r for r in range(A.nproc) if r % 4 in (1, 2)]}.items():
     d = os.path.join(A.out, node)
     os.mkdir(d)
     for f in os.listdir(traces):

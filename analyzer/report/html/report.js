@@ -923,6 +923,21 @@
 
   /* ---- the page ---- */
 
+  var DETAIL_REASONS = { failed: "an allocation failed", largest_peak: "the largest device peak of its job",
+                         smallest_peak: "the smallest device peak of its job", first_ranks: "among the first ranks" };
+
+  /* A job of more processes than detail.limit: which are detailed below,
+   * and how to see another. */
+  function detailNote(detail, inputs) {
+    var others = detail.processes - detail.detailed;
+    var traces = inputs.filter(function (i) { return i.kind === "trace"; }).map(function (i) { return i.path; });
+    var cmd = "vramtrace report --html FILE --rank N " + (traces.length > 3 ? "TRACES" : traces.join(" "));
+    return el("div", { cls: "note vt-detail-note", "data-detailed": String(detail.detailed), "data-not-detailed": String(others),
+      text: detail.detailed + " of " + detail.processes + " processes are detailed below (a job of more than " + detail.limit +
+        " processes): those whose allocations failed, the largest and the smallest device peak, the first ranks. The other " +
+        others + " are in the job section only; to detail one: " + cmd + " (or --pid PID)." });
+  }
+
   function main() {
     var t0 = performance.now();
     var procs = report.processes || [];
@@ -930,19 +945,25 @@
     var inputs = report.inputs || [];
     var summaries = inputs.filter(function (i) { return i.kind === "summary"; }).length;
     var jobs = jobPage.jobs || [];
+    var detail = options.detail || null; /* a job of many processes: some detailed (report_html.h) */
     var header = el("header", {}, [el("h1", { text: "vramtrace report" }),
       el("div", { cls: "note", text: (summaries ? jobs.reduce(function (n, j) { return n + ((report.jobs || [])[j.job] || {}).processes; }, 0) +
         " process(es), from " + summaries + " summar" + (summaries === 1 ? "y" : "ies") :
-        procs.length + " process(es), " + (report.gpus || []).length + " GPU(s), " + snaps.length + " snapshot(s)") +
+        (detail ? detail.processes : procs.length) + " process(es), " + (report.gpus || []).length + " GPU(s), " + snaps.length + " snapshot(s)") +
         "; inputs: " + inputs.map(function (i) { return i.path; }).join(", ") })]);
     app.appendChild(header);
     if (procs.length === 1 && procs[0].command) document.title = "vramtrace: " + procs[0].command;
     var charts = [], lives = [];
     if (jobs.length) app.appendChild(jobSections(jobs));
     else if (procs.length > 1 || (report.gpus || []).length > 1) app.appendChild(jobOverview(procs));
+    if (detail) app.appendChild(detailNote(detail, inputs));
     procs.forEach(function (p, pi) {
       var sec = el("section", { cls: "vt-process", id: "proc-" + pi });
       sec.appendChild(el("h2", { text: processTitle(p) }));
+      var why = detail && (detail.why.filter(function (w) { return w.file === p.file; })[0] || {}).reasons;
+      if (why && why.indexOf("all") < 0)
+        sec.appendChild(el("div", { cls: "note vt-detail-why", "data-reasons": why.join(","),
+          text: "detailed: " + why.map(function (r) { return DETAIL_REASONS[r] || r; }).join("; ") }));
       if (p.truncated) sec.appendChild(el("div", { cls: "note", text: p.truncation_note || "truncated" }));
       (p.devices || []).forEach(function (d, di) {
         var l = ledgerSection(p, pi, d, di);
