@@ -48,15 +48,19 @@ static void row_json(const struct vt_jv_process *p, uint64_t first_column, uint6
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
-    /* the timeline from its first column, counted from the job's first */
+    /* the timeline from its first column, counted from the job's first;
+     * none when the job has no timeline (merge 0: not computed, or a span
+     * past VT_JOB_COLUMNS_MAX) */
     const struct vt_jv_timeline *tl = &p->timeline;
-    uint64_t off = tl->n ? tl->first - first_column : 0;
+    size_t n = merge ? tl->n : 0;
+    uint64_t off = n ? tl->first - first_column : 0;
+    merge = merge ? merge : 1;
     vt_json_kv_uint(j, "first", off / merge);
     vt_json_key(j, "bytes");
     vt_json_begin_array(j);
-    for (size_t k = 0; k < tl->n;) {
+    for (size_t k = 0; k < n;) {
         uint64_t col = (off + k) / merge, most = 0;
-        for (; k < tl->n && (off + k) / merge == col; k++)
+        for (; k < n && (off + k) / merge == col; k++)
             if (tl->max_bytes[k] > most)
                 most = tl->max_bytes[k];
         vt_json_uint(j, most);
@@ -99,7 +103,7 @@ static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *
             continue;
         }
         row_of[f.order[o]] = rows++;
-        row_json(p, f.first_column, merge, j);
+        row_json(p, f.first_column, f.ncolumns ? merge : 0, j);
     }
     vt_json_end_array(j);
     vt_json_kv_uint(j, "idle_processes", idle);
