@@ -11,7 +11,7 @@
 
 #include "cli_options.h"
 #include "export.h"
-#include "export_output.h"
+#include "output_file.h"
 #include "input_files.h"
 #include "snapshot.h"
 
@@ -186,14 +186,14 @@ int vt_cmd_export(int argc, char **argv)
     opt.sym = sym.sym;
     struct vt_input_files files = {0};
     int status = 2;
-    struct vt_export_output out;
+    struct vt_output_file out;
     if (export_inputs(argv + optind, (size_t)(argc - optind), &files) &&
-        vt_export_output_open(&out, output, "export", stderr)) {
+        vt_output_file_open(&out, output, "export", stderr)) {
         status = vt_export(fmt, files.paths, files.n, &opt, out.f, stderr);
-        if (status == 0 && !vt_export_output_commit(&out, "export", stderr))
+        if (status == 0 && !vt_output_file_commit(&out, "export", stderr))
             status = 2;
         else if (status != 0)
-            vt_export_output_abort(&out);
+            vt_output_file_abort(&out);
     }
     vt_input_files_free(&files);
     return status;

@@ -1,15 +1,13 @@
 /* `vramtrace report --html`: one self-contained page; see report_html.h. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream, mkstemp, fchmod */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "report_html.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "html_assets.h"
 #include "job_view.h"
+#include "output_file.h"
 #include "snapshot_render.h"
 #include "snapshot_series.h"
 #include "timeline.h"
@@ -384,45 +382,15 @@ static void write_page(FILE *out, const struct page *pg)
     fputs("</body>\n</html>\n", out);
 }
 
-/* Writes to a temporary file beside path, renamed over it at the end. */
+/* Written whole or not at all (output_file.h): a page half written is
+ * never left where the browser will open it. */
 static int write_file(const char *path, const struct page *pg, FILE *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + sizeof ".XXXXXX");
-    if (!tmp) {
-        fprintf(err, "vramtrace: out of memory\n");
+    struct vt_output_file out;
+    if (!vt_output_file_open(&out, path, "report --html", err))
         return 2;
-    }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".XXXXXX", sizeof ".XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(err, "vramtrace report: --html %s: %s\n", path, strerror(errno));
-        free(tmp);
-        return 2;
-    }
-    (void)fchmod(fd, 0644);
-    FILE *out = fdopen(fd, "w");
-    if (!out) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        fprintf(err, "vramtrace report: --html %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    write_page(out, pg);
-    int failed = ferror(out);
-    if (fclose(out) != 0)
-        failed = 1;
-    if (failed || rename(tmp, path) != 0) {
-        fprintf(err, "vramtrace report: --html %s: %s\n", path,
-                strerror(errno ? errno : EIO));
-        unlink(tmp);
-        free(tmp);
-        return 2;
-    }
-    free(tmp);
-    return 0;
+    write_page(out.f, pg);
+    return vt_output_file_commit(&out, "report --html", err) ? 0 : 2;
 }
 
 int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job_summary.h"
+#include "output_file.h"
 #include "report_document.h"
 #include "report_html.h"
 #include "stack_line.h"
@@ -47,21 +48,17 @@ int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_r
             vt_job_view_free(&views[n]);
         }
     }
+    /* Whole or not at all (output_file.h): the report over the summaries
+     * may run while a node still writes its own. */
+    struct vt_output_file out;
+    if (status == 0 && !vt_output_file_open(&out, path, "report --summary", err))
+        status = 2;
     if (status == 0) {
-        bool to_stdout = !strcmp(path, "-");
-        FILE *out = to_stdout ? stdout : fopen(path, "w");
-        if (!out) {
-            fprintf(err, "vramtrace: cannot write %s: %m\n", path);
+        struct vt_json j;
+        vt_json_init(&j, out.f, false);
+        vt_job_summary_write(list, n, timelines.resolution_ns, &j);
+        if (!vt_output_file_commit(&out, "report --summary", err))
             status = 2;
-        } else {
-            struct vt_json j;
-            vt_json_init(&j, out, false);
-            vt_job_summary_write(list, n, timelines.resolution_ns, &j);
-            if (ferror(out) | (to_stdout ? fflush(out) : fclose(out))) {
-                fprintf(err, "vramtrace: cannot write %s\n", path);
-                status = 2;
-            }
-        }
     }
     for (size_t k = 0; k < n; k++)
         vt_job_view_free(list[k]);

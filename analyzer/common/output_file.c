@@ -1,6 +1,6 @@
-/* Atomic export files; see export_output.h. */
+/* Output files written whole or not at all; see output_file.h. */
 #define _GNU_SOURCE
-#include "export_output.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool vt_export_output_open(struct vt_export_output *o, const char *path, const char *cmd,
+bool vt_output_file_open(struct vt_output_file *o, const char *path, const char *cmd,
                            FILE *err)
 {
     memset(o, 0, sizeof *o);
@@ -33,7 +33,7 @@ bool vt_export_output_open(struct vt_export_output *o, const char *path, const c
         o->tmp = NULL;
         return false;
     }
-    /* mkstemp makes 0600; an export is an ordinary file (0666 & ~umask). */
+    /* mkstemp makes 0600; an output is an ordinary file (0666 & ~umask). */
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
@@ -47,7 +47,7 @@ bool vt_export_output_open(struct vt_export_output *o, const char *path, const c
     return true;
 }
 
-bool vt_export_output_commit(struct vt_export_output *o, const char *cmd, FILE *err)
+bool vt_output_file_commit(struct vt_output_file *o, const char *cmd, FILE *err)
 {
     if (!o->path) {
         bool ok = fflush(stdout) == 0 && !ferror(stdout);
@@ -74,7 +74,7 @@ bool vt_export_output_commit(struct vt_export_output *o, const char *cmd, FILE *
     return !e;
 }
 
-void vt_export_output_abort(struct vt_export_output *o)
+void vt_output_file_abort(struct vt_output_file *o)
 {
     if (!o->path)
         return;

@@ -1,18 +1,19 @@
 /*
- * Writing an export file whole or not at all: the data goes to a temporary
+ * Writing an output file (an export, an HTML page, a summary) whole or not
+ * at all: the data goes to a temporary
  * file in the same directory (so the rename cannot cross file systems),
  * which is renamed over the destination only once everything was written
  * and flushed; on any failure it is removed. A reader of the destination
  * sees the old file or the complete new one, never a half-written one.
  * "-" (or no path) is standard output.
  */
-#ifndef VRAMTRACE_EXPORT_EXPORT_OUTPUT_H
-#define VRAMTRACE_EXPORT_EXPORT_OUTPUT_H
+#ifndef VRAMTRACE_COMMON_OUTPUT_FILE_H
+#define VRAMTRACE_COMMON_OUTPUT_FILE_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-struct vt_export_output {
+struct vt_output_file {
     FILE *f;
     const char *path;  /* NULL: standard output */
     char *tmp;         /* the temporary file's name */
@@ -20,12 +21,12 @@ struct vt_export_output {
 
 /* Creates the temporary file. False, with "vramtrace CMD: PATH: reason" on
  * err, when the directory cannot take it. */
-bool vt_export_output_open(struct vt_export_output *o, const char *path, const char *cmd,
+bool vt_output_file_open(struct vt_output_file *o, const char *path, const char *cmd,
                            FILE *err);
 /* Flushes, syncs and renames into place; false (the temporary removed, the
  * reason on err) if any write failed. */
-bool vt_export_output_commit(struct vt_export_output *o, const char *cmd, FILE *err);
+bool vt_output_file_commit(struct vt_output_file *o, const char *cmd, FILE *err);
 /* Removes the temporary file: nothing is left behind. */
-void vt_export_output_abort(struct vt_export_output *o);
+void vt_output_file_abort(struct vt_output_file *o);
 
 #endif
