@@ -226,18 +226,11 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         vt_job_view_drop_last_process(v);
         return true;
     }
-    if (timelines && i < timelines->n && timelines->per_input[i].n) {
-        /* Copied: the HTML page makes a second view of the job (its
-         * document's jobs[], then its heatmap). */
-        const struct vt_jv_timeline *from = &timelines->per_input[i];
-        p->timeline = *from;
-        p->timeline.cap = from->n;
-        p->timeline.max_bytes = malloc(from->n * sizeof *from->max_bytes);
-        if (!p->timeline.max_bytes) {
-            p->timeline.n = p->timeline.cap = 0;
-            return false;
-        }
-        memcpy(p->timeline.max_bytes, from->max_bytes, from->n * sizeof *from->max_bytes);
+    if (timelines && i < timelines->n) {
+        /* Moved, not copied: each job's view is built once (the HTML page
+         * hands its views to the document's jobs[]: rep->job_views). */
+        p->timeline = timelines->per_input[i];
+        memset(&timelines->per_input[i], 0, sizeof timelines->per_input[i]);
     }
     return true;
 }

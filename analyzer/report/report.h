@@ -39,6 +39,9 @@ struct vt_report {
     struct vt_symbolizer **sym;  /* per input, made on first use */
     bool one_job;                /* only the inputs of job (the text report, job by job) */
     struct vt_job_timelines *timelines; /* collected while the analysis ran, or NULL */
+    /* Per job, the views already built (the HTML page's), which jobs[]
+     * then prints instead of building them again; NULL: none. */
+    struct vt_job_view *job_views;
     size_t job;
     /* Per input: nonzero if the HTML page details it (why: VT_DETAIL_* of
      * report_html.h); NULL: every selected input (the text and JSON

@@ -121,28 +121,27 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
         status = 2;
     else
         memset(detail, VT_DETAIL_ALL, ninputs + 1);
+    /* views[k]: job k's view, built once for the page and the document */
     for (size_t k = 0; status == 0 && k < njobs; k++) {
-        if (!vt_job_view_of_traces(rep, k, rep->timelines, &views[nviews])) {
+        if (!vt_job_view_of_traces(rep, k, rep->timelines, &views[k])) {
             status = 2;
             break;
         }
-        struct vt_job_view *v = &views[nviews];
-        if (!v->nprocesses) {
-            vt_job_view_free(v);
+        struct vt_job_view *v = &views[k];
+        if (!v->nprocesses)
             continue;
-        }
         if (vt_job_worth_overview(rep, k)) {
             hidden += vt_job_page_detail(rep, k, v, detail);
             index[nviews] = listed;
             list[nviews] = v;
             nviews++;
-        } else {
-            vt_job_view_free(v);
         }
         listed++;
     }
     if (rep && hidden)
         rep->detail = detail;
+    if (rep && status == 0)
+        rep->job_views = views;
     char *doc = NULL;
     size_t len = 0;
     FILE *mem = status == 0 ? open_memstream(&doc, &len) : NULL;
@@ -158,9 +157,11 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
                                 nviews, path, err);
     else
         fprintf(err, "vramtrace: out of memory\n");
-    if (rep)
+    if (rep) {
         rep->detail = NULL;
-    for (size_t k = 0; k < nviews; k++)
+        rep->job_views = NULL;
+    }
+    for (size_t k = 0; views && k < njobs; k++)
         vt_job_view_free(&views[k]);
     free(views);
     free(list);

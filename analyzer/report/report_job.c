@@ -313,6 +313,11 @@ void vt_jobs_json(struct vt_report *rep, struct vt_json *j)
     vt_json_key(j, "jobs");
     vt_json_begin_array(j);
     for (size_t k = 0; rep && k < rep->a->njobs; k++) {
+        if (rep->job_views) {
+            if (rep->job_views[k].nprocesses)
+                job_json(&rep->job_views[k], j);
+            continue;
+        }
         struct vt_job_view v;
         if (!vt_job_view_of_traces(rep, k, rep->timelines, &v))
             continue;

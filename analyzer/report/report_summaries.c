@@ -221,8 +221,9 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
         vt_json_newline(&j);
         status = ferror(out) ? 2 : 0;
     } else {
+        size_t gpus = count_gpus(&s);
         fprintf(out, "vramtrace report: %zu process%s, %zu GPU%s, from %zu summar%s\n\n",
-                processes, processes == 1 ? "" : "es", count_gpus(&s), count_gpus(&s) == 1 ? "" : "s",
+                processes, processes == 1 ? "" : "es", gpus, gpus == 1 ? "" : "s",
                 npaths - bad, npaths - bad == 1 ? "y" : "ies");
         for (size_t k = 0; k < s.n; k++) {
             if (!s.views[k]->nprocesses)
