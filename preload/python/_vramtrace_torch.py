@@ -311,19 +311,19 @@ class _Phases(object):
 
     def watch_backward(self, output):
         node = None
-        todo = [output]
+        pending = [output]
         for _ in range(8):
-            if not todo:
+            if not pending:
                 break
-            x = todo.pop(0)
+            x = pending.pop(0)
             if self.is_tensor(x):
                 node = getattr(x, "grad_fn", None)
                 if node is not None:
                     break
             elif isinstance(x, (tuple, list)):
-                todo.extend(x[:8])
+                pending.extend(x[:8])
             elif isinstance(x, dict):
-                todo.extend(list(x.values())[:8])
+                pending.extend(list(x.values())[:8])
         register = getattr(node, "register_prehook", None)
         if register is not None:
             register(self.backward_begins)

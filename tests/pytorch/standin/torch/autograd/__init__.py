@@ -39,9 +39,9 @@ class _Engine(object):
                 self.callbacks = []
                 grad = None
                 seen = set()
-                todo = [root]
-                while todo:
-                    node = todo.pop(0)
+                pending = [root]
+                while pending:
+                    node = pending.pop(0)
                     if id(node) in seen:
                         continue
                     seen.add(id(node))
@@ -53,7 +53,7 @@ class _Engine(object):
                         if p.grad is None:
                             p.grad = Tensor(p.nbytes)
                     node.saved = []
-                    todo.extend(node.inputs)
+                    pending.extend(node.inputs)
                 del grad, new
                 callbacks, self.callbacks = self.callbacks, None
                 for cb in callbacks:
