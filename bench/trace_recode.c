@@ -20,6 +20,17 @@
  *                 than its content, so above log2(chunk) it changes nothing)
  *   unit=NS       time unit (1000)
  *   drop=1|2      1: times zero; 2: also addresses zero
+ *   coalesce=US   an event less than US microseconds after the last time
+ *                 written is given that time (every time within US of the
+ *                 truth; events further apart keep theirs exactly)
+ *   interval=MS   also close a chunk when its events span MS milliseconds
+ *                 (the tracer's flush interval, 100; 0: by size only)
+ *   stream=N[K|M] one zstd stream across chunks: each chunk (records,
+ *                 dt column, footer, and a 12-byte header of its own)
+ *                 ends with ZSTD_e_flush, so a reader decodes every
+ *                 chunk written before a crash; the frame ends (and the
+ *                 window starts afresh) every N raw bytes (stream=1: at
+ *                 every chunk, as the format does now)
  *   dict=raw:N    every chunk after the first compressed with the last N
  *                 bytes of the first chunk's records as a raw-content
  *                 dictionary (a reader has them once it has read chunk 0:
@@ -71,6 +82,11 @@ struct variant {
     int dict;        /* 0 none, 1 raw, 2 zdict */
     size_t dict_size;
     int layout;      /* L_* bits */
+    uint64_t coalesce_ns; /* an event less than this after the last time
+                             written takes that time (error < this) */
+    uint64_t interval_ns; /* close a chunk when its events span this long */
+    size_t stream;   /* 0: a frame a chunk; else one zstd stream flushed
+                        at every chunk's end, a new frame every N raw bytes */
 };
 
 static const char *default_specs[] = {
@@ -135,6 +151,12 @@ static void parse_spec(const char *spec, struct variant *v)
             v->wlog = atoi(val);
         else if (!strcmp(kv, "unit"))
             v->time_unit = strtoull(val, NULL, 10);
+        else if (!strcmp(kv, "coalesce"))
+            v->coalesce_ns = strtoull(val, NULL, 10) * 1000ull;
+        else if (!strcmp(kv, "interval"))
+            v->interval_ns = strtoull(val, NULL, 10) * 1000000ull;
+        else if (!strcmp(kv, "stream"))
+            v->stream = parse_size(val);
         else if (!strcmp(kv, "drop"))
             v->drop = atoi(val);
         else if (!strncmp(val, "raw:", 4) && !strcmp(kv, "dict"))
@@ -223,6 +245,7 @@ struct sink {
     ZSTD_CCtx *cctx;
     ZSTD_CDict *cdict;
     size_t bytes, chunks;
+    size_t stream_raw; /* stream=N: raw bytes fed to the current frame */
     double compress_ns;
     /* layouts */
     struct map live;  /* addr+1 -> alloc serial */
@@ -280,10 +303,53 @@ static void make_dict(struct sink *s)
     free(dict);
 }
 
+/* stream=N: the chunk assembled as vt_chunk_frame does, behind a 12-byte
+ * header, fed to one continuing zstd stream and flushed */
+static void flush_stream(struct sink *s)
+{
+    struct vt_encoder *e = &s->enc;
+    double t0 = now_ns();
+    size_t records = e->raw.len;
+    struct vt_bytes in = {0};
+    vt_bytes_reserve(&in, 12 + records + e->dts.len + VT_CHUNK_FOOTER_SIZE);
+    memset(in.data, 0, 12);
+    memcpy(in.data + 12, e->raw.data, records);
+    if (e->dts.len)
+        memcpy(in.data + 12 + records, e->dts.data, e->dts.len);
+    vt_put_le32(in.data + 12 + records + e->dts.len, (uint32_t)records);
+    in.len = 12 + records + e->dts.len + VT_CHUNK_FOOTER_SIZE;
+    s->stream_raw += in.len;
+    ZSTD_EndDirective mode = s->stream_raw >= s->v->stream ? ZSTD_e_end : ZSTD_e_flush;
+    if (mode == ZSTD_e_end)
+        s->stream_raw = 0;
+    ZSTD_inBuffer ib = {in.data, in.len, 0};
+    size_t cap = ZSTD_compressBound(in.len) + 64;
+    vt_bytes_reserve(&s->frame, cap);
+    for (;;) {
+        ZSTD_outBuffer ob = {s->frame.data, cap, 0};
+        size_t left = ZSTD_compressStream2(s->cctx, &ob, &ib, mode);
+        if (ZSTD_isError(left)) {
+            fprintf(stderr, "trace_recode: %s\n", ZSTD_getErrorName(left));
+            exit(1);
+        }
+        s->bytes += ob.pos;
+        if (left == 0)
+            break;
+    }
+    vt_bytes_free(&in);
+    s->compress_ns += now_ns() - t0;
+    s->chunks++;
+    vt_encoder_begin_chunk(e);
+}
+
 static void flush(struct sink *s)
 {
     if (s->enc.raw.len == 0)
         return;
+    if (s->v->stream) {
+        flush_stream(s);
+        return;
+    }
     double t0 = now_ns();
     ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
     ZSTD_CCtx_refCDict(s->cctx, s->chunks > 0 ? s->cdict : NULL);
@@ -418,6 +484,7 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_windowLog, v->wlog);
     struct vt_record rec;
     int rc;
+    uint64_t chunk_start = 0, anchor = 0;
     *events = 0;
     while ((rc = vt_reader_next(r, &rec)) > 0) {
         if (rec.type == VT_REC_STACK_NODE) {
@@ -432,14 +499,28 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
                 .result = rec.u.mem.result, .aux = rec.u.mem.aux,
                 .free_bytes = rec.u.mem.free_bytes, .total_bytes = rec.u.mem.total_bytes,
             };
+            if (v->coalesce_ns) {
+                if (anchor && m.time_ns >= anchor && m.time_ns - anchor < v->coalesce_ns)
+                    m.time_ns = anchor;
+                else
+                    anchor = m.time_ns;
+            }
             if (v->layout)
                 encode_mem_layout(&s, &m);
             else
                 vt_encode_mem(&s.enc, &m);
             (*events)++;
         }
-        if (vt_encoder_chunk_size(&s.enc) >= v->chunk_raw)
+        bool late = false;
+        if (v->interval_ns && rec.type == VT_REC_MEM) {
+            if (chunk_start == 0)
+                chunk_start = rec.time_ns;
+            late = rec.time_ns - chunk_start >= v->interval_ns;
+        }
+        if (vt_encoder_chunk_size(&s.enc) >= v->chunk_raw || late) {
             flush(&s);
+            chunk_start = 0;
+        }
     }
     if (rc < 0) {
         fprintf(stderr, "%s\n", vt_reader_error(r)->message);

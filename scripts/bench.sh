@@ -186,42 +186,55 @@ if want size; then
     say "| workload | events | vramtrace bytes | vramtrace B/event | heaptrack .zst bytes | heaptrack B/event |"
     say "|---|---|---|---|---|---|"
     # default time unit (1 us) with and without stacks; then the unit alone
-    # changed: 1 ns (exact) and 10 ms (the resolution of heaptrack's times)
+    # changed: 1 ns (exact) and 10 ms (the resolution of heaptrack's times);
+    # then the default unit with a time slack of 1 ms and 10 ms
+    # (pattern.depth.unit[.slack us])
     for run in train.64.1000 train.0.1000 train.64.1 train.64.10000000 \
-               random.64.1000 random.0.1000 random.64.1 random.64.10000000; do
-        IFS=. read -r pattern depth unit <<<"$run"
+               train.64.1000.1000 train.64.1000.10000 \
+               random.64.1000 random.0.1000 random.64.1 random.64.10000000 \
+               random.64.1000.1000; do
+        IFS=. read -r pattern depth unit slack <<<"$run"
+        slack=${slack:-0}
         extra=(); [ $pattern = random ] && extra=(--live 1024)
         {
             trace=$out/size.$run.vtrace; rm -f "$trace"
             n=$(VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=$depth VRAMTRACE_TIME_UNIT_NS=$unit \
+                VRAMTRACE_TIME_SLACK_US=$slack \
                 LD_PRELOAD=$vt_lib \
                 "$bin/alloc_pattern" --api cuda --pattern $pattern --events "$size_events" "${extra[@]}" |
                 sed -n 's/.*events=\([0-9]*\).*/\1/p')
             htb=""
-            if [ $depth = 64 ] && [ $unit = 1000 ]; then
+            if [ $depth = 64 ] && [ $unit = 1000 ] && [ $slack = 0 ]; then
                 rm -f "$out/size.$pattern.heaptrack"*
                 heaptrack -o "$out/size.$pattern.heaptrack" "$bin/alloc_pattern" --api malloc \
                     --pattern $pattern --events "$size_events" "${extra[@]}" >/dev/null 2>&1
                 htb=$(stat -c %s "$out/size.$pattern.heaptrack".*)
             fi
-            say "$(size_row "$pattern, stacks=$depth, time unit ${unit} ns" "$n" "$(stat -c %s "$trace")" "$htb")"
+            label="$pattern, stacks=$depth, time unit ${unit} ns"
+            [ $slack = 0 ] || label+=", slack $slack us"
+            say "$(size_row "$label" "$n" "$(stat -c %s "$trace")" "$htb")"
         }
     done
     # bench/event_cost's loop (one site, alloc/free pairs, depth 32): the
     # cost benchmark's pattern, recorded in ns (for trace_recode) and at
     # the default unit, and by heaptrack.
-    for unit in 1 1000; do
-        trace=$out/size.pairs.64.$unit.vtrace; rm -f "$trace"
-        VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=64 VRAMTRACE_TIME_UNIT_NS=$unit LD_PRELOAD=$vt_lib \
+    for run in 1 1000 1000.1000 1000.10000; do
+        IFS=. read -r unit slack <<<"$run"
+        slack=${slack:-0}
+        trace=$out/size.pairs.64.$run.vtrace; rm -f "$trace"
+        VRAMTRACE_OUTPUT=$trace VRAMTRACE_STACK_DEPTH=64 VRAMTRACE_TIME_UNIT_NS=$unit \
+            VRAMTRACE_TIME_SLACK_US=$slack LD_PRELOAD=$vt_lib \
             "$bin/event_cost" --api cuda --pairs $((size_events / 2)) --depth 32 >/dev/null
         htb=""
-        if [ $unit = 1000 ]; then
+        if [ $unit = 1000 ] && [ $slack = 0 ]; then
             rm -f "$out/size.pairs.heaptrack"*
             heaptrack -o "$out/size.pairs.heaptrack" "$bin/event_cost" --api malloc --size 64 \
                 --pairs $((size_events / 2)) --depth 32 >/dev/null 2>&1
             htb=$(stat -c %s "$out/size.pairs.heaptrack".*)
         fi
-        say "$(size_row "event_cost pairs, depth 32, stacks=64, time unit ${unit} ns" "$size_events" "$(stat -c %s "$trace")" "$htb")"
+        label="event_cost pairs, depth 32, stacks=64, time unit ${unit} ns"
+        [ $slack = 0 ] || label+=", slack $slack us"
+        say "$(size_row "$label" "$size_events" "$(stat -c %s "$trace")" "$htb")"
     done
     # The example itself (runtime + NVTX), through the simulated runtime.
     if [ -x "$build/examples/train_eval_phases" ]; then

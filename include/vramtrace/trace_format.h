@@ -77,6 +77,14 @@
  * is what PyTorch's own snapshots record (time_us). Order within a file
  * never depends on time. */
 #define VT_TIME_UNIT_NS_DEFAULT 1000
+/* The recorder's default time slack (VRAMTRACE_TIME_SLACK_US; 0: none).
+ * With slack S, within a dense run of events the written time moves once
+ * every S, not with each event (docs/FORMAT.md, "Time slack"): traces of
+ * dense workloads shrink 5-15x, but times may be up to S early, and the
+ * events of processes sharing a GPU may then merge out of order (a
+ * combined peak off by what happened within S), so it is not the
+ * default. Readers need not know it: a time written early is a time. */
+#define VT_TIME_SLACK_US_DEFAULT 0
 
 #define VT_CHUNK_MAGIC 0x4b435456u /* "VTCK" little-endian */
 #define VT_CHUNK_HEADER_SIZE 12

@@ -31,6 +31,8 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
       "how often the writer thread writes a chunk, in milliseconds")            \
     X(TIME_UNIT_NS, VT_OPT_UINT, VT_OPT_STR(VT_TIME_UNIT_NS_DEFAULT), 1, 1000000000, \
       "recorded times are rounded down to this many nanoseconds (1: exact)")     \
+    X(TIME_SLACK_US, VT_OPT_UINT, VT_OPT_STR(VT_TIME_SLACK_US_DEFAULT), 0, 1000000, \
+      "in a dense run of events, times may be written up to this many microseconds early (0: none)") \
     X(CLOCK, VT_OPT_STRING, "auto", 0, 0,                                        \
       "event clock: auto (the TSC when it is the kernel's clocksource), tsc, monotonic") \
     X(BUFFER_KB, VT_OPT_UINT, "256", 16, 65536,                                  \

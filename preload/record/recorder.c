@@ -384,6 +384,7 @@ static bool start_writer(void)
                             R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
     int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
                              R.opts.num[VT_OPTION_TIME_UNIT_NS],
+                             R.opts.num[VT_OPTION_TIME_SLACK_US] * 1000,
                              R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts,
                              R.links.api_name);
     vt_process_info_free(&info);

@@ -47,6 +47,11 @@ void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns)
                       (uint64_t)pre[15] << 24;
 }
 
+void vt_encoder_set_time_slack(struct vt_encoder *e, uint64_t slack_ns)
+{
+    e->slack_ns = slack_ns;
+}
+
 void vt_encoder_free(struct vt_encoder *e)
 {
     vt_bytes_free(&e->raw);
@@ -128,9 +133,21 @@ static uint64_t dt_units(struct vt_encoder *e, uint64_t time_ns)
     return dt;
 }
 
+/* The time a record is written with (vt_encoder_set_time_slack). */
+static uint64_t slack_time(struct vt_encoder *e, uint64_t time_ns, bool may_lag)
+{
+    if (may_lag && e->slack_open && time_ns >= e->slack_anchor_ns &&
+        time_ns - e->slack_anchor_ns < e->slack_ns)
+        return e->slack_anchor_ns;
+    e->slack_open = may_lag && e->slack_ns != 0;
+    e->slack_anchor_ns = time_ns;
+    return time_ns;
+}
+
 /* The dt field goes to the chunk's dt column (format version 3). */
 static void put_dt(struct vt_encoder *e, uint64_t time_ns)
 {
+    time_ns = slack_time(e, time_ns, false);
     uint64_t dt = dt_units(e, time_ns);
     if (vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
         e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt);
@@ -250,7 +267,8 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
     if (!vt_bytes_reserve(&e->raw, VT_MEM_RECORD_MAX) ||
         !vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
         return;
-    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt_units(e, m->time_ns));
+    uint64_t time_ns = slack_time(e, m->time_ns, m->result == 0);
+    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt_units(e, time_ns));
     uint8_t *p = e->raw.data + e->raw.len;
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;

@@ -44,6 +44,10 @@ struct vt_encoder {
     bool have_time;       /* a timed record was written in this chunk */
     uint64_t records;     /* records in this chunk */
     uint64_t time_unit_ns; /* times are written in these units (>= 1) */
+    /* Time slack (vt_encoder_set_time_slack), file-wide: */
+    uint64_t slack_ns;     /* 0: every time as it is */
+    uint64_t slack_anchor_ns; /* the time written for the last timed record */
+    bool slack_open;       /* ... which was a MEM record that did not fail */
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */
@@ -52,6 +56,16 @@ void vt_encoder_init(struct vt_encoder *e);
  * taken as 1). Set it before the first record: the unit goes into the
  * preamble and holds for the whole file. */
 void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns);
+/* A MEM record that did not fail, following one such record whose time
+ * was written as T, is written with time T again when its own time is
+ * less than slack_ns after T (0: off). So in a dense run of events the
+ * times move once per slack_ns instead of with every event - per-event
+ * clock noise that no coder can compress (docs/FORMAT.md, "Time slack") -
+ * while a time is never more than slack_ns early, never late, and an
+ * event further than slack_ns from its predecessor's written time, a
+ * failed allocation, a range or mark and the first event after one keep
+ * their own. Order in the file never changes. */
+void vt_encoder_set_time_slack(struct vt_encoder *e, uint64_t slack_ns);
 void vt_encoder_free(struct vt_encoder *e);
 /* Drops the buffered records and resets the delta state. */
 void vt_encoder_begin_chunk(struct vt_encoder *e);

@@ -735,7 +735,8 @@ static void wait_until_started(void)
     }
 }
 
-int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, bool verbose,
+int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
+                    uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
 {
     W.fd = -1;
@@ -763,6 +764,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, 
     W.cal_lo = W.cal_hi;
     vt_encoder_init(&W.enc);
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
+    vt_encoder_set_time_slack(&W.enc, time_slack_ns);
     memset(&W.frame, 0, sizeof W.frame);
     vt_trie_init(&W.trie);
     W.stack_cache = calloc(STACK_CACHE_SLOTS, sizeof *W.stack_cache); /* NULL: no cache */

@@ -21,10 +21,12 @@
  * arrives, with the preamble, the process record and the module map; a
  * process without events leaves no file. facts is encoded at once (need not
  * outlive the call). verbose: say the path when the file is created.
- * Times are written in units of time_unit_ns (trace_format.h). api_name
+ * Times are written in units of time_unit_ns (trace_format.h), with
+ * time_slack_ns of slack (vt_encoder_set_time_slack). api_name
  * names api ids (vt_recorder_links.api_name; NULL: "api#<id>").
  * Returns 0, or -1 (nothing started). */
-int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns, bool verbose,
+int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
+                    uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api));
 /* The file actually created (path or a numbered alternative), NULL while
  * none is. */

@@ -254,6 +254,72 @@ static void test_encoder_output_decodes(void **state)
     fb_free(&b);
 }
 
+/* The time slack's rule (vt_encoder_set_time_slack), record by record:
+ * a MEM record that did not fail takes the previous such record's written
+ * time while it is less than the slack after it; failures, ranges, the
+ * first event after them and events past the slack keep their own; the
+ * written time carries over a chunk boundary. */
+static void test_time_slack(void **state)
+{
+    (void)state;
+    struct file_builder b;
+    fb_init(&b);
+    vt_encoder_set_time_slack(&b.enc, 1000);
+    struct vt_process_facts p = {.pid = 1, .hostname = "h", .exe = "x", .tool_version = "0"};
+    vt_encode_process(&b.enc, &p); /* a reader wants it first */
+    vt_encode_thread(&b.enc, 1, 777, "t", 1);
+    vt_encode_api(&b.enc, 1, "cuMemAlloc_v2");
+    struct vt_mem_record m = {.op = VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1, .thread = 1,
+                              .device = 0, .addr = 0x1000, .size = 512};
+    static const struct {
+        uint64_t time_ns;
+        int result; /* -1: a range push instead of a MEM record */
+        bool end_chunk_before;
+        uint64_t written;
+    } steps[] = {
+        {10000, 0, false, 10000}, /* first: its own */
+        {10400, 0, false, 10000}, /* within 1000 of 10000 */
+        {10999, 0, false, 10000},
+        {11000, 0, false, 11000}, /* 1000 after: its own, the new anchor */
+        {11500, 0, true, 11000},  /* a new chunk: still 11000 */
+        {11600, 2, false, 11600}, /* a failure: its own */
+        {11700, 0, false, 11700}, /* after a failure: its own */
+        {11800, 0, false, 11700},
+        {11900, -1, false, 11900}, /* a range: its own */
+        {12000, 0, false, 12000},  /* after a range: its own */
+    };
+    size_t n = sizeof steps / sizeof steps[0];
+    for (size_t i = 0; i < n; i++) {
+        if (steps[i].end_chunk_before)
+            fb_end_chunk(&b);
+        if (steps[i].result < 0) {
+            vt_encode_range_push(&b.enc, 1, steps[i].time_ns, 0, 0);
+            continue;
+        }
+        m.time_ns = steps[i].time_ns;
+        m.result = (uint64_t)steps[i].result;
+        vt_encode_mem(&b.enc, &m);
+    }
+    fb_end_chunk(&b);
+    struct tc_trace *t = tc_load_memory(b.file.data, b.file.len);
+    if (t->rc < 0)
+        fail_msg("%s", vt_reader_error(t->reader)->message);
+    size_t timed = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->recs[i].type != VT_REC_MEM && t->recs[i].type != VT_REC_RANGE_PUSH)
+            continue;
+        assert_true(timed < n);
+        if (t->recs[i].time_ns != steps[timed].written)
+            fail_msg("step %zu: written at %llu, expected %llu", timed,
+                     (unsigned long long)t->recs[i].time_ns,
+                     (unsigned long long)steps[timed].written);
+        timed++;
+    }
+    assert_int_equal(timed, n);
+    tc_free(t);
+    fb_free(&b);
+}
+
 /* The chunk layout, checked byte by byte against the format header. */
 static void test_chunk_framing(void **state)
 {
@@ -388,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_uvarint_round_trip),
         cmocka_unit_test(test_zigzag_round_trip),
         cmocka_unit_test(test_encoder_output_decodes),
+        cmocka_unit_test(test_time_slack),
         cmocka_unit_test(test_chunk_framing),
         cmocka_unit_test(test_encoder_truncation),
         cmocka_unit_test(test_trie_dedup_and_prefix_sharing),
