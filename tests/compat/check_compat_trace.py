@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Today's analyzer on a trace of an earlier format version N (1, 2).
+"""Today's analyzer on a trace of an earlier format version N (1, 2, 3).
 
 vN_trace.vtrace was written by the tracer of the last commit that wrote
 format N (v1: commit eed6128, times in nanoseconds; v2: commit f977377,
-times in microseconds); README.md has the recipe. Its truth is the
+times in microseconds; v3: commit 515ea7a, the dt column); README.md has
+the recipe. Its truth is the
 simulated driver's ledger of that same run (vN_ledger.txt) and the client's
 own notes (vN_client.out: which function made each allocation, when each
 phase opened and closed). vN_expected.json holds the figures derived from
@@ -31,8 +32,8 @@ from golden_lib import (Harness, client_pid, expect, expect_eq, peak_of,  # noqa
                         report_process, run_check, running)
 
 # version -> the time unit (ns) its tracer wrote by default (v1: always 1;
-# v2: VRAMTRACE_TIME_UNIT_NS unset, VT_TIME_UNIT_NS_DEFAULT)
-TIME_UNIT_NS = {1: 1, 2: 1000}
+# v2, v3: VRAMTRACE_TIME_UNIT_NS unset, VT_TIME_UNIT_NS_DEFAULT)
+TIME_UNIT_NS = {1: 1, 2: 1000, 3: 1000}
 SLEEP_NS = 100 * 10**6   # v1_client.c SLEEP_MS: evaluate()'s peak is held this long
 
 # set by main() from --version
