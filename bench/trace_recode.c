@@ -40,7 +40,7 @@
  *                 counted), used for every later chunk
  *   layout=L      the MEM record's layout (format ideas; not readable by
  *                 any reader, only measured; none given: the format as it
- *                 is, version 3, trace_encoder.c):
+ *                 is, version 4 - split with site ids, trace_encoder.c):
  *                   v2     format version 2: the dt field in its record
  *                          (plus version 3's 4-byte footer a chunk)
  *                   split  the dt field in the chunk's dt column (what
@@ -53,7 +53,9 @@
  *                          thread, device, stack, result, aux) -> id,
  *                          defined inline at first use; the record is
  *                          type, site, zigzag size delta to the site's
- *                          last size, dt, da
+ *                          last size, dt, da (the measurement that led to
+ *                          format version 4, which defines sites in SITE
+ *                          records and restarts size deltas every chunk)
  *                   site+serial, split+serial, site+split+serial
  * Every variant keeps every chunk one independent zstd frame with fresh
  * deltas (ids, the site table and the dictionary are file-wide, as the

@@ -157,6 +157,23 @@ static void dump_mem(struct line_out *o, struct vt_reader *r, const struct vt_re
         f_uint(o, "free_bytes", rec->u.mem.free_bytes);
         f_uint(o, "total_bytes", rec->u.mem.total_bytes);
     }
+    if (rec->u.mem.site) /* format version 4: the fields above but time, addr, size are its */
+        f_uint(o, "site", rec->u.mem.site);
+}
+
+/* Format version 4: the fields its MEM records share. */
+static void dump_site(struct line_out *o, struct vt_reader *r, const struct vt_record *rec)
+{
+    f_uint(o, "id", rec->u.site.id);
+    f_str(o, "op", vt_op_name(rec->u.site.op));
+    f_str(o, "kind", vt_kind_name(rec->u.site.kind));
+    f_int(o, "device", rec->u.site.device);
+    f_uint(o, "result", rec->u.site.result);
+    f_uint(o, "thread", rec->u.site.thread);
+    f_uint(o, "stack", rec->u.site.stack);
+    f_str(o, "api", vt_reader_api(r, rec->u.site.api));
+    f_str(o, "label", rec->u.site.label ? vt_reader_api(r, rec->u.site.label) : NULL);
+    f_hex(o, "aux", rec->u.site.aux);
 }
 
 static void dump_range(struct line_out *o, struct vt_reader *r, const struct vt_record *rec)
@@ -225,6 +242,9 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
         break;
     case VT_REC_MEM:
         dump_mem(o, r, rec);
+        break;
+    case VT_REC_SITE:
+        dump_site(o, r, rec);
         break;
     case VT_REC_RANGE_PUSH:
     case VT_REC_RANGE_POP:

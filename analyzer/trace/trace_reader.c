@@ -37,6 +37,16 @@ struct arena_block {
     char data[];
 };
 
+/* An allocation site (format version 4, VT_REC_SITE): fields checked when
+ * it was defined, and the state of its size deltas. */
+struct read_site {
+    uint8_t op, kind;
+    int32_t device;         /* ordinal, -1 if unknown */
+    uint64_t api, label, thread, stack, result, aux;
+    uint64_t last_size;     /* its last MEM record's size ... */
+    uint64_t last_chunk;    /* ... in chunk number last_chunk (r->chunks) */
+};
+
 struct id_table {   /* dense array indexed by id of pointers */
     void **items;
     uint64_t cap;
@@ -64,6 +74,9 @@ struct vt_reader {
      * NULL, NULL before the first chunk and in versions 1 and 2. */
     const uint8_t *dt_p, *dt_end;
     bool dt_column;         /* VT_FORMAT_HAS_DT_COLUMN(version) */
+    bool has_sites;         /* VT_FORMAT_HAS_SITES(version) */
+    struct read_site *sites; /* id 1.. at [id]; [0] unused */
+    uint64_t nsites, sites_cap;
     struct vt_delta_state delta;
     bool fast_pext;         /* vt_reader_next_batch may use pext64 */
 
@@ -281,6 +294,7 @@ static int check_preamble(struct vt_reader *r)
             return fail(r, 12, "time unit is 0 ns");
     }
     r->dt_column = VT_FORMAT_HAS_DT_COLUMN(r->version);
+    r->has_sites = VT_FORMAT_HAS_SITES(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -452,6 +466,7 @@ void vt_reader_close(struct vt_reader *r)
     free(r->node_parent);
     free(r->node_ip);
     free(r->py_codes); /* names live in the arena */
+    free(r->sites);
     for (uint64_t i = 0; i < r->threads.cap; i++)
         free(r->threads.items[i]);
     free(r->threads.items);
@@ -874,8 +889,108 @@ static void decode_api(struct vt_reader *r, struct cursor *c, struct vt_record *
     rec->u.api.name = name;
 }
 
+/* The checks of a memory record's (versions 1-3) or site's (version 4)
+ * fields. */
+static void check_mem_fields(struct vt_reader *r, struct cursor *c, uint8_t op, uint8_t kind,
+                             uint64_t api, uint64_t label, uint64_t thread, uint64_t dev,
+                             uint64_t stack)
+{
+    CHECK(op == VT_OP_ALLOC || op == VT_OP_FREE, "unknown memory operation");
+    CHECK(kind != 0, "memory kind 0");
+    CHECK(api != 0 && id_get(&r->apis, api) != NULL, "api id refers to no api record");
+    CHECK(label == 0 || id_get(&r->apis, label) != NULL, "label api id refers to no api record");
+    check_thread(r, c, thread);
+    CHECK(dev <= VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
+    CHECK(stack <= r->nnodes, "stack node id out of range");
+}
+
+static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint8_t op = get_byte(c);
+    uint8_t kind = get_byte(c);
+    uint64_t api = get_uv(c);
+    uint64_t label = get_uv(c);
+    uint64_t thread = get_uv(c);
+    uint64_t dev = get_uv(c);
+    uint64_t stack = get_uv(c);
+    uint64_t result = get_uv(c);
+    uint64_t aux = get_uv(c);
+    CHECK(r->has_sites, "site record in a trace of format version 3 or older");
+    check_mem_fields(r, c, op, kind, api, label, thread, dev, stack);
+    if (c->bad)
+        return;
+    uint64_t id = r->nsites + 1;
+    if (!grow(r, (void **)&r->sites, &r->sites_cap, id, sizeof *r->sites)) {
+        CHECK(false, "tables exceed the reader's memory limit");
+        return;
+    }
+    r->nsites = id;
+    r->sites[id] = (struct read_site){
+        .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
+        .thread = thread, .stack = stack, .result = result, .aux = aux,
+    };
+    rec->u.site.id = id;
+    rec->u.site.op = op;
+    rec->u.site.kind = kind;
+    rec->u.site.api = api;
+    rec->u.site.label = label;
+    rec->u.site.thread = thread;
+    rec->u.site.device = (int64_t)dev - 1;
+    rec->u.site.stack = stack;
+    rec->u.site.result = result;
+    rec->u.site.aux = aux;
+}
+
+/* A size of a version 4 MEM record: its ds field added to its site's last
+ * size in this chunk. */
+static inline uint64_t site_size(struct vt_reader *r, struct read_site *s, uint64_t ds)
+{
+    uint64_t size = (s->last_chunk == r->chunks ? s->last_size : 0) + (uint64_t)vt_unzigzag(ds);
+    s->last_size = size;
+    s->last_chunk = r->chunks;
+    return size;
+}
+
+static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t id = get_uv(c);
+    rec->time_ns = get_time(r, c);
+    uint64_t ds = get_uv(c);
+    uint64_t zz = get_uv(c);
+    CHECK(id != 0 && id <= r->nsites, "site id refers to no site record");
+    if (c->bad)
+        return;
+    struct read_site *s = &r->sites[id];
+    uint64_t free_b = 0, total_b = 0;
+    if (s->op == VT_OP_ALLOC && s->result != 0) {
+        free_b = get_uv(c);
+        total_b = get_uv(c);
+        if (c->bad)
+            return;
+    }
+    r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
+    rec->u.mem.op = s->op;
+    rec->u.mem.kind = s->kind;
+    rec->u.mem.api = s->api;
+    rec->u.mem.label = s->label;
+    rec->u.mem.thread = s->thread;
+    rec->u.mem.device = s->device;
+    rec->u.mem.addr = r->delta.last_addr;
+    rec->u.mem.size = site_size(r, s, ds);
+    rec->u.mem.stack = s->stack;
+    rec->u.mem.result = s->result;
+    rec->u.mem.aux = s->aux;
+    rec->u.mem.free_bytes = free_b;
+    rec->u.mem.total_bytes = total_b;
+    rec->u.mem.site = id;
+}
+
 static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
+    if (r->has_sites) {
+        decode_mem_site(r, c, rec);
+        return;
+    }
     uint8_t op = get_byte(c);
     uint8_t kind = get_byte(c);
     uint64_t api = get_uv(c);
@@ -894,13 +1009,7 @@ static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *
         free_b = get_uv(c);
         total_b = get_uv(c);
     }
-    CHECK(op == VT_OP_ALLOC || op == VT_OP_FREE, "unknown memory operation");
-    CHECK(kind != 0, "memory kind 0");
-    CHECK(api != 0 && id_get(&r->apis, api) != NULL, "api id refers to no api record");
-    CHECK(label == 0 || id_get(&r->apis, label) != NULL, "label api id refers to no api record");
-    check_thread(r, c, thread);
-    CHECK(dev <= VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
-    CHECK(stack <= r->nnodes, "stack node id out of range");
+    check_mem_fields(r, c, op, kind, api, label, thread, dev, stack);
     if (c->bad)
         return;
     rec->u.mem.op = op;
@@ -1002,11 +1111,14 @@ static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, ui
     return true;
 }
 
-/* Fills rec, or (rec NULL) ev, which takes only records that succeeded. */
-static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
-                                                               struct vt_record *rec,
-                                                               struct vt_replay_mem *ev, bool pext)
+/* Versions 1-3: every field in the record. Fills rec, or (rec NULL) ev,
+ * which takes only records that succeeded. */
+static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct vt_reader *r,
+                                                                      struct vt_record *rec,
+                                                                      struct vt_replay_mem *ev,
+                                                                      bool pext)
 {
+    size_t start = r->raw_pos;
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
     uint8_t op = p[0], kind = p[1];
     p += 2;
@@ -1093,7 +1205,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     rec->time_ns = time_ns;
     rec->type = VT_REC_MEM;
     rec->chunk_offset = r->chunk_offset;
-    rec->record_offset = r->raw_pos;
+    rec->record_offset = start;
     rec->u.mem.op = op;
     rec->u.mem.kind = kind;
     rec->u.mem.api = api;
@@ -1107,7 +1219,89 @@ static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_read
     rec->u.mem.aux = aux;
     rec->u.mem.free_bytes = free_b;
     rec->u.mem.total_bytes = total_b;
+    rec->u.mem.site = 0;
     return true;
+}
+
+/* Version 4: a site id, the dt (column), the size's and the address's
+ * deltas; the rest is the site's, checked when it was defined. As
+ * decode_mem_fast_fields, for the same callers. */
+static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt_reader *r,
+                                                                    struct vt_record *rec,
+                                                                    struct vt_replay_mem *ev,
+                                                                    bool pext)
+{
+    size_t start = r->raw_pos;
+    const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
+    uint64_t id, ds, zz, dt, free_b = 0, total_b = 0;
+    if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
+        return false;
+    struct read_site *s = &r->sites[id];
+    if (!fast_uv(&p, &ds, pext) || !fast_uv(&p, &zz, pext))
+        return false;
+    if (__builtin_expect(s->result != 0, 0)) {
+        if (!rec)
+            return false; /* a failure: the caller reads it as a vt_record */
+        if (s->op == VT_OP_ALLOC &&
+            (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
+            return false;
+    }
+    const uint8_t *dq = r->dt_p; /* the column may end within VT_UVARINT_MAX bytes */
+    if (__builtin_expect(dq < r->dt_end && *dq < 0x80, 1))
+        dt = *dq++;
+    else if (vt_get_uvarint(&dq, r->dt_end, &dt) != 0)
+        return false;
+    uint64_t units, time_ns;
+    if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
+        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
+        return false; /* the checked decoder says why */
+    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
+    r->delta.last_time = units; /* one field at a time: decode_mem_fast_fields */
+    r->delta.last_addr = addr;
+    uint64_t size = site_size(r, s, ds);
+    r->dt_p = dq;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    if (!rec) {
+        ev->time_ns = time_ns;
+        ev->thread = s->thread;
+        ev->addr = addr;
+        ev->size = size;
+        ev->stack = s->stack;
+        ev->aux = s->aux;
+        ev->device = s->device;
+        ev->op = s->op;
+        ev->kind = s->kind;
+        return true;
+    }
+    rec->time_ns = time_ns;
+    rec->type = VT_REC_MEM;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = start;
+    rec->u.mem.op = s->op;
+    rec->u.mem.kind = s->kind;
+    rec->u.mem.api = s->api;
+    rec->u.mem.label = s->label;
+    rec->u.mem.thread = s->thread;
+    rec->u.mem.device = s->device;
+    rec->u.mem.addr = addr;
+    rec->u.mem.size = size;
+    rec->u.mem.stack = s->stack;
+    rec->u.mem.result = s->result;
+    rec->u.mem.aux = s->aux;
+    rec->u.mem.free_bytes = free_b;
+    rec->u.mem.total_bytes = total_b;
+    rec->u.mem.site = id;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
+                                                               struct vt_record *rec,
+                                                               struct vt_replay_mem *ev, bool pext)
+{
+    if (r->has_sites)
+        return decode_mem_fast_site(r, rec, ev, pext);
+    return decode_mem_fast_fields(r, rec, ev, pext);
 }
 
 static void decode_range(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1207,6 +1401,9 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
         break;
     case VT_REC_MEM:
         decode_mem(r, c, rec);
+        break;
+    case VT_REC_SITE:
+        decode_site(r, c, rec);
         break;
     case VT_REC_RANGE_PUSH:
     case VT_REC_RANGE_POP:
@@ -1385,7 +1582,7 @@ const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_
     X(VT_REC_RANGE_PUSH, "range_push") X(VT_REC_RANGE_POP, "range_pop")                        \
     X(VT_REC_RANGE_START, "range_start") X(VT_REC_RANGE_END, "range_end")                      \
     X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")      \
-    X(VT_REC_PY_CODE, "py_code")
+    X(VT_REC_PY_CODE, "py_code") X(VT_REC_SITE, "site")
 
 #define VT_KINDS(X)                                                                              \
     X(VT_KIND_DEVICE, "device") X(VT_KIND_MANAGED, "managed") X(VT_KIND_HOST_PINNED, "host_pinned") \

@@ -149,7 +149,15 @@ struct vt_record {
             uint64_t result;       /* CUresult */
             uint64_t aux;
             uint64_t free_bytes, total_bytes; /* failed ALLOC only, else 0 */
+            uint64_t site;         /* format version 4: its site id, else 0 */
         } mem;                                   /* VT_REC_MEM */
+        struct {
+            uint64_t id;
+            uint8_t op, kind;
+            uint64_t api, label, thread;
+            int64_t device;        /* ordinal, -1 if unknown */
+            uint64_t stack, result, aux;
+        } site;                                  /* VT_REC_SITE (version 4) */
         /* RANGE_PUSH/POP/START/END and MARK: the fields that type has
          * (range_id only for START/END; name only for PUSH/START/MARK;
          * domain not for END). */

@@ -39,6 +39,15 @@
  * Versions 1 and 2 (VT_FORMAT_HAS_DT_COLUMN false): the decompressed chunk
  * is the records alone, each dt field in place in its record.
  *
+ * Version 4 (VT_FORMAT_HAS_SITES): the fields of a memory record that
+ * repeat from event to event (operation, kind, API, label, thread, device,
+ * stack, result, aux) are an allocation site, defined once by a
+ * VT_REC_SITE record; a MEM record is its site id, its time, its size as a
+ * difference to the site's previous size in the chunk, and its address.
+ * The records of a loop then repeat byte for byte, and take a third fewer
+ * of zstd's cycles (docs/FORMAT.md, "Sites"). Versions 1-3: every field in
+ * the MEM record (VT_REC_MEM's first list below).
+ *
  * A record is one type byte (enum vt_record_type) followed by its fields,
  * each encoded as:
  *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
@@ -48,6 +57,8 @@
  *       Version 3: not in the record but in the chunk's dt column, above
  *   da  zigzag LEB128 varint: address minus the previous address field of
  *       this chunk (starts at 0 in each chunk)
+ *   ds  zigzag LEB128 varint (version 4): size minus the previous size of
+ *       the same site in this chunk (0 before its first use in the chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
  * The field lists below are in order; a "dt time" names where versions 1
@@ -65,11 +76,14 @@
 #define VT_FILE_MAGIC_LEN 8
 #define VT_PREAMBLE_SIZE 16
 /* Version 2: the preamble's time unit (version 1 files: always 1 ns).
- * Version 3: each chunk's dt fields as a column after its records. */
-#define VT_FORMAT_VERSION 3
+ * Version 3: each chunk's dt fields as a column after its records.
+ * Version 4: allocation sites (VT_REC_SITE). */
+#define VT_FORMAT_VERSION 4
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
+/* Whether MEM records of a format version name a VT_REC_SITE (above). */
+#define VT_FORMAT_HAS_SITES(version) ((version) >= 4)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/performance-history.md, "Trace size",
@@ -132,6 +146,11 @@ enum vt_record_type {
      * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
     VT_REC_API = 8,
     /* A memory operation, recorded after the real call returned.
+     * Version 4:
+     *   uv site id (a VT_REC_SITE record's), dt time, ds size, da address,
+     *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
+     *   uv device free bytes, uv device total bytes
+     * Versions 1-3: every field in the record:
      * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
      * uv api id (the driver entry point that was called),
      * uv label api id (the runtime entry point that led here, 0 if none),
@@ -169,6 +188,13 @@ enum vt_record_type {
      * the order of these records. uv code id, str qualified name,
      * str file name, uv first line. See VT_PY_FRAME_TAG. */
     VT_REC_PY_CODE = 17,
+    /* Version 4: an allocation site, before the first MEM record that
+     * names it. Ids start at 1 and follow the order of these records.
+     * raw[1] op, raw[1] kind, uv api id, uv label api id, uv thread id,
+     * uv device ordinal + 1 (0: unknown), uv stack node id, uv result,
+     * uv aux - the MEM fields of versions 1-3 above, less time, address
+     * and size. */
+    VT_REC_SITE = 18,
 };
 
 /* A stack node's ip with the top bit set is not an instruction pointer but

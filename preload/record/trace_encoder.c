@@ -37,6 +37,7 @@ void vt_encoder_init(struct vt_encoder *e)
 {
     memset(e, 0, sizeof *e);
     e->time_unit_ns = 1;
+    e->chunk_serial = 1;
 }
 
 void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns)
@@ -56,6 +57,7 @@ void vt_encoder_free(struct vt_encoder *e)
 {
     vt_bytes_free(&e->raw);
     vt_bytes_free(&e->dts);
+    vt_site_table_free(&e->sites);
     memset(e, 0, sizeof *e);
 }
 
@@ -68,6 +70,7 @@ void vt_encoder_begin_chunk(struct vt_encoder *e)
     memset(&e->delta, 0, sizeof e->delta);
     e->have_time = false;
     e->records = 0;
+    e->chunk_serial++;
 }
 
 void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
@@ -254,36 +257,59 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
     put_uv(e, first_line);
 }
 
-/* Largest MEM record: type, op, kind, then at most 11 varints (the dt is
- * in the column). */
-#define VT_MEM_RECORD_MAX (3 + 11 * VT_UVARINT_MAX)
+/* Largest SITE record: type, op, kind, then 7 varints; largest MEM
+ * record: type, then 5 varints (the dt is in the column). */
+#define VT_SITE_RECORD_MAX (3 + 7 * VT_UVARINT_MAX)
+#define VT_MEM_RECORD_MAX (1 + 5 * VT_UVARINT_MAX)
 
-/* The writer's per-event record: one capacity check for the whole record
- * instead of one per field (same bytes as put_uv and put_dt would give;
- * tests/record/test_encoder decodes them). The address is a "da" field:
- * zigzag of the difference to the chunk's previous address. */
+/* The writer's per-event record, after its site's record if the site is
+ * new: one capacity check for both instead of one per field (same bytes
+ * as put_uv and put_dt would give; tests/record/test_encoder decodes
+ * them). The size is a "ds" field (the difference to the site's previous
+ * size in this chunk), the address a "da" field (the zigzag of the
+ * difference to the chunk's previous address). */
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
 {
-    if (!vt_bytes_reserve(&e->raw, VT_MEM_RECORD_MAX) ||
+    if (!vt_bytes_reserve(&e->raw, VT_SITE_RECORD_MAX + VT_MEM_RECORD_MAX) ||
         !vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
         return;
+    const struct vt_site_fields key = {
+        .op = m->op, .kind = m->kind, .api = m->api, .label = m->label, .thread = m->thread,
+        .device1 = m->device < 0 ? 0 : (uint64_t)m->device + 1, .stack = m->stack,
+        .result = m->result, .aux = m->aux,
+    };
+    bool added;
+    uint64_t id = vt_site_table_id(&e->sites, &key, &added);
+    if (id == 0) {
+        e->raw.failed = true; /* out of memory: the chunk fails as a whole */
+        return;
+    }
+    uint8_t *p = e->raw.data + e->raw.len;
+    if (added) {
+        *p++ = (uint8_t)VT_REC_SITE;
+        e->records++;
+        *p++ = key.op;
+        *p++ = key.kind;
+        p += vt_put_uvarint(p, key.api);
+        p += vt_put_uvarint(p, key.label);
+        p += vt_put_uvarint(p, key.thread);
+        p += vt_put_uvarint(p, key.device1);
+        p += vt_put_uvarint(p, key.stack);
+        p += vt_put_uvarint(p, key.result);
+        p += vt_put_uvarint(p, key.aux);
+    }
     uint64_t time_ns = slack_time(e, m->time_ns, m->result == 0);
     e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt_units(e, time_ns));
-    uint8_t *p = e->raw.data + e->raw.len;
+    struct vt_site_entry *site = vt_site_table_entry(&e->sites, id);
+    uint64_t base = site->last_chunk == e->chunk_serial ? site->last_size : 0;
+    site->last_size = m->size;
+    site->last_chunk = e->chunk_serial;
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;
-    *p++ = m->op;
-    *p++ = m->kind;
-    p += vt_put_uvarint(p, m->api);
-    p += vt_put_uvarint(p, m->label);
-    p += vt_put_uvarint(p, m->thread);
-    p += vt_put_uvarint(p, m->device < 0 ? 0 : (uint64_t)m->device + 1);
+    p += vt_put_uvarint(p, id);
+    p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->size - base)));
     p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
     e->delta.last_addr = m->addr;
-    p += vt_put_uvarint(p, m->size);
-    p += vt_put_uvarint(p, m->stack);
-    p += vt_put_uvarint(p, m->result);
-    p += vt_put_uvarint(p, m->aux);
     if (m->op == VT_OP_ALLOC && m->result != 0) {
         p += vt_put_uvarint(p, m->free_bytes);
         p += vt_put_uvarint(p, m->total_bytes);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "site_table.h"
 #include "vramtrace/trace_format.h"
 
 /* A growable byte buffer. A failed allocation sets failed; later appends
@@ -48,6 +49,9 @@ struct vt_encoder {
     uint64_t slack_ns;     /* 0: every time as it is */
     uint64_t slack_anchor_ns; /* the time written for the last timed record */
     bool slack_open;       /* ... which was a MEM record that did not fail */
+    struct vt_site_table sites; /* file-wide (format version 4) */
+    uint64_t chunk_serial; /* this chunk's number, from 1: a site's size
+                              delta starts afresh in each chunk */
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */

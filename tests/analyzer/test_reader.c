@@ -489,23 +489,24 @@ static void test_mem_fields_every_varint_length(void **state)
     tb_free(&b);
 }
 
-/* A bad MEM record far from the chunk's end (where the fast path decodes)
- * gets the checked decoder's error, at its own record offset. */
-static void expect_mem_error_mid_chunk(const uint8_t *bad, size_t len, const char *reason)
+/* A bad SITE or MEM record (format version 4) far from the chunk's end
+ * (where the fast path decodes) gets the checked decoder's error, at its
+ * own record offset. dt >= 0: a MEM record, whose time goes to the chunk's
+ * dt column. */
+static void expect_error_mid_chunk(const uint8_t *bad, size_t len, int dt, const char *reason)
 {
     struct tb b;
     tb_init(&b);
     tb_standard_header(&b, 1, 1, 1 << 20);
-    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 512, TB_STACK_A);
-    /* bad is laid out as versions 1 and 2 wrote it, its dt (one byte) at
-     * offset 6: version 3 has that byte in the chunk's dt column */
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 512, TB_STACK_A); /* site 1 */
     size_t at = b.enc.raw.len;
     vt_bytes_reserve(&b.enc.raw, len);
-    memcpy(b.enc.raw.data + b.enc.raw.len, bad, 6);
-    memcpy(b.enc.raw.data + b.enc.raw.len + 6, bad + 7, len - 7);
-    b.enc.raw.len += len - 1;
-    vt_bytes_reserve(&b.enc.dts, 1);
-    b.enc.dts.data[b.enc.dts.len++] = bad[6];
+    memcpy(b.enc.raw.data + b.enc.raw.len, bad, len);
+    b.enc.raw.len += len;
+    if (dt >= 0) {
+        vt_bytes_reserve(&b.enc.dts, 1);
+        b.enc.dts.data[b.enc.dts.len++] = (uint8_t)dt;
+    }
     for (int i = 0; i < 40; i++) /* plenty of bytes after it */
         tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20 + (uint64_t)i, 0, 0x2000 + (uint64_t)i, 512,
                  TB_STACK_B);
@@ -523,39 +524,47 @@ static void expect_mem_error_mid_chunk(const uint8_t *bad, size_t len, const cha
 static void test_mem_errors_mid_chunk(void **state)
 {
     (void)state;
-    /* type, op, kind, api, label, thread, dt, device, da, size, stack, result, aux */
-    static const uint8_t unknown_api[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 77, 0, 1, 1,
-                                          1, 2, 1, 1, 0, 0};
-    expect_mem_error_mid_chunk(unknown_api, sizeof unknown_api,
-                               "api id refers to no api record");
-    static const uint8_t unknown_label[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 78, 1, 1,
-                                            1, 2, 1, 1, 0, 0};
-    expect_mem_error_mid_chunk(unknown_label, sizeof unknown_label,
-                               "label api id refers to no api record");
-    static const uint8_t bad_op[] = {VT_REC_MEM, 9, VT_KIND_DEVICE, 1, 0, 1, 1,
-                                     1, 2, 1, 1, 0, 0};
-    expect_mem_error_mid_chunk(bad_op, sizeof bad_op, "unknown memory operation");
-    static const uint8_t kind_zero[] = {VT_REC_MEM, VT_OP_FREE, 0, 2, 0, 1, 1, 1, 2, 0, 0, 0, 0};
-    expect_mem_error_mid_chunk(kind_zero, sizeof kind_zero, "memory kind 0");
-    static const uint8_t bad_thread[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 9, 1,
-                                         1, 2, 1, 1, 0, 0};
-    expect_mem_error_mid_chunk(bad_thread, sizeof bad_thread,
-                               "thread id refers to no thread record");
-    static const uint8_t bad_device[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1,
-                                         0x82, 0x40, 2, 1, 1, 0, 0}; /* 8194 */
-    expect_mem_error_mid_chunk(bad_device, sizeof bad_device, "device ordinal out of range");
-    static const uint8_t bad_stack[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1,
-                                        1, 2, 1, 99, 0, 0};
-    expect_mem_error_mid_chunk(bad_stack, sizeof bad_stack, "stack node id out of range");
+    /* a site: type, op, kind, api, label, thread, device + 1, stack, result, aux */
+    static const uint8_t unknown_api[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 77, 0, 1,
+                                          1, 1, 0, 0};
+    expect_error_mid_chunk(unknown_api, sizeof unknown_api, -1, "api id refers to no api record");
+    static const uint8_t unknown_label[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 78, 1,
+                                            1, 1, 0, 0};
+    expect_error_mid_chunk(unknown_label, sizeof unknown_label, -1,
+                           "label api id refers to no api record");
+    static const uint8_t bad_op[] = {VT_REC_SITE, 9, VT_KIND_DEVICE, 1, 0, 1, 1, 1, 0, 0};
+    expect_error_mid_chunk(bad_op, sizeof bad_op, -1, "unknown memory operation");
+    static const uint8_t kind_zero[] = {VT_REC_SITE, VT_OP_FREE, 0, 2, 0, 1, 1, 0, 0, 0};
+    expect_error_mid_chunk(kind_zero, sizeof kind_zero, -1, "memory kind 0");
+    static const uint8_t bad_thread[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 9,
+                                         1, 1, 0, 0};
+    expect_error_mid_chunk(bad_thread, sizeof bad_thread, -1,
+                           "thread id refers to no thread record");
+    static const uint8_t bad_device[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1,
+                                         0x82, 0x40, 1, 0, 0}; /* 8194 */
+    expect_error_mid_chunk(bad_device, sizeof bad_device, -1, "device ordinal out of range");
+    static const uint8_t bad_stack[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1,
+                                        1, 99, 0, 0};
+    expect_error_mid_chunk(bad_stack, sizeof bad_stack, -1, "stack node id out of range");
+    /* a memory record: type, site, ds size, da address (its dt: the column) */
+    static const uint8_t unknown_site[] = {VT_REC_MEM, 9, 2, 2};
+    expect_error_mid_chunk(unknown_site, sizeof unknown_site, 1,
+                           "site id refers to no site record");
+    static const uint8_t site_zero[] = {VT_REC_MEM, 0, 2, 2};
+    expect_error_mid_chunk(site_zero, sizeof site_zero, 1, "site id refers to no site record");
     /* an 11-byte varint (size) and a 10-byte one beyond 64 bits (address) */
-    static const uint8_t long_varint[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1, 1,
-                                          2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                          0xff, 0xff, 0x01, 1, 0, 0};
-    expect_mem_error_mid_chunk(long_varint, sizeof long_varint, "varint runs past the end");
-    static const uint8_t wide_varint[] = {VT_REC_MEM, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1, 1, 1,
-                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                          0x02, 1, 1, 0, 0};
-    expect_mem_error_mid_chunk(wide_varint, sizeof wide_varint, "varint runs past the end");
+    static const uint8_t long_varint[] = {VT_REC_MEM, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0xff, 0x01, 2};
+    expect_error_mid_chunk(long_varint, sizeof long_varint, 1, "varint runs past the end");
+    static const uint8_t wide_varint[] = {VT_REC_MEM, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0x02};
+    expect_error_mid_chunk(wide_varint, sizeof wide_varint, 1, "varint runs past the end");
+    /* a site record in a chunk of version 4 is fine; a MEM record's fields
+     * laid out as versions 1-3 wrote them are not (their op byte reads as
+     * a site id, and so on): refused, never misread as another site */
+    static const uint8_t old_layout[] = {VT_REC_MEM, 7, VT_KIND_DEVICE, 1, 0, 1, 1, 2, 1, 1,
+                                         0, 0};
+    expect_error_mid_chunk(old_layout, sizeof old_layout, 1, "corrupt chunk");
 }
 
 /* ---- read ahead and batches: the same reading as one record at a time ---- */

@@ -67,7 +67,8 @@ def check_context_sizes(h, entries, pid, out, tamper):
             and e["result"] == 0]
     expect_eq(len(made), len(notes), "context creations/retains in the ledger vs the client")
     trace = [r for r in h.dump(h.traces()[0])
-             if r.get("kind") == "context" and r.get("op") == "alloc" and r.get("result") == 0]
+             if r.get("type") == "mem" and r.get("kind") == "context" and r.get("op") == "alloc"
+             and r.get("result") == 0]
     expect_eq(len(trace), len(made), "context records in the trace")
     measured = 0
     for n, (note, e, r) in enumerate(zip(notes, made, trace)):

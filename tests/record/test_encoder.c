@@ -175,8 +175,9 @@ static void test_encoder_output_decodes(void **state)
     static const enum vt_record_type order[] = {
         VT_REC_PROCESS, VT_REC_MODULE, VT_REC_MODULE, VT_REC_THREAD, VT_REC_DEVICE,
         VT_REC_STACK_NODE, VT_REC_STACK_NODE, VT_REC_STRING, VT_REC_API, VT_REC_API,
-        VT_REC_MEM, VT_REC_MEM, VT_REC_RANGE_PUSH, VT_REC_MARK, VT_REC_RANGE_START,
-        VT_REC_RANGE_END, VT_REC_MEM, VT_REC_MEM, VT_REC_RANGE_POP, VT_REC_LOST, VT_REC_TRAILER};
+        VT_REC_SITE, VT_REC_MEM, VT_REC_SITE, VT_REC_MEM, VT_REC_RANGE_PUSH, VT_REC_MARK,
+        VT_REC_RANGE_START, VT_REC_RANGE_END, VT_REC_SITE, VT_REC_MEM, VT_REC_MEM,
+        VT_REC_RANGE_POP, VT_REC_LOST, VT_REC_TRAILER};
     assert_int_equal(t->n, sizeof order / sizeof order[0]);
     for (size_t i = 0; i < t->n; i++)
         assert_int_equal(t->recs[i].type, order[i]);
@@ -219,7 +220,7 @@ static void test_encoder_output_decodes(void **state)
     assert_string_equal(t->recs[7].u.string.text, "train");
     assert_string_equal(t->recs[9].u.api.name, "cudaMalloc");
 
-    const struct vt_record *ok = &t->recs[10];
+    const struct vt_record *ok = &t->recs[11];
     assert_int_equal(ok->u.mem.op, VT_OP_ALLOC);
     assert_int_equal(ok->u.mem.api, 1);
     assert_int_equal(ok->u.mem.label, 3);
@@ -228,28 +229,41 @@ static void test_encoder_output_decodes(void **state)
     assert_true(ok->u.mem.addr == 0x7f00deadb000);
     assert_int_equal(ok->u.mem.size, 1 << 20);
     assert_int_equal(ok->u.mem.stack, 2);
-    const struct vt_record *oom = &t->recs[11];
+    const struct vt_record *oom = &t->recs[13];
     assert_int_equal(oom->time_ns, 10500);
     assert_int_equal(oom->u.mem.result, 2);
     assert_int_equal(oom->u.mem.device, -1);
     assert_true(oom->u.mem.addr == 0);
     assert_true(oom->u.mem.free_bytes == 1ull << 30);
     assert_true(oom->u.mem.total_bytes == 80ull << 30);
-    assert_int_equal(t->recs[14].u.range.range_id, 99);
-    assert_int_equal(t->recs[14].u.range.name, 1);
+    assert_int_equal(t->recs[16].u.range.range_id, 99);
+    assert_int_equal(t->recs[16].u.range.name, 1);
 
     /* chunk 2 */
-    assert_int_equal(t->recs[15].time_ns, 13000);
-    assert_int_equal(t->recs[15].u.range.range_id, 99);
-    assert_true(t->recs[16].u.mem.addr == 0x7f00deadb000);
-    assert_int_equal(t->recs[16].u.mem.op, VT_OP_FREE);
-    assert_true(t->recs[17].u.mem.addr == 0x1000);
-    assert_int_equal(t->recs[17].time_ns, 14001);
-    assert_int_equal(t->recs[19].u.lost.count, 3);
-    assert_int_equal(t->recs[20].time_ns, 16000);
-    assert_int_equal(t->recs[20].u.trailer.events, 9);
-    assert_int_equal(t->recs[20].u.trailer.chunks, 2);
-    assert_int_equal(t->recs[20].u.trailer.lost, 3);
+    assert_int_equal(t->recs[17].time_ns, 13000);
+    assert_int_equal(t->recs[17].u.range.range_id, 99);
+    assert_true(t->recs[19].u.mem.addr == 0x7f00deadb000);
+    assert_int_equal(t->recs[19].u.mem.op, VT_OP_FREE);
+    assert_true(t->recs[20].u.mem.addr == 0x1000);
+    assert_int_equal(t->recs[20].time_ns, 14001);
+    /* sites: each new one defined right before its first record; the
+     * second free reuses the first's */
+    assert_int_equal(t->recs[10].u.site.id, 1);
+    assert_int_equal(t->recs[10].u.site.stack, 2);
+    assert_int_equal(t->recs[12].u.site.id, 2);
+    assert_int_equal(t->recs[12].u.site.result, 2);
+    assert_int_equal(t->recs[12].u.site.device, -1);
+    assert_int_equal(t->recs[18].u.site.id, 3);
+    assert_int_equal(t->recs[18].u.site.op, VT_OP_FREE);
+    assert_int_equal(t->recs[11].u.mem.site, 1);
+    assert_int_equal(t->recs[13].u.mem.site, 2);
+    assert_int_equal(t->recs[19].u.mem.site, 3);
+    assert_int_equal(t->recs[20].u.mem.site, 3);
+    assert_int_equal(t->recs[22].u.lost.count, 3);
+    assert_int_equal(t->recs[23].time_ns, 16000);
+    assert_int_equal(t->recs[23].u.trailer.events, 9);
+    assert_int_equal(t->recs[23].u.trailer.chunks, 2);
+    assert_int_equal(t->recs[23].u.trailer.lost, 3);
     tc_free(t);
     fb_free(&b);
 }
@@ -363,7 +377,7 @@ static void test_encoder_truncation(void **state)
         } else {
             assert_int_equal(t->rc, 0);
             assert_true(vt_reader_truncated(t->reader));
-            assert_int_equal(t->n, cut < first_chunk_end ? 0 : 15);
+            assert_int_equal(t->n, cut < first_chunk_end ? 0 : 17);
         }
         tc_free(t);
     }

@@ -205,7 +205,9 @@ def expect_one_line(name, plain, traced, what):
 
 
 def scenario_disk():
-    cmd = [A.client, "load", "2", "20000"]
+    # enough events that the trace outgrows the 8 KiB file size limit below
+    # however its chunks fall (20000 pairs made 8-11 KB traces: too close)
+    cmd = [A.client, "load", "2", "100000"]
     with tempfile.TemporaryDirectory(prefix="vt-rel-disk-") as tmp:
         with open(os.path.join(tmp, "afile"), "w"):
             pass

@@ -1,0 +1,90 @@
+/* Allocation sites, found by hash. See site_table.h. */
+#include "site_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t x)
+{ /* splitmix64's finalizer */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t site_hash(const struct vt_site_fields *s)
+{
+    uint64_t h = mix((uint64_t)s->op | (uint64_t)s->kind << 8 | s->device1 << 16);
+    h = mix(h ^ s->api ^ s->label << 32);
+    h = mix(h ^ s->thread);
+    h = mix(h ^ s->stack);
+    h = mix(h ^ s->result ^ s->aux * 0x9e3779b97f4a7c15ull);
+    return h;
+}
+
+static bool site_equal(const struct vt_site_fields *a, const struct vt_site_fields *b)
+{ /* field by field: the struct has padding */
+    return a->op == b->op && a->kind == b->kind && a->api == b->api && a->label == b->label &&
+           a->thread == b->thread && a->device1 == b->device1 && a->stack == b->stack &&
+           a->result == b->result && a->aux == b->aux;
+}
+
+/* The slot of s, or of the empty slot where it would go. */
+static size_t find_slot(const struct vt_site_table *t, const struct vt_site_fields *s, uint64_t h)
+{
+    size_t mask = t->nslots - 1, i = (size_t)h & mask;
+    while (t->slots[i] != 0 && !site_equal(&t->entries[t->slots[i]].site, s))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static bool rehash(struct vt_site_table *t)
+{
+    size_t nslots = t->nslots ? 2 * t->nslots : 1024;
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return false;
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    for (size_t id = 1; id <= t->n; id++) {
+        const struct vt_site_fields *s = &t->entries[id].site;
+        t->slots[find_slot(t, s, site_hash(s))] = (uint32_t)id;
+    }
+    return true;
+}
+
+uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *s, bool *added)
+{
+    *added = false;
+    /* at most half full: probes stay short */
+    if (2 * (t->n + 1) > t->nslots && !rehash(t))
+        return 0;
+    uint64_t h = site_hash(s);
+    size_t slot = find_slot(t, s, h);
+    if (t->slots[slot] != 0)
+        return t->slots[slot];
+    if (t->n + 1 >= t->cap) {
+        if (t->n + 1 > UINT32_MAX - 1)
+            return 0;
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        struct vt_site_entry *e = realloc(t->entries, cap * sizeof *e);
+        if (!e)
+            return 0;
+        t->entries = e;
+        t->cap = cap;
+    }
+    uint64_t id = ++t->n;
+    t->entries[id] = (struct vt_site_entry){.site = *s};
+    t->slots[slot] = (uint32_t)id;
+    *added = true;
+    return id;
+}
+
+void vt_site_table_free(struct vt_site_table *t)
+{
+    free(t->entries);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
