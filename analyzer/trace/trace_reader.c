@@ -37,14 +37,12 @@ struct arena_block {
     char data[];
 };
 
-/* An allocation site (format version 4, VT_REC_SITE): fields checked when
- * it was defined, and the state of its size deltas. */
+/* An allocation site (format version 4, VT_REC_SITE), its fields checked
+ * when it was defined. */
 struct read_site {
     uint8_t op, kind;
     int32_t device;         /* ordinal, -1 if unknown */
     uint64_t api, label, thread, stack, result, aux;
-    uint64_t last_size;     /* its last MEM record's size ... */
-    uint64_t last_chunk;    /* ... in chunk number last_chunk (r->chunks) */
 };
 
 struct id_table {   /* dense array indexed by id of pointers */
@@ -941,26 +939,16 @@ static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record 
     rec->u.site.aux = aux;
 }
 
-/* A size of a version 4 MEM record: its ds field added to its site's last
- * size in this chunk. */
-static inline uint64_t site_size(struct vt_reader *r, struct read_site *s, uint64_t ds)
-{
-    uint64_t size = (s->last_chunk == r->chunks ? s->last_size : 0) + (uint64_t)vt_unzigzag(ds);
-    s->last_size = size;
-    s->last_chunk = r->chunks;
-    return size;
-}
-
 static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t id = get_uv(c);
     rec->time_ns = get_time(r, c);
-    uint64_t ds = get_uv(c);
+    uint64_t size = get_uv(c);
     uint64_t zz = get_uv(c);
     CHECK(id != 0 && id <= r->nsites, "site id refers to no site record");
     if (c->bad)
         return;
-    struct read_site *s = &r->sites[id];
+    const struct read_site *s = &r->sites[id];
     uint64_t free_b = 0, total_b = 0;
     if (s->op == VT_OP_ALLOC && s->result != 0) {
         free_b = get_uv(c);
@@ -976,7 +964,7 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
     rec->u.mem.thread = s->thread;
     rec->u.mem.device = s->device;
     rec->u.mem.addr = r->delta.last_addr;
-    rec->u.mem.size = site_size(r, s, ds);
+    rec->u.mem.size = size;
     rec->u.mem.stack = s->stack;
     rec->u.mem.result = s->result;
     rec->u.mem.aux = s->aux;
@@ -1223,8 +1211,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
     return true;
 }
 
-/* Version 4: a site id, the dt (column), the size's and the address's
- * deltas; the rest is the site's, checked when it was defined. As
+/* Version 4: a site id, the dt (column), the size, the address's delta;
+ * the rest is the site's, checked when it was defined. As
  * decode_mem_fast_fields, for the same callers. */
 static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt_reader *r,
                                                                     struct vt_record *rec,
@@ -1233,11 +1221,11 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
 {
     size_t start = r->raw_pos;
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
-    uint64_t id, ds, zz, dt, free_b = 0, total_b = 0;
+    uint64_t id, size, zz, dt, free_b = 0, total_b = 0;
     if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
         return false;
-    struct read_site *s = &r->sites[id];
-    if (!fast_uv(&p, &ds, pext) || !fast_uv(&p, &zz, pext))
+    const struct read_site *s = &r->sites[id];
+    if (!fast_uv(&p, &size, pext) || !fast_uv(&p, &zz, pext))
         return false;
     if (__builtin_expect(s->result != 0, 0)) {
         if (!rec)
@@ -1258,7 +1246,6 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
     r->delta.last_time = units; /* one field at a time: decode_mem_fast_fields */
     r->delta.last_addr = addr;
-    uint64_t size = site_size(r, s, ds);
     r->dt_p = dq;
     r->raw_pos = (size_t)(p - r->raw);
     r->records++;

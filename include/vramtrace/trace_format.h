@@ -42,8 +42,8 @@
  * Version 4 (VT_FORMAT_HAS_SITES): the fields of a memory record that
  * repeat from event to event (operation, kind, API, label, thread, device,
  * stack, result, aux) are an allocation site, defined once by a
- * VT_REC_SITE record; a MEM record is its site id, its time, its size as a
- * difference to the site's previous size in the chunk, and its address.
+ * VT_REC_SITE record; a MEM record is its site id, its time, its size and
+ * its address.
  * The records of a loop then repeat byte for byte, and take a third fewer
  * of zstd's cycles (docs/FORMAT.md, "Sites"). Versions 1-3: every field in
  * the MEM record (VT_REC_MEM's first list below).
@@ -57,8 +57,6 @@
  *       Version 3: not in the record but in the chunk's dt column, above
  *   da  zigzag LEB128 varint: address minus the previous address field of
  *       this chunk (starts at 0 in each chunk)
- *   ds  zigzag LEB128 varint (version 4): size minus the previous size of
- *       the same site in this chunk (0 before its first use in the chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
  * The field lists below are in order; a "dt time" names where versions 1
@@ -147,7 +145,7 @@ enum vt_record_type {
     VT_REC_API = 8,
     /* A memory operation, recorded after the real call returned.
      * Version 4:
-     *   uv site id (a VT_REC_SITE record's), dt time, ds size, da address,
+     *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
      *   uv device free bytes, uv device total bytes
      * Versions 1-3: every field in the record:

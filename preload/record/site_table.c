@@ -34,7 +34,7 @@ static bool site_equal(const struct vt_site_fields *a, const struct vt_site_fiel
 static size_t find_slot(const struct vt_site_table *t, const struct vt_site_fields *s, uint64_t h)
 {
     size_t mask = t->nslots - 1, i = (size_t)h & mask;
-    while (t->slots[i] != 0 && !site_equal(&t->entries[t->slots[i]].site, s))
+    while (t->slots[i] != 0 && !site_equal(&t->sites[t->slots[i]], s))
         i = (i + 1) & mask;
     return i;
 }
@@ -49,7 +49,7 @@ static bool rehash(struct vt_site_table *t)
     t->slots = slots;
     t->nslots = nslots;
     for (size_t id = 1; id <= t->n; id++) {
-        const struct vt_site_fields *s = &t->entries[id].site;
+        const struct vt_site_fields *s = &t->sites[id];
         t->slots[find_slot(t, s, site_hash(s))] = (uint32_t)id;
     }
     return true;
@@ -69,14 +69,14 @@ uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *
         if (t->n + 1 > UINT32_MAX - 1)
             return 0;
         size_t cap = t->cap ? 2 * t->cap : 256;
-        struct vt_site_entry *e = realloc(t->entries, cap * sizeof *e);
+        struct vt_site_fields *e = realloc(t->sites, cap * sizeof *e);
         if (!e)
             return 0;
-        t->entries = e;
+        t->sites = e;
         t->cap = cap;
     }
     uint64_t id = ++t->n;
-    t->entries[id] = (struct vt_site_entry){.site = *s};
+    t->sites[id] = *s;
     t->slots[slot] = (uint32_t)id;
     *added = true;
     return id;
@@ -84,7 +84,7 @@ uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *
 
 void vt_site_table_free(struct vt_site_table *t)
 {
-    free(t->entries);
+    free(t->sites);
     free(t->slots);
     memset(t, 0, sizeof *t);
 }

@@ -21,15 +21,8 @@ struct vt_site_fields {
     uint64_t stack, result, aux;
 };
 
-/* A site and the encoder's state for it. */
-struct vt_site_entry {
-    struct vt_site_fields site;
-    uint64_t last_size;  /* the size of its last record ... */
-    uint64_t last_chunk; /* ... in this chunk of the encoder's (else 0) */
-};
-
 struct vt_site_table {
-    struct vt_site_entry *entries; /* by id; [0] unused */
+    struct vt_site_fields *sites;  /* by id; [0] unused */
     size_t n, cap;                 /* ids 1..n */
     uint32_t *slots;               /* open addressing: id, 0 empty */
     size_t nslots;                 /* a power of two, or 0 */
@@ -40,10 +33,5 @@ void vt_site_table_free(struct vt_site_table *t);
  * caller writes its VT_REC_SITE record first). 0: out of memory, or more
  * sites than 32-bit ids. */
 uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *s, bool *added);
-
-static inline struct vt_site_entry *vt_site_table_entry(struct vt_site_table *t, uint64_t id)
-{
-    return &t->entries[id];
-}
 
 #endif

@@ -50,8 +50,6 @@ struct vt_encoder {
     uint64_t slack_anchor_ns; /* the time written for the last timed record */
     bool slack_open;       /* ... which was a MEM record that did not fail */
     struct vt_site_table sites; /* file-wide (format version 4) */
-    uint64_t chunk_serial; /* this chunk's number, from 1: a site's size
-                              delta starts afresh in each chunk */
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */

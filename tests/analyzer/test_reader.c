@@ -546,7 +546,7 @@ static void test_mem_errors_mid_chunk(void **state)
     static const uint8_t bad_stack[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1,
                                         1, 99, 0, 0};
     expect_error_mid_chunk(bad_stack, sizeof bad_stack, -1, "stack node id out of range");
-    /* a memory record: type, site, ds size, da address (its dt: the column) */
+    /* a memory record: type, site, size, da address (its dt: the column) */
     static const uint8_t unknown_site[] = {VT_REC_MEM, 9, 2, 2};
     expect_error_mid_chunk(unknown_site, sizeof unknown_site, 1,
                            "site id refers to no site record");
