@@ -48,9 +48,16 @@ static const struct frame_rule rules[] = {
     {VT_FRAME_ALLOCATOR, NULL, NULL, "caching_allocator.c", false},
 
     /* PyTorch's own Python code, between the user's and the allocator:
-     * Module._call_impl, functional wrappers. */
-    {VT_FRAME_FRAMEWORK, "python", NULL, "*/torch/*", false},
-    {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\torch\\\\*", false}, /* Windows paths */
+     * Module._call_impl, functional wrappers. Its package where pip, conda
+     * or Debian install it, or a source checkout's (an editable install of
+     * the pytorch repository) - not any directory named torch: a user's
+     * own ~/torch/train.py is the user's. */
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*/site-packages/torch/*", false},
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*/dist-packages/torch/*", false},
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*/pytorch/torch/*", false},
+    /* Windows paths */
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\site-packages\\\\torch\\\\*", false},
+    {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\pytorch\\\\torch\\\\*", false},
 
     /* libc's start-up of the process and of threads. */
     {VT_FRAME_STARTUP, NULL, "_start", NULL, false},

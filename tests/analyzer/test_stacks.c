@@ -67,6 +67,17 @@ static void test_pytorch(void **state)
          VT_FRAME_FRAMEWORK},
         {"forward", "/home/me/model.py", "python", VT_FRAME_OWN},
         {"main", "/home/me/torchvision_like/train.py", "python", VT_FRAME_OWN});
+    /* Where else PyTorch's Python lives, and a user's directory that is
+     * only named torch. */
+    CHECK_STACK(
+        {"_call_impl", "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", "python",
+         VT_FRAME_FRAMEWORK},
+        {"_call_impl", "/home/me/src/pytorch/torch/nn/modules/module.py", "python",
+         VT_FRAME_FRAMEWORK},
+        {"_call_impl", "C:\\Python311\\Lib\\site-packages\\torch\\nn\\modules\\module.py",
+         "python", VT_FRAME_FRAMEWORK},
+        {"forward", "/home/me/torch/model.py", "python", VT_FRAME_OWN},
+        {"main", "/data/torch/experiments/train.py", "python", VT_FRAME_OWN});
     /* The allocator with DWARF names, in any binary. */
     CHECK_STACK({"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
                  "CUDACachingAllocator.cpp", "libtorch_cuda.so", VT_FRAME_ALLOCATOR});
