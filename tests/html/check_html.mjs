@@ -193,6 +193,25 @@ const readyMs = await tab.evaluate(() => +document.body.getAttribute("data-ready
 console.log(`rendered: ready ${readyMs.toFixed(0)} ms after navigation started (script ${await tab.evaluate(() => document.body.getAttribute("data-rendered-ms"))} ms; ${wallMs} ms wall from goto)`);
 if (args.max_render_ms && readyMs > +args.max_render_ms) fail(`rendering took ${readyMs} ms, over ${args.max_render_ms}`);
 
+// ---- the header: a few inputs by name, many as a count and a list ----
+{
+  const head = await tab.evaluate(() => {
+    const note = document.querySelector("header > .note");
+    const list = document.querySelector("header details.vt-inputs");
+    return { note: note ? note.textContent : "", list: list ? list.textContent : null };
+  });
+  const paths = expected.inputs.map((i) => i.path);
+  if (paths.length <= 4) {
+    for (const p of paths) if (!head.note.includes(p)) fail(`the header does not name input ${p}`);
+    if (head.list !== null) fail("the header folds a list of 4 or fewer inputs");
+  } else {
+    if (!head.note.includes(`${paths.length} inputs`)) fail(`the header does not count ${paths.length} inputs: ${head.note}`);
+    if (head.note.length > 300) fail(`the header's note is ${head.note.length} characters: ${head.note.slice(0, 200)}...`);
+    if (head.list === null) fail("no list of the inputs under the header");
+    else for (const p of paths) if (!head.list.includes(p)) fail(`the list of inputs lacks ${p}`);
+  }
+}
+
 // ---- which processes the page details ----
 // A job of more than detail.limit processes: the failing ones (at most
 // DETAILED, the first failures first), the largest and the smallest device

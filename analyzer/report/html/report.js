@@ -938,6 +938,32 @@
         others + " are in the job section only; to detail one: " + cmd + " (or --pid PID)." });
   }
 
+  /* The inputs under the page's title: a few by name; more (every rank of
+   * a job) as a count and the directory they share, the names folded into
+   * a list that opens on a click (a thousand paths are a page of text). */
+  var INPUTS_NAMED = 4;
+  function commonDir(paths) {
+    var parts = paths[0].split("/").slice(0, -1);
+    paths.forEach(function (p) {
+      var q = p.split("/");
+      var n = 0;
+      while (n < parts.length && n < q.length - 1 && parts[n] === q[n]) n++;
+      parts = parts.slice(0, n);
+    });
+    return parts.join("/") || (paths[0].charAt(0) === "/" ? "/" : "");
+  }
+  function inputsText(inputs) {
+    var paths = inputs.map(function (i) { return i.path; });
+    if (paths.length <= INPUTS_NAMED) return "; inputs: " + paths.join(", ");
+    var dir = commonDir(paths);
+    return "; " + paths.length + " inputs" + (dir ? " in " + dir : "");
+  }
+  function inputsList(inputs) {
+    if (inputs.length <= INPUTS_NAMED) return null;
+    return el("details", { cls: "note vt-inputs" }, [el("summary", { text: "all " + inputs.length + " inputs" }),
+      el("div", { text: inputs.map(function (i) { return i.path; }).join(", ") })]);
+  }
+
   function main() {
     var t0 = performance.now();
     var procs = report.processes || [];
@@ -950,7 +976,7 @@
       el("div", { cls: "note", text: (summaries ? jobs.reduce(function (n, j) { return n + ((report.jobs || [])[j.job] || {}).processes; }, 0) +
         " process(es), from " + summaries + " summar" + (summaries === 1 ? "y" : "ies") :
         (detail ? detail.processes : procs.length) + " process(es), " + (report.gpus || []).length + " GPU(s), " + snaps.length + " snapshot(s)") +
-        "; inputs: " + inputs.map(function (i) { return i.path; }).join(", ") })]);
+        inputsText(inputs) }), inputsList(inputs)]);
     app.appendChild(header);
     if (procs.length === 1 && procs[0].command) document.title = "vramtrace: " + procs[0].command;
     var charts = [], lives = [];
