@@ -40,11 +40,14 @@
  *                 counted), used for every later chunk
  *   layout=L      the MEM record's layout (format ideas; not readable by
  *                 any reader, only measured; none given: the format as it
- *                 is, version 4 - split with site ids, trace_encoder.c):
+ *                 is, version 4 - site ids, the dt column run-length
+ *                 coded, trace_encoder.c):
  *                   v2     format version 2: the dt field in its record
  *                          (plus version 3's 4-byte footer a chunk)
- *                   split  the dt field in the chunk's dt column (what
- *                          format version 3 is; the other layouts keep
+ *                   split  the dt field in the chunk's dt column as
+ *                          plain varints (what format version 3 is, plus
+ *                          the closing count of version 4's run-length
+ *                          column: a byte a chunk; the other layouts keep
  *                          the dt in the record unless given with split)
  *                   serial a FREE whose address an earlier ALLOC gave names
  *                          that ALLOC by how many allocs ago it was

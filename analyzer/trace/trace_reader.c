@@ -73,6 +73,9 @@ struct vt_reader {
     const uint8_t *dt_p, *dt_end;
     bool dt_column;         /* VT_FORMAT_HAS_DT_COLUMN(version) */
     bool has_sites;         /* VT_FORMAT_HAS_SITES(version) */
+    bool dt_runs;           /* VT_FORMAT_HAS_DT_RUNS(version): the column is
+                               run-length coded, and ... */
+    uint64_t dt_zeros;      /* ... this many dts of 0 are due before its next value */
     struct read_site *sites; /* id 1.. at [id]; [0] unused */
     uint64_t nsites, sites_cap;
     struct vt_delta_state delta;
@@ -293,6 +296,7 @@ static int check_preamble(struct vt_reader *r)
     }
     r->dt_column = VT_FORMAT_HAS_DT_COLUMN(r->version);
     r->has_sites = VT_FORMAT_HAS_SITES(r->version);
+    r->dt_runs = VT_FORMAT_HAS_DT_RUNS(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -527,8 +531,33 @@ static int load_chunk(struct vt_reader *r)
         r->raw_len = records;
         r->dt_p = c.raw + records;
         r->dt_end = c.raw + column_end;
+        /* version 4: the column starts with the count of zeros before its
+         * first value (there is always one: the last closes the column) */
+        if (r->dt_runs && vt_get_uvarint(&r->dt_p, r->dt_end, &r->dt_zeros) != 0)
+            return fail(r, off, "corrupt chunk %" PRIu64 ": its dt column lacks its first count",
+                        r->chunks);
     }
     return 1;
+}
+
+/* Version 4: the next dt of the run-length coded column: a 0 while zeros
+ * are due, else the value there and the count of zeros after it. False,
+ * with nothing changed, where the column ends first. */
+static inline bool column_dt_run(const uint8_t **dq, const uint8_t *end, uint64_t *zeros,
+                                 uint64_t *dt)
+{
+    if (*zeros != 0) {
+        (*zeros)--;
+        *dt = 0;
+        return true;
+    }
+    const uint8_t *q = *dq;
+    uint64_t after;
+    if (vt_get_uvarint(&q, end, dt) != 0 || vt_get_uvarint(&q, end, &after) != 0)
+        return false;
+    *dq = q;
+    *zeros = after;
+    return true;
 }
 
 bool vt_reader_read_ahead(struct vt_reader *r)
@@ -641,7 +670,8 @@ static uint64_t get_time(struct vt_reader *r, struct cursor *c)
     uint64_t dt = 0, time_ns = 0;
     if (!r->dt_column) {
         dt = get_uv(c);
-    } else if (!c->bad && vt_get_uvarint(&r->dt_p, r->dt_end, &dt) != 0) {
+    } else if (!c->bad && (r->dt_runs ? !column_dt_run(&r->dt_p, r->dt_end, &r->dt_zeros, &dt)
+                                      : vt_get_uvarint(&r->dt_p, r->dt_end, &dt) != 0)) {
         c->bad = true;
         c->why = "the chunk's dt column ends before its timed records";
         return 0;
@@ -1234,10 +1264,9 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
             (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
             return false;
     }
-    const uint8_t *dq = r->dt_p; /* the column may end within VT_UVARINT_MAX bytes */
-    if (__builtin_expect(dq < r->dt_end && *dq < 0x80, 1))
-        dt = *dq++;
-    else if (vt_get_uvarint(&dq, r->dt_end, &dt) != 0)
+    const uint8_t *dq = r->dt_p; /* the run-length coded column (checked reads) */
+    uint64_t zeros = r->dt_zeros;
+    if (!column_dt_run(&dq, r->dt_end, &zeros, &dt))
         return false;
     uint64_t units, time_ns;
     if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
@@ -1247,6 +1276,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     r->delta.last_time = units; /* one field at a time: decode_mem_fast_fields */
     r->delta.last_addr = addr;
     r->dt_p = dq;
+    r->dt_zeros = zeros;
     r->raw_pos = (size_t)(p - r->raw);
     r->records++;
     if (!rec) {
@@ -1332,11 +1362,16 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
     if (r->state != 0)
         return r->state < 0 ? -1 : 0;
     while (r->raw_pos >= r->raw_len) {
-        if (r->dt_p != r->dt_end) /* version 3: every time was read */
+        if (r->dt_p != r->dt_end) /* versions 3, 4: every time was read */
             return fail(r, r->chunk_offset,
                         "corrupt chunk %" PRIu64 ": %zu bytes of its dt column after the "
                         "last timed record",
                         r->chunks, (size_t)(r->dt_end - r->dt_p));
+        if (r->dt_zeros != 0) /* version 4: its last count too */
+            return fail(r, r->chunk_offset,
+                        "corrupt chunk %" PRIu64 ": its dt column counts %" PRIu64
+                        " more times than it has timed records",
+                        r->chunks, r->dt_zeros);
         int rc = load_chunk(r);
         if (rc <= 0)
             return rc;

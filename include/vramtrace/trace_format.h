@@ -39,6 +39,14 @@
  * Versions 1 and 2 (VT_FORMAT_HAS_DT_COLUMN false): the decompressed chunk
  * is the records alone, each dt field in place in its record.
  *
+ * Version 4 (VT_FORMAT_HAS_DT_RUNS): the dt column is run-length coded:
+ *     uv z0, uv v1, uv z1, uv v2, uv z2, ... uv vk, uv zk
+ * z0 dts of 0, then v1, then z1 dts of 0, and so on (each v is not 0; zk
+ * closes the column, 0 if the last dt was not 0). Most dts of a dense run
+ * are 0: a count of them costs a fraction of a bit each, where a byte a
+ * dt cost at least one bit after zstd's Huffman coding (docs/FORMAT.md,
+ * "The dt column").
+ *
  * Version 4 (VT_FORMAT_HAS_SITES): the fields of a memory record that
  * repeat from event to event (operation, kind, API, label, thread, device,
  * stack, result, aux) are an allocation site, defined once by a
@@ -82,6 +90,8 @@
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
 /* Whether MEM records of a format version name a VT_REC_SITE (above). */
 #define VT_FORMAT_HAS_SITES(version) ((version) >= 4)
+/* Whether a format version's dt column is run-length coded (above). */
+#define VT_FORMAT_HAS_DT_RUNS(version) ((version) >= 4)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/performance-history.md, "Trace size",

@@ -66,6 +66,7 @@ void vt_encoder_begin_chunk(struct vt_encoder *e)
     e->raw.failed = false;
     e->dts.len = 0;
     e->dts.failed = false;
+    e->dt_zeros = 0;
     memset(&e->delta, 0, sizeof e->delta);
     e->have_time = false;
     e->records = 0;
@@ -145,13 +146,32 @@ static uint64_t slack_time(struct vt_encoder *e, uint64_t time_ns, bool may_lag)
     return time_ns;
 }
 
-/* The dt field goes to the chunk's dt column (format version 3). */
+/* A dt to the chunk's dt column, run-length coded (format version 4,
+ * trace_format.h): a 0 is counted, a value is written after the count of
+ * zeros before it; vt_chunk_frame writes the last count. The caller has
+ * reserved 2 * VT_UVARINT_MAX bytes of dts. */
+static void column_dt(struct vt_encoder *e, uint64_t dt)
+{
+    if (dt == 0) {
+        e->dt_zeros++;
+        return;
+    }
+    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, e->dt_zeros);
+    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt);
+    e->dt_zeros = 0;
+}
+
+void vt_encoder_column_dt(struct vt_encoder *e, uint64_t dt)
+{
+    if (vt_bytes_reserve(&e->dts, 2 * VT_UVARINT_MAX))
+        column_dt(e, dt);
+}
+
+/* The dt field goes to the chunk's dt column (format version 3 and 4). */
 static void put_dt(struct vt_encoder *e, uint64_t time_ns)
 {
     time_ns = slack_time(e, time_ns, false);
-    uint64_t dt = dt_units(e, time_ns);
-    if (vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
-        e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt);
+    vt_encoder_column_dt(e, dt_units(e, time_ns));
 }
 
 static void begin(struct vt_encoder *e, enum vt_record_type t)
@@ -271,7 +291,7 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
 {
     if (!vt_bytes_reserve(&e->raw, VT_SITE_RECORD_MAX + VT_MEM_RECORD_MAX) ||
-        !vt_bytes_reserve(&e->dts, VT_UVARINT_MAX))
+        !vt_bytes_reserve(&e->dts, 2 * VT_UVARINT_MAX))
         return;
     const struct vt_site_fields key = {
         .op = m->op, .kind = m->kind, .api = m->api, .label = m->label, .thread = m->thread,
@@ -299,7 +319,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
         p += vt_put_uvarint(p, key.aux);
     }
     uint64_t time_ns = slack_time(e, m->time_ns, m->result == 0);
-    e->dts.len += vt_put_uvarint(e->dts.data + e->dts.len, dt_units(e, time_ns));
+    column_dt(e, dt_units(e, time_ns));
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;
     p += vt_put_uvarint(p, id);
@@ -403,10 +423,11 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
 {
     if (e->raw.failed || e->dts.failed || vt_encoder_chunk_size(e) > VT_CHUNK_MAX_RAW)
         return -1;
-    /* records, the dt column, the footer (the records' length): appended
-     * for the call and taken off again (a failed reserve left failed set) */
+    /* records, the dt column with its last count of zeros, the footer (the
+     * records' length): appended for the call and taken off again (a
+     * failed reserve left failed set) */
     size_t records = e->raw.len;
-    if (!vt_bytes_reserve(&e->raw, e->dts.len + VT_CHUNK_FOOTER_SIZE))
+    if (!vt_bytes_reserve(&e->raw, e->dts.len + VT_UVARINT_MAX + VT_CHUNK_FOOTER_SIZE))
         return -1;
     void *own = NULL;
     if (!cctx) {
@@ -416,8 +437,9 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
     }
     if (e->dts.len)
         memcpy(e->raw.data + records, e->dts.data, e->dts.len);
-    vt_put_le32(e->raw.data + records + e->dts.len, (uint32_t)records);
-    e->raw.len = records + e->dts.len + VT_CHUNK_FOOTER_SIZE;
+    size_t column = e->dts.len + vt_put_uvarint(e->raw.data + records + e->dts.len, e->dt_zeros);
+    vt_put_le32(e->raw.data + records + column, (uint32_t)records);
+    e->raw.len = records + column + VT_CHUNK_FOOTER_SIZE;
     int rc = -1;
     size_t bound = ZSTD_compressBound(e->raw.len);
     out->len = 0;

@@ -50,6 +50,7 @@ struct vt_encoder {
     uint64_t slack_anchor_ns; /* the time written for the last timed record */
     bool slack_open;       /* ... which was a MEM record that did not fail */
     struct vt_site_table sites; /* file-wide (format version 4) */
+    uint64_t dt_zeros;     /* dts of 0 not yet in the column (its zero runs) */
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */
@@ -69,6 +70,9 @@ void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns);
  * their own. Order in the file never changes. */
 void vt_encoder_set_time_slack(struct vt_encoder *e, uint64_t slack_ns);
 void vt_encoder_free(struct vt_encoder *e);
+/* Appends one dt (in time units) to the chunk's dt column, as a timed
+ * record does: for tests that make a timed record by hand. */
+void vt_encoder_column_dt(struct vt_encoder *e, uint64_t dt);
 /* Drops the buffered records and resets the delta state. */
 void vt_encoder_begin_chunk(struct vt_encoder *e);
 

@@ -316,19 +316,30 @@ static void fill_huge_thread_id(struct vt_encoder *e)
     vt_encode_thread(e, 1ull << 40, 5, "x", 1);
 }
 
-/* Version 3: a timed record whose dt the column does not have. */
+/* A timed record whose dt the column does not have (version 4: the
+ * column holds only its closing count, 0). */
 static void fill_column_short(struct vt_encoder *e)
 {
     vt_encode_range_push(e, 1, 10, 0, 0);
     e->dts.len = 0;
 }
 
-/* Version 3: a dt column with a value no record takes. */
+/* A dt column with a value no record takes (version 4: the pair (0, 10)
+ * of the range's time, then 7 zeros to come and the closing count, 0: a
+ * byte left). */
 static void fill_column_left(struct vt_encoder *e)
 {
     vt_encode_range_push(e, 1, 10, 0, 0);
     vt_bytes_reserve(&e->dts, 1);
     e->dts.data[e->dts.len++] = 7;
+}
+
+/* Version 4: a column whose last count promises more zeros than there are
+ * timed records. */
+static void fill_column_zeros_left(struct vt_encoder *e)
+{
+    vt_encode_range_push(e, 1, 10, 0, 0);
+    e->dt_zeros = 3;
 }
 
 /* Version 3: a chunk whose footer names more records than it holds, or
@@ -389,6 +400,7 @@ static void test_bad_records(void **state)
     expect_record_error(fill_huge_thread_id, "thread id out of range");
     expect_record_error(fill_column_short, "dt column ends before its timed records");
     expect_record_error(fill_column_left, "1 bytes of its dt column after the last timed record");
+    expect_record_error(fill_column_zeros_left, "its dt column counts 3 more times than it has");
 }
 
 /* ---- the MEM fast path (decoding without per-field bounds checks) ---- */
@@ -503,10 +515,8 @@ static void expect_error_mid_chunk(const uint8_t *bad, size_t len, int dt, const
     vt_bytes_reserve(&b.enc.raw, len);
     memcpy(b.enc.raw.data + b.enc.raw.len, bad, len);
     b.enc.raw.len += len;
-    if (dt >= 0) {
-        vt_bytes_reserve(&b.enc.dts, 1);
-        b.enc.dts.data[b.enc.dts.len++] = (uint8_t)dt;
-    }
+    if (dt >= 0)
+        vt_encoder_column_dt(&b.enc, (uint64_t)dt);
     for (int i = 0; i < 40; i++) /* plenty of bytes after it */
         tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20 + (uint64_t)i, 0, 0x2000 + (uint64_t)i, 512,
                  TB_STACK_B);
