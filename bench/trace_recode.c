@@ -25,6 +25,9 @@
  *                 truth; events further apart keep theirs exactly)
  *   interval=MS   also close a chunk when its events span MS milliseconds
  *                 (the tracer's flush interval, 100; 0: by size only)
+ *   prefix=1      every chunk its own frame, compressed with the previous
+ *                 chunk's decompressed bytes as its prefix (zstd
+ *                 refPrefix: a reader has them, having read that chunk)
  *   stream=N[K|M] one zstd stream across chunks: each chunk (records,
  *                 dt column, footer, and a 12-byte header of its own)
  *                 ends with ZSTD_e_flush, so a reader decodes every
@@ -90,6 +93,7 @@ struct variant {
     uint64_t coalesce_ns; /* an event less than this after the last time
                              written takes that time (error < this) */
     uint64_t interval_ns; /* close a chunk when its events span this long */
+    int prefix;      /* each chunk a frame, the previous chunk its prefix */
     size_t stream;   /* 0: a frame a chunk; else one zstd stream flushed
                         at every chunk's end, a new frame every N raw bytes */
 };
@@ -160,6 +164,8 @@ static void parse_spec(const char *spec, struct variant *v)
             v->coalesce_ns = strtoull(val, NULL, 10) * 1000ull;
         else if (!strcmp(kv, "interval"))
             v->interval_ns = strtoull(val, NULL, 10) * 1000000ull;
+        else if (!strcmp(kv, "prefix"))
+            v->prefix = atoi(val);
         else if (!strcmp(kv, "stream"))
             v->stream = parse_size(val);
         else if (!strcmp(kv, "drop"))
@@ -251,6 +257,7 @@ struct sink {
     ZSTD_CDict *cdict;
     size_t bytes, chunks;
     size_t stream_raw; /* stream=N: raw bytes fed to the current frame */
+    struct vt_bytes prev; /* prefix=1: the previous chunk, decompressed */
     double compress_ns;
     /* layouts */
     struct map live;  /* addr+1 -> alloc serial */
@@ -308,21 +315,54 @@ static void make_dict(struct sink *s)
     free(dict);
 }
 
+/* The chunk's decompressed bytes as vt_chunk_frame assembles them (records,
+ * dt column with its closing count, footer), after hdr zero bytes. */
+static void assemble(struct vt_encoder *e, struct vt_bytes *in, size_t hdr)
+{
+    size_t records = e->raw.len;
+    in->len = 0;
+    vt_bytes_reserve(in, hdr + records + e->dts.len + VT_UVARINT_MAX + VT_CHUNK_FOOTER_SIZE);
+    memset(in->data, 0, hdr);
+    memcpy(in->data + hdr, e->raw.data, records);
+    if (e->dts.len)
+        memcpy(in->data + hdr + records, e->dts.data, e->dts.len);
+    size_t col = e->dts.len + vt_put_uvarint(in->data + hdr + records + e->dts.len, e->dt_zeros);
+    vt_put_le32(in->data + hdr + records + col, (uint32_t)records);
+    in->len = hdr + records + col + VT_CHUNK_FOOTER_SIZE;
+}
+
+/* prefix=1: one frame a chunk, the previous chunk's bytes its prefix */
+static void flush_prefix(struct sink *s)
+{
+    double t0 = now_ns();
+    struct vt_bytes in = {0};
+    assemble(&s->enc, &in, 0);
+    size_t bound = ZSTD_compressBound(in.len);
+    vt_bytes_reserve(&s->frame, bound);
+    ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
+    if (s->prev.len)
+        ZSTD_CCtx_refPrefix(s->cctx, s->prev.data, s->prev.len);
+    size_t n = ZSTD_compress2(s->cctx, s->frame.data, bound, in.data, in.len);
+    if (ZSTD_isError(n)) {
+        fprintf(stderr, "trace_recode: %s\n", ZSTD_getErrorName(n));
+        exit(1);
+    }
+    s->compress_ns += now_ns() - t0;
+    s->bytes += VT_CHUNK_HEADER_SIZE + n;
+    vt_bytes_free(&s->prev);
+    s->prev = in;
+    s->chunks++;
+    vt_encoder_begin_chunk(&s->enc);
+}
+
 /* stream=N: the chunk assembled as vt_chunk_frame does, behind a 12-byte
  * header, fed to one continuing zstd stream and flushed */
 static void flush_stream(struct sink *s)
 {
     struct vt_encoder *e = &s->enc;
     double t0 = now_ns();
-    size_t records = e->raw.len;
     struct vt_bytes in = {0};
-    vt_bytes_reserve(&in, 12 + records + e->dts.len + VT_CHUNK_FOOTER_SIZE);
-    memset(in.data, 0, 12);
-    memcpy(in.data + 12, e->raw.data, records);
-    if (e->dts.len)
-        memcpy(in.data + 12 + records, e->dts.data, e->dts.len);
-    vt_put_le32(in.data + 12 + records + e->dts.len, (uint32_t)records);
-    in.len = 12 + records + e->dts.len + VT_CHUNK_FOOTER_SIZE;
+    assemble(e, &in, 12);
     s->stream_raw += in.len;
     ZSTD_EndDirective mode = s->stream_raw >= s->v->stream ? ZSTD_e_end : ZSTD_e_flush;
     if (mode == ZSTD_e_end)
@@ -353,6 +393,10 @@ static void flush(struct sink *s)
         return;
     if (s->v->stream) {
         flush_stream(s);
+        return;
+    }
+    if (s->v->prefix) {
+        flush_prefix(s);
         return;
     }
     double t0 = now_ns();
@@ -535,6 +579,7 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
     vt_reader_close(r);
     vt_encoder_free(&s.enc);
     vt_bytes_free(&s.frame);
+    vt_bytes_free(&s.prev);
     ZSTD_freeCCtx(s.cctx);
     ZSTD_freeCDict(s.cdict);
     free(s.live.keys);

@@ -17,18 +17,11 @@ static uint64_t site_hash(const struct vt_site_fields *s)
     return h ^ h >> 32;
 }
 
-static bool site_equal(const struct vt_site_fields *a, const struct vt_site_fields *b)
-{ /* field by field: the struct has padding */
-    return a->op == b->op && a->kind == b->kind && a->api == b->api && a->label == b->label &&
-           a->thread == b->thread && a->device1 == b->device1 && a->stack == b->stack &&
-           a->result == b->result && a->aux == b->aux;
-}
-
 /* The slot of s, or of the empty slot where it would go. */
 static size_t find_slot(const struct vt_site_table *t, const struct vt_site_fields *s, uint64_t h)
 {
     size_t mask = t->nslots - 1, i = (size_t)h & mask;
-    while (t->slots[i] != 0 && !site_equal(&t->sites[t->slots[i]], s))
+    while (t->slots[i] != 0 && !vt_site_equal(&t->sites[t->slots[i]], s))
         i = (i + 1) & mask;
     return i;
 }
@@ -49,7 +42,7 @@ static bool rehash(struct vt_site_table *t)
     return true;
 }
 
-uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *s, bool *added)
+uint64_t vt_site_table_find(struct vt_site_table *t, const struct vt_site_fields *s, bool *added)
 {
     *added = false;
     /* at most half full: probes stay short */
@@ -57,8 +50,10 @@ uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *
         return 0;
     uint64_t h = site_hash(s);
     size_t slot = find_slot(t, s, h);
-    if (t->slots[slot] != 0)
+    if (t->slots[slot] != 0) {
+        t->cache[vt_site_cache_slot(s)] = t->slots[slot];
         return t->slots[slot];
+    }
     if (t->n + 1 >= t->cap) {
         if (t->n + 1 > UINT32_MAX - 1)
             return 0;
@@ -72,6 +67,7 @@ uint64_t vt_site_table_id(struct vt_site_table *t, const struct vt_site_fields *
     uint64_t id = ++t->n;
     t->sites[id] = *s;
     t->slots[slot] = (uint32_t)id;
+    t->cache[vt_site_cache_slot(s)] = (uint32_t)id;
     *added = true;
     return id;
 }

@@ -150,7 +150,7 @@ static uint64_t slack_time(struct vt_encoder *e, uint64_t time_ns, bool may_lag)
  * trace_format.h): a 0 is counted, a value is written after the count of
  * zeros before it; vt_chunk_frame writes the last count. The caller has
  * reserved 2 * VT_UVARINT_MAX bytes of dts. */
-static void column_dt(struct vt_encoder *e, uint64_t dt)
+static inline __attribute__((always_inline)) void column_dt(struct vt_encoder *e, uint64_t dt)
 {
     if (dt == 0) {
         e->dt_zeros++;
