@@ -1,11 +1,11 @@
 /*
  * Where CPython keeps what a frame walk needs, per minor version (x86-64
- * and aarch64 release builds, GIL enabled; a free-threaded 3.14t through
- * _Py_DebugOffsets and the VT_PY_FT_* headers below). The library reads these
- * structures directly, without the Python API (python_stack.c says why),
- * so it must not depend on Python's headers; tests/python/test_offsets.c
- * checks every number here with offsetof() against each installed
- * version's own headers, internal ones included.
+ * and aarch64 release builds, GIL enabled; free-threaded 3.13t and 3.14t
+ * through _Py_DebugOffsets and the VT_PY_FT_* headers below). The library
+ * reads these structures directly, without the Python API (python_stack.c
+ * says why), so it must not depend on Python's headers;
+ * tests/python/test_offsets.c checks every number here with offsetof()
+ * against each installed version's own headers, internal ones included.
  *
  * -1: the field does not exist in that version.
  *
@@ -89,11 +89,12 @@ struct vt_py_layout {
 #define VT_PY_STR_COMPACT(state, shift) (((state) >> (5 + (shift))) & 1u)
 #define VT_PY_STR_ASCII(state, shift) (((state) >> (6 + (shift))) & 1u)
 
-/* Free-threaded builds (3.14t; checked by test_offsets.c against its
- * headers). PyObject is 32 bytes: ob_tid, ob_flags, ob_mutex, ob_gc_bits,
- * ob_ref_local, ob_ref_shared, then ob_type; every header after it moves
- * by 16. PyASCIIObject's state starts with interned as a whole byte (it is
- * read atomically), so kind, compact and ascii sit 6 bits higher. */
+/* Free-threaded builds (3.13t, 3.14t; checked by test_offsets.c against
+ * their headers). PyObject is 32 bytes: ob_tid, ob_flags, ob_mutex,
+ * ob_gc_bits, ob_ref_local, ob_ref_shared, then ob_type; every header
+ * after it moves by 16. From 3.14t on, PyASCIIObject's state starts with
+ * interned as a whole byte (it is read atomically), so kind, compact and
+ * ascii sit 6 bits higher (3.13t: where a GIL build has them). */
 #define VT_PY_FT_OB_TYPE 24
 #define VT_PY_FT_OB_SIZE 32
 #define VT_PY_FT_BYTES_DATA 48
@@ -208,8 +209,8 @@ static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_varian
 }
 
 /* What a GIL build's _co_firsttraceable is, from co_code_adaptive: the int
- * before the pointer co_extra. A free-threaded build has co_tlbc between
- * co_extra and co_code_adaptive: 8 bytes more. */
+ * before the pointer co_extra (3.13t's too). A free-threaded 3.14 has
+ * co_tlbc between co_extra and co_code_adaptive: 8 bytes more. */
 #define VT_PY_DBG_FIRSTTRACEABLE(adaptive) ((adaptive) - 16)
 #define VT_PY_DBG_FIRSTTRACEABLE_FT(adaptive) ((adaptive) - 24)
 /* sizeof(PyCompactUnicodeObject) from sizeof(PyASCIIObject). */

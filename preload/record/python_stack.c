@@ -503,7 +503,7 @@ static uint64_t dbg_u64(const uint8_t *rt, int at)
 }
 
 /* One variant's reading of _Py_DebugOffsets, if it passes its checks; ft:
- * a free-threaded build's (3.14t only: python_layout.h). */
+ * a free-threaded build's (3.13t, 3.14t: python_layout.h). */
 static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsigned minor, bool ft,
                      struct vt_py_layout *L)
 {
@@ -515,6 +515,10 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
     const int bytes_data = ft ? VT_PY_FT_BYTES_DATA : VT_PY_BYTES_DATA;
     const int str_state = ft ? VT_PY_FT_STR_STATE : VT_PY_STR_STATE;
     const int str_length = ft ? VT_PY_FT_STR_LENGTH : VT_PY_STR_LENGTH;
+    /* 3.14t made interned a whole byte and added thread-local bytecode;
+     * 3.13t has neither (its str state bits are a GIL build's, its frames
+     * run co_code_adaptive itself). */
+    const bool ft314 = ft && minor >= 14;
     uint64_t ts_size = dbg_u64(rt, p.ts_size), cur = dbg_u64(rt, p.ts_current_frame);
     uint64_t fr_size = dbg_u64(rt, p.fr_size);
     uint64_t prev = dbg_u64(rt, p.fr_previous), exec = dbg_u64(rt, p.fr_executable);
@@ -549,7 +553,7 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
     /* 3.14t: the thread-local bytecode fields, co_tlbc just before
      * co_code_adaptive (what the derived _co_firsttraceable counts on). */
     uint64_t tlbc_index = 0, co_tlbc = 0;
-    if (ft) {
+    if (ft314) {
         if (p.fr_tlbc_index < 0 || p.co_tlbc < 0)
             return false;
         tlbc_index = dbg_u64(rt, p.fr_tlbc_index);
@@ -571,7 +575,7 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
         .co_linetable = (int)co[3],
         .co_firstlineno = (int)co[4],
         .co_code = (int)co[5],
-        .co_firsttraceable = ft ? VT_PY_DBG_FIRSTTRACEABLE_FT((int)co[5])
+        .co_firsttraceable = ft314 ? VT_PY_DBG_FIRSTTRACEABLE_FT((int)co[5])
                                 : VT_PY_DBG_FIRSTTRACEABLE((int)co[5]),
         .str_ascii = (int)ascii,
         .str_compact = (int)compact,
@@ -582,9 +586,9 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
         .bytes_data = bytes_data,
         .str_length = str_length,
         .str_state = str_state,
-        .str_state_shift = ft ? VT_PY_FT_STR_STATE_SHIFT : 0,
-        .fr_tlbc_index = ft ? (int)tlbc_index : -1,
-        .co_tlbc = ft ? (int)co_tlbc : -1,
+        .str_state_shift = ft314 ? VT_PY_FT_STR_STATE_SHIFT : 0,
+        .fr_tlbc_index = ft314 ? (int)tlbc_index : -1,
+        .co_tlbc = ft314 ? (int)co_tlbc : -1,
     };
     return true;
 }
@@ -600,11 +604,10 @@ static const struct vt_py_layout *layout_from_debug_offsets(const uint8_t *rt, u
         *why = "no _Py_DebugOffsets of this version at the start of _PyRuntime";
         return NULL;
     }
-    /* Free-threaded: 3.14t only, the one whose layout was tried against
-     * the real interpreter (docs/PYTHON.md); 3.13t has no thread-local
-     * bytecode fields to check, later ones are unknown. */
+    /* Free-threaded: 3.13t and 3.14t, whose layouts were tried against the
+     * real interpreters (docs/PYTHON.md); later ones are unknown. */
     bool ft = dbg_u64(rt, VT_PY_DBG_FREE_THREADED) != 0;
-    if (ft && minor != 14) {
+    if (ft && minor > 14) {
         *why = "free-threaded build not supported";
         return NULL;
     }
@@ -737,10 +740,10 @@ static bool set_up(void)
     unsigned level = (unsigned)(ver >> 4) & 0xf;
     if (major != 3)
         return say_no("unknown version", minor);
-    /* Free-threaded builds other than 3.14t (3.13t, 3.15t) are said as
-     * such, before anything else: their objects and frames are laid out
-     * differently, and only 3.14t's layout is known (dbg_read). */
-    if (minor >= 13 && minor != 14 && sym("_PyRuntime") &&
+    /* Free-threaded builds after 3.14t (3.15t) are said as such, before
+     * anything else: their objects and frames are laid out differently,
+     * and only 3.13t's and 3.14t's layouts are known (dbg_read). */
+    if (minor > 14 && sym("_PyRuntime") &&
         memcmp(sym("_PyRuntime"), VT_PY_DEBUG_COOKIE, 8) == 0 &&
         dbg_u64(sym("_PyRuntime"), VT_PY_DBG_FREE_THREADED) != 0)
         return say_no("free-threaded build not supported", minor);

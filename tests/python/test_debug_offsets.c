@@ -25,7 +25,10 @@
  *            6 higher), _co_firsttraceable 8 bytes further from
  *            co_code_adaptive, and the innermost frame running its
  *            thread's own copy of the bytecode (tlbc_index 1 of co_tlbc)
- *   ft313    3.13.0 free-threaded: native stacks only
+ *   ft313    3.13.0 free-threaded: the same object headers, but the str
+ *            state bits and _co_firsttraceable where a GIL build has them,
+ *            untagged f_executable, no thread-local bytecode
+ *   ft315    3.15.2 free-threaded: native stacks only
  *   cookie   no cookie at _PyRuntime: native stacks only
  *   garbage  a cookie, but sections no variant reads: native stacks only
  *
@@ -76,8 +79,9 @@ static _Alignas(16) uint8_t table[64];
 static _Alignas(16) uint8_t code_type[64], unicode_type[64], bytes_type[64];
 static unsigned long version;
 static int str_ascii = STR_ASCII, str_compact = STR_ASCII + 16;
-/* The object headers: a GIL build's, or (ft) a free-threaded one's. */
-static int ft;
+/* The object headers: a GIL build's, or (ft) a free-threaded one's; tlbc:
+ * 3.14t's thread-local bytecode, and its str state and code layout. */
+static int ft, tlbc;
 static int ob_type = VT_PY_OB_TYPE, var_size = VT_PY_OB_SIZE, bytes_data = VT_PY_BYTES_DATA;
 static int str_length = VT_PY_STR_LENGTH, str_state = VT_PY_STR_STATE, state_shift;
 /* ft: co_tlbc arrays {size, entries[]} and the thread's copy of code_a */
@@ -180,7 +184,7 @@ static void make_code(uint8_t *co, uint8_t *name, uint8_t *file, int32_t first)
     memcpy(co + CO_FIRSTLINENO, &first, 4);
     putp(co, CO_LINETABLE, table);
     int32_t firsttraceable = 0;
-    memcpy(co + (ft ? VT_PY_DBG_FIRSTTRACEABLE_FT(CO_ADAPTIVE)
+    memcpy(co + (tlbc ? VT_PY_DBG_FIRSTTRACEABLE_FT(CO_ADAPTIVE)
                     : VT_PY_DBG_FIRSTTRACEABLE(CO_ADAPTIVE)),
            &firsttraceable, 4);
 }
@@ -229,9 +233,9 @@ static void make_runtime(int variant)
     put64(runtime, p.str_state, (uint64_t)str_state);
     put64(runtime, p.str_length, (uint64_t)str_length);
     if (p.fr_tlbc_index >= 0) /* 0 in a GIL build, as CPython's */
-        put64(runtime, p.fr_tlbc_index, ft ? FR_TLBC_INDEX : 0);
+        put64(runtime, p.fr_tlbc_index, tlbc ? FR_TLBC_INDEX : 0);
     if (p.co_tlbc >= 0)
-        put64(runtime, p.co_tlbc, ft ? CO_TLBC : 0);
+        put64(runtime, p.co_tlbc, tlbc ? CO_TLBC : 0);
     put64(runtime, p.str_ascii_size, (uint64_t)str_ascii);
     if (p.str_compact_size >= 0)
         put64(runtime, p.str_compact_size, str_compact);
@@ -267,9 +271,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "split")) {
         split = 1;
     } else if (!strcmp(mode, "ft")) {
-        ft = 1;
+        ft = 1, tlbc = 1;
     } else if (!strcmp(mode, "ft313")) {
-        version = 0x030D00F0, tag = 0, variant = 0, ft = 1, on = 0;
+        version = 0x030D00F0, tag = 0, variant = 0, ft = 1;
+    } else if (!strcmp(mode, "ft315")) {
+        version = 0x030F02F0, variant = 1, str_compact = STR_COMPACT_315, ft = 1, on = 0;
     } else if (!strcmp(mode, "cookie") || !strcmp(mode, "garbage")) {
         on = 0;
     } else if (strcmp(mode, "314") != 0) {
@@ -280,7 +286,7 @@ int main(int argc, char **argv)
     if (ft) {
         ob_type = VT_PY_FT_OB_TYPE, var_size = VT_PY_FT_OB_SIZE;
         bytes_data = VT_PY_FT_BYTES_DATA, str_length = VT_PY_FT_STR_LENGTH;
-        str_state = VT_PY_FT_STR_STATE, state_shift = VT_PY_FT_STR_STATE_SHIFT;
+        str_state = VT_PY_FT_STR_STATE, state_shift = tlbc ? VT_PY_FT_STR_STATE_SHIFT : 0;
         str_ascii = 64, str_compact = 64 + 16; /* past the state at 48 */
     }
     /* Location table: units 0-3 at the first line, 4-7 five lines on. */
@@ -298,7 +304,7 @@ int main(int argc, char **argv)
         memcpy(frames[3] + FR_EXECUTABLE, &none, sizeof none);
         frames[3][FR_OWNER] = 3;
     }
-    if (ft) {
+    if (tlbc) {
         /* code_a's frame runs its thread's copy (index 1): instr_ptr into
          * copy_a, at unit 5 (line 45), and nowhere near code_a's own
          * bytecode, where unit 0 is line 40; code_b's, the main copy. */

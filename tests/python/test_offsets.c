@@ -37,9 +37,9 @@ static void same(const char *what, long table, long header)
 
 #define SAME(field, expr) same(#field, L->field, (long)(expr))
 
-#if defined(Py_GIL_DISABLED) && PY_MINOR_VERSION != 14
-/* A free-threaded build other than 3.14t (3.13t, 3.15t): the tracer does
- * not read its frames (native stacks, said once; python_frames_V checks
+#if defined(Py_GIL_DISABLED) && PY_MINOR_VERSION > 14
+/* A free-threaded build after 3.14t (3.15t): the tracer does not read its
+ * frames (native stacks, said once; python_frames_V checks
  * that), so it has no offsets to check here. */
 int main(void)
 {
@@ -56,8 +56,13 @@ int main(void)
 #define BYTES_DATA VT_PY_FT_BYTES_DATA
 #define STR_LENGTH VT_PY_FT_STR_LENGTH
 #define STR_STATE VT_PY_FT_STR_STATE
+#if PY_MINOR_VERSION >= 14 /* interned a whole byte; co_tlbc */
 #define STATE_SHIFT VT_PY_FT_STR_STATE_SHIFT
 #define FIRSTTRACEABLE VT_PY_DBG_FIRSTTRACEABLE_FT
+#else
+#define STATE_SHIFT 0
+#define FIRSTTRACEABLE VT_PY_DBG_FIRSTTRACEABLE
+#endif
 #else
 #define OB_TYPE VT_PY_OB_TYPE
 #define VAR_SIZE VT_PY_OB_SIZE
