@@ -1,10 +1,11 @@
 /*
  * Where CPython keeps what a frame walk needs, per minor version (x86-64
- * and aarch64 release builds, GIL enabled). The library reads these
- * structures directly, without the Python API (python_stack.c says why),
- * so it must not depend on Python's headers; tests/python/test_offsets.c
- * checks every number here with offsetof() against each installed
- * version's own headers, internal ones included.
+ * and aarch64 release builds, GIL enabled; free-threaded 3.13t and 3.14t
+ * through _Py_DebugOffsets and the VT_PY_FT_* headers below). The library
+ * reads these structures directly, without the Python API (python_stack.c
+ * says why), so it must not depend on Python's headers;
+ * tests/python/test_offsets.c checks every number here with offsetof()
+ * against each installed version's own headers, internal ones included.
  *
  * -1: the field does not exist in that version.
  *
@@ -56,7 +57,23 @@ struct vt_py_layout {
     /* Not in the X rows (0 there): low bits of f_executable that are tags
      * (3.14+: a _PyStackRef), cleared before the pointer is used. */
     int exec_tag_mask;
+    /* Not in the X rows either (VT_PY_LAYOUT_COMMON there): the object
+     * headers, which a free-threaded build lays out otherwise (below):
+     * ob_type, PyVarObject.ob_size, PyBytesObject.ob_sval,
+     * PyASCIIObject.length and .state, and how far the state's bits sit
+     * above a GIL build's. */
+    int ob_type, var_size, bytes_data, str_length, str_state, str_state_shift;
+    /* 3.14t: each thread may run its own copy of a code's bytecode: the
+     * frame's tlbc_index (an int32) picks it from the code's co_tlbc
+     * array; -1 where the build has none (GIL builds). */
+    int fr_tlbc_index, co_tlbc;
 };
+
+/* The rest of a row of VT_PY_LAYOUTS, after exec_tag_mask: a GIL build's
+ * object headers, no thread-local bytecode. */
+#define VT_PY_LAYOUT_COMMON                                                     \
+    VT_PY_OB_TYPE, VT_PY_OB_SIZE, VT_PY_BYTES_DATA, VT_PY_STR_LENGTH, VT_PY_STR_STATE, 0, \
+        -1, -1
 
 /* Common to every supported version (PyObject, PyVarObject, PyBytesObject,
  * PyASCIIObject heads). */
@@ -65,10 +82,25 @@ struct vt_py_layout {
 #define VT_PY_BYTES_DATA 32
 #define VT_PY_STR_LENGTH 16
 #define VT_PY_STR_STATE 32
-/* PyASCIIObject.state bits (the same in 3.10 .. 3.13): kind, compact, ascii */
-#define VT_PY_STR_KIND(state) (((state) >> 2) & 7u)
-#define VT_PY_STR_COMPACT(state) (((state) >> 5) & 1u)
-#define VT_PY_STR_ASCII(state) (((state) >> 6) & 1u)
+/* PyASCIIObject.state bits (the same in 3.10 .. 3.15 GIL builds): kind,
+ * compact, ascii; shift: how far above those a build puts them (6 in a
+ * free-threaded build, below). */
+#define VT_PY_STR_KIND(state, shift) (((state) >> (2 + (shift))) & 7u)
+#define VT_PY_STR_COMPACT(state, shift) (((state) >> (5 + (shift))) & 1u)
+#define VT_PY_STR_ASCII(state, shift) (((state) >> (6 + (shift))) & 1u)
+
+/* Free-threaded builds (3.13t, 3.14t; checked by test_offsets.c against
+ * their headers). PyObject is 32 bytes: ob_tid, ob_flags, ob_mutex,
+ * ob_gc_bits, ob_ref_local, ob_ref_shared, then ob_type; every header
+ * after it moves by 16. From 3.14t on, PyASCIIObject's state starts with
+ * interned as a whole byte (it is read atomically), so kind, compact and
+ * ascii sit 6 bits higher (3.13t: where a GIL build has them). */
+#define VT_PY_FT_OB_TYPE 24
+#define VT_PY_FT_OB_SIZE 32
+#define VT_PY_FT_BYTES_DATA 48
+#define VT_PY_FT_STR_LENGTH 32
+#define VT_PY_FT_STR_STATE 48
+#define VT_PY_FT_STR_STATE_SHIFT 6
 /* FRAME_OWNED_BY_GENERATOR: never "incomplete" (3.11+) */
 #define VT_PY_OWNER_GENERATOR 1
 
@@ -131,6 +163,7 @@ struct vt_py_dbg_pos {
     int ts_size, ts_current_frame;
     int fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_owner;
     int co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_adaptive;
+    int fr_tlbc_index, co_tlbc; /* -1: the struct has no such field (3.13, 3.14 alphas) */
     int ob_size, ob_type;
     int bytes_ob_size, bytes_ob_sval;
     int str_state, str_length, str_ascii_size, str_compact_size;
@@ -161,6 +194,9 @@ static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_varian
     p.co_linetable = co + 32;
     p.co_firstlineno = co + 40;
     p.co_adaptive = co + 72;
+    /* 3.14 added them at the ends of their sections (0 in a GIL build) */
+    p.fr_tlbc_index = v->n_frame >= 8 ? fr + 56 : -1;
+    p.co_tlbc = v->n_code >= 11 ? co + 80 : -1;
     p.ob_size = ob;
     p.ob_type = ob + 8;
     p.bytes_ob_size = by + 8;
@@ -172,8 +208,11 @@ static inline struct vt_py_dbg_pos vt_py_dbg_place(const struct vt_py_dbg_varian
     return p;
 }
 
-/* What a GIL build's _co_firsttraceable is, from co_code_adaptive. */
+/* What a GIL build's _co_firsttraceable is, from co_code_adaptive: the int
+ * before the pointer co_extra (3.13t's too). A free-threaded 3.14 has
+ * co_tlbc between co_extra and co_code_adaptive: 8 bytes more. */
 #define VT_PY_DBG_FIRSTTRACEABLE(adaptive) ((adaptive) - 16)
+#define VT_PY_DBG_FIRSTTRACEABLE_FT(adaptive) ((adaptive) - 24)
 /* sizeof(PyCompactUnicodeObject) from sizeof(PyASCIIObject). */
 #define VT_PY_DBG_STR_COMPACT(ascii_size) ((ascii_size) + 16)
 /* 3.14+: f_executable is a _PyStackRef; its low bits are tags (3.14: 1

@@ -48,7 +48,7 @@
 
 static const struct vt_py_layout layouts[] = {
 #define VT_PY_LAYOUT_ROW(mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs) \
-    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs, 0},
+    {mi, tf, cc, fp, fc, fi, fo, cf, cn, cq, cl, ct, co, cft, sa, sc, ocs, 0, VT_PY_LAYOUT_COMMON},
     VT_PY_LAYOUTS(VT_PY_LAYOUT_ROW)
 #undef VT_PY_LAYOUT_ROW
 };
@@ -105,7 +105,7 @@ static inline int64_t load_i64(const uint8_t *base, int off)
 
 static inline bool has_type(const uint8_t *obj, const void *type)
 {
-    return obj && load_ptr(obj, VT_PY_OB_TYPE) == type;
+    return obj && load_ptr(obj, P.L->ob_type) == type;
 }
 
 /* ---- line tables ---- */
@@ -223,14 +223,17 @@ static size_t copy_str(const uint8_t *obj, char *out, size_t cap)
         out[0] = '?';
         return 1;
     }
-    uint32_t st = (uint32_t)load_i32(obj, VT_PY_STR_STATE);
-    int64_t n = load_i64(obj, VT_PY_STR_LENGTH);
-    unsigned kind = VT_PY_STR_KIND(st);
-    if (!VT_PY_STR_COMPACT(st) || n < 0 || (kind != 1 && kind != 2 && kind != 4)) {
+    const struct vt_py_layout *L = P.L;
+    uint32_t st = (uint32_t)load_i32(obj, L->str_state);
+    int64_t n = load_i64(obj, L->str_length);
+    unsigned kind = VT_PY_STR_KIND(st, L->str_state_shift);
+    if (!VT_PY_STR_COMPACT(st, L->str_state_shift) || n < 0 ||
+        (kind != 1 && kind != 2 && kind != 4)) {
         out[0] = '?';
         return 1;
     }
-    const uint8_t *data = obj + (VT_PY_STR_ASCII(st) ? P.L->str_ascii : P.L->str_compact);
+    const uint8_t *data =
+        obj + (VT_PY_STR_ASCII(st, L->str_state_shift) ? L->str_ascii : L->str_compact);
     size_t used = 0;
     for (int64_t i = 0; i < n; i++) {
         uint32_t cp;
@@ -356,7 +359,27 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
         /* As integers: the instruction pointer may not point into code
          * (an incomplete frame points one unit before it). */
         uintptr_t instr = (uintptr_t)load_ptr(frame, L->fr_instr);
-        addr = (int64_t)(instr - ((uintptr_t)code + (uintptr_t)L->co_code));
+        uintptr_t bytecode = (uintptr_t)code + (uintptr_t)L->co_code;
+        if (L->fr_tlbc_index >= 0) {
+            /* 3.14t: the frame runs the copy of the bytecode its thread
+             * specializes, entries[tlbc_index] of co_tlbc (entries[0] is
+             * co_code_adaptive), as _PyFrame_GetBytecode finds it. Every
+             * copy has the same instructions, so the line table holds.
+             * Another thread that first runs this code may swap co_tlbc
+             * for a longer copy meanwhile and free the old one once every
+             * thread has passed a quiescent point (a thread inside a
+             * ctypes call has): the index is checked against the size
+             * read; the old array is a small block of CPython's mimalloc
+             * heap, which stays mapped while its segment holds other
+             * objects, so that a stale read gives at worst a wrong line
+             * (docs/PYTHON.md, Limits). */
+            int32_t index = load_i32(frame, L->fr_tlbc_index);
+            const uint8_t *tlbc = load_ptr(code, L->co_tlbc);
+            if (!tlbc || index < 0 || index >= load_i64(tlbc, 0))
+                return 0;
+            bytecode = (uintptr_t)load_ptr(tlbc, 8 + 8 * index);
+        }
+        addr = (int64_t)(instr - bytecode);
         uint8_t owner = frame[L->fr_owner];
         if (owner != VT_PY_OWNER_GENERATOR && addr / 2 < load_i32(code, L->co_firsttraceable))
             *incomplete = true;
@@ -365,10 +388,10 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
     int32_t first = load_i32(code, L->co_firstlineno);
     if (!has_type(table, P.bytes_type))
         return 0;
-    int64_t len = load_i64(table, VT_PY_OB_SIZE);
+    int64_t len = load_i64(table, L->var_size);
     if (len < 0)
         return 0;
-    int line = vt_py_line_from_table(L->minor, table + VT_PY_BYTES_DATA, (size_t)len, first, addr);
+    int line = vt_py_line_from_table(L->minor, table + L->bytes_data, (size_t)len, first, addr);
     return line > 0 ? (uint32_t)line : 0;
 }
 
@@ -479,11 +502,23 @@ static uint64_t dbg_u64(const uint8_t *rt, int at)
     return v;
 }
 
-/* One variant's reading of _Py_DebugOffsets, if it passes its checks. */
-static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsigned minor,
+/* One variant's reading of _Py_DebugOffsets, if it passes its checks; ft:
+ * a free-threaded build's (3.13t, 3.14t: python_layout.h). */
+static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsigned minor, bool ft,
                      struct vt_py_layout *L)
 {
     struct vt_py_dbg_pos p = vt_py_dbg_place(v);
+    /* The object headers every version has, in a GIL or free-threaded
+     * build: what the struct must say, and what the walk then uses. */
+    const int ob_size = ft ? 32 : 16, ob_type = ft ? VT_PY_FT_OB_TYPE : VT_PY_OB_TYPE;
+    const int var_size = ft ? VT_PY_FT_OB_SIZE : VT_PY_OB_SIZE;
+    const int bytes_data = ft ? VT_PY_FT_BYTES_DATA : VT_PY_BYTES_DATA;
+    const int str_state = ft ? VT_PY_FT_STR_STATE : VT_PY_STR_STATE;
+    const int str_length = ft ? VT_PY_FT_STR_LENGTH : VT_PY_STR_LENGTH;
+    /* 3.14t made interned a whole byte and added thread-local bytecode;
+     * 3.13t has neither (its str state bits are a GIL build's, its frames
+     * run co_code_adaptive itself). */
+    const bool ft314 = ft && minor >= 14;
     uint64_t ts_size = dbg_u64(rt, p.ts_size), cur = dbg_u64(rt, p.ts_current_frame);
     uint64_t fr_size = dbg_u64(rt, p.fr_size);
     uint64_t prev = dbg_u64(rt, p.fr_previous), exec = dbg_u64(rt, p.fr_executable);
@@ -496,13 +531,15 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
     uint64_t compact = p.str_compact_size >= 0 ? dbg_u64(rt, p.str_compact_size)
                                                : (uint64_t)VT_PY_DBG_STR_COMPACT((int)ascii);
     /* The sections around those read pin the variant: an object header of
-     * 16 bytes with its type at 8, bytes and str fields where every
-     * version has them, and offsets inside their structures. */
-    if (dbg_u64(rt, p.ob_size) != 16 || dbg_u64(rt, p.ob_type) != VT_PY_OB_TYPE ||
-        dbg_u64(rt, p.bytes_ob_size) != VT_PY_OB_SIZE ||
-        dbg_u64(rt, p.bytes_ob_sval) != VT_PY_BYTES_DATA ||
-        dbg_u64(rt, p.str_state) != VT_PY_STR_STATE ||
-        dbg_u64(rt, p.str_length) != VT_PY_STR_LENGTH || ascii < 32 || ascii > 64 ||
+     * 16 bytes with its type at 8 (free-threaded: 32, 24), bytes and str
+     * fields where every version has them, and offsets inside their
+     * structures. */
+    if (dbg_u64(rt, p.ob_size) != (uint64_t)ob_size ||
+        dbg_u64(rt, p.ob_type) != (uint64_t)ob_type ||
+        dbg_u64(rt, p.bytes_ob_size) != (uint64_t)var_size ||
+        dbg_u64(rt, p.bytes_ob_sval) != (uint64_t)bytes_data ||
+        dbg_u64(rt, p.str_state) != (uint64_t)str_state ||
+        dbg_u64(rt, p.str_length) != (uint64_t)str_length || ascii < 32 || ascii > 64 ||
         compact <= ascii || compact > 96)
         return false;
     if (ts_size > 65536 || cur + 8 > ts_size || fr_size > 4096 || prev + 8 > fr_size ||
@@ -513,6 +550,17 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
             return false;
     if (co[5] < 24)
         return false;
+    /* 3.14t: the thread-local bytecode fields, co_tlbc just before
+     * co_code_adaptive (what the derived _co_firsttraceable counts on). */
+    uint64_t tlbc_index = 0, co_tlbc = 0;
+    if (ft314) {
+        if (p.fr_tlbc_index < 0 || p.co_tlbc < 0)
+            return false;
+        tlbc_index = dbg_u64(rt, p.fr_tlbc_index);
+        co_tlbc = dbg_u64(rt, p.co_tlbc);
+        if (tlbc_index < 8 || tlbc_index + 4 > fr_size || co_tlbc + 8 != co[5])
+            return false;
+    }
     *L = (struct vt_py_layout){
         .minor = (int)minor,
         .ts_frame = (int)cur,
@@ -527,11 +575,20 @@ static bool dbg_read(const uint8_t *rt, const struct vt_py_dbg_variant *v, unsig
         .co_linetable = (int)co[3],
         .co_firstlineno = (int)co[4],
         .co_code = (int)co[5],
-        .co_firsttraceable = VT_PY_DBG_FIRSTTRACEABLE((int)co[5]),
+        .co_firsttraceable = ft314 ? VT_PY_DBG_FIRSTTRACEABLE_FT((int)co[5])
+                                : VT_PY_DBG_FIRSTTRACEABLE((int)co[5]),
         .str_ascii = (int)ascii,
         .str_compact = (int)compact,
         .owner_cstack = 3,
         .exec_tag_mask = minor >= 14 ? VT_PY_STACKREF_TAG_MASK : 0,
+        .ob_type = ob_type,
+        .var_size = var_size,
+        .bytes_data = bytes_data,
+        .str_length = str_length,
+        .str_state = str_state,
+        .str_state_shift = ft314 ? VT_PY_FT_STR_STATE_SHIFT : 0,
+        .fr_tlbc_index = ft314 ? (int)tlbc_index : -1,
+        .co_tlbc = ft314 ? (int)co_tlbc : -1,
     };
     return true;
 }
@@ -547,14 +604,17 @@ static const struct vt_py_layout *layout_from_debug_offsets(const uint8_t *rt, u
         *why = "no _Py_DebugOffsets of this version at the start of _PyRuntime";
         return NULL;
     }
-    if (dbg_u64(rt, VT_PY_DBG_FREE_THREADED) != 0) {
+    /* Free-threaded: 3.13t and 3.14t, whose layouts were tried against the
+     * real interpreters (docs/PYTHON.md); later ones are unknown. */
+    bool ft = dbg_u64(rt, VT_PY_DBG_FREE_THREADED) != 0;
+    if (ft && minor > 14) {
         *why = "free-threaded build not supported";
         return NULL;
     }
     for (size_t i = 0; i < sizeof dbg_variants / sizeof dbg_variants[0]; i++) {
         const struct vt_py_dbg_variant *v = &dbg_variants[i];
         if ((int)minor >= v->minor_lo && (int)minor <= v->minor_hi &&
-            dbg_read(rt, v, minor, &dbg_layout))
+            dbg_read(rt, v, minor, ft, &dbg_layout))
             return &dbg_layout;
     }
     *why = minor > (unsigned)dbg_variants[sizeof dbg_variants / sizeof dbg_variants[0] - 1].minor_hi
@@ -680,9 +740,10 @@ static bool set_up(void)
     unsigned level = (unsigned)(ver >> 4) & 0xf;
     if (major != 3)
         return say_no("unknown version", minor);
-    /* Free-threaded builds (3.13t, 3.14t) are said as such, before anything
-     * else: their objects and frames are laid out differently. */
-    if (minor >= 13 && sym("_PyRuntime") &&
+    /* Free-threaded builds after 3.14t (3.15t) are said as such, before
+     * anything else: their objects and frames are laid out differently,
+     * and only 3.13t's and 3.14t's layouts are known (dbg_read). */
+    if (minor > 14 && sym("_PyRuntime") &&
         memcmp(sym("_PyRuntime"), VT_PY_DEBUG_COOKIE, 8) == 0 &&
         dbg_u64(sym("_PyRuntime"), VT_PY_DBG_FREE_THREADED) != 0)
         return say_no("free-threaded build not supported", minor);

@@ -15,10 +15,18 @@ sys._getframe at each cudaMalloc line:
     logged (pointer and size).
 Exit 77 when the interpreter is absent (a skipped test).
 
+With --expect-native (an interpreter the tracer does not read, such as a
+free-threaded build it has no reading for): the tracer must say so once on
+stderr ("stacks stay native"), every site keeps its native stack with
+cudaMalloc innermost and no Python frame, the ledger still holds each
+allocation, and the trace has no py_code record.
+
     check_frames.py --python PY --build BUILD_DIR --src SOURCE_DIR
                     --native-lib LIB [--preload-first LIBS] [--tamper]
+                    [--expect-native]
 
---tamper expects a wrong line for one frame: the check must then fail.
+--tamper expects a wrong line for one frame (with --expect-native, a wrong
+size): the check must then fail.
 """
 import argparse
 import json
@@ -36,6 +44,7 @@ def parse_args():
     ap.add_argument("--native-lib", required=True)
     ap.add_argument("--preload-first", default="")
     ap.add_argument("--tamper", action="store_true")
+    ap.add_argument("--expect-native", action="store_true")
     return ap.parse_args()
 
 
@@ -79,12 +88,18 @@ def main():
         print("FAIL: the client exited %d" % proc.returncode, file=sys.stderr)
         sys.exit(1)
     failures = []
-    if "stacks stay native" in proc.stderr:
+    said = [l for l in proc.stderr.splitlines() if "stacks stay native" in l]
+    if args.expect_native and len(said) != 1:
+        failures.append("the tracer must say once that stacks stay native; it said:\n" +
+                        proc.stderr.strip())
+    elif said and not args.expect_native:
         failures.append("the tracer refused this Python: " + proc.stderr.strip())
     with open(env["VTPY_FACTS"]) as f:
         truth = json.load(f)
     facts = truth["facts"]
-    if args.tamper:
+    if args.tamper and args.expect_native:
+        facts[0]["bytes"] += 1  # no Python line to get wrong: a size, then
+    elif args.tamper:
         facts[0]["python"][0]["line"] += 1
 
     ledger = ledger_allocs(env["VTSIM_LEDGER"])
@@ -104,9 +119,9 @@ def main():
         procs = [p for p in rep["processes"] if p["devices"]]
         if len(procs) != 1:
             failures.append("expected one process with device memory, got %d" % len(procs))
-            return {}
+            return []
         dev = [d for d in procs[0]["devices"] if d["kind"] == "device"][0]
-        return {s["bytes"]: s for s in dev["peak_breakdown"]}
+        return dev["peak_breakdown"]
 
     def check_site(fact, site, symbols):
         name = "%s (%s)" % (fact["site"], "symbols" if symbols else "--no-symbols")
@@ -138,19 +153,48 @@ def main():
                 failures.append("%s: the native thread's own function is missing: %s"
                                 % (name, names))
 
+    def check_native(rows, symbols):
+        """Native stacks: sites that share one (every call through the same
+        interpreter path) share a row, so the rows are checked together:
+        each all native, cudaMalloc innermost, and between them exactly the
+        client's allocations."""
+        how = "symbols" if symbols else "--no-symbols"
+        for site in rows:
+            frames = site["frames"]
+            if any(f["module"] == "python" for f in frames):
+                failures.append("%s: a row has Python frames where native stacks were "
+                                "expected: %s" % (how, frames))
+            if not frames:
+                failures.append("%s: a row of %d bytes has no frame" % (how, site["bytes"]))
+            elif symbols and (frames[0]["function"] or "") != "cudaMalloc":
+                failures.append("%s: the innermost frame is %r, not cudaMalloc"
+                                % (how, frames[0]["function"]))
+        got = (sum(r["bytes"] for r in rows), sum(r["count"] for r in rows))
+        want = (sum(f["bytes"] for f in facts), len(facts))
+        if got != want:
+            failures.append("%s: the peak holds %d bytes in %d allocations, the client made %d "
+                            "in %d" % ((how,) + got + want))
+        if symbols and not any("vtpy_native_thread_main" in [f["function"] for f in r["frames"]]
+                               for r in rows):
+            failures.append("the native thread's own function is missing")
+
     for symbols in (True, False):
         rows = report() if symbols else report("--no-symbols")
+        if args.expect_native:
+            check_native(rows, symbols)
+            continue
+        by_bytes = {s["bytes"]: s for s in rows}
         for fact in facts:
-            check_site(fact, rows.get(fact["bytes"]), symbols)
+            check_site(fact, by_bytes.get(fact["bytes"]), symbols)
 
     # The text report shows each Python site as what the user wrote: its
     # Python frames, innermost first, then the API they called ("via
     # cudaMalloc"); the runtime's and the interpreter's frames are left out
     # (docs/REPORT.md, "Stacks"). Every frame, at any width:
-    text = subprocess.run([vramtrace, "report", "--top", "50", "--frames", "0", "--width", "0",
+    text = "" if args.expect_native else subprocess.run([vramtrace, "report", "--top", "50", "--frames", "0", "--width", "0",
                            out], env=env, capture_output=True, text=True, timeout=60).stdout
     for fact in facts:
-        if not fact["python"]:
+        if not fact["python"] or args.expect_native:
             continue
         py = " <- ".join("%s (%s:%d)" % (f["function"], os.path.basename(f["file"]), f["line"])
                          for f in fact["python"])
@@ -180,13 +224,19 @@ def main():
         elif rec["type"] == "stack_node" and "py_code" in rec and rec["py_code"] not in described:
             failures.append("stack node %d uses Python code %d before its record"
                             % (rec["id"], rec["py_code"]))
-    if not described:
+    if args.expect_native and described:
+        failures.append("the trace has py_code records where native stacks were expected")
+    elif not described and not args.expect_native:
         failures.append("the trace has no py_code record")
 
     if failures:
         for f in failures:
             print("FAIL: " + f, file=sys.stderr)
         sys.exit(1)
+    if args.expect_native:
+        print("ok: Python %d.%d: %d allocation sites, native stacks, said once: %s"
+              % (truth["version"][0], truth["version"][1], len(facts), said[0]))
+        return
     print("ok: Python %d.%d: %d allocation sites, every Python frame as Python itself saw it"
           % (truth["version"][0], truth["version"][1], len(facts)))
 

@@ -20,7 +20,15 @@
  *   split    3.14.0 whose interpreter loop calls out from the part of the
  *            function the compiler split off (GCC's .cold), outside what
  *            the symbol covers, as in Debian's 3.14 build
- *   ft       3.14.0 free-threaded: native stacks only
+ *   ft       3.14.0 free-threaded: object headers of 32 bytes (the type at
+ *            24, every str and bytes field 16 further, the str state bits
+ *            6 higher), _co_firsttraceable 8 bytes further from
+ *            co_code_adaptive, and the innermost frame running its
+ *            thread's own copy of the bytecode (tlbc_index 1 of co_tlbc)
+ *   ft313    3.13.0 free-threaded: the same object headers, but the str
+ *            state bits and _co_firsttraceable where a GIL build has them,
+ *            untagged f_executable, no thread-local bytecode
+ *   ft315    3.15.2 free-threaded: native stacks only
  *   cookie   no cookie at _PyRuntime: native stacks only
  *   garbage  a cookie, but sections no variant reads: native stacks only
  *
@@ -57,6 +65,7 @@ enum {
     FR_SIZE = 96, FR_PREVIOUS = 24, FR_EXECUTABLE = 8, FR_INSTR = 40, FR_OWNER = 80,
     CO_SIZE = 320, CO_FILENAME = 120, CO_NAME = 128, CO_QUALNAME = 136, CO_LINETABLE = 152,
     CO_FIRSTLINENO = 64, CO_ADAPTIVE = 288,
+    FR_TLBC_INDEX = 64, CO_TLBC = CO_ADAPTIVE - 8, /* free-threaded 3.14 */
     STR_ASCII = 40,
     STR_COMPACT_315 = 72, /* published by 3.15; else STR_ASCII + 16 */
 };
@@ -69,7 +78,14 @@ static _Alignas(16) uint8_t strs[4][128], none_obj[64];
 static _Alignas(16) uint8_t table[64];
 static _Alignas(16) uint8_t code_type[64], unicode_type[64], bytes_type[64];
 static unsigned long version;
-static int str_compact = STR_ASCII + 16;
+static int str_ascii = STR_ASCII, str_compact = STR_ASCII + 16;
+/* The object headers: a GIL build's, or (ft) a free-threaded one's; tlbc:
+ * 3.14t's thread-local bytecode, and its str state and code layout. */
+static int ft, tlbc;
+static int ob_type = VT_PY_OB_TYPE, var_size = VT_PY_OB_SIZE, bytes_data = VT_PY_BYTES_DATA;
+static int str_length = VT_PY_STR_LENGTH, str_state = VT_PY_STR_STATE, state_shift;
+/* ft: co_tlbc arrays {size, entries[]} and the thread's copy of code_a */
+static _Alignas(16) uint8_t tlbc_a[24], tlbc_b[16], copy_a[64];
 
 static int fake_initialized(void) { return 1; }
 static int fake_finalizing(void) { return 0; }
@@ -150,24 +166,27 @@ static uint8_t *make_str(int i, const char *latin1)
     int ascii = 1;
     for (size_t k = 0; k < n; k++)
         ascii &= (unsigned char)latin1[k] < 0x80;
-    putp(s, VT_PY_OB_TYPE, unicode_type);
-    put64(s, VT_PY_STR_LENGTH, n);
-    uint32_t state = 1u << 2 | 1u << 5 | (unsigned)ascii << 6; /* kind 1, compact */
-    memcpy(s + VT_PY_STR_STATE, &state, 4);
-    memcpy(s + (ascii ? STR_ASCII : str_compact), latin1, n);
+    putp(s, ob_type, unicode_type);
+    put64(s, str_length, n);
+    /* kind 1, compact; free-threaded: interned is the whole first byte */
+    uint32_t state = (1u << 2 | 1u << 5 | (unsigned)ascii << 6) << state_shift;
+    memcpy(s + str_state, &state, 4);
+    memcpy(s + (ascii ? str_ascii : str_compact), latin1, n);
     return s;
 }
 
 static void make_code(uint8_t *co, uint8_t *name, uint8_t *file, int32_t first)
 {
-    putp(co, VT_PY_OB_TYPE, code_type);
+    putp(co, ob_type, code_type);
     putp(co, CO_NAME, name);
     putp(co, CO_QUALNAME, name);
     putp(co, CO_FILENAME, file);
     memcpy(co + CO_FIRSTLINENO, &first, 4);
     putp(co, CO_LINETABLE, table);
     int32_t firsttraceable = 0;
-    memcpy(co + VT_PY_DBG_FIRSTTRACEABLE(CO_ADAPTIVE), &firsttraceable, 4);
+    memcpy(co + (tlbc ? VT_PY_DBG_FIRSTTRACEABLE_FT(CO_ADAPTIVE)
+                    : VT_PY_DBG_FIRSTTRACEABLE(CO_ADAPTIVE)),
+           &firsttraceable, 4);
 }
 
 static void make_frame(uint8_t *f, const uint8_t *prev, const uint8_t *code, uintptr_t tag,
@@ -181,7 +200,7 @@ static void make_frame(uint8_t *f, const uint8_t *prev, const uint8_t *code, uin
 }
 
 /* The debug offsets as the given variant of the struct places them. */
-static void make_runtime(int variant, uint64_t free_threaded)
+static void make_runtime(int variant)
 {
     static const struct vt_py_dbg_variant vs[] = {
 #define ROW(lo, hi, ni, nt, ne, nf, nc, ny, nh, ns, nu) \
@@ -192,7 +211,7 @@ static void make_runtime(int variant, uint64_t free_threaded)
     struct vt_py_dbg_pos p = vt_py_dbg_place(&vs[variant]);
     memcpy(runtime, VT_PY_DEBUG_COOKIE, 8);
     put64(runtime, VT_PY_DBG_VERSION, version);
-    put64(runtime, VT_PY_DBG_FREE_THREADED, free_threaded);
+    put64(runtime, VT_PY_DBG_FREE_THREADED, (uint64_t)ft);
     put64(runtime, p.ts_size, 512);
     put64(runtime, p.ts_current_frame, TS_CURRENT_FRAME);
     put64(runtime, p.fr_size, FR_SIZE);
@@ -207,13 +226,17 @@ static void make_runtime(int variant, uint64_t free_threaded)
     put64(runtime, p.co_linetable, CO_LINETABLE);
     put64(runtime, p.co_firstlineno, CO_FIRSTLINENO);
     put64(runtime, p.co_adaptive, CO_ADAPTIVE);
-    put64(runtime, p.ob_size, 16);
-    put64(runtime, p.ob_type, VT_PY_OB_TYPE);
-    put64(runtime, p.bytes_ob_size, VT_PY_OB_SIZE);
-    put64(runtime, p.bytes_ob_sval, VT_PY_BYTES_DATA);
-    put64(runtime, p.str_state, VT_PY_STR_STATE);
-    put64(runtime, p.str_length, VT_PY_STR_LENGTH);
-    put64(runtime, p.str_ascii_size, STR_ASCII);
+    put64(runtime, p.ob_size, (uint64_t)ob_type + 8);
+    put64(runtime, p.ob_type, (uint64_t)ob_type);
+    put64(runtime, p.bytes_ob_size, (uint64_t)var_size);
+    put64(runtime, p.bytes_ob_sval, (uint64_t)bytes_data);
+    put64(runtime, p.str_state, (uint64_t)str_state);
+    put64(runtime, p.str_length, (uint64_t)str_length);
+    if (p.fr_tlbc_index >= 0) /* 0 in a GIL build, as CPython's */
+        put64(runtime, p.fr_tlbc_index, tlbc ? FR_TLBC_INDEX : 0);
+    if (p.co_tlbc >= 0)
+        put64(runtime, p.co_tlbc, tlbc ? CO_TLBC : 0);
+    put64(runtime, p.str_ascii_size, (uint64_t)str_ascii);
     if (p.str_compact_size >= 0)
         put64(runtime, p.str_compact_size, str_compact);
 }
@@ -234,7 +257,6 @@ int main(int argc, char **argv)
     /* vs[] of make_runtime: 0 3.13, 1 3.15, 2 3.14 final, 3 3.14 alphas */
     int variant = 2, on = 1, base_frame = 0;
     uintptr_t tag = 1; /* 3.14+: a deferred reference's tag */
-    uint64_t ft = 0;
     version = 0x030E00F0; /* 3.14.0 final */
     if (!strcmp(mode, "313")) {
         version = 0x030D00F0, tag = 0, variant = 0;
@@ -249,7 +271,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "split")) {
         split = 1;
     } else if (!strcmp(mode, "ft")) {
-        ft = 1, on = 0;
+        ft = 1, tlbc = 1;
+    } else if (!strcmp(mode, "ft313")) {
+        version = 0x030D00F0, tag = 0, variant = 0, ft = 1;
+    } else if (!strcmp(mode, "ft315")) {
+        version = 0x030F02F0, variant = 1, str_compact = STR_COMPACT_315, ft = 1, on = 0;
     } else if (!strcmp(mode, "cookie") || !strcmp(mode, "garbage")) {
         on = 0;
     } else if (strcmp(mode, "314") != 0) {
@@ -257,11 +283,17 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (ft) {
+        ob_type = VT_PY_FT_OB_TYPE, var_size = VT_PY_FT_OB_SIZE;
+        bytes_data = VT_PY_FT_BYTES_DATA, str_length = VT_PY_FT_STR_LENGTH;
+        str_state = VT_PY_FT_STR_STATE, state_shift = tlbc ? VT_PY_FT_STR_STATE_SHIFT : 0;
+        str_ascii = 64, str_compact = 64 + 16; /* past the state at 48 */
+    }
     /* Location table: units 0-3 at the first line, 4-7 five lines on. */
-    putp(table, VT_PY_OB_TYPE, bytes_type);
-    put64(table, VT_PY_OB_SIZE, 4);
+    putp(table, ob_type, bytes_type);
+    put64(table, var_size, 4);
     const uint8_t lt[4] = {0x80 | 13 << 3 | 3, 0x00, 0x80 | 13 << 3 | 3, 5 << 1};
-    memcpy(table + VT_PY_BYTES_DATA, lt, sizeof lt);
+    memcpy(table + bytes_data, lt, sizeof lt);
     make_code(code_a, make_str(0, "Model.forward"), make_str(1, "model.py"), 40);
     make_code(code_b, make_str(2, "<module>"), make_str(3, "tr\xe4in.py"), 7);
     make_frame(frames[0], frames[1], code_a, tag, 5, 0);  /* line 45 */
@@ -272,8 +304,23 @@ int main(int argc, char **argv)
         memcpy(frames[3] + FR_EXECUTABLE, &none, sizeof none);
         frames[3][FR_OWNER] = 3;
     }
+    if (tlbc) {
+        /* code_a's frame runs its thread's copy (index 1): instr_ptr into
+         * copy_a, at unit 5 (line 45), and nowhere near code_a's own
+         * bytecode, where unit 0 is line 40; code_b's, the main copy. */
+        put64(tlbc_a, 0, 2);
+        putp(tlbc_a, 8, code_a + CO_ADAPTIVE);
+        putp(tlbc_a, 16, copy_a);
+        putp(code_a, CO_TLBC, tlbc_a);
+        put64(tlbc_b, 0, 1);
+        putp(tlbc_b, 8, code_b + CO_ADAPTIVE);
+        putp(code_b, CO_TLBC, tlbc_b);
+        putp(frames[0], FR_INSTR, copy_a + 2 * 5);
+        int32_t index = 1;
+        memcpy(frames[0] + FR_TLBC_INDEX, &index, 4);
+    }
     putp(tstate, TS_CURRENT_FRAME, frames[0]);
-    make_runtime(variant, ft);
+    make_runtime(variant);
     if (!strcmp(mode, "cookie"))
         memcpy(runtime, "notdebug", 8);
     if (!strcmp(mode, "garbage"))
