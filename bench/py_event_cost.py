@@ -84,7 +84,7 @@ print("# Python event cost, %d Python frames, %d pairs, %d rounds, load %s" % (
 print("| Python | untraced ns/event (thread CPU) | traced ns/event | tracer ns/event, thread CPU | wall |")
 print("|---|---|---|---|---|")
 for py in pythons:
-    ver = subprocess.run([py, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+    ver = subprocess.run([py, "-c", "import sys, sysconfig; print('%d.%d.%d' % sys.version_info[:3] + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))"],
                          capture_output=True, text=True).stdout.strip()
     d_cpu, d_wall, base = [], [], []
     for _ in range(args.rounds):
