@@ -969,6 +969,26 @@ static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record 
     rec->u.site.aux = aux;
 }
 
+/* A version 4 MEM record's fields: its site's, and its own. */
+static inline void mem_from_site(struct vt_record *rec, const struct read_site *s, uint64_t id,
+                                 uint64_t addr, uint64_t size, uint64_t free_b, uint64_t total_b)
+{
+    rec->u.mem.op = s->op;
+    rec->u.mem.kind = s->kind;
+    rec->u.mem.api = s->api;
+    rec->u.mem.label = s->label;
+    rec->u.mem.thread = s->thread;
+    rec->u.mem.device = s->device;
+    rec->u.mem.addr = addr;
+    rec->u.mem.size = size;
+    rec->u.mem.stack = s->stack;
+    rec->u.mem.result = s->result;
+    rec->u.mem.aux = s->aux;
+    rec->u.mem.free_bytes = free_b;
+    rec->u.mem.total_bytes = total_b;
+    rec->u.mem.site = id;
+}
+
 static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t id = get_uv(c);
@@ -987,20 +1007,7 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
             return;
     }
     r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
-    rec->u.mem.op = s->op;
-    rec->u.mem.kind = s->kind;
-    rec->u.mem.api = s->api;
-    rec->u.mem.label = s->label;
-    rec->u.mem.thread = s->thread;
-    rec->u.mem.device = s->device;
-    rec->u.mem.addr = r->delta.last_addr;
-    rec->u.mem.size = size;
-    rec->u.mem.stack = s->stack;
-    rec->u.mem.result = s->result;
-    rec->u.mem.aux = s->aux;
-    rec->u.mem.free_bytes = free_b;
-    rec->u.mem.total_bytes = total_b;
-    rec->u.mem.site = id;
+    mem_from_site(rec, s, id, r->delta.last_addr, size, free_b, total_b);
 }
 
 static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1129,6 +1136,51 @@ static inline __attribute__((always_inline)) bool fast_uv(const uint8_t **pp, ui
     return true;
 }
 
+/* The end of both fast paths, every field decoded and checked: the time,
+ * the delta state, then rec, or (rec NULL) ev. p: past the record; dq,
+ * zeros: the dt column after its dt. False (nothing changed) if the time
+ * overflows: the checked decoder says why. */
+static inline __attribute__((always_inline)) bool
+fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem *ev,
+                const struct read_site *s, uint64_t site_id, size_t start, const uint8_t *p,
+                const uint8_t *dq, uint64_t zeros, uint64_t dt, uint64_t zz, uint64_t size,
+                uint64_t free_b, uint64_t total_b)
+{
+    uint64_t units, time_ns;
+    if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
+        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
+        return false;
+    /* The delta state is read and written one field at a time: GCC would
+     * otherwise load both fields as one vector right after storing one of
+     * them, and such a load waits for the store to reach the cache (a
+     * stall that was a quarter of this function's time). */
+    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
+    r->delta.last_time = units;
+    r->delta.last_addr = addr;
+    r->dt_p = dq;
+    r->dt_zeros = zeros;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    if (!rec) {
+        ev->time_ns = time_ns;
+        ev->thread = s->thread;
+        ev->addr = addr;
+        ev->size = size;
+        ev->stack = s->stack;
+        ev->aux = s->aux;
+        ev->device = s->device;
+        ev->op = s->op;
+        ev->kind = s->kind;
+        return true;
+    }
+    rec->time_ns = time_ns;
+    rec->type = VT_REC_MEM;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = start;
+    mem_from_site(rec, s, site_id, addr, size, free_b, total_b);
+    return true;
+}
+
 /* Versions 1-3: every field in the record. Fills rec, or (rec NULL) ev,
  * which takes only records that succeeded. */
 static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct vt_reader *r,
@@ -1194,51 +1246,12 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
         (label != 0 && id_get(&r->apis, label) == NULL) ||
         id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
         return false;
-    /* The delta state is read and written one field at a time: GCC would
-     * otherwise load both fields as one vector right after storing one of
-     * them, and such a load waits for the store to reach the cache (a
-     * stall that was a quarter of this function's time). */
-    uint64_t units, time_ns;
-    if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
-        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
-        return false; /* the checked decoder says why */
-    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
-    r->delta.last_time = units;
-    r->delta.last_addr = addr;
-    r->dt_p = dq;
-    r->raw_pos = (size_t)(p - r->raw);
-    r->records++;
-    if (!rec) {
-        ev->time_ns = time_ns;
-        ev->thread = thread;
-        ev->addr = addr;
-        ev->size = size;
-        ev->stack = stack;
-        ev->aux = aux;
-        ev->device = (int32_t)dev - 1;
-        ev->op = op;
-        ev->kind = kind;
-        return true;
-    }
-    rec->time_ns = time_ns;
-    rec->type = VT_REC_MEM;
-    rec->chunk_offset = r->chunk_offset;
-    rec->record_offset = start;
-    rec->u.mem.op = op;
-    rec->u.mem.kind = kind;
-    rec->u.mem.api = api;
-    rec->u.mem.label = label;
-    rec->u.mem.thread = thread;
-    rec->u.mem.device = (int64_t)dev - 1;
-    rec->u.mem.addr = addr;
-    rec->u.mem.size = size;
-    rec->u.mem.stack = stack;
-    rec->u.mem.result = result;
-    rec->u.mem.aux = aux;
-    rec->u.mem.free_bytes = free_b;
-    rec->u.mem.total_bytes = total_b;
-    rec->u.mem.site = 0;
-    return true;
+    const struct read_site site = {
+        .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
+        .thread = thread, .stack = stack, .result = result, .aux = aux,
+    };
+    return fast_mem_finish(r, rec, ev, &site, 0, start, p, dq, r->dt_zeros, dt, zz, size, free_b,
+                           total_b);
 }
 
 /* Version 4: a site id, the dt (column), the size, the address's delta;
@@ -1268,48 +1281,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     uint64_t zeros = r->dt_zeros;
     if (!column_dt_run(&dq, r->dt_end, &zeros, &dt))
         return false;
-    uint64_t units, time_ns;
-    if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
-        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
-        return false; /* the checked decoder says why */
-    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
-    r->delta.last_time = units; /* one field at a time: decode_mem_fast_fields */
-    r->delta.last_addr = addr;
-    r->dt_p = dq;
-    r->dt_zeros = zeros;
-    r->raw_pos = (size_t)(p - r->raw);
-    r->records++;
-    if (!rec) {
-        ev->time_ns = time_ns;
-        ev->thread = s->thread;
-        ev->addr = addr;
-        ev->size = size;
-        ev->stack = s->stack;
-        ev->aux = s->aux;
-        ev->device = s->device;
-        ev->op = s->op;
-        ev->kind = s->kind;
-        return true;
-    }
-    rec->time_ns = time_ns;
-    rec->type = VT_REC_MEM;
-    rec->chunk_offset = r->chunk_offset;
-    rec->record_offset = start;
-    rec->u.mem.op = s->op;
-    rec->u.mem.kind = s->kind;
-    rec->u.mem.api = s->api;
-    rec->u.mem.label = s->label;
-    rec->u.mem.thread = s->thread;
-    rec->u.mem.device = s->device;
-    rec->u.mem.addr = addr;
-    rec->u.mem.size = size;
-    rec->u.mem.stack = s->stack;
-    rec->u.mem.result = s->result;
-    rec->u.mem.aux = s->aux;
-    rec->u.mem.free_bytes = free_b;
-    rec->u.mem.total_bytes = total_b;
-    rec->u.mem.site = id;
-    return true;
+    return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, zz, size, free_b, total_b);
 }
 
 static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,
