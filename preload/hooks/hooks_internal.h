@@ -133,8 +133,9 @@ void vt_runtime_labels_forget(void);
 struct vt_pre {
     int32_t device; /* -1: unknown */
     uint8_t kind;   /* 0: decided by the action */
+    uint64_t held;  /* a free: vt_record_free_begin's time, 0: none */
 };
-#define VT_PRE_NONE ((struct vt_pre){ -1, 0 })
+#define VT_PRE_NONE ((struct vt_pre){ -1, 0, 0 })
 
 /* ---- devices and pools (device_facts.c, pool_registry.c) ---- */
 /* Device of a live pointer: DEVICE_ORDINAL attribute, else the current

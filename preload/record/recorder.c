@@ -220,10 +220,27 @@ void vt_record_mem(const struct vt_mem_event *ev)
                                                0, VT_NAME_CHECK_SOMETIMES);
     if (m) {
         m->ev = *ev;
+        if (ev->held_ticks && ev->held_ticks < m->h.ticks)
+            m->h.ticks = ev->held_ticks; /* a free: when it began */
         vt_tb_commit();
     }
     vt_fork_guard_leave();
     vt_in_tracer--;
+}
+
+uint64_t vt_record_free_begin(void)
+{
+    if (!vt_recorder_active())
+        return 0;
+    vt_fork_guard_enter();
+    uint64_t ticks = vt_tb_hold();
+    vt_fork_guard_leave();
+    return ticks;
+}
+
+void vt_record_free_end(void)
+{
+    vt_tb_unhold();
 }
 
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,

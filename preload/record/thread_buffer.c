@@ -521,6 +521,29 @@ void vt_tb_commit(void)
     buf_leave(self.tb);
 }
 
+uint64_t vt_tb_hold(void)
+{
+    struct vt_thread_buf *tb = self.tb;
+    if (!tb || self.gen != atomic_load(&generation) ||
+        !atomic_load_explicit(&vt_tb_active, memory_order_acquire))
+        return 0; /* a thread's first event: it is stamped when recorded */
+    buf_enter(tb);
+    /* Inside the handshake, like an event's stamp: a round whose cutoff
+     * is later than these ticks sees the hold when it collects this
+     * buffer (writer.c) */
+    uint64_t ticks = event_stamp(false);
+    atomic_store_explicit(&tb->hold, ticks, memory_order_relaxed);
+    buf_leave(tb);
+    return ticks;
+}
+
+void vt_tb_unhold(void)
+{
+    struct vt_thread_buf *tb = self.tb;
+    if (tb && self.gen == atomic_load(&generation))
+        atomic_store_explicit(&tb->hold, 0, memory_order_release);
+}
+
 /* ---- writer side ---- */
 
 void vt_tb_for_each(void (*fn)(struct vt_thread_buf *tb, void *ctx), void *ctx)
@@ -545,6 +568,7 @@ bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms)
 {
     if (!writer_lock(tb, timeout_ms))
         return false;
+    tb->hold_seen = atomic_load_explicit(&tb->hold, memory_order_acquire);
     struct vt_block *ready = tb->ready_head;
     tb->ready_head = tb->ready_tail = NULL;
     struct vt_block *cur = tb->current;
