@@ -112,6 +112,10 @@ void vt_tb_commit(void);
  * happened. */
 uint64_t vt_tb_hold(void);
 void vt_tb_unhold(void);
+/* The calling thread's next events (vt_tb_begin) carry these ticks
+ * instead of a clock read (0: read the clock): a held free's, so that the
+ * event and its thread's announcement, if due, keep the buffer's order. */
+void vt_tb_preset(uint64_t ticks);
 size_t vt_tb_max_event(void);
 
 /* ---- the writer side ---- */
