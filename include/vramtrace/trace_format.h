@@ -155,7 +155,8 @@ enum vt_record_type {
     VT_REC_API = 8,
     /* A memory operation, recorded after the real call returned; its
      * time that of the return, or for a free (cuMemFree, cuMemFreeAsync,
-     * cuMemRelease...) of the call (docs/ARCHITECTURE.md, "Timestamps"),
+     * cuMemRelease, cuMemUnmap...; not a context's release) of the call
+     * (docs/ARCHITECTURE.md, "Timestamps"),
      * so that the reuse of a freed address always comes after the free.
      * Version 4:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,

@@ -244,11 +244,20 @@ void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t 
              rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
 }
 
-void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
-                    uint64_t size, uint64_t aux)
+struct vt_pre vt_pre_hold(void)
+{
+    struct vt_pre pre = VT_PRE_NONE;
+    pre.held = vt_record_free_begin();
+    return pre;
+}
+
+void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
+                    unsigned kind, uint64_t addr, uint64_t size, uint64_t aux)
 {
     if (vt_recorder_active())
-        emit(api, rc, op, kind, -1, addr, size, aux);
+        emit_held(api, rc, op, kind, -1, addr, size, aux, pre->held);
+    if (pre->held)
+        vt_record_free_end();
 }
 
 void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
@@ -261,10 +270,13 @@ void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHan
          rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
 }
 
-void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device)
+void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
+                       uint64_t handle, int device)
 {
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_FREE, kind, device, handle, 0, 0);
+        emit_held(api, rc, VT_OP_FREE, kind, device, handle, 0, 0, pre->held);
+    if (pre->held)
+        vt_record_free_end();
 }
 
 void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,

@@ -39,9 +39,12 @@ from tracer_check import LEDGER_OPS, fail, read_trace
 
 MIN_CHUNKS = 5  # writer rounds the parent's events must span
 # Frees whose hooks stamp them before the driver's call (driver_hooks.def:
-# the ones with a vt_pre_* step that holds the writer, record_actions.c)
+# the ones whose pre-call step holds the writer, record_actions.c; not the
+# context releases)
 STAMPED_BEFORE = {"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemRelease",
-                  "cuIpcCloseMemHandle", "cuGraphAddMemFreeNode"}
+                  "cuIpcCloseMemHandle", "cuGraphAddMemFreeNode", "cuMemAddressFree",
+                  "cuMemUnmap", "cuMemFreeHost", "cuMemHostUnregister", "cuArrayDestroy",
+                  "cuDestroyExternalMemory"}
 
 
 def read_ledger_lines(path):
