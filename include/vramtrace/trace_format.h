@@ -153,11 +153,7 @@ enum vt_record_type {
     /* Names an API id used by VT_REC_MEM (the hooked entry point, e.g.
      * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
     VT_REC_API = 8,
-    /* A memory operation, recorded after the real call returned; its
-     * time that of the return, or for a free (cuMemFree, cuMemFreeAsync,
-     * cuMemRelease, cuMemUnmap...; not a context's release) of the call
-     * (docs/ARCHITECTURE.md, "Timestamps"),
-     * so that the reuse of a freed address always comes after the free.
+    /* A memory operation, recorded after the real call returned.
      * Version 4:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:

@@ -133,9 +133,8 @@ void vt_runtime_labels_forget(void);
 struct vt_pre {
     int32_t device; /* -1: unknown */
     uint8_t kind;   /* 0: decided by the action */
-    uint64_t held;  /* a free: vt_record_free_begin's time, 0: none */
 };
-#define VT_PRE_NONE ((struct vt_pre){ -1, 0, 0 })
+#define VT_PRE_NONE ((struct vt_pre){ -1, 0 })
 
 /* ---- devices and pools (device_facts.c, pool_registry.c) ---- */
 /* Device of a live pointer: DEVICE_ORDINAL attribute, else the current
@@ -184,15 +183,11 @@ void vt_on_device_pool(CUresult rc, const CUmemoryPool *pool, CUdevice dev);
 void vt_on_location_pool(CUresult rc, const CUmemoryPool *pool, const CUmemLocation *location);
 void vt_on_ipc_open(unsigned api, CUresult rc, const CUdeviceptr *dptr);
 void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t size);
-/* A free's pre-call step with nothing to ask: its hold alone
- * (vt_record_free_begin), which the action ends. */
-struct vt_pre vt_pre_hold(void);
-void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
-                    unsigned kind, uint64_t addr, uint64_t size, uint64_t aux);
+void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
+                    uint64_t size, uint64_t aux);
 void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
                       size_t size, const CUmemAllocationProp *prop);
-void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
-                       uint64_t handle, int device);
+void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device);
 void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
                          void *addr);
 void vt_on_handle_import(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle);

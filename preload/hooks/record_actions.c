@@ -16,9 +16,8 @@
  * can name the context the retain recorded. */
 static _Atomic(uintptr_t) primary_ctx[VT_MAX_PRIMARY];
 
-/* held: a free's time from vt_record_free_begin (0: now). */
-static void emit_held(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
-                      uint64_t addr, uint64_t size, uint64_t aux, uint64_t held)
+static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
+                 uint64_t addr, uint64_t size, uint64_t aux)
 {
     struct vt_mem_event ev = {
         .op = (uint8_t)op,
@@ -30,19 +29,12 @@ static void emit_held(unsigned api, CUresult rc, unsigned op, unsigned kind, int
         .addr = addr,
         .size = size,
         .aux = aux,
-        .held_ticks = held,
     };
     if (op == VT_OP_ALLOC && rc != CUDA_SUCCESS)
         vt_query_mem_info(&ev.free_bytes, &ev.total_bytes);
     if (device >= 0) /* frees say -1: no call for them */
         vt_note_device(device);
     vt_record_mem(&ev);
-}
-
-static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
-                 uint64_t addr, uint64_t size, uint64_t aux)
-{
-    emit_held(api, rc, op, kind, device, addr, size, aux, 0);
 }
 
 /* ---- pre-call look-ups for frees (the pointer still exists) ----
@@ -68,44 +60,41 @@ static int ptr_attribute(CUdeviceptr ptr, CUpointer_attribute which, void *out)
 
 struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind)
 {
-    struct vt_pre pre = { -1, (uint8_t)kind, 0 };
+    struct vt_pre pre = { -1, (uint8_t)kind };
     int ordinal = -1;
     if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal))
         pre.device = ordinal;
-    pre.held = vt_record_free_begin(); /* last: the hold spans the real call alone */
     return pre;
 }
 
 struct vt_pre vt_pre_device_free(CUdeviceptr dptr)
 {
     /* cuMemFree frees cuMemAlloc and cuMemAllocManaged memory alike. */
-    struct vt_pre pre = { -1, VT_KIND_DEVICE, 0 };
+    struct vt_pre pre = { -1, VT_KIND_DEVICE };
     unsigned int managed = 0;
     if (atomic_load_explicit(&managed_live, memory_order_relaxed) > 0 && vt_recorder_active() &&
         ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed) && managed)
         pre.kind = VT_KIND_MANAGED;
-    pre.held = vt_record_free_begin();
     return pre;
 }
 
 struct vt_pre vt_pre_async_free(CUdeviceptr dptr)
 {
     /* Only a host pool (CUDA 13) changes the kind; none known, no question. */
-    struct vt_pre pre = { -1, VT_KIND_DEVICE, 0 };
+    struct vt_pre pre = { -1, VT_KIND_DEVICE };
     CUmemoryPool pool = NULL;
     int device, is_host;
     if (vt_pool_any_host() && vt_recorder_active() &&
         ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, &pool) &&
         vt_pool_lookup(pool, &device, &is_host) && is_host)
         pre.kind = VT_KIND_HOST_PINNED;
-    pre.held = vt_record_free_begin();
     return pre;
 }
 
 /* Where cuMemCreate put the memory; kind and device of a physical handle. */
 static struct vt_pre placement(const CUmemAllocationProp *prop)
 {
-    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL, 0 };
+    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL };
     if (prop == NULL)
         return pre;
     switch (prop->location.type) {
@@ -128,11 +117,9 @@ struct vt_pre vt_pre_vmm_handle(CUmemGenericAllocationHandle handle)
     PFN_cuMemGetAllocationPropertiesFromHandle_t props =
         VT_HELPER_FN(cuMemGetAllocationPropertiesFromHandle);
     CUmemAllocationProp prop = { 0 };
-    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL, 0 };
     if (vt_recorder_active() && props && props(&prop, handle) == CUDA_SUCCESS)
-        pre = placement(&prop);
-    pre.held = vt_record_free_begin();
-    return pre;
+        return placement(&prop);
+    return (struct vt_pre){ -1, VT_KIND_VMM_PHYSICAL };
 }
 
 /* ---- actions ---- */
@@ -193,9 +180,7 @@ void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_
     if (pre->kind == VT_KIND_MANAGED && rc == CUDA_SUCCESS)
         atomic_fetch_sub(&managed_live, 1);
     if (vt_recorder_active())
-        emit_held(api, rc, VT_OP_FREE, pre->kind, pre->device, addr, 0, aux, pre->held);
-    if (pre->held)
-        vt_record_free_end();
+        emit(api, rc, VT_OP_FREE, pre->kind, pre->device, addr, 0, aux);
 }
 
 void vt_on_pool_created(CUresult rc, const CUmemoryPool *pool, const CUmemPoolProps *props)
@@ -244,20 +229,11 @@ void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t 
              rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
 }
 
-struct vt_pre vt_pre_hold(void)
-{
-    struct vt_pre pre = VT_PRE_NONE;
-    pre.held = vt_record_free_begin();
-    return pre;
-}
-
-void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
-                    unsigned kind, uint64_t addr, uint64_t size, uint64_t aux)
+void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
+                    uint64_t size, uint64_t aux)
 {
     if (vt_recorder_active())
-        emit_held(api, rc, op, kind, -1, addr, size, aux, pre->held);
-    if (pre->held)
-        vt_record_free_end();
+        emit(api, rc, op, kind, -1, addr, size, aux);
 }
 
 void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
@@ -270,13 +246,10 @@ void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHan
          rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
 }
 
-void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
-                       uint64_t handle, int device)
+void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device)
 {
     if (vt_recorder_active())
-        emit_held(api, rc, VT_OP_FREE, kind, device, handle, 0, 0, pre->held);
-    if (pre->held)
-        vt_record_free_end();
+        emit(api, rc, VT_OP_FREE, kind, device, handle, 0, 0);
 }
 
 void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,

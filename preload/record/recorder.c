@@ -213,36 +213,17 @@ void vt_record_mem(const struct vt_mem_event *ev)
      * walk is most of an event's cost (docs/PERFORMANCE.md; why frees
      * carry none: docs/performance-history.md, section 1, "After the
      * tracer work"). */
-    if (ev->held_ticks)
-        vt_tb_preset(ev->held_ticks); /* a free: when it began */
     struct vt_raw_mem *m =
         ev->op != VT_OP_FREE && R.stack_depth
             ? begin_mem_with_stack()
             : (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)),
                                                0, VT_NAME_CHECK_SOMETIMES);
-    if (ev->held_ticks)
-        vt_tb_preset(0);
     if (m) {
         m->ev = *ev;
         vt_tb_commit();
     }
     vt_fork_guard_leave();
     vt_in_tracer--;
-}
-
-uint64_t vt_record_free_begin(void)
-{
-    if (!vt_recorder_active())
-        return 0;
-    vt_fork_guard_enter();
-    uint64_t ticks = vt_tb_hold();
-    vt_fork_guard_leave();
-    return ticks;
-}
-
-void vt_record_free_end(void)
-{
-    vt_tb_unhold();
 }
 
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,

@@ -55,9 +55,6 @@ struct tb_self {
     /* The hook in progress holds its buffer's lock (slow path) rather than
      * just being "busy" (fast path); see buf_enter. Reset by buf_leave. */
     bool locked;
-    /* The ticks the next event carries instead of a clock read: a free's,
-     * taken by vt_tb_hold (vt_tb_preset). */
-    uint64_t preset;
 };
 static __thread struct tb_self self __attribute__((tls_model("initial-exec")));
 
@@ -360,8 +357,6 @@ static inline void *reserve_locked(struct vt_thread_buf *tb, uint32_t size)
  */
 static inline uint64_t event_stamp(bool fresh_tb)
 {
-    if (self.preset)
-        return self.preset; /* a free's, stamped when it held the writer */
     if (self.locked || fresh_tb ||
         !atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed))
         return vt_clock_ticks_ordered();
@@ -515,9 +510,7 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     h->nips = nips;
     /* event_stamp(false), the buffer not being locked; last, so that
      * only h lives across a clock call (no registers to save here) */
-    uint64_t preset = me->preset;
-    h->ticks = preset ? preset
-               : atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed)
+    h->ticks = atomic_load_explicit(&vt_asym_cheap, memory_order_relaxed)
                    ? vt_clock_ticks()
                    : vt_clock_ticks_ordered();
     return h;
@@ -526,35 +519,6 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
 void vt_tb_commit(void)
 {
     buf_leave(self.tb);
-}
-
-uint64_t vt_tb_hold(void)
-{
-    struct vt_thread_buf *tb = self.tb;
-    if (!tb || self.gen != atomic_load(&generation) ||
-        !atomic_load_explicit(&vt_tb_active, memory_order_acquire))
-        return 0; /* a thread's first event: it is stamped when recorded */
-    buf_enter(tb);
-    /* Inside the handshake, like an event's stamp: a round whose cutoff
-     * is later than these ticks sees the hold when it collects this
-     * buffer (writer.c) */
-    self.preset = 0;
-    uint64_t ticks = event_stamp(false);
-    atomic_store_explicit(&tb->hold, ticks, memory_order_relaxed);
-    buf_leave(tb);
-    return ticks;
-}
-
-void vt_tb_preset(uint64_t ticks)
-{
-    self.preset = ticks;
-}
-
-void vt_tb_unhold(void)
-{
-    struct vt_thread_buf *tb = self.tb;
-    if (tb && self.gen == atomic_load(&generation))
-        atomic_store_explicit(&tb->hold, 0, memory_order_release);
 }
 
 /* ---- writer side ---- */
@@ -581,7 +545,6 @@ bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms)
 {
     if (!writer_lock(tb, timeout_ms))
         return false;
-    tb->hold_seen = atomic_load_explicit(&tb->hold, memory_order_acquire);
     struct vt_block *ready = tb->ready_head;
     tb->ready_head = tb->ready_tail = NULL;
     struct vt_block *cur = tb->current;

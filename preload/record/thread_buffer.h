@@ -39,12 +39,6 @@ struct vt_thread_buf {
     struct vt_thread_buf *next; /* global list (list lock) */
     atomic_int busy;       /* the owner is appending (thread_buffer.c: buf_enter) */
     atomic_int collecting; /* the writer holds the lock and waits for !busy */
-    /* The owner's free in progress: the ticks its event will carry, set
-     * inside buf_enter before the real call (vt_tb_hold), 0 once recorded
-     * (vt_tb_unhold). The writer writes no event stamped after it
-     * meanwhile: an allocation that reuses the freed address is stamped
-     * after the free returned, and must come after the free in the file. */
-    atomic_ullong hold;
 
     /* the owner inside buf_enter, or the writer holding the lock and
      * having seen !busy; `exited` under the lock */
@@ -59,7 +53,6 @@ struct vt_thread_buf {
 
     /* the writer only */
     struct vt_block *wq_head, *wq_tail; /* swapped out, read from wq_head->read */
-    uint64_t hold_seen;                 /* `hold` as the last collect saw it */
     uint64_t file_id;                   /* thread id in the trace, 0: not yet emitted */
 };
 
@@ -105,17 +98,6 @@ enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };
 struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
                                   enum vt_name_check check);
 void vt_tb_commit(void);
-/* A free is about to call the driver: the ticks its event will carry,
- * stamped now inside the buffer's handshake and published as the buffer's
- * hold (0: none, the thread not recording yet). The caller records the
- * event with these ticks and calls vt_tb_unhold after it, whatever
- * happened. */
-uint64_t vt_tb_hold(void);
-void vt_tb_unhold(void);
-/* The calling thread's next events (vt_tb_begin) carry these ticks
- * instead of a clock read (0: read the clock): a held free's, so that the
- * event and its thread's announcement, if due, keep the buffer's order. */
-void vt_tb_preset(uint64_t ticks);
 size_t vt_tb_max_event(void);
 
 /* ---- the writer side ---- */
@@ -127,7 +109,6 @@ void vt_tb_for_each(void (*fn)(struct vt_thread_buf *tb, void *ctx), void *ctx);
  * (emergency flush from a signal handler: its owner may be the crashed
  * thread). */
 bool vt_tb_collect(struct vt_thread_buf *tb, int timeout_ms);
-/* (vt_tb_collect also sets tb->hold_seen: the buffer's hold then.) */
 /* Returns a consumed block to the pool. */
 void vt_tb_block_put(struct vt_block *b);
 /* Frees the blocks sitting in the pool (after tracing stopped). */

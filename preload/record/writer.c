@@ -121,7 +121,6 @@ static struct {
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
-    bool held_back; /* the last round kept events back for a free (calibrate) */
 } W = {.fd = -1};
 
 static uint64_t now_ns(void)
@@ -488,14 +487,12 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
 
 struct collect_ctx {
     int timeout_ms;
-    uint64_t min_hold; /* the earliest hold of a free in progress, or UINT64_MAX */
 };
 
 static void collect_one(struct vt_thread_buf *tb, void *vctx)
 {
     struct collect_ctx *ctx = vctx;
-    if (vt_tb_collect(tb, ctx->timeout_ms) && tb->hold_seen && tb->hold_seen < ctx->min_hold)
-        ctx->min_hold = tb->hold_seen;
+    vt_tb_collect(tb, ctx->timeout_ms);
     if (!tb->wq_head)
         return;
     if (W.ncursors == W.cursor_cap) {
@@ -525,15 +522,10 @@ static const struct vt_raw_header *peek(struct vt_thread_buf *tb)
     return NULL;
 }
 
-/* A new calibration point; the previous one becomes the lower end -
- * unless the last round held events back for a free (run_round): those
- * lie before that point, and are converted between the older one and
- * the new one (a conversion clamps to its bracket). */
+/* A new calibration point; the previous one becomes the lower end. */
 static void calibrate(void)
 {
-    if (!W.held_back)
-        W.cal_lo = W.cal_hi;
-    W.held_back = false;
+    W.cal_lo = W.cal_hi;
     W.cal_hi = vt_clock_calibrate();
 }
 
@@ -552,22 +544,11 @@ static void run_round(bool everything, bool emergency, bool write_now)
         calibrate();
         cutoff = W.cal_hi.ticks;
     }
-    struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1, UINT64_MAX};
+    struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1};
     W.ncursors = 0;
     vt_tb_for_each(collect_one, &ctx);
     if (everything)
         calibrate();
-    /* A free in progress (thread_buffer.h, hold): nothing stamped after
-     * it is written before it, so that an allocation reusing its address
-     * follows it in the file. Not for longer than a flush interval (a
-     * free that blocks - a cuMemFree waiting for the device - must not
-     * keep events from the disk): past that its event is written when it
-     * comes, as without a hold. */
-    if (!everything && ctx.min_hold <= cutoff &&
-        W.cal_hi.ns - vt_clock_to_ns(W.cal_lo, W.cal_hi, ctx.min_hold) < W.flush_ms * 1000000ull) {
-        cutoff = ctx.min_hold - 1;
-        W.held_back = true;
-    }
 
     for (;;) {
         struct vt_thread_buf *best = NULL;
@@ -781,7 +762,6 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
      * parent's points are the parent's writer's). */
     W.cal_hi = vt_clock_calibrate();
     W.cal_lo = W.cal_hi;
-    W.held_back = false;
     vt_encoder_init(&W.enc);
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     vt_encoder_set_time_slack(&W.enc, time_slack_ns);

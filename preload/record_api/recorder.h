@@ -44,7 +44,6 @@ struct vt_mem_event {
     uint64_t aux;         /* stream for stream-ordered ops, handle for mappings */
     uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
     uint64_t total_bytes;
-    uint64_t held_ticks;  /* a free's time from vt_record_free_begin, 0: now */
 };
 
 /* True once the recorder is writing a trace. Hooks may use it to skip work
@@ -52,17 +51,6 @@ struct vt_mem_event {
 bool vt_recorder_active(void);
 
 void vt_record_mem(const struct vt_mem_event *ev);
-
-/* A free is about to call the driver (a hook's pre-call step): returns
- * the time its event is to carry (vt_mem_event.held_ticks; 0: none), taken
- * now, and until vt_record_free_end the writer writes nothing stamped
- * later - so that an allocation on another thread that gets the freed
- * address back, stamped after the free returned but maybe before this
- * thread records it, still follows the free in the trace. Every call that
- * returned non-zero is paired with vt_record_free_end, after the event is
- * recorded (or not). */
-uint64_t vt_record_free_begin(void);
-void vt_record_free_end(void);
 
 /* A device seen for the first time. uuid is 16 raw bytes. */
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE],

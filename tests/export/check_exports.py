@@ -101,11 +101,7 @@ for name, (phase_peak, _) in sorted(phases.items()):
 # events, counted from the process's start as the report counts. The
 # tracer stamps CLOCK_MONOTONIC right after the driver returns, so a thread
 # preempted in between stamps late: a pause is used only if no record of
-# the trace is stamped inside it (20 us after its first event on). A free
-# is stamped when it begins (docs/ARCHITECTURE.md, "Timestamps"), the
-# ledger's line when the driver does it: a pause that ends in a free may
-# be that free's own time in the driver, when the memory is neither
-# plainly live nor plainly not, and is not used.
+# the trace is stamped inside it (20 us after its first event on).
 dump = subprocess.run([run.vramtrace, "dump", "--json", run.report["processes"][0]["file"]],
                       env=run.env, capture_output=True, text=True, timeout=60)
 recs = [json.loads(line) for line in dump.stdout.splitlines()]
@@ -118,9 +114,8 @@ def quiet(a, b):
     return not any(a + 20_000 <= t < b for t in stamps)
 
 
-gap = max(((a, b, i) for (a, i), (b, j) in zip(mine, mine[1:])
-           if b - a > 60_000 and led.total_at(i, pid) > 0 and quiet(a, b)
-           and "free" not in led.lines[j]["op"]),
+gap = max(((a, b, i) for (a, i), (b, _) in zip(mine, mine[1:])
+           if b - a > 60_000 and led.total_at(i, pid) > 0 and quiet(a, b)),
           key=lambda g: g[1] - g[0], default=None)
 if start is None or gap is None:
     run.fail("no process start in the trace, or no quiet pause between ledger events")

@@ -254,19 +254,7 @@ def scenario_load(threads, pairs):
             fail("load client exit %d: %s" % (p.returncode, p.stderr))
         path = one_trace(tmp)
         line = check("seq", path, threads, pairs)
-        # Every thread frees what it allocated, and the driver hands freed
-        # addresses to other threads at once: a free recorded after the
-        # allocation that reused its address shows as a free of nothing
-        # (docs/ARCHITECTURE.md, "Timestamps": frees hold the writer).
-        rep = subprocess.run([A.vramtrace, "report", "--json", "--no-symbols", path],
-                             capture_output=True, text=True, timeout=120)
-        if rep.returncode != 0:
-            fail("report of the load trace: exit %d: %s" % (rep.returncode, rep.stderr))
-        unmatched = json.loads(rep.stdout)["processes"][0]["unmatched_frees"]
-        if unmatched:
-            fail("%d frees recorded after the allocation that reused their address" % unmatched)
-        print("%s (client %.1f s, trace %d bytes, every free before its address's reuse)"
-              % (line, secs, os.path.getsize(path)))
+        print("%s (client %.1f s, trace %d bytes)" % (line, secs, os.path.getsize(path)))
 
 
 # ---- processes ----

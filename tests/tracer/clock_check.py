@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
 """Run client_clock under libvramtrace.so with the TSC as event clock and
 check the time of every recorded memory operation against the simulated
-driver's ledger (CLOCK_MONOTONIC, taken by the driver itself): an
-allocation must lie at or after the ledger line of its call (the hook
-stamps after the driver returned) and before the next ledger line of the
-same thread (that thread's next call); a free, which is stamped when it
-begins (so that an allocation reusing its address on another thread comes
-after it: docs/ARCHITECTURE.md, "Timestamps"), after the thread's previous
-ledger line and at or before its own. Hooks store TSC ticks and the writer converts them
+driver's ledger (CLOCK_MONOTONIC, taken by the driver itself): it must lie
+at or after the ledger line of its call (the hook stamps after the driver
+returned) and before the next ledger line of the same thread (that thread's
+next call). Hooks store TSC ticks and the writer converts them
 (preload/record/event_clock.h), so a conversion that is off by more than
 the few microseconds a hook takes shows here. Also checked: the TSC is the
 clock in effect (VRAMTRACE_VERBOSE says), the events span many writer
@@ -38,13 +35,6 @@ import tempfile
 from tracer_check import LEDGER_OPS, fail, read_trace
 
 MIN_CHUNKS = 5  # writer rounds the parent's events must span
-# Frees whose hooks stamp them before the driver's call (driver_hooks.def:
-# the ones whose pre-call step holds the writer, record_actions.c; not the
-# context releases)
-STAMPED_BEFORE = {"cuMemFree_v2", "cuMemFreeAsync", "cuMemFreeAsync_ptsz", "cuMemRelease",
-                  "cuIpcCloseMemHandle", "cuGraphAddMemFreeNode", "cuMemAddressFree",
-                  "cuMemUnmap", "cuMemFreeHost", "cuMemHostUnregister", "cuArrayDestroy",
-                  "cuDestroyExternalMemory"}
 
 
 def read_ledger_lines(path):
@@ -93,9 +83,6 @@ def check_windows(pid, ledger, events, unit, slack_ns=0):
                 fail("pid %d tid %d: ledger %s, trace %s" % (pid, tid, op, ev["op"]))
             lo = ns - ns % unit  # the file rounds times down to its unit
             hi = lines[i + 1][0] if i + 1 < len(lines) else float("inf")
-            if ev["api"] in STAMPED_BEFORE:  # a free, stamped before the driver's call
-                prev = lines[i - 1][0] if i > 0 else 0
-                lo, hi = prev - prev % unit, ns + 1
             if ev["time_ns"] < lo and ev["time_ns"] > lo - slack_ns:
                 early += 1
             elif not lo <= ev["time_ns"] < hi:
