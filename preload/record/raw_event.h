@@ -23,9 +23,13 @@ struct vt_raw_header {
                        * converts (event_clock.h) */
     uint32_t size;    /* bytes of the whole event, a multiple of 8 */
     uint8_t type;     /* enum vt_record_type of the record it becomes */
-    uint8_t pad;
+    uint8_t flags;    /* VT_RAW_* */
     uint16_t nips;    /* VT_REC_MEM: stack frames after the body */
 };
+
+/* The stack was merged with the thread's Python frames (python_stack.h):
+ * the writer looks for them (python_codes.h) only then. */
+#define VT_RAW_PY_FRAMES 1
 
 /* VT_REC_MEM; followed by nips uint64_t return addresses, innermost first. */
 struct vt_raw_mem {

@@ -127,7 +127,7 @@ static int walk_from_hook(void **buf, int size, const void *frame)
  */
 #define VT_CAPTURE_FRAMES (VT_MAX_STACK_DEPTH + 16)
 static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
-                                                      const uint64_t **kept)
+                                                      const uint64_t **kept, bool *merged)
 {
     const int cap = VT_CAPTURE_FRAMES;
     /* A Python thread's stack is cut where it enters the interpreter,
@@ -155,6 +155,7 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
     if (n <= 0)
         return 0;
     if (python) {
+        *merged = true;
         *kept = ips;
         return vt_py_stack_merge(buf + i, (size_t)n - i, ips, R.stack_depth);
     }
@@ -193,12 +194,15 @@ static __attribute__((noinline)) struct vt_raw_mem *begin_mem_with_stack(void)
     void *buf[VT_CAPTURE_FRAMES];
     uint64_t ips[VT_MAX_STACK_DEPTH]; /* a Python thread's merged stack */
     const uint64_t *kept = NULL;
-    size_t n = capture_stack(buf, ips, &kept);
+    bool python = false;
+    size_t n = capture_stack(buf, ips, &kept, &python);
     uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
     struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
                                                             VT_NAME_CHECK_SOMETIMES);
     if (m && n)
         memcpy((uint8_t *)m + vt_raw_round(sizeof *m), kept, n * sizeof ips[0]);
+    if (m && python)
+        m->h.flags |= VT_RAW_PY_FRAMES;
     return m;
 }
 

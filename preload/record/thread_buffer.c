@@ -386,7 +386,7 @@ static inline void fill_header(struct vt_raw_header *h, uint64_t ticks, uint8_t 
     h->ticks = ticks;
     h->size = size;
     h->type = type;
-    h->pad = 0;
+    h->flags = 0;
     h->nips = nips;
 }
 
@@ -506,7 +506,7 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     b->used += size;
     h->size = size;
     h->type = type;
-    h->pad = 0;
+    h->flags = 0;
     h->nips = nips;
     /* event_stamp(false), the buffer not being locked; last, so that
      * only h lives across a clock call (no registers to save here) */

@@ -441,7 +441,10 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
-        r.stack = stack_node(vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips), h->nips);
+        r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
+                                 ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
+                                 : ips,
+                             h->nips);
         vt_encode_mem(&W.enc, &r);
         W.events++;
         break;
