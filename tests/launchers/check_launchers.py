@@ -171,6 +171,35 @@ if any(p["session"] is None for p in doc["processes"]):
     fail("a trace carries no session id")
 
 
+def merged_peak_bounds(files):
+    """The device bytes live at the peak of several traces merged by their
+    recorded times (frees matched to allocations by address, per trace):
+    the lowest and highest peak over the orders of events with equal times
+    (frees first, allocations first)."""
+    events = []
+    for path in files:
+        dump = subprocess.run([VRAMTRACE, "dump", "--json", path], capture_output=True,
+                              text=True, env=env, timeout=60)
+        live = {}
+        for line in dump.stdout.splitlines():
+            r = json.loads(line)
+            if r.get("type") != "mem" or r.get("kind") != "device" or r.get("result"):
+                continue
+            if r["op"] == "alloc":
+                live[r["addr"]] = r["size"]
+                events.append((r["time_ns"], r["size"]))
+            elif r["addr"] in live:
+                events.append((r["time_ns"], -live.pop(r["addr"])))
+    bounds = []
+    for frees_first in (True, False):
+        total = peak = 0
+        for _, delta in sorted(events, key=lambda e: (e[0], (e[1] > 0) == frees_first)):
+            total += delta
+            peak = max(peak, total)
+        bounds.append(peak)
+    return min(bounds), max(bounds)
+
+
 def physical(pid):
     w = by_pid.get(pid)
     if w is None:
@@ -204,8 +233,20 @@ for phys, pids in sorted(groups.items()):
     peak = 0
     for after in led.after:
         peak = max(peak, sum(after.get((pid, int(by_pid[pid]["dev"]), "device"), 0) for pid in pids))
-    if gs:
-        equal("GPU %d combined peak_bytes" % phys, gs[0]["peak_bytes"], peak)
+    if gs and gs[0]["peak_bytes"] != peak:
+        # The report merges the processes of a GPU by their recorded times.
+        # A hook stamps after the driver returned: under load a process
+        # descheduled in between stamps late, and two processes' events can
+        # cross against the ledger's order (docs/FORMAT.md, "Why times have
+        # a unit"). Then the truth is the merge in the recorded order, taken
+        # here from the traces themselves, each tie of times either way.
+        low, high = merged_peak_bounds([procs[q]["file"] for q in pids])
+        if low <= gs[0]["peak_bytes"] <= high:
+            print("note: GPU %d combined peak %d differs from the ledger's order (%d): the "
+                  "processes' stamps crossed; in recorded order it is %d..%d"
+                  % (phys, gs[0]["peak_bytes"], peak, low, high))
+        else:
+            equal("GPU %d combined peak_bytes" % phys, gs[0]["peak_bytes"], peak)
 equal("GPUs in the report", len(doc["gpus"]), len(groups))
 
 # the job's first lines
