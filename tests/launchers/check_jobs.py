@@ -7,7 +7,6 @@ nothing. Figures against the simulated driver's ledger.
 
     check_jobs.py --build BUILD
 """
-import argparse
 import json
 import os
 import re
@@ -16,24 +15,12 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
-from ledger_truth import Ledger  # noqa: E402
+from launcher_check import HERE, Paths, equal, failures, parser
+from ledger_truth import Ledger
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--preload-first", default="",
-                help="sanitizer runtimes to load before the tracer (sanitized builds)")
-A = ap.parse_args()
-BUILD = os.path.abspath(A.build)
-VRAMTRACE = os.path.join(BUILD, "analyzer", "vramtrace")
-CW = os.path.join(BUILD, "tests", "launchers", "lw_worker")
-failures = []
-
-
-def equal(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
+A = parser().parse_args()
+paths = Paths(A.build)
+BUILD, VRAMTRACE, CW = paths.build, paths.vramtrace, paths.worker
 
 
 tmp = tempfile.mkdtemp(prefix="vt-jobs-")

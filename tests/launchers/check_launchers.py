@@ -18,7 +18,6 @@ on two simulated GPUs shared by every rank, and checks:
   - one session, one job.
 --tamper puts a phantom 1 MiB in every process's ledger: the check must fail.
 """
-import argparse
 import json
 import os
 import re
@@ -27,37 +26,19 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
-sys.path.insert(0, os.path.join(HERE, "..", "schema"))
-from ledger_truth import Ledger  # noqa: E402
-from report_schema import schema_errors  # noqa: E402
+from launcher_check import HERE, Paths, equal, fail, failures, parser
+from ledger_truth import Ledger
+from report_schema import schema_errors
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
+ap = parser(tamper=True)
 ap.add_argument("--src", required=True)
 ap.add_argument("--case", required=True)
-ap.add_argument("--tamper", action="store_true")
-ap.add_argument("--preload-first", default="",
-                help="sanitizer runtimes to load before the tracer (sanitized builds)")
 A = ap.parse_args()
 
-BUILD = os.path.abspath(A.build)
-VRAMTRACE = os.path.join(BUILD, "analyzer", "vramtrace")
-LIB = os.path.join(BUILD, "preload", "libvramtrace.so")
-CW = os.path.join(BUILD, "tests", "launchers", "lw_worker")
+paths = Paths(A.build)
+BUILD, VRAMTRACE, LIB, CW = paths.build, paths.vramtrace, paths.lib, paths.worker
 PYW = os.path.join(HERE, "lw_worker.py")
 PY = sys.executable
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-
-
-def equal(what, got, want):
-    if got != want:
-        fail("%s: got %r, want %r" % (what, got, want))
 
 
 # case -> (launcher argv, extra env, expected exit status, ranks started)

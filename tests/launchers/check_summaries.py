@@ -12,7 +12,6 @@ summaries of two timeline resolutions are refused by name.
 
 --tamper adds 1 MiB to one rank's peak in one summary: the check must fail.
 """
-import argparse
 import json
 import os
 import re
@@ -21,28 +20,14 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
-from ledger_truth import Ledger  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "..", "schema"))
-from report_schema import SUMMARY_SCHEMA, schema_errors  # noqa: E402
+from launcher_check import HERE, Paths, equal, failures, parser
+from ledger_truth import Ledger
+from report_schema import SUMMARY_SCHEMA, schema_errors
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--tamper", action="store_true")
-ap.add_argument("--preload-first", default="",
-                help="sanitizer runtimes to load before the tracer (sanitized builds)")
-A = ap.parse_args()
-BUILD = os.path.abspath(A.build)
-VRAMTRACE = os.path.join(BUILD, "analyzer", "vramtrace")
-CW = os.path.join(BUILD, "tests", "launchers", "lw_worker")
+A = parser(tamper=True).parse_args()
+paths = Paths(A.build)
+BUILD, VRAMTRACE, CW = paths.build, paths.vramtrace, paths.worker
 MiB = 1 << 20
-failures = []
-
-
-def equal(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
 
 
 def vt(*args, ok=(0,)):
