@@ -1037,19 +1037,11 @@ static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *
     check_mem_fields(r, c, op, kind, api, label, thread, dev, stack);
     if (c->bad)
         return;
-    rec->u.mem.op = op;
-    rec->u.mem.kind = kind;
-    rec->u.mem.api = api;
-    rec->u.mem.label = label;
-    rec->u.mem.thread = thread;
-    rec->u.mem.device = (int64_t)dev - 1;
-    rec->u.mem.addr = r->delta.last_addr;
-    rec->u.mem.size = size;
-    rec->u.mem.stack = stack;
-    rec->u.mem.result = result;
-    rec->u.mem.aux = aux;
-    rec->u.mem.free_bytes = free_b;
-    rec->u.mem.total_bytes = total_b;
+    const struct read_site site = {
+        .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
+        .thread = thread, .stack = stack, .result = result, .aux = aux,
+    };
+    mem_from_site(rec, &site, 0, r->delta.last_addr, size, free_b, total_b);
 }
 
 /*
