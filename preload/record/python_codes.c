@@ -51,7 +51,9 @@ const uint64_t *vt_py_codes_prepare(struct vt_encoder *enc, const uint64_t *ips,
                                     uint64_t *scratch)
 {
     /* One OR over the stack (the compiler vectorizes it): a native ip never
-     * has the tag bit, so most stacks of most processes end here. */
+     * has the tag bit. The writer asks only for stacks the hook merged
+     * with Python frames (VT_RAW_PY_FRAMES); those of a thread outside the
+     * interpreter end here. */
     uint64_t any = 0;
     for (size_t i = 0; i < n; i++)
         any |= ips[i];
