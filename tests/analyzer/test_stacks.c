@@ -1,8 +1,8 @@
 /*
  * Stacks a person reads (docs/REPORT.md, "Stacks"): which frames the table
- * of analyzer/report/frame_class.c folds, for the binaries the simulated
+ * of analyzer/report/sites/frame_class.c folds, for the binaries the simulated
  * GPU cannot run (PyTorch's libc10_cuda.so with mangled names, a runtime
- * linked statically, libcudart.so), and how analyzer/report/stack_line.c
+ * linked statically, libcudart.so), and how analyzer/report/sites/stack_line.c
  * fits lines to a width. tests/examples/check_stacks.py checks both on
  * real runs of the examples.
  */

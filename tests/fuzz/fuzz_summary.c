@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness: the input is a summary (`vramtrace report --summary`,
- * analyzer/report/job_summary.h), reported as `vramtrace report [--json]
+ * analyzer/report/job/job_summary.h), reported as `vramtrace report [--json]
  * SUMMARY` would, alone and with a valid summary of another node beside it
  * (the merge). Seeds: corpus/summary/ (summaries of the launcher test job).
  *

@@ -1,5 +1,5 @@
 /* The two renderers of a snapshot analysis (snapshot_report_text.c,
- * snapshot_report_json.c) and what both use; snapshot_report.c picks one. */
+ * snapshot_report_json.c) and what both use; report_document.c picks one. */
 #ifndef VRAMTRACE_REPORT_SNAPSHOT_RENDER_H
 #define VRAMTRACE_REPORT_SNAPSHOT_RENDER_H
 
