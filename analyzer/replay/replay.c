@@ -329,6 +329,9 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     o->label = rec->u.mem.label;
     o->result = rec->u.mem.result;
     o->phase = innermost_phase(rp, rec->u.mem.thread);
+    if (!o->phase)
+        o->phase = vt_open_phases_innermost(&rp->phases);
+    o->outer_phase = vt_open_phases_outermost(&rp->phases);
     o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
     o->retry_of_previous = is_retry;
     o->retries = retries;

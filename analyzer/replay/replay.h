@@ -117,7 +117,10 @@ struct vt_oom {
     uint8_t kind;
     int64_t device;
     uint64_t stack, thread, api, label, result;
-    uint64_t phase;                    /* innermost open phase on the thread (string id) */
+    /* The phases open at the failure (string ids, 0: none): the innermost
+     * (the thread's innermost pushed range, else the process's range
+     * opened last) and the outermost (the process's range open longest). */
+    uint64_t phase, outer_phase;
     /* what followed */
     uint64_t released_bytes, released_count; /* frees in the window */
     enum vt_retry retry;

@@ -233,6 +233,31 @@ void vt_open_phases_init(struct vt_open_phases *ph)
     vt_pair_map_init(&ph->opened);
 }
 
+/* Marks count up as names open from closed: the smallest mark open is the
+ * name open longest. */
+static uint64_t open_by_mark(const struct vt_open_phases *ph, bool newest)
+{
+    uint64_t name = 0, best = 0;
+    for (size_t i = 0; i < ph->n; i++) {
+        uint64_t m = ph->names[i].mark;
+        if (!name || (newest ? m > best : m < best)) {
+            name = ph->names[i].name;
+            best = m;
+        }
+    }
+    return name;
+}
+
+uint64_t vt_open_phases_outermost(const struct vt_open_phases *ph)
+{
+    return open_by_mark(ph, false);
+}
+
+uint64_t vt_open_phases_innermost(const struct vt_open_phases *ph)
+{
+    return open_by_mark(ph, true);
+}
+
 void vt_open_phases_free(struct vt_open_phases *ph)
 {
     vt_pair_map_free(&ph->index);

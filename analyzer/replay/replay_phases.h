@@ -29,6 +29,11 @@ struct vt_open_phases {
 };
 
 void vt_open_phases_init(struct vt_open_phases *ph);
+/* The name open longest (the oldest mark) and the one opened last (the
+ * newest), 0 when none is open: a failure's outermost and innermost phase
+ * where its thread pushed none. */
+uint64_t vt_open_phases_outermost(const struct vt_open_phases *ph);
+uint64_t vt_open_phases_innermost(const struct vt_open_phases *ph);
 void vt_open_phases_free(struct vt_open_phases *ph);
 
 /* A range of this name opened / ended (any thread, any kind of range);

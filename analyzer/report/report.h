@@ -73,6 +73,40 @@ void vt_report_torch_oom_text(struct vt_report *rep, FILE *out, size_t input,
 void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                               const struct vt_ledger *l, size_t first, size_t end);
 
+/* A failure judged from PyTorch's allocator's state at it (the OOM
+ * snapshot the bootstrap wrote, read by report_torch.c): false when there
+ * is none to read. */
+struct vt_torch_decision {
+    const char *verdict;          /* "fragmented", "exhausted", "limited" */
+    uint64_t largest_free_block;  /* in the pool the request was cut from */
+    char story[384];              /* why, in numbers */
+    char next_step[768];
+};
+bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                            size_t first, size_t end, struct vt_torch_decision *d);
+
+/* A failure's one verdict, as every view tells it (report_verdict.c): the
+ * allocator's where its state at the failure is known, else the trace's
+ * (the decision table of docs/REPORT.md, "Verdicts"); what the trace alone
+ * infers is kept beside it, with why it gave way. */
+struct vt_verdict_told {
+    const char *verdict;          /* the decided verdict's name */
+    const char *source;           /* "allocator" or "trace" */
+    char story[384];              /* why, in words and numbers */
+    char next_step[768];
+    bool has_largest_free;        /* known only from the allocator */
+    uint64_t largest_free_block;
+    const char *trace_verdict;    /* the trace's own (== verdict when source is "trace") */
+    const char *trace_story;
+};
+/* For the request ooms[first .. end) of l. */
+void vt_report_verdict(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                       size_t first, size_t end, struct vt_verdict_told *v);
+/* Why the trace's own verdict gave way to the allocator's. */
+#define VT_TRACE_VERDICT_REASON                                                                \
+    "the driver sees whole segments: free blocks inside the allocator's cache are invisible " \
+    "to it"
+
 bool vt_report_input_selected(const struct vt_report *rep, size_t input);
 /* Selected, and detailed (rep->detail): the document's processes[] and
  * the page's timelines list these. */

@@ -160,6 +160,7 @@ def torch_marks(records):
 
 
 def case_oom(c, options=(), history=False):
+    c.options = list(options)
     out = c.fresh("oom")
     ledger = os.path.join(c.tmp, "ledger.txt")
     env = {"VTSIM_LEDGER": ledger}
@@ -226,7 +227,7 @@ def case_oom(c, options=(), history=False):
     free_blocks = [b["size"] for s in snap["segments"] for b in s["blocks"] if b["state"] == "inactive"]
     c.equal("largest free block in the snapshot < request", max(free_blocks or [0]) < 40 * MiB, True)
     c.equal("free in cached segments", sum(free_blocks), 5 * 24 * MiB)
-    check_report_merge(c, trace, snap, pickles[0], history)
+    check_report_merge(c, trace, snap, pickles[0], history, want_free)
     check_allocator_view(c, trace, snap, pickles[0], history, failed[-1], want_free)
     return trace, snap
 
@@ -288,6 +289,18 @@ def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_fr
             "request_known": history, "verdict": verdict, "stacks_recorded": history}
     for k, w in sorted(want.items()):
         c.equal("allocator_view." + k, v.get(k), w)
+    # One verdict: the allocator's state decides the failure's own (every
+    # failure of the request, retries too), the trace's own kept second.
+    for o in ooms:
+        c.equal("failure verdict (the allocator's)", o.get("verdict"), verdict)
+        c.equal("failure verdict_source", o.get("verdict_source"), "allocator")
+        c.equal("failure largest_free_block_bytes (the allocator's)",
+                o.get("largest_free_block_bytes"), max(free))
+        if not (o.get("next_step") or "").startswith(v.get("advice") or "?"):
+            c.fail("failure next_step is not the allocator's advice: %r" % o.get("next_step"))
+        tv = o.get("trace_verdict") or {}
+        if tv.get("verdict") != verdict and not tv.get("set_aside_because"):
+            c.fail("trace_verdict %r differs without a reason: %r" % (tv.get("verdict"), tv))
     if "expandable_segments:True" not in v.get("advice_settings", []):
         c.fail("allocator_view.advice_settings: no expandable_segments:True: %r"
                % v.get("advice_settings"))
@@ -339,7 +352,7 @@ def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_fr
                     % (allocated, request, capacity), fits, allocated + request <= capacity)
 
 
-def check_report_merge(c, trace, snap, pickle_path, history):
+def check_report_merge(c, trace, snap, pickle_path, history, device_free):
     """The text report tells the trace's failure with the allocator's
     figures, as the snapshot itself (the stand-in's own view) has them."""
     r = subprocess.run([c.vramtrace, "report", "--width", "0", trace], capture_output=True,
@@ -359,10 +372,20 @@ def check_report_merge(c, trace, snap, pickle_path, history):
         "PyTorch's allocator at this failure (snapshot %s):" % pickle_path,
         "reserved %s, allocated %s, reserved but unallocated %s (in %d partly used segments)"
         % (format_bytes(reserved), format_bytes(allocated), format_bytes(free), partly),
-        "verdict: fragmented - %s free in cached segments, largest free block %s < %s"
-        % (format_bytes(free), format_bytes(largest), format_bytes(40 * MiB)),
+        "verdict (PyTorch's allocator at the failure): fragmented - %s free in cached segments"
+        " and %s on the device, largest free block %s < %s"
+        % (format_bytes(free), format_bytes(device_free), format_bytes(largest),
+           format_bytes(40 * MiB)),
         "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "(the trace alone would say exhausted: the driver sees whole segments",
     ]
+    if "--no-torch-phases" not in c.options:
+        # the model was switched to eval (model.eval()) before the batch
+        # whose forward failed
+        want.append("in phase forward (within eval)")
+    # One verdict of the first rank: the trace's is never a headline.
+    if "verdict: exhausted" in text:
+        c.fail("the report heads the failure with the trace's verdict:\n%s" % text)
     if history:
         want.append("live tensors then, by Python stack:")
         want.append("main (train_oom.py:47)")

@@ -146,7 +146,9 @@ static bool add_failures(struct vt_report *rep, struct vt_job_view *v, size_t in
         f->wall_ns = wall_ns(p, o->time_ns);
         f->api = copy(vt_reader_api(rep->a->inputs[input].reader, o->label ? o->label : o->api));
         f->requested_bytes = o->requested_bytes;
-        f->verdict = copy(vt_verdict_name(o->verdict));
+        struct vt_verdict_told told;
+        vt_report_verdict(rep, input, l, m, end, &told);
+        f->verdict = copy(told.verdict);
         char buf[512];
         f->user_frame = copy(vt_report_user_frame(rep, input, o->stack, buf, sizeof buf));
         f->frames = calloc(VT_JOB_FRAMES_MAX, sizeof *f->frames);

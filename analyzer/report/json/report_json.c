@@ -102,15 +102,31 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_bool(j, o->retry == VT_RETRY_SUCCEEDED);
     vt_json_kv_bool(j, "retry_of_previous", o->retry_of_previous);
     vt_json_kv_uint(j, "retries", o->retries);
-    vt_json_key(j, "largest_free_block_bytes");
-    vt_json_null(j);
+    /* Retries are judged as their request (its first failure). */
+    struct vt_verdict_told told;
+    vt_report_verdict(rep, input, l, first, end, &told);
+    vt_json_kv_uint_or_null(j, "largest_free_block_bytes", told.has_largest_free,
+                            told.largest_free_block);
     vt_json_kv_string(j, "largest_free_block_note",
-                      "not visible in a trace: the driver does not report its largest free "
-                      "block, and with a caching allocator free space inside cached segments "
-                      "never reaches the driver (a PyTorch memory snapshot shows it)");
+                      told.has_largest_free
+                          ? "from PyTorch's allocator at the failure (its OOM snapshot): the "
+                            "largest free block in the pool the request was cut from"
+                          : "not visible in a trace: the driver does not report its largest free "
+                            "block, and with a caching allocator free space inside cached "
+                            "segments never reaches the driver (a PyTorch memory snapshot shows "
+                            "it)");
     vt_json_kv_string(j, "narrative", vt_oom_narrative(o, prev, story, sizeof story));
-    vt_json_kv_string(j, "verdict", vt_verdict_name(o->verdict));
-    vt_json_kv_string(j, "next_step", vt_oom_next_step(rep, input, o, story, sizeof story));
+    vt_json_kv_string(j, "verdict", told.verdict);
+    vt_json_kv_string(j, "verdict_source", told.source);
+    vt_json_kv_string(j, "verdict_story", told.story);
+    vt_json_kv_string(j, "next_step", told.next_step);
+    vt_json_key(j, "trace_verdict");
+    vt_json_begin_object(j);
+    vt_json_kv_string(j, "verdict", told.trace_verdict);
+    vt_json_kv_string(j, "story", told.trace_story);
+    vt_json_kv_string(j, "set_aside_because",
+                      strcmp(told.verdict, told.trace_verdict) ? VT_TRACE_VERDICT_REASON : NULL);
+    vt_json_end_object(j);
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
     vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
     vt_json_kv_string(j, "label", o->label ? vt_reader_api(r, o->label) : NULL);
@@ -130,6 +146,8 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_array(j);
     vt_json_kv_string(j, "thread", vt_report_thread_name(rep, input, o->thread, buf, sizeof buf));
     vt_json_kv_string(j, "phase", o->phase ? vt_report_string(rep, input, o->phase) : NULL);
+    vt_json_kv_string(j, "outer_phase",
+                      o->outer_phase ? vt_report_string(rep, input, o->outer_phase) : NULL);
     vt_json_kv_uint(j, "released_after_bytes", o->released_bytes);
     vt_json_kv_uint(j, "released_after_count", o->released_count);
     vt_json_kv_string(j, "retry",

@@ -285,24 +285,6 @@ static void gpus(struct vt_report *rep, FILE *out)
     }
 }
 
-static const char *verdict_story(enum vt_verdict v)
-{
-    switch (v) {
-    case VT_VERDICT_LARGER_THAN_DEVICE:
-        return "the request alone is larger than the device";
-    case VT_VERDICT_FRAGMENTED:
-        return "enough was free, on the device or in the cache, but not in one block";
-    case VT_VERDICT_CONTENDED:
-        return "other processes hold the memory this one is short of";
-    case VT_VERDICT_OVERSIZED:
-        return "the request itself is the problem: larger than all this process held";
-    case VT_VERDICT_EXHAUSTED:
-        return "this process's own allocations fill the device";
-    default:
-        return "the driver's free/total were not captured";
-    }
-}
-
 /* A table of holders (at a failure, at exit) is worth printing only when it
  * differs from the ledger's peak table as printed (its first `top` rows):
  * the same rows are printed once. Callers check the totals are equal. */
@@ -357,8 +339,15 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     }
     if (!vt_oom_request_failed(l, first))
         fputs("    the retry succeeded: not counted as out of memory\n", out);
-    fprintf(out, "    verdict: %s - %s\n", vt_verdict_name(o->verdict), verdict_story(o->verdict));
-    fprintf(out, "    next: %s\n", vt_oom_next_step(rep, i, o, text, sizeof text));
+    struct vt_verdict_told told;
+    vt_report_verdict(rep, i, l, first, end, &told);
+    fprintf(out, "    verdict%s: %s - %s\n",
+            strcmp(told.source, "allocator") ? "" : " (PyTorch's allocator at the failure)",
+            told.verdict, told.story);
+    fprintf(out, "    next: %s\n", told.next_step);
+    if (strcmp(told.verdict, told.trace_verdict) != 0)
+        fprintf(out, "    (the trace alone would say %s: %s)\n", told.trace_verdict,
+                VT_TRACE_VERDICT_REASON);
     vt_report_torch_oom_text(rep, out, i, l, first, end);
     if (o->driver_info)
         fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
@@ -372,6 +361,8 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     fprintf(out, "    thread %s", vt_report_thread_name(rep, i, o->thread, th, sizeof th));
     if (o->phase)
         fprintf(out, ", in phase %s", vt_report_string(rep, i, o->phase));
+    if (o->outer_phase && o->outer_phase != o->phase)
+        fprintf(out, " (within %s)", vt_report_string(rep, i, o->outer_phase));
     /* the stack on a line of its own: its full width for the frames */
     fputs("\n    at: ", out);
     print_where(rep, out, i, o->stack);

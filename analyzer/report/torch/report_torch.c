@@ -352,34 +352,77 @@ static void print_tensors(FILE *out, const struct vt_report_options *opt,
     free(sites);
 }
 
+/* The allocator's verdict in one line ("fragmented - 120.00 MiB free in
+ * cached segments, largest free block 24.00 MiB < 40.00 MiB asked"): the
+ * failure's headline (vt_report_decide) where a snapshot was read. */
+static const char *judged_story(const struct torch_view *v, char *buf, size_t n)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    const struct vt_snap_oom *o = &v->o;
+    const char *what = v->request_known ? "requested" : "asked (the segment; --torch-history records the request)";
+    switch (o->verdict) {
+    case VT_SNAP_FRAGMENTED:
+        snprintf(buf, n, "%s free in cached segments and %s on the device, largest free block "
+                 "%s < %s %s", b(o->map.free_bytes, b1), b(v->m.device_free, b2),
+                 b(o->largest_free_same_pool, b3), b(v->request, b4), what);
+        break;
+    case VT_SNAP_EXHAUSTED:
+        snprintf(buf, n, "%s free in cached segments and %s on the device, less than the %s %s: "
+                 "live tensors fill it", b(o->map.free_bytes, b1), b(v->m.device_free, b2),
+                 b(v->request, b3), what);
+        break;
+    case VT_SNAP_LIMITED:
+        snprintf(buf, n, "the device had %s free, room for the %s segment: a memory fraction or "
+                 "limit refused it", b(v->m.device_free, b1), b(o->segment_bytes, b2));
+        break;
+    }
+    return buf;
+}
+
+/* The advice, with what the allocator model said of it where it ran. */
+static const char *decided_next(const struct torch_view *v, char *buf, size_t n)
+{
+    char advice_buf[512], b1[32];
+    advice_text(v, advice_buf, sizeof advice_buf);
+    const struct torch_sim *s = v->sim;
+    if (v->o.verdict == VT_SNAP_FRAGMENTED && s && s->ran && s->runs[0].at_recorded_failure)
+        snprintf(buf, n, "%s; the allocator model replayed this run: with expandable_segments:True "
+                 "the %s request %s", advice_buf, b(v->request, b1),
+                 s->runs[1].served ? "fits" : "still fails");
+    else
+        snprintf(buf, n, "%s", advice_buf);
+    return buf;
+}
+
+bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                            size_t first, size_t end, struct vt_torch_decision *d)
+{
+    struct torch_view v;
+    memset(d, 0, sizeof *d);
+    if (!view_load(rep, input, l, first, end, &v))
+        return false;
+    bool judged = v.path[0] && !v.error[0] && v.has_device;
+    if (judged) {
+        d->verdict = vt_snap_verdict_name(v.o.verdict);
+        d->largest_free_block = v.o.largest_free_same_pool;
+        judged_story(&v, d->story, sizeof d->story);
+        decided_next(&v, d->next_step, sizeof d->next_step);
+    }
+    view_free(&v);
+    return judged;
+}
+
 static void print_judged(FILE *out, struct vt_report *rep, const struct torch_view *v)
 {
-    char b1[32], b2[32], b3[32], next[512];
+    char b1[32], b2[32], b3[32];
     const struct vt_snap_oom *o = &v->o;
     fprintf(out, "      reserved %s, allocated %s, reserved but unallocated %s", b(o->state.reserved, b1),
             b(v->allocated, b2), b(o->map.free_bytes, b3));
     if (v->partly_used)
         fprintf(out, " (in %zu partly used segment%s)", v->partly_used, v->partly_used == 1 ? "" : "s");
     fprintf(out, "; %s free on the device\n", b(v->m.device_free, b1));
-    const char *what = v->request_known ? "requested" : "asked (the segment; --torch-history records the request)";
-    switch (o->verdict) {
-    case VT_SNAP_FRAGMENTED:
-        fprintf(out, "      verdict: fragmented - %s free in cached segments, largest free block %s < %s %s\n",
-                b(o->map.free_bytes, b1), b(o->largest_free_same_pool, b2), b(v->request, b3), what);
-        break;
-    case VT_SNAP_EXHAUSTED:
-        fprintf(out, "      verdict: exhausted - %s free in cached segments and %s on the device, "
-                     "less than the %s %s: live tensors fill it\n",
-                b(o->map.free_bytes, b1), b(v->m.device_free, b2), b(v->request, b3), what);
-        break;
-    case VT_SNAP_LIMITED:
-        fprintf(out, "      verdict: limited - the device had %s free, room for the %s segment: a "
-                     "memory fraction or limit refused it\n",
-                b(v->m.device_free, b1), b(o->segment_bytes, b2));
-        break;
-    }
+    /* The verdict and the advice are the failure's headline (above). */
     print_tensors(out, rep->opt, &o->state);
-    fprintf(out, "      next: %s\n", advice_text(v, next, sizeof next));
     print_sim(out, v);
 }
 
