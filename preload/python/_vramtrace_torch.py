@@ -11,7 +11,9 @@ At CUDA initialisation:
   a mark in the trace's "vramtrace.torch" domain ties it to the failure;
 - with VRAMTRACE_TORCH_HISTORY=N, _record_memory_history(max_entries=N);
 - unless VRAMTRACE_TORCH_PHASES=0, phases from the model: train / eval
-  (the outermost module's .training at each forward), forward (from the
+  (switched when the program calls Module.train() / .eval() on the whole
+  model - the outermost module forwarded, or any module outside it - and
+  at each of the model's forwards by its .training), forward (from the
   outermost module call, through the global forward pre/post hooks, to
   the next phase: the loss is part of it),
   backward (from the moment autograd reaches the output's grad_fn to the
@@ -21,9 +23,11 @@ At CUDA initialisation:
 Every failure is one line on stderr, once; never an exception of the
 program's.
 """
+import functools
 import os
 import sys
 import threading
+import weakref
 
 DOMAIN = b"vramtrace.torch"
 
@@ -227,6 +231,7 @@ class _Phases(object):
         self.step = None
         self.step_id = 0
         self.root = None
+        self.model = None  # weakref to the outermost module forwarded last
 
     def install(self):
         t = self.torch
@@ -239,6 +244,7 @@ class _Phases(object):
             return
         pre(self.forward_pre)
         post(self.forward_post)
+        self.wrap_train(getattr(mod, "Module", None))
         opt = getattr(getattr(t, "optim", None), "optimizer", None)
         opre = getattr(opt, "register_optimizer_step_pre_hook", None)
         opost = getattr(opt, "register_optimizer_step_post_hook", None)
@@ -270,6 +276,72 @@ class _Phases(object):
         self.mode = mode
         self.mode_id = self.tracer.start_fn(mode.encode())
 
+    # ---- Module.train() / .eval(): PyTorch has no hook for them, so the
+    # class's train (which eval calls) is wrapped, keeping its name, doc and
+    # signature; the program's call and its result or exception are
+    # untouched ----
+    def wrap_train(self, cls):
+        orig = getattr(cls, "train", None)
+        if orig is None or getattr(orig, "__wrapped__", None) is not None:
+            return
+        phases = self
+
+        @functools.wraps(orig)
+        def train(module, mode=True):
+            tls = phases.tls
+            depth = getattr(tls, "train_depth", 0)
+            if depth == 0:
+                phases.train_called(module, mode)
+            tls.train_depth = depth + 1
+            try:
+                return orig(module, mode)
+            finally:
+                tls.train_depth = depth
+
+        try:
+            cls.train = train
+        except Exception as e:
+            self.said.once("train", "phase hook: Module.train: %s: %s" % (type(e).__name__, e))
+
+    def train_called(self, module, mode):
+        """The outermost train()/eval() call of a thread (the children's
+        calls it makes are inside it)."""
+        try:
+            if not isinstance(mode, bool):
+                return  # PyTorch refuses it
+            if self.owner is not None and threading.current_thread() is not self.owner:
+                return
+            model = self.model() if self.model is not None else None
+            if model is not None and module is not model and self.inside(model, module):
+                return  # a part of the model switched (frozen layers): not the phase
+            self.remember(module)
+            self.set_mode("train" if mode else "eval")
+        except Exception as e:
+            self.said.once("trainmode", "phase hook: %s: %s" % (type(e).__name__, e))
+
+    @staticmethod
+    def inside(model, module, limit=100000):
+        """Whether module is one of model's descendants (a bounded walk of
+        children(), which every Module has)."""
+        pending, seen = [model], set()
+        while pending and len(seen) < limit:
+            m = pending.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            children = getattr(m, "children", None)
+            for c in (children() if children is not None else ()):
+                if c is module:
+                    return True
+                pending.append(c)
+        return False
+
+    def remember(self, module):
+        try:
+            self.model = weakref.ref(module)  # never keeps the model alive
+        except TypeError:
+            self.model = None
+
     # ---- module hooks: every module call runs them; only the outermost
     # call of the owning thread does more than count ----
     def forward_pre(self, module, args):
@@ -287,7 +359,12 @@ class _Phases(object):
             if me is not self.owner:
                 return None
             self.root = module
-            self.set_mode("train" if getattr(module, "training", False) else "eval")
+            model = self.model() if self.model is not None else None
+            if model is None or module is model:
+                self.remember(module)
+                self.set_mode("train" if getattr(module, "training", False) else "eval")
+            # else another outermost module (the loss, a frozen teacher, an
+            # EMA copy): the mode stays the model's
             self.switch("forward")
         except Exception as e:
             self.said.once("fwd", "phase hook: %s: %s" % (type(e).__name__, e))

@@ -430,6 +430,51 @@ def case_oom_phases(c):
                     ["backward", "eval", "forward", "optimizer", "train"])
 
 
+def case_eval_switch(c):
+    """eval_switch.py: phases follow model.train()/model.eval() on the
+    whole model (not a frozen part of it), before any forward: the KV
+    cache allocated after model.eval() and the failure after it are eval's.
+    Truth: the ledger's live bytes when the cache was allocated."""
+    c.options = []
+    out = c.fresh("eval_switch")
+    ledger = os.path.join(c.tmp, "ledger-eval.txt")
+    env = {"VTSIM_LEDGER": ledger, "PYTHONPATH": STANDIN}
+    argv = [c.args.python, os.path.join(HERE, "eval_switch.py")]
+    c.same_as_untraced(argv, env=env, what="eval_switch.py")
+    traces = c.traces()
+    if len(traces) != 1:
+        c.fail("eval_switch: %d traces in %s" % (len(traces), out))
+        return
+    pid = os.path.basename(traces[0]).split(".")[1]
+    rows = [r for r in c.ledger(ledger) if r.get("pid") == pid]
+    live, after_kv = 0, None
+    for r in rows:
+        if r["op"] == "alloc" and r["result"] == "0" and r.get("kind") == "device":
+            live += int(r["size"])
+            if int(r["size"]) == 24 * MiB:
+                after_kv = live
+        elif r["op"] == "free" and r["result"] == "0" and r.get("kind") == "device":
+            live -= int(r["size"])
+    if after_kv is None:
+        c.fail("the ledger has no 24 MiB allocation (the KV cache)")
+        return
+    if c.args.tamper:
+        after_kv += MiB
+    records = c.dump(traces[0])
+    starts = [r for r in records if r.get("type") == "range_start"]
+    names = [r["name"] for r in starts]
+    c.equal("eval opened once, after the last training step (a frozen layer's .eval() is "
+            "not a phase)", (names.count("eval"), names[-1:] if names else None), (1, ["eval"]))
+    rep = c.report(traces[0])
+    devs = [d for p in rep.get("processes", []) for d in p.get("devices", [])]
+    phases = {ph["name"]: ph for d in devs for ph in d.get("phases", [])}
+    c.equal("eval's peak: the ledger's live bytes with the KV cache",
+            phases.get("eval", {}).get("peak_bytes"), after_kv)
+    ooms = [o for d in devs for o in d.get("ooms", [])]
+    c.equal("the failure's phases (innermost, outermost)",
+            sorted({(o.get("phase"), o.get("outer_phase")) for o in ooms}), [("eval", "eval")])
+
+
 def case_history(c):
     res = case_oom(c, options=["--torch-history=5000"], history=True)
     if not res:
@@ -562,7 +607,7 @@ def case_real_torch(c):
     c.equal("files written", os.listdir(c.out), [])
 
 
-CASES = {"oom": case_oom_phases, "history": case_history, "no_phases": case_no_phases,
+CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "history": case_history, "no_phases": case_no_phases,
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
          "real_torch": case_real_torch}
