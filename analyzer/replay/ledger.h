@@ -13,6 +13,7 @@
 
 #include "pair_map.h"
 #include "peak_tracker.h"
+#include "phase_growth.h"
 #include "trace_reader.h"
 
 struct vt_oom; /* replay.h */
@@ -23,6 +24,7 @@ struct vt_phase_peak {
                            * early (set when the replay ends) */
     bool open_at_exit;    /* a range of it was still open at the end */
     struct vt_peak_snapshot snap;
+    struct vt_growth growth; /* the ledger's bytes at its closings (phase_growth.h) */
 };
 
 /*
@@ -54,6 +56,7 @@ struct vt_ledger {
     struct vt_peak_snapshot *spare_snaps[4]; /* released by levels, for reuse */
     size_t nspare_snaps;
     bool phase_records_made;       /* open names have records (first allocation) */
+    uint64_t growth_copied;        /* words of sites the phases' growth copied */
     struct vt_oom *ooms;
     size_t nooms, ooms_cap;
     long pending_oom;     /* index of the failure whose window is open, -1 */

@@ -330,6 +330,11 @@ bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_
     uint64_t mark = ph->names[idx].mark;
     for (size_t i = 0; i < nledgers; i++) {
         struct vt_ledger *l = &ledgers[i];
+        /* (a ledger whose phase records are not made yet holds nothing:
+         * its closing is not counted; records stay in first-seen order) */
+        uint64_t *rec = vt_pair_map_get(&l->phase_index, name, 0);
+        if (rec)
+            vt_growth_close(&l->phases[*rec].growth, &l->sites, &l->growth_copied);
         struct vt_phase_level *lv = level_of(l, mark);
         if (!lv || !lv->members)
             continue; /* only after running out of memory */
@@ -382,8 +387,10 @@ bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers
 
 void vt_phases_free_ledger(struct vt_ledger *l)
 {
-    for (size_t i = 0; i < l->nphases; i++)
+    for (size_t i = 0; i < l->nphases; i++) {
         vt_snapshot_free(&l->phases[i].snap);
+        vt_growth_free(&l->phases[i].growth);
+    }
     free(l->phases);
     vt_pair_map_free(&l->phase_index);
     for (size_t i = 0; i < l->nlevels; i++)

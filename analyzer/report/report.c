@@ -144,3 +144,15 @@ const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t s
     vt_report_frames(rep, input, stack, 0, note_user_frame, &u);
     return u.found ? buf : NULL;
 }
+
+size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_peak *p,
+                             struct vt_site_bytes *rows, size_t n)
+{
+    struct vt_growth_site sites[VT_REPORT_MAX_TOP];
+    size_t m = vt_growth_sites(&p->growth, sites, n < VT_REPORT_MAX_TOP ? n : VT_REPORT_MAX_TOP);
+    for (size_t k = 0; k < m; k++) {
+        const struct vt_site *s = &l->sites.sites[sites[k].site];
+        rows[k] = (struct vt_site_bytes){s->stack, s->thread, sites[k].per_opening, 0};
+    }
+    return m;
+}

@@ -117,6 +117,11 @@ bool vt_report_input_detailed(const struct vt_report *rep, size_t input);
 bool vt_report_filters_match(const struct vt_report *rep, FILE *err);
 bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l);
 
+/* The sites a growing phase grew by (phase_growth.h), as rows: bytes is
+ * the growth per opening, count 0; at most n (report.c). */
+size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_peak *p,
+                             struct vt_site_bytes *rows, size_t n);
+
 /* Calls fn for each frame of a stack, innermost first, skipping the
  * tracer's own frames (libvramtrace.so); stops after max frames (0: all).
  * Returns the number of frames delivered. */

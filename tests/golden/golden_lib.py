@@ -218,6 +218,13 @@ class Harness:
         expect(proc.returncode == 0, "vramtrace report exited %d" % proc.returncode)
         return json.loads(proc.stdout)
 
+    def report_text(self, paths, extra_args=()):
+        proc = subprocess.run([self.vramtrace, "report", "--width", "0"] + list(extra_args) +
+                              list(paths), capture_output=True, text=True, timeout=30)
+        sys.stderr.write(proc.stderr)
+        expect(proc.returncode == 0, "vramtrace report exited %d" % proc.returncode)
+        return proc.stdout
+
     def dump(self, path, check=True):
         """The records of a trace; with check=False, [] for a file that is
         not readable (yet)."""

@@ -5,8 +5,8 @@ import signal
 import time
 
 from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
-                        peak_of, phase_peaks, phase_windows, pid_entries, report_ledger,
-                        report_process, running)
+                        innermost_function, peak_of, phase_peaks, phase_windows, pid_entries,
+                        report_ledger, report_process, running)
 
 
 def scenario_phases(h):
@@ -40,6 +40,99 @@ def scenario_phases(h):
                    "phase %s peak_time_ns %d is not its opening (%d..%d)"
                    % (name, p["peak_time_ns"], t0, first))
     return ", ".join("%s %d" % (n, t[0][0]) for n, t in sorted(truth.items()))
+
+
+def _closings(h, mode):
+    """The client's run; the ledger's live bytes at each closing of "step"
+    and each function's allocations still live then, from the ledger."""
+    out = h.run([h.client("gold_growth"), mode]).stdout
+    entries = h.ledger_entries()
+    pid = client_pid(entries)
+    series = running(entries, {pid})
+    owner = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[:1] == ["alloc"]:
+            owner[int(parts[2], 16)] = parts[1]
+    closings = []
+    for t0, t1 in phase_windows(out)["step"]:
+        before = [total for e, total in series if e["ns"] < t1]
+        by_fn, live = {}, {}
+        for e in entries:
+            if e["pid"] != pid or e["ns"] >= t1:
+                continue
+            if e["op"] == "alloc" and e["result"] == 0 and e.get("kind") == "device":
+                live[e["addr"]] = e["size"]
+            elif e["op"] == "free" and e["result"] == 0:
+                live.pop(e["addr"], None)
+        for addr, size in live.items():
+            fn = owner.get(addr, "?")
+            by_fn[fn] = by_fn.get(fn, 0) + size
+        closings.append((before[-1] if before else 0, by_fn))
+    return pid, closings
+
+
+def _growth_truth(closings):
+    """The rule of docs/REPORT.md, on the ledger's closings: the rises in a
+    row up to the last closing; growth when there are at least three."""
+    rises = 0
+    for k in range(len(closings) - 1, 0, -1):
+        if closings[k][0] > closings[k - 1][0]:
+            rises += 1
+        else:
+            break
+    return rises
+
+
+def scenario_growth_leak(h):
+    """A loop that keeps 64 MiB per step: 64 MiB per opening from the
+    second, at keep_step_output, as the ledger's closings say."""
+    pid, closings = _closings(h, "leak")
+    rises = _growth_truth(closings)
+    expect(rises == len(closings) - 1 and rises >= 3, "scenario broken: the ledger's closings "
+           "do not rise at every step: %r" % [c[0] for c in closings])
+    first, last = closings[-1 - rises], closings[-1]
+    per_opening = (last[0] - first[0]) // rises
+    site = (last[1].get("keep_step_output", 0) - first[1].get("keep_step_output", 0)) // rises
+    expect(per_opening == 64 * MIB and site == 64 * MIB,
+           "scenario broken: the ledger grows %d per step, keep_step_output %d" % (per_opening, site))
+    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    step = [p for p in dev["phases"] if p["name"] == "step"]
+    expect(len(step) == 1, "no phase 'step' in the report")
+    g = step[0].get("growth")
+    expect(g is not None, "the report sees no growth of 'step'")
+    expect_eq(step[0]["closings"], len(closings), "closings of step")
+    expect_eq(g["per_opening_bytes"], per_opening, "growth per opening")
+    expect_eq(g["from_opening"], len(closings) - rises + 1, "growth from opening")
+    expect_eq(g["openings"], rises, "openings that grew")
+    expect_eq((g["first_bytes"], g["last_bytes"]), (first[0], last[0]), "live at the run's ends")
+    sites = g["sites"]
+    expect(sites, "the growth names no site")
+    expect_eq(innermost_function(sites[0]["frames"]), "keep_step_output", "the site that grows")
+    expect_eq(sites[0]["bytes"], site, "keep_step_output's growth per opening")
+    text = h.report_text(h.traces())
+    want = "+64.00 MiB per opening from opening 2"
+    expect(want in text and "keep_step_output" in text.split(want, 1)[1],
+           "the text report does not say %r with its site:\n%s" % (want, text))
+    return "+%d MiB per opening from opening %d" % (per_opening >> 20, g["from_opening"])
+
+
+def scenario_growth_steady(h):
+    """A steady loop whose warm-up rises at three closings: no growth."""
+    pid, closings = _closings(h, "steady")
+    values = [c[0] for c in closings]
+    expect(_growth_truth(closings) == 0 and
+           sum(1 for a, b in zip(values, values[1:]) if b > a) >= 3,
+           "scenario broken: the ledger's closings %r" % values)
+    dev = report_ledger(report_process(h.report(h.traces()), pid))
+    step = [p for p in dev["phases"] if p["name"] == "step"]
+    expect(len(step) == 1, "no phase 'step' in the report")
+    expect_eq(step[0].get("growth"), None, "growth of a steady loop")
+    text = h.report_text(h.traces())
+    expect("growth across openings: none" in text,
+           "the text report does not say the loop is steady:\n%s" % text)
+    return "steady after a warm-up of %d rises" % sum(
+        1 for a, b in zip(values, values[1:]) if b > a)
 
 
 # (process, command): two processes on one GPU, interleaved in this order.
@@ -248,4 +341,6 @@ SCENARIOS = {
     "killed": scenario_killed,
     "async": scenario_async,
     "vmm": scenario_vmm,
+    "growth_leak": scenario_growth_leak,
+    "growth_steady": scenario_growth_steady,
 }

@@ -167,6 +167,32 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_object(j);
 }
 
+/* A phase's "closings" and "growth" (phase_growth.h; null: it does not grow). */
+static void growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                        const struct vt_ledger *l, const struct vt_phase_peak *p,
+                        struct vt_site_bytes *top)
+{
+    struct vt_growth_result g;
+    vt_json_kv_uint(j, "closings", p->growth.closings);
+    vt_json_key(j, "growth");
+    if (!vt_growth_of(&p->growth, &g)) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_string(j, "level", "driver");
+    vt_json_kv_uint(j, "per_opening_bytes", g.per_opening);
+    vt_json_kv_uint(j, "from_opening", g.from_opening);
+    vt_json_kv_uint(j, "openings", g.openings);
+    vt_json_kv_uint(j, "first_bytes", g.first_bytes);
+    vt_json_kv_uint(j, "last_bytes", g.last_bytes);
+    vt_json_kv_bool(j, "sites_kept", !p->growth.sites_dropped);
+    vt_json_key(j, "sites");
+    size_t n = vt_report_growth_rows(l, p, top, rep->opt->top);
+    sites_json(rep, j, input, top, n);
+    vt_json_end_object(j);
+}
+
 static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
@@ -186,6 +212,7 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_key(j, "peak_breakdown");
         size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
         sites_json(rep, j, input, top, n);
+        growth_json(rep, j, input, l, p, top);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);

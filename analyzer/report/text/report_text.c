@@ -400,6 +400,50 @@ static void failures(struct vt_report *rep, FILE *out)
     }
 }
 
+/* What grows step over step (phase_growth.h): the phases whose closings
+ * rose at least VT_GROWTH_MIN_RISES times in a row up to the last, with
+ * the sites that grew; a loop that closed often enough and did not grow
+ * is said to be steady. */
+static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
+                         struct vt_site_bytes *top)
+{
+    char b[32], b2[32], b3[32];
+    bool any = false, repeated = false;
+    for (size_t k = 0; k < l->nphases; k++) {
+        const struct vt_phase_peak *ph = &l->phases[k];
+        const char *name = vt_report_string(rep, i, ph->name);
+        if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
+            continue;
+        repeated |= ph->growth.closings > VT_GROWTH_MIN_RISES;
+        struct vt_growth_result g;
+        if (!vt_growth_of(&ph->growth, &g))
+            continue;
+        if (!any)
+            fputs("  growth across openings (device bytes live at each closing):\n", out);
+        any = true;
+        fprintf(out, "    %-24s +%s per opening from opening %" PRIu64 " (%" PRIu64
+                     " in a row up to the last of %" PRIu64 "; %s -> %s)\n",
+                name ? name : "?", vt_format_bytes(g.per_opening, b, sizeof b), g.from_opening,
+                g.openings, g.closings, vt_format_bytes(g.first_bytes, b2, sizeof b2),
+                vt_format_bytes(g.last_bytes, b3, sizeof b3));
+        size_t n = vt_report_growth_rows(l, ph, top, rep->opt->top);
+        if (ph->growth.sites_dropped) {
+            fputs("      (sites not kept: the phase closed too often to copy them)\n", out);
+            continue;
+        }
+        fprintf(out, "      %12s  %s\n", "per opening", "grown at");
+        for (size_t r = 0; r < n; r++) {
+            fprintf(out, "      %12s  ", vt_format_bytes(top[r].bytes, b, sizeof b));
+            print_where(rep, out, i, top[r].stack);
+            print_thread(rep, out, i, top[r].thread);
+            fputc('\n', out);
+        }
+    }
+    if (!any && repeated)
+        fputs("  growth across openings: none (each repeated phase ends where it ended before, "
+              "once warm)\n", out);
+}
+
 static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
                            struct vt_site_bytes *top)
 {
@@ -436,6 +480,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
             print_sites(rep, out, i, "      ", top, n);
         }
     }
+    print_growth(rep, out, i, l, top);
     if (rep->opt->phase)
         return;
     /* Leaks: what no free ended before the trace did. */
