@@ -2,9 +2,10 @@
 memory); run by golden_check.py."""
 import os
 import signal
+import subprocess
 import time
 
-from golden_lib import (MIB, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
+from golden_lib import (MIB, change_of, client_pid, expect, expect_eq, expect_time_of, floor_to_unit,
                         innermost_function, peak_of, phase_peaks, phase_windows, pid_entries,
                         report_ledger, report_process, running)
 
@@ -42,12 +43,19 @@ def scenario_phases(h):
     return ", ".join("%s %d" % (n, t[0][0]) for n, t in sorted(truth.items()))
 
 
-def _closings(h, mode):
+def _closings(h, mode, extra=None):
     """The client's run; the ledger's live bytes at each closing of "step"
     and each function's allocations still live then, from the ledger."""
-    out = h.run([h.client("gold_growth"), mode]).stdout
+    before = {e["pid"] for e in h.ledger_entries()} if os.path.exists(h.ledger) else set()
+    out = h.run([h.client("gold_growth"), mode], extra=extra).stdout
     entries = h.ledger_entries()
-    pid = client_pid(entries)
+    pids = {e["pid"] for e in entries if change_of(e) is not None} - before
+    expect(len(pids) == 1, "expected one new process in the ledger, found %s" % sorted(pids))
+    pid = pids.pop()
+    return pid, _closings_of(entries, pid, out)
+
+
+def _closings_of(entries, pid, out):
     series = running(entries, {pid})
     owner = {}
     for line in out.splitlines():
@@ -69,7 +77,7 @@ def _closings(h, mode):
             fn = owner.get(addr, "?")
             by_fn[fn] = by_fn.get(fn, 0) + size
         closings.append((before[-1] if before else 0, by_fn))
-    return pid, closings
+    return closings
 
 
 def _growth_truth(closings):
@@ -115,6 +123,37 @@ def scenario_growth_leak(h):
     expect(want in text and "keep_step_output" in text.split(want, 1)[1],
            "the text report does not say %r with its site:\n%s" % (want, text))
     return "+%d MiB per opening from opening %d" % (per_opening >> 20, g["from_opening"])
+
+
+def scenario_growth_ranks(h):
+    """Two ranks, one steady and one leaking: the job overview (over the
+    traces, and over their node's summary) names the leaking rank, its
+    phase and its growth per opening, as that rank's closings in the ledger
+    say."""
+    ranks = {}
+    for rank, mode in ((0, "steady"), (1, "leak")):
+        pid, closings = _closings(h, mode, {"RANK": str(rank), "LOCAL_RANK": str(rank),
+                                            "WORLD_SIZE": "2"})
+        rises = _growth_truth(closings)
+        ranks[rank] = (pid, rises and (closings[-1][0] - closings[-1 - rises][0]) // rises,
+                       len(closings) - rises + 1)
+    expect(ranks[1][1] == 64 * MIB and not ranks[0][1],
+           "scenario broken: the ledger's growth per rank %r" % ranks)
+    want = [(1, ranks[1][0], "step", ranks[1][1], ranks[1][2])]
+    summary = os.path.join(h.tmp, "node.summary.json")
+    proc = subprocess.run([h.vramtrace, "report", "--summary", summary, h.tracedir],
+                          capture_output=True, text=True, timeout=30)
+    expect(proc.returncode == 0, "report --summary exited %d: %s" % (proc.returncode, proc.stderr))
+    for what, paths in (("traces", h.traces()), ("summary", [summary])):
+        jobs = h.report(paths).get("jobs", [])
+        got = [(g["rank"], g["pid"], g["phase"], g["per_opening_bytes"], g["from_opening"])
+               for j in jobs for g in j.get("growth", [])]
+        expect_eq(got, want, "jobs[].growth over the " + what)
+        text = h.report_text(paths)
+        line = "rank 1, pid %d: step +64.00 MiB per opening from opening %d" % (ranks[1][0],
+                                                                               ranks[1][2])
+        expect(line in text, "the overview over the %s does not say %r:\n%s" % (what, line, text))
+    return "rank 1: +64 MiB per opening"
 
 
 def scenario_growth_steady(h):
@@ -343,4 +382,5 @@ SCENARIOS = {
     "vmm": scenario_vmm,
     "growth_leak": scenario_growth_leak,
     "growth_steady": scenario_growth_steady,
+    "growth_ranks": scenario_growth_ranks,
 }

@@ -55,6 +55,15 @@ static bool get_uint(struct reader *r, const char *where, json_t *obj, const cha
     return true;
 }
 
+/* The same, where the key came later than the format's version 1: absent
+ * reads as 0. */
+static bool get_uint_since_v1(struct reader *r, const char *where, json_t *obj, const char *key,
+                              uint64_t *out)
+{
+    *out = 0;
+    return !json_object_get(obj, key) || get_uint(r, where, obj, key, out);
+}
+
 static bool get_int(struct reader *r, const char *where, json_t *obj, const char *key,
                     int64_t *out)
 {
@@ -195,7 +204,9 @@ static bool read_process(struct reader *r, const char *where, json_t *o, struct 
         json_t *ph = json_array_get(phases, k);
         struct vt_jv_phase *x = &p->phases[p->nphases];
         if (!want_object(r, at, ph) || !get_string(r, at, ph, "name", &x->name) ||
-            !get_uint(r, at, ph, "peak_bytes", &x->peak_bytes)) {
+            !get_uint(r, at, ph, "peak_bytes", &x->peak_bytes) ||
+            !get_uint_since_v1(r, at, ph, "growth_per_opening_bytes", &x->growth_per_opening) ||
+            !get_uint_since_v1(r, at, ph, "growth_from_opening", &x->growth_from_opening)) {
             free(x->name);
             return false;
         }

@@ -39,6 +39,8 @@ static void process_json(struct vt_json *j, const struct vt_jv_process *p)
         vt_json_begin_object(j);
         vt_json_kv_string(j, "name", p->phases[k].name);
         vt_json_kv_uint(j, "peak_bytes", p->phases[k].peak_bytes);
+        vt_json_kv_uint(j, "growth_per_opening_bytes", p->phases[k].growth_per_opening);
+        vt_json_kv_uint(j, "growth_from_opening", p->phases[k].growth_from_opening);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);

@@ -47,6 +47,9 @@ struct vt_jv_device {
 struct vt_jv_phase {
     char *name;
     uint64_t peak_bytes;
+    /* What it grew by per opening, from which opening (docs/REPORT.md,
+     * "Growth across openings"); 0: it does not grow. */
+    uint64_t growth_per_opening, growth_from_opening;
 };
 
 /* The process's device bytes (all its devices) over wall-clock time, in

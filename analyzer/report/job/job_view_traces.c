@@ -162,20 +162,34 @@ static bool add_failures(struct vt_report *rep, struct vt_job_view *v, size_t in
     return true;
 }
 
-static bool add_phase(struct vt_jv_process *p, const char *name, uint64_t peak)
+/* A phase of one of the process's device ledgers: the largest peak and
+ * the largest growth over its devices. */
+static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt_phase_peak *ph)
 {
-    for (size_t k = 0; k < p->nphases; k++)
-        if (!strcmp(p->phases[k].name, name)) {
-            if (peak > p->phases[k].peak_bytes)
-                p->phases[k].peak_bytes = peak;
-            return true;
-        }
-    struct vt_jv_phase *grown = realloc(p->phases, (p->nphases + 1) * sizeof *grown);
-    if (!grown)
-        return false;
-    p->phases = grown;
-    p->phases[p->nphases] = (struct vt_jv_phase){strdup(name), peak};
-    return p->phases[p->nphases++].name != NULL;
+    struct vt_growth_result g;
+    bool grows = vt_growth_of(&ph->growth, &g);
+    struct vt_jv_phase *x = NULL;
+    for (size_t k = 0; k < p->nphases && !x; k++)
+        if (!strcmp(p->phases[k].name, name))
+            x = &p->phases[k];
+    if (!x) {
+        struct vt_jv_phase *grown = realloc(p->phases, (p->nphases + 1) * sizeof *grown);
+        if (!grown)
+            return false;
+        p->phases = grown;
+        x = &p->phases[p->nphases];
+        *x = (struct vt_jv_phase){.name = strdup(name)};
+        if (!x->name)
+            return false;
+        p->nphases++;
+    }
+    if (ph->snap.peak_bytes > x->peak_bytes)
+        x->peak_bytes = ph->snap.peak_bytes;
+    if (grows && g.per_opening > x->growth_per_opening) {
+        x->growth_per_opening = g.per_opening;
+        x->growth_from_opening = g.from_opening;
+    }
+    return true;
 }
 
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
@@ -217,7 +231,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         d->failed_requests = vt_ledger_failed_requests(l);
         for (size_t ph = 0; ph < l->nphases; ph++) {
             const char *name = vt_report_string(rep, i, l->phases[ph].name);
-            if (name && !add_phase(p, name, l->phases[ph].snap.peak_bytes))
+            if (name && !add_phase(p, name, &l->phases[ph]))
                 return false;
         }
         if (!add_failures(rep, v, i, index, l))

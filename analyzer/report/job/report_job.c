@@ -127,6 +127,59 @@ static void first_failure(const struct vt_job_view *v, const struct vt_job_figur
     fputc('\n', out);
 }
 
+/* The processes whose phases grow across openings, in the overview's order
+ * of processes (by rank): "rank 3, pid 41: forward +64.00 MiB per opening
+ * from opening 2". */
+#define VT_JOB_GROWTH_SHOWN 8
+static void growth_text(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
+{
+    size_t shown = 0, more = 0;
+    char w[64], b[32];
+    for (size_t k = 0; k < v->nprocesses; k++) {
+        const struct vt_jv_process *p = &v->processes[f->order[k]];
+        for (size_t m = 0; m < p->nphases; m++) {
+            const struct vt_jv_phase *ph = &p->phases[m];
+            if (!ph->growth_per_opening)
+                continue;
+            if (shown == VT_JOB_GROWTH_SHOWN) {
+                more++;
+                continue;
+            }
+            if (!shown++)
+                fputs("  growing across openings (device bytes live at each closing):\n", out);
+            fprintf(out, "    %s: ", who(p, w, sizeof w));
+            vt_stack_put_clean(out, ph->name);
+            fprintf(out, " +%s per opening from opening %" PRIu64 "\n",
+                    vt_format_bytes(ph->growth_per_opening, b, sizeof b), ph->growth_from_opening);
+        }
+    }
+    if (more)
+        fprintf(out, "    ... and %zu more\n", more);
+}
+
+static void growth_json(const struct vt_job_view *v, const struct vt_job_figures *f,
+                        struct vt_json *j)
+{
+    vt_json_key(j, "growth");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < v->nprocesses; k++) {
+        const struct vt_jv_process *p = &v->processes[f->order[k]];
+        for (size_t m = 0; m < p->nphases; m++) {
+            const struct vt_jv_phase *ph = &p->phases[m];
+            if (!ph->growth_per_opening)
+                continue;
+            vt_json_begin_object(j);
+            vt_json_kv_uint(j, "pid", p->pid);
+            vt_json_kv_int_or_null(j, "rank", p->rank >= 0, p->rank);
+            vt_json_kv_string(j, "phase", ph->name);
+            vt_json_kv_uint(j, "per_opening_bytes", ph->growth_per_opening);
+            vt_json_kv_uint(j, "from_opening", ph->growth_from_opening);
+            vt_json_end_object(j);
+        }
+    }
+    vt_json_end_array(j);
+}
+
 /* "largest 9.50 GiB (rank 0, pid 3294), median 9.25 GiB, smallest ...;
  * spread 10.5% of the largest" */
 static void spread(const struct vt_job_view *v, uint64_t largest, size_t largest_process,
@@ -181,6 +234,7 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out)
     }
     if (f.more_phases && shown)
         fprintf(out, "    ... and %zu more phase names\n", f.more_phases);
+    growth_text(v, &f, out);
     fputc('\n', out);
     vt_job_figures_free(&f);
 }
@@ -280,6 +334,7 @@ static void job_json(const struct vt_job_view *v, struct vt_json *j)
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    growth_json(v, &f, j);
     vt_json_key(j, "timeline");
     if (v->has_timelines) {
         vt_json_begin_object(j);
