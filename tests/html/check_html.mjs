@@ -10,7 +10,8 @@
 //                       [--chromium PATH] [--max-bytes N] [--max-render-ms N] [--input PATH...]
 //                       [--tamper 1]
 //
-// Scenarios: demo (examples/train_eval_phases: phases), oom
+// Scenarios: demo (examples/train_eval_phases: phases), growth
+// (tests/golden/gold_growth leak: a phase that grows 64 MiB per opening), oom
 // (examples/deepspeed_init_oom: a failure), ranks (examples/launch_ranks: a
 // job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures:
 // its allocated and reserved timeline on a time axis), snapshot_oom (a
@@ -124,6 +125,7 @@ const scenario = args.scenario || "files";
 let inputs;
 switch (scenario) {
   case "demo": inputs = traceExample([path.join(build, "examples", "train_eval_phases")]); break;
+  case "growth": inputs = traceExample([path.join(build, "tests", "golden", "gold_growth"), "leak"]); break;
   case "oom": inputs = traceExample([path.join(build, "examples", "deepspeed_init_oom")], { VTSIM_MEMORY: "31.50GiB" }, [1]); break;
   case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
@@ -284,6 +286,8 @@ for (let pi = 0; pi < procs.length; pi++) {
         label: label && label.textContent, labelBytes: label && label.getAttribute("data-bytes"),
         labelShown: label && label.style.display !== "none",
         phases: [...s.querySelectorAll(".vt-phase")].map((e) => e.getAttribute("data-name")),
+        growth: [...s.querySelectorAll(".vt-growth")].map((e) => [e.getAttribute("data-phase"),
+          e.getAttribute("data-per-opening-bytes"), e.getAttribute("data-from-opening")].join(" ")),
         ooms: [...s.querySelectorAll(".vt-oom-marker")].map((e) => e.getAttribute("data-verdict")),
         flameRoot: flame && +flame.getAttribute("data-root-bytes"),
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
@@ -300,6 +304,10 @@ for (let pi = 0; pi < procs.length; pi++) {
     for (const ph of d.phases)
       if (!drawn.phases.includes(ph.name)) fail(`${where}: phase ${ph.name} not drawn (drawn: ${drawn.phases})`);
     check(`${where} failures marked`, drawn.ooms.join(","), d.ooms.map((o) => o.verdict).join(","));
+    check(`${where} growth across openings`, drawn.growth.join(","), d.phases.filter((ph) => ph.growth)
+      .map((ph) => [ph.name, ph.growth.per_opening_bytes, ph.growth.from_opening].join(" ")).join(","));
+    if (scenario === "growth" && !d.phases.some((ph) => ph.growth))
+      fail(`${where}: scenario broken: the report sees no growth`);
     check(`${where} flame graph root at the peak`, drawn.flameRoot, d.peak_bytes);
     check(`${where} flame graph root (d3's own hierarchy)`, drawn.flameDatum, d.peak_bytes);
     // every other view: each failure, each phase peak

@@ -494,6 +494,17 @@
       views.push({ label: "at the peak of phase " + p.name + " (" + fmtBytes(p.peak_bytes) + ")",
                    title: "live at the peak of " + p.name, sites: p.peak_breakdown || [], total: p.peak_bytes });
     });
+    /* what grows step over step (docs/REPORT.md, "Growth across openings") */
+    (dev.phases || []).forEach(function (p) {
+      var g = p.growth;
+      if (!g) return;
+      var top = (g.sites || [])[0];
+      sec.appendChild(el("div", { cls: "vt-growth", "data-phase": p.name,
+        "data-per-opening-bytes": String(g.per_opening_bytes), "data-from-opening": String(g.from_opening),
+        text: "growth across openings: " + p.name + " +" + fmtBytes(g.per_opening_bytes) + " per opening from opening " +
+          g.from_opening + " (" + g.openings + " in a row up to the last of " + p.closings + ")" +
+          (top ? "; most at " + siteLabel(top) + " (+" + fmtBytes(top.bytes) + " per opening)" : "") }));
+    });
     var live = liveSetView(views);
     sec.appendChild(live);
     return { sec: sec, chart: chart, live: live };
@@ -785,6 +796,11 @@
       facts.appendChild(el("div", { text: "phase peaks across processes:" }));
       phs.forEach(function (p) { facts.appendChild(el("div", { cls: "vt-job-phase", text: "  " + p.name + " (" + p.processes + "): " + spread(p) })); });
     }
+    (doc.growth || []).forEach(function (g) {
+      facts.appendChild(el("div", { cls: "vt-job-growth", "data-pid": String(g.pid), "data-phase": g.phase,
+        "data-per-opening-bytes": String(g.per_opening_bytes),
+        text: "growing: " + who(g) + ": " + g.phase + " +" + fmtBytes(g.per_opening_bytes) + " per opening from opening " + g.from_opening }));
+    });
     sec.appendChild(facts);
     sec.appendChild(heatmap(job, marks));
     sec.appendChild(jobTable(job, rows, procIndex));
