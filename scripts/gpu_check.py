@@ -172,7 +172,7 @@ def main():
     if args.simulated:
         sim = os.path.join(build, "tests", "simdriver")
         env["LD_LIBRARY_PATH"] = sim + ":" + os.path.join(sim, "runtime")
-        env["PYTHONPATH"] = os.path.join(ROOT, "tests", "pytorch", "standin")
+        env["PYTHONPATH"] = os.path.join(ROOT, "tests", "pytorch", "standin", "site-packages")
         env["VTSIM_MEMORY"] = "2GiB"
     rows = []
 

@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from ledger_truth import format_bytes  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "schema"))
 from report_schema import schema_errors  # noqa: E402
-STANDIN = os.path.join(HERE, "standin")
+STANDIN = os.path.join(HERE, "standin", "site-packages")
 MiB = 1 << 20
 
 
@@ -378,6 +378,9 @@ def check_report_merge(c, trace, snap, pickle_path, history, device_free):
            format_bytes(40 * MiB)),
         "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
         "(the trace alone would say exhausted: the driver sees whole segments",
+        # the stand-in is installed as torch is (site-packages/torch): its
+        # frames fold, and the failure is told at the program's line
+        "at: main (train_oom.py:47) <- <module> (train_oom.py:52)  via cudaMalloc",
     ]
     if "--no-torch-phases" not in c.options:
         # the model was switched to eval (model.eval()) before the batch
