@@ -12,7 +12,7 @@ MiB = 1 << 20
 args = parse_args()
 run = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
                          "{build}/examples/deepspeed_init_oom"],
-                  env={"VTSIM_MEMORY": "31.50GiB"}, expect_status=1)
+                  env={"VTSIM_MEMORY": "31.50GiB"}, expect_status=1, phase_log=True)
 led = run.ledger
 pid = run.traced_pids()[0] if run.traced_pids() else 0
 ooms = run.device(pid)["ooms"]
@@ -49,6 +49,23 @@ if ooms and truth:
     run.says("driver: %s free of %s; this process held %s" % (
         format_bytes(t["free"]), format_bytes(t["total"]), format_bytes(t["process_bytes"])))
     run.says("verdict: exhausted")
+    # The failure's phases, from the example's own log of its NVTX ranges:
+    # the ranges pushed before the failure and never popped, innermost last.
+    open_ranges = []
+    with open(run.phase_log) as f:
+        for line in f:
+            w = line.split()
+            if int(w[2] if w[0] == "push" else w[1]) >= int(led.lines[t["index"]]["ns"]):
+                break
+            if w[0] == "push":
+                open_ranges.append(w[1])
+            elif open_ranges:
+                open_ranges.pop()
+    if args.tamper:
+        open_ranges.append("tampered")
+    run.equal("the failure's phases (innermost, outermost)", (o.get("phase"), o.get("outer_phase")),
+              (open_ranges[-1], open_ranges[0]) if open_ranges else (None, None))
+    run.says("in phase deepspeed.initialize")
     # The failing call's stack names the function that asked. The failure's
     # line is too long for a pipe's 100 columns to show more than the
     # innermost frame (tensor), so it is read at full width.
