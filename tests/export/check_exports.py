@@ -16,7 +16,8 @@ import subprocess
 import time
 
 from export_common import (parse_args, run_example, exported, folded_sum, load_pickle,
-                           memory_viz_problems, replay_device_trace, perfetto_counter_max)
+                           memory_viz_problems, replay_device_trace, perfetto_counter_max,
+                           format_bytes)
 
 args = parse_args()
 run = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
@@ -49,6 +50,9 @@ if path:
     peaks = [e for e in events if e.get("ph") == "i" and e["name"].startswith("peak device 0")]
     run.equal("perfetto: the peak instant's bytes",
               peaks[0]["args"]["peak_bytes"] if peaks else None, peak)
+    # its label rounds as every view does (example 1's 11.625 GiB: "11.63 GiB")
+    run.equal("perfetto: the peak instant's name", peaks[0]["name"] if peaks else None,
+              "peak device 0: " + format_bytes(peak))
 
 # ---- memory-viz ---------------------------------------------------------
 path = exported(run, "memory-viz", "snapshot.pickle")
