@@ -138,9 +138,21 @@ bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, 
             *percent = v;
             return true;
         }
-    } else if (parse_size(arg, bytes)) {
-        *is_percent = false;
-        return true;
+    } else {
+        /* A bare number is refused: "5" could mean 5% as well as 5 bytes. */
+        char *end;
+        (void)strtod(arg, &end);
+        if (end != arg && !*end) {
+            fprintf(stderr,
+                    "vramtrace %s: --%s %s: a share or a size? write %s%% for a share, or a "
+                    "size with its unit (%sMiB, %sGiB, %sB)\n",
+                    cmd, name, arg, arg, arg, arg, arg);
+            return false;
+        }
+        if (parse_size(arg, bytes)) {
+            *is_percent = false;
+            return true;
+        }
     }
     fprintf(stderr, "vramtrace %s: --%s wants a share like 5%% or a size like 256MiB, not '%s'\n",
             cmd, name, arg);

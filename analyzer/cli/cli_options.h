@@ -38,7 +38,8 @@ bool vt_cli_duration(const char *cmd, const char *name, const char *arg, uint64_
 size_t vt_cli_text_width(FILE *out);
 
 /* A share or a size: "5%" (any non-negative number before the %, sets
- * *is_percent and *percent) or a size as vt_cli_size takes it (*bytes). */
+ * *is_percent and *percent) or a size with its unit as vt_cli_size takes
+ * it (*bytes); a bare number is refused (a share or bytes?). */
 bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
                             double *percent, uint64_t *bytes);
 

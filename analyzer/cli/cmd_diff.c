@@ -21,7 +21,7 @@ static void diff_usage(FILE *out)
           "phase's, and per call site at the peak what is new, grew, shrank or is gone,\n"
           "biggest change first.\n\n"
           "      --fail-above X   exit status 1 when a peak grew by more than X: a share\n"
-          "                       of the BEFORE peak (5%) or a size (256MiB)\n"
+          "                       of the BEFORE peak (5%) or a size with its unit (256MiB)\n"
           "  -n, --top N          call sites per device (default 10, 0: all)\n"
           "  -d, --device N       only device ordinal N\n"
           "  -j, --json           JSON instead of text (docs/REPORT.md, \"Exports and diff\")\n"

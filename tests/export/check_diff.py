@@ -70,7 +70,7 @@ if want not in text.stdout:
 grow = p2 - p1
 pct = grow * 100.0 / p1
 for limit, status in [("%.3f%%" % (pct - 0.01), 1), ("%.3f%%" % (pct + 0.01), 0),
-                      (str(grow - 1), 1), (str(grow), 0), ("5%", 1), ("256MiB", 1)]:
+                      ("%dB" % (grow - 1), 1), ("%dB" % grow, 0), ("5%", 1), ("256MiB", 1)]:
     r = diff("--fail-above", limit, *dirs)
     run.equal("diff --fail-above %s: exit status (growth %d bytes, %.3f%%)" % (limit, grow, pct),
               r.returncode, status)
@@ -94,7 +94,9 @@ if r.returncode == 0:
 # Bad arguments: exit status 2 and a message.
 for argv, words in [([dirs[0]], "two runs"),
                     ([dirs[0], "/nonexistent/run.vtrace"], "/nonexistent/run.vtrace"),
-                    (["--fail-above", "5 percent", *dirs], "--fail-above wants")]:
+                    (["--fail-above", "5 percent", *dirs], "--fail-above wants"),
+                    # a bare number: a share or bytes? (it was taken as 5 bytes)
+                    (["--fail-above", "5", *dirs], "write 5% for a share, or a size with its unit")]:
     r = diff(*argv)
     if r.returncode != 2 or words not in r.stderr:
         run.fail("diff %s: exit %d, %r" % (argv, r.returncode, r.stderr))
