@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_options.h"
 #include "report.h"
@@ -55,6 +56,17 @@ static void report_usage(FILE *out)
           out);
 }
 
+/* The page went to a file: one line says where (nothing on stdout, which
+ * a `--html -` page or a pipe may be reading). */
+static void said_page(const char *path)
+{
+    struct stat st;
+    char size[32];
+    if (stat(path, &st) == 0)
+        fprintf(stderr, "vramtrace report: wrote %s (%s); open it in a browser\n", path,
+                vt_format_bytes((uint64_t)st.st_size, size, sizeof size));
+}
+
 /* The arguments' files, each a trace, a PyTorch memory snapshot or a
  * summary by its content (a pickle starts with the PROTO opcode 0x80, a
  * summary with {"vramtrace_summary"), never by its name; a directory
@@ -98,6 +110,8 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
                  : html      ? vt_report_document_html(&in, opt, html, stderr)
                              : vt_report_document(&in, opt, json, stdout, stderr);
     }
+    if (html && strcmp(html, "-") && (status == 0 || status == 3))
+        said_page(html);
     vt_input_files_free(&files);
     vt_input_files_free(&traces);
     vt_input_files_free(&snapshots);
