@@ -415,6 +415,10 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     char b[32], t[32], lab[32];
     if (!l->peak.has_peak)
         return;
+    if (rep->opt->at != VT_REPORT_AT_PEAK) { /* --at: that instant instead */
+        vt_report_at_text(rep, out, i, l, top, print_sites);
+        return;
+    }
     const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
     if (!rep->opt->phase) {
         fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",

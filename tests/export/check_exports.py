@@ -127,4 +127,22 @@ else:
     at = (gap[0] + 20_000 + gap[1]) // 2 - start
     run.equal("folded --at %dns: bytes" % at, folded_sum(run, "--at", "%dns" % at),
               led.total_at(gap[2], pid))
+    # report --at: the same instant, told as the peak is
+    live = led.live_sizes_at(gap[2], pid)
+    text = run.text_report("--at", "%dns" % at)
+    want = "pid %d device 0 at +%d.%03ds: %s live in %d allocation%s; top stacks then:" % (
+        pid, (at + 500_000) // 10**9, (at + 500_000) // 10**6 % 1000, format_bytes(sum(live)),
+        len(live), "" if len(live) == 1 else "s")
+    if want not in text:
+        run.fail("report --at %dns does not say %r:\n%s" % (at, want, text))
+    rows = sum(1 for line in text.splitlines() if "via cudaMallocAsync" in line)
+    if not rows or "peak 11.63 GiB at" in text.split("OOMs")[-1]:
+        run.fail("report --at %dns: no stack rows, or the peak's section instead:\n%s" % (at, text))
+# A bare phase name is --phase; a name that is none says which there are.
+run.equal("report --at eval is --phase eval", run.text_report("--at", "eval"),
+          run.text_report("--phase", "eval"))
+bad = subprocess.run([run.vramtrace, "report", "--at", "1.5x", run.traces], env=run.env,
+                     capture_output=True, text=True, timeout=60)
+if bad.returncode != 2 or 'no phase "1.5x"; phases: ' not in bad.stderr:
+    run.fail("report --at 1.5x: exit %d, %r" % (bad.returncode, bad.stderr))
 run.finish()
