@@ -138,12 +138,72 @@ bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, 
             *percent = v;
             return true;
         }
-    } else if (parse_size(arg, bytes)) {
-        *is_percent = false;
-        return true;
+    } else {
+        /* A bare number is refused: "5" could mean 5% as well as 5 bytes. */
+        char *end;
+        (void)strtod(arg, &end);
+        if (end != arg && !*end) {
+            fprintf(stderr,
+                    "vramtrace %s: --%s %s: a share or a size? write %s%% for a share, or a "
+                    "size with its unit (%sMiB, %sGiB, %sB)\n",
+                    cmd, name, arg, arg, arg, arg, arg);
+            return false;
+        }
+        if (parse_size(arg, bytes)) {
+            *is_percent = false;
+            return true;
+        }
     }
     fprintf(stderr, "vramtrace %s: --%s wants a share like 5%% or a size like 256MiB, not '%s'\n",
             cmd, name, arg);
+    return false;
+}
+
+/* A time since the process started: seconds ("1.5", "+1.5s") or "250ms",
+ * "40us", "7ns". */
+static bool parse_instant(const char *arg, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
+    const char *num = arg[0] == '+' ? arg + 1 : arg;
+    char *end;
+    errno = 0;
+    double v = strtod(num, &end);
+    if (errno || end == num || !isfinite(v) || v < 0)
+        return false;
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (!strcmp(end, units[k].unit) && v * units[k].ns < 1.8e19) {
+            *ns = (uint64_t)(v * units[k].ns);
+            return true;
+        }
+    return false;
+}
+
+bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *out)
+{
+    const char *what = phases ? "peak, oom:N (N from 1), a time like 1.5s or a phase's name"
+                              : "peak, oom:N (N from 1) or a time like 1.5s";
+    memset(out, 0, sizeof *out);
+    if (!strcmp(arg, "peak")) {
+        out->kind = VT_CLI_AT_PEAK;
+        return true;
+    }
+    if (!strncmp(arg, "oom:", 4)) {
+        out->kind = VT_CLI_AT_OOM;
+        return vt_cli_uint(cmd, "at", what, arg + 4, 1, UINT32_MAX, &out->oom);
+    }
+    if (parse_instant(arg, &out->time_ns)) {
+        out->kind = VT_CLI_AT_TIME;
+        return true;
+    }
+    if (phases && *arg) {
+        out->kind = VT_CLI_AT_PHASE;
+        out->phase = arg;
+        return true;
+    }
+    fprintf(stderr, "vramtrace %s: --at wants %s, not '%s'\n", cmd, what, arg);
     return false;
 }
 

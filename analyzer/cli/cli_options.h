@@ -38,9 +38,22 @@ bool vt_cli_duration(const char *cmd, const char *name, const char *arg, uint64_
 size_t vt_cli_text_width(FILE *out);
 
 /* A share or a size: "5%" (any non-negative number before the %, sets
- * *is_percent and *percent) or a size as vt_cli_size takes it (*bytes). */
+ * *is_percent and *percent) or a size with its unit as vt_cli_size takes
+ * it (*bytes); a bare number is refused (a share or bytes?). */
 bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
                             double *percent, uint64_t *bytes);
+
+/* --at, the same in `export` and `report`: "peak", "oom:N" (right after
+ * the Nth failed allocation, N from 1), a time since the process started
+ * ("1.5", "+1.5s", "250ms", "40us", "7ns") or, where phases is true, a
+ * phase's name (the live set at its peak). */
+enum vt_cli_at_kind { VT_CLI_AT_PEAK, VT_CLI_AT_OOM, VT_CLI_AT_TIME, VT_CLI_AT_PHASE };
+struct vt_cli_at {
+    enum vt_cli_at_kind kind;
+    uint64_t oom, time_ns;
+    const char *phase;
+};
+bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *out);
 
 /* The options every command that shows frames takes (--debug-dir,
  * --sysroot, --no-symbols): their getopt rows, their help lines, and their

@@ -4,7 +4,6 @@
 
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,34 +44,17 @@ static void export_usage(FILE *out)
           out);
 }
 
-/* "peak", "oom:N" or a time: seconds ("1.5", "+1.5s") or "250ms", "40us", "7ns". */
+/* --at as every command takes it (cli_options.h), in the exporters' terms. */
 static bool parse_at(const char *arg, struct vt_export_options *opt)
 {
-    if (!strcmp(arg, "peak")) {
-        opt->at = VT_AT_PEAK;
-        return true;
-    }
-    if (!strncmp(arg, "oom:", 4)) {
-        opt->at = VT_AT_OOM;
-        return vt_cli_uint("export", "at", "peak, oom:N (N from 1) or a time like 1.5s",
-                           arg + 4, 1, UINT32_MAX, &opt->oom);
-    }
-    char *end;
-    double v = strtod(arg[0] == '+' ? arg + 1 : arg, &end);
-    static const struct {
-        const char *unit;
-        double ns;
-    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
-    if (end != arg && isfinite(v) && v >= 0)
-        for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-            if (!strcmp(end, units[k].unit) && v * units[k].ns < 1.8e19) {
-                opt->at = VT_AT_TIME;
-                opt->time_ns = (uint64_t)(v * units[k].ns);
-                return true;
-            }
-    fprintf(stderr, "vramtrace export: --at wants peak, oom:N or a time like 1.5s, not '%s'\n",
-            arg);
-    return false;
+    struct vt_cli_at at;
+    if (!vt_cli_at("export", arg, false, &at))
+        return false;
+    opt->at = at.kind == VT_CLI_AT_OOM ? VT_AT_OOM : at.kind == VT_CLI_AT_TIME ? VT_AT_TIME
+                                                                               : VT_AT_PEAK;
+    opt->oom = at.oom;
+    opt->time_ns = at.time_ns;
+    return true;
 }
 
 /* The traces the arguments stand for; a snapshot is refused by name. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_options.h"
 #include "report.h"
@@ -28,6 +29,10 @@ static void report_usage(FILE *out)
           "      --full-stacks    text: every frame of every stack, as recorded (runtime,\n"
           "                       allocator and libc start-up frames too), whole lines\n"
           "  -p, --phase NAME     only this phase, with its top stacks\n"
+          "      --at WHEN        text: each device's live set at TIME (seconds after the\n"
+          "                       process started: 1.5, 1.5s, 250ms) or right after the\n"
+          "                       Nth failed allocation (oom:N), instead of the peak; a\n"
+          "                       phase's name is --phase NAME, peak the default\n"
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process\n"
           "  -r, --rank N         only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
@@ -48,11 +53,23 @@ static void report_usage(FILE *out)
           "examples:\n"
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
           "  vramtrace report --phase eval --top 5 run.vtrace\n"
+          "  vramtrace report --at 1.5s run.vtrace          what was live 1.5 s after it started\n"
           "  vramtrace report --json snapshot.pickle > report.json\n"
           "  vramtrace report --html report.html traces/\n"
           "  vramtrace report --summary node7.summary.json /local/traces    on each node\n"
           "  vramtrace report summaries/                  the job, from every node's summary\n",
           out);
+}
+
+/* The page went to a file: one line says where (nothing on stdout, which
+ * a `--html -` page or a pipe may be reading). */
+static void said_page(const char *path)
+{
+    struct stat st;
+    char size[32];
+    if (stat(path, &st) == 0)
+        fprintf(stderr, "vramtrace report: wrote %s (%s); open it in a browser\n", path,
+                vt_format_bytes((uint64_t)st.st_size, size, sizeof size));
 }
 
 /* The arguments' files, each a trace, a PyTorch memory snapshot or a
@@ -98,6 +115,8 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
                  : html      ? vt_report_document_html(&in, opt, html, stderr)
                              : vt_report_document(&in, opt, json, stdout, stderr);
     }
+    if (html && strcmp(html, "-") && (status == 0 || status == 3))
+        said_page(html);
     vt_input_files_free(&files);
     vt_input_files_free(&traces);
     vt_input_files_free(&snapshots);
@@ -107,13 +126,14 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML, OPT_SUMMARY, OPT_RESOLUTION };
+    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML, OPT_SUMMARY, OPT_RESOLUTION, OPT_AT };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'},
         {"width", required_argument, NULL, OPT_WIDTH},
         {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
         {"phase", required_argument, NULL, 'p'},
+        {"at", required_argument, NULL, OPT_AT},
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
         {"rank", required_argument, NULL, 'r'},
@@ -132,6 +152,8 @@ int vt_cmd_report(int argc, char **argv)
     bool json = false;
     const char *html = NULL, *summary = NULL;
     uint64_t resolution_ns = VT_SUMMARY_RESOLUTION_NS;
+    struct vt_cli_at at = {.kind = VT_CLI_AT_PEAK};
+    bool at_given = false;
     uint64_t v;
     int c;
     optind = 1;
@@ -185,6 +207,11 @@ int vt_cmd_report(int argc, char **argv)
         case OPT_SUMMARY:
             summary = optarg;
             break;
+        case OPT_AT:
+            if (!vt_cli_at("report", optarg, true, &at))
+                return 2;
+            at_given = true;
+            break;
         case OPT_RESOLUTION:
             if (!vt_cli_duration("report", "resolution", optarg, 1000000, 86400000000000ull,
                                  &resolution_ns))
@@ -215,6 +242,24 @@ int vt_cmd_report(int argc, char **argv)
         fputs("vramtrace report: --html and --json: choose one\n", stderr);
         return 2;
     }
+    if (at_given && opt.phase) {
+        fputs("vramtrace report: --at or --phase, not both\n", stderr);
+        return 2;
+    }
+    if (at_given && (at.kind == VT_CLI_AT_TIME || at.kind == VT_CLI_AT_OOM) &&
+        (json || html || summary)) {
+        fputs("vramtrace report: --at TIME and --at oom:N are for the text report (--json has "
+              "every failure's top_stacks; export --format folded --at takes any instant)\n",
+              stderr);
+        return 2;
+    }
+    if (at.kind == VT_CLI_AT_PHASE)
+        opt.phase = at.phase; /* a phase's instant is its peak: --phase */
+    opt.at = at.kind == VT_CLI_AT_TIME ? VT_REPORT_AT_TIME
+             : at.kind == VT_CLI_AT_OOM ? VT_REPORT_AT_OOM
+                                        : VT_REPORT_AT_PEAK;
+    opt.at_time_ns = at.time_ns;
+    opt.at_oom = at.oom;
     return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html, summary,
                          resolution_ns);
 }

@@ -10,8 +10,12 @@
 
 #include "vramtrace/trace_format.h"
 
-/* "12.34 GiB", "512.00 MiB", "4.00 KiB", "17 B" (binary units). */
+/* "12.34 GiB", "512.00 MiB", "4.00 KiB", "17 B" (binary units; two
+ * decimals, a half rounded away from zero: 11.625 GiB is "11.63 GiB"). */
 const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n);
+/* "+0.002s", "-1.250s": nanoseconds as signed seconds, three decimals, a
+ * half rounded away from zero. */
+const char *vt_format_seconds(int64_t ns, char *buf, size_t n);
 /* Device UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form). */
 const char *vt_format_uuid(const uint8_t uuid[VT_UUID_SIZE], char *buf, size_t n);
 

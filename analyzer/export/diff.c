@@ -13,11 +13,14 @@
 #include "grow_array.h"
 #include "json_writer.h"
 #include "snapshot_analysis.h"
-
-#define SHOWN_FRAMES 6 /* frames of a site shown in text */
+#include "snapshot_render.h"
+#include "stack_line.h"
+#include "stack_where.h"
 
 struct site {
     char *key;                  /* its frames, innermost first, " <- " between */
+    char *shown;                /* as the text report names it (stack_where.h), marked
+                                 * for a stack-lines stream to fit */
     uint64_t bytes, count;
 };
 
@@ -54,16 +57,17 @@ static struct unit *add_unit(struct profile *p, const char *name)
     return u;
 }
 
-static void add_site(struct profile *p, struct unit *u, char *key, uint64_t bytes,
+static void add_site(struct profile *p, struct unit *u, char *key, char *shown, uint64_t bytes,
                      uint64_t count)
 {
-    if (!key ||
+    if (!key || !shown ||
         !vt_grow_array((void **)&u->sites, &u->sites_cap, u->nsites + 1, sizeof *u->sites)) {
         free(key);
+        free(shown);
         p->out_of_memory = true;
         return;
     }
-    u->sites[u->nsites++] = (struct site){key, bytes, count};
+    u->sites[u->nsites++] = (struct site){key, shown, bytes, count};
 }
 
 static void add_phase(struct profile *p, struct unit *u, const char *name, uint64_t peak)
@@ -81,8 +85,10 @@ static void add_phase(struct profile *p, struct unit *u, const char *name, uint6
 static void profile_free(struct profile *p)
 {
     for (size_t i = 0; i < p->n; i++) {
-        for (size_t k = 0; k < p->units[i].nsites; k++)
+        for (size_t k = 0; k < p->units[i].nsites; k++) {
             free(p->units[i].sites[k].key);
+            free(p->units[i].sites[k].shown);
+        }
         for (size_t k = 0; k < p->units[i].nphases; k++)
             free(p->units[i].phases[k].name);
         free(p->units[i].sites);
@@ -117,6 +123,36 @@ static char *trace_site_key(const struct vt_reader *r, struct vt_symbolizer *sym
     if (!kw.frames)
         fputs("(no stack)", kw.f);
     if (fclose(kw.f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* A trace's stack as the text report names it, marked for fitting. */
+struct trace_stack {
+    const struct vt_reader *r;
+    struct vt_symbolizer *sym;
+    uint64_t stack;
+};
+
+static size_t trace_stack_frames(void *src, vt_frame_fn fn, void *ctx)
+{
+    struct trace_stack *t = src;
+    return vt_stack_frames(t->r, t->sym, t->stack, 0, fn, ctx);
+}
+
+static char *trace_site_shown(const struct vt_reader *r, struct vt_symbolizer *sym,
+                              uint64_t stack, const struct vt_diff_options *opt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    struct trace_stack t = {r, sym, stack};
+    vt_stack_where(f, opt->full_stacks, opt->frames, trace_stack_frames, &t);
+    if (fclose(f) != 0) {
         free(buf);
         return NULL;
     }
@@ -160,6 +196,7 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
             for (uint32_t k = 0; k < l->sites.nsites && k < snap->cap; k++)
                 if (snap->bytes[k])
                     add_site(p, u, trace_site_key(r, sym, l->sites.sites[k].stack),
+                             trace_site_shown(r, sym, l->sites.sites[k].stack, opt),
                              snap->bytes[k], snap->count[k]);
             for (size_t k = 0; k < l->nphases; k++)
                 add_phase(p, u, vt_reader_string(r, l->phases[k].name),
@@ -203,6 +240,25 @@ static char *snap_site_key(const struct vt_snap_site *site)
     return buf;
 }
 
+/* A snapshot site as the snapshot report names it. */
+static char *snap_site_shown(const struct vt_snap_site *site, const struct vt_diff_options *opt)
+{
+    if (site->before_window)
+        return strdup("(allocated before the trace)");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    struct vt_report_options ropt = {.text_frames = opt->frames, .full_stacks = opt->full_stacks};
+    vt_snap_print_where(f, site->frames, &ropt);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 static int profile_snapshot(struct profile *p, const struct vt_diff_side *s, size_t k,
                             const struct vt_diff_options *opt, FILE *err)
 {
@@ -227,8 +283,8 @@ static int profile_snapshot(struct profile *p, const struct vt_diff_side *s, siz
             break;
         u->peak = dev->peak_allocated;
         for (size_t i = 0; i < dev->nsites; i++)
-            add_site(p, u, snap_site_key(&dev->sites[i]), dev->sites[i].bytes,
-                     dev->sites[i].count);
+            add_site(p, u, snap_site_key(&dev->sites[i]), snap_site_shown(&dev->sites[i], opt),
+                     dev->sites[i].bytes, dev->sites[i].count);
         for (size_t i = 0; i < dev->nphases; i++)
             add_phase(p, u, dev->phases[i].name, dev->phases[i].peak_bytes);
     }
@@ -251,6 +307,7 @@ static void merge_sites(struct unit *u)
             u->sites[out - 1].bytes += u->sites[i].bytes;
             u->sites[out - 1].count += u->sites[i].count;
             free(u->sites[i].key);
+            free(u->sites[i].shown);
         } else {
             u->sites[out++] = u->sites[i];
         }
@@ -279,6 +336,7 @@ static int build_profile(struct profile *p, const struct vt_diff_side *s,
 
 struct change {
     const char *key;
+    const char *shown; /* the after side's where both have it */
     uint64_t before, after, before_count, after_count;
 };
 
@@ -318,11 +376,13 @@ static struct change *compare_sites(const struct unit *b, const struct unit *a, 
         struct change *x = &c[(*n)++];
         if (cmp <= 0) {
             x->key = b->sites[i].key;
+            x->shown = b->sites[i].shown;
             x->before = b->sites[i].bytes;
             x->before_count = b->sites[i++].count;
         }
         if (cmp >= 0) {
             x->key = a->sites[k].key;
+            x->shown = a->sites[k].shown;
             x->after = a->sites[k].bytes;
             x->after_count = a->sites[k++].count;
         }
@@ -407,21 +467,6 @@ static const char *percent(uint64_t before, uint64_t after, char *buf, size_t n)
     return buf;
 }
 
-/* The first SHOWN_FRAMES frames of a key. */
-static void print_key(FILE *out, const char *key)
-{
-    const char *p = key;
-    for (int i = 0; i < SHOWN_FRAMES && p; i++) {
-        const char *next = strstr(p, " <- ");
-        if (i == SHOWN_FRAMES - 1 || !next) {
-            fprintf(out, "%.*s%s", next ? (int)(next - key) : (int)strlen(key), key,
-                    next ? " <- ..." : "");
-            return;
-        }
-        p = next + 4;
-    }
-}
-
 struct pair {
     const struct unit *before, *after;
     const char *name;
@@ -463,7 +508,7 @@ static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_opt
         fprintf(out, "    %12s %12s %12s  %-6s  ", signed_bytes(delta(c[i].before, c[i].after), sd, sizeof sd),
                 vt_format_bytes(c[i].before, sb, sizeof sb),
                 vt_format_bytes(c[i].after, sa, sizeof sa), status_of(&c[i]));
-        print_key(out, c[i].key);
+        fputs(c[i].shown, out); /* the stack-lines stream fits it */
         fputc('\n', out);
     }
     if (c && !shown)
@@ -594,14 +639,23 @@ int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
         vt_json_end_object(&j);
         vt_json_newline(&j);
     } else if (status == 0) {
-        fprintf(out, "vramtrace diff: before %s (%zu input%s), after %s (%zu input%s)\n",
-                before->arg, pb.inputs, pb.inputs == 1 ? "" : "s", after->arg, pa.inputs,
-                pa.inputs == 1 ? "" : "s");
-        for (size_t i = 0; i < np; i++)
-            text_unit(out, &pairs[i], opt);
-        if (opt->has_limit)
-            fprintf(out, "\n--fail-above %s: %s\n", opt->limit_text,
-                    above ? "a peak grew more: exit status 1" : "no peak grew more");
+        /* Stack lines fitted to the width as the text report fits them. */
+        FILE *lines = vt_stack_lines_open(out, opt->full_stacks ? 0 : opt->width);
+        if (!lines) {
+            fputs("vramtrace diff: out of memory\n", err);
+            status = 2;
+        } else {
+            fprintf(lines, "vramtrace diff: before %s (%zu input%s), after %s (%zu input%s)\n",
+                    before->arg, pb.inputs, pb.inputs == 1 ? "" : "s", after->arg, pa.inputs,
+                    pa.inputs == 1 ? "" : "s");
+            for (size_t i = 0; i < np; i++)
+                text_unit(lines, &pairs[i], opt);
+            if (opt->has_limit)
+                fprintf(lines, "\n--fail-above %s: %s\n", opt->limit_text,
+                        above ? "a peak grew more: exit status 1" : "no peak grew more");
+            if (vt_stack_lines_close(lines) != 0)
+                status = 2;
+        }
     }
     if (status == 0 && ferror(out))
         status = 2;

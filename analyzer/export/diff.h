@@ -21,6 +21,10 @@
 
 struct vt_diff_options {
     size_t top;                 /* site rows per unit (0: all) */
+    /* text: sites named as the report names them (report/stack_where.h) */
+    size_t frames;              /* the program's frames shown per site (0: all) */
+    size_t width;               /* columns a line may use (0: no limit) */
+    bool full_stacks;           /* every frame as recorded, whole lines */
     bool has_device;
     int64_t device;
     bool json;

@@ -10,8 +10,10 @@
  * one sample per change (changes at one instant are folded into the
  * largest total then and the total after, so the counter's maximum is the
  * report's peak exactly); NVTX push/pop ranges as slices on their thread,
- * start/end ranges as async slices; each failed allocation and each
- * ledger's peak as an instant with its numbers as args; marks as instants.
+ * start/end ranges as async slices (those open at exit end at the
+ * process's last event, on their thread, with their name); each failed
+ * allocation and each ledger's peak as an instant with its numbers as
+ * args; marks as instants.
  * ts: CLOCK_MONOTONIC microseconds (processes of one host line up).
  */
 #include <inttypes.h>
@@ -38,8 +40,9 @@ struct perfetto {
     bool any_selected;
     struct counter counters[VT_LEDGERS_MAX];
     struct vt_pair_map depth;  /* (thread, domain) -> open push ranges */
-    struct vt_pair_map ranges; /* (range id, 0) -> name string id */
-    uint64_t last_ns;
+    struct vt_pair_map pushed; /* ((thread, domain), depth) -> its range's name string id */
+    struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid */
+    uint64_t last_ns;          /* the process's last event: where open slices end */
 };
 
 static void begin_event(struct perfetto *p, const char *ph, const char *name, uint64_t tid)
@@ -157,20 +160,29 @@ static void range_event(struct perfetto *p, struct vt_export_trace *t, const str
     uint64_t tid = os_tid(t, rec->u.range.thread);
     uint64_t key = rec->u.range.thread | rec->u.range.domain << 32, *depth;
     switch (rec->type) {
-    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_PUSH: {
         depth = vt_pair_map_get(&p->depth, key, 0);
-        vt_pair_map_put(&p->depth, key, 0, (depth ? *depth : 0) + 1);
+        uint64_t d = (depth ? *depth : 0) + 1;
+        vt_pair_map_put(&p->depth, key, 0, d);
+        vt_pair_map_put(&p->pushed, key, d, rec->u.range.name);
         begin_event(p, "B", vt_reader_string(t->reader, rec->u.range.name), tid);
         break;
-    case VT_REC_RANGE_POP:
+    }
+    case VT_REC_RANGE_POP: {
+        uint64_t n;
         depth = vt_pair_map_get(&p->depth, key, 0);
         if (!depth || !*depth)
             return; /* a pop without a push: no slice to end */
+        /* An E names the slice it ends: viewers that match by name (and
+         * the trace-event checker) see which one. */
+        bool named = vt_pair_map_remove(&p->pushed, key, *depth, &n);
         --*depth;
-        begin_event(p, "E", "", tid);
+        begin_event(p, "E", named ? vt_reader_string(t->reader, n) : NULL, tid);
         break;
+    }
     case VT_REC_RANGE_START:
         vt_pair_map_put(&p->ranges, rec->u.range.range_id, 0, rec->u.range.name);
+        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 1, tid);
         begin_event(p, "b", vt_reader_string(t->reader, rec->u.range.name), tid);
         vt_json_kv_string(&p->j, "cat", "phase");
         vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
@@ -179,6 +191,7 @@ static void range_event(struct perfetto *p, struct vt_export_trace *t, const str
         uint64_t n;
         if (!vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 0, &n))
             return;
+        vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 1, NULL);
         name = vt_reader_string(t->reader, n);
         begin_event(p, "e", name, tid);
         vt_json_kv_string(&p->j, "cat", "phase");
@@ -279,18 +292,34 @@ static void peak(struct perfetto *p, const struct vt_ledger *l)
     end_event(p);
 }
 
-/* Slices still open at the end of the trace end there. */
-static void close_open(struct perfetto *p)
+/* Ranges still open when the trace ends (a process that died inside one)
+ * end at its last event: each slice innermost first, on the thread that
+ * opened it and with its name, so the viewer closes that slice rather than
+ * drawing a thread that never ran. */
+static void close_open(struct perfetto *p, struct vt_export_trace *t)
 {
     for (size_t i = 0; i < p->depth.cap; i++) {
         const struct vt_pair_slot *s = &p->depth.slots[i];
         if (!s->used)
             continue;
-        for (uint64_t d = 0; d < s->value; d++) {
-            begin_event(p, "E", "", s->a & 0xffffffffu);
+        uint64_t tid = os_tid(t, s->a & 0xffffffffu); /* the key: thread | domain << 32 */
+        for (uint64_t d = s->value; d > 0; d--) {
+            const uint64_t *n = vt_pair_map_get(&p->pushed, s->a, d);
+            begin_event(p, "E", n ? vt_reader_string(t->reader, *n) : NULL, tid);
             ts(p, p->last_ns);
             end_event(p);
         }
+    }
+    for (size_t i = 0; i < p->ranges.cap; i++) {
+        const struct vt_pair_slot *s = &p->ranges.slots[i];
+        if (!s->used || s->b != 0)
+            continue;
+        const uint64_t *tid = vt_pair_map_get(&p->ranges, s->a, 1);
+        begin_event(p, "e", vt_reader_string(t->reader, s->value), tid ? *tid : p->pid);
+        vt_json_kv_string(&p->j, "cat", "phase");
+        vt_json_kv_uint(&p->j, "id", s->a);
+        ts(p, p->last_ns);
+        end_event(p);
     }
 }
 
@@ -302,6 +331,7 @@ static int one_input(struct perfetto *p, const char *path, FILE *err)
     p->pid = 0;
     memset(p->counters, 0, sizeof p->counters);
     vt_pair_map_init(&p->depth);
+    vt_pair_map_init(&p->pushed);
     vt_pair_map_init(&p->ranges);
     int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, err);
     if (status == 0 && !p->skip) {
@@ -314,12 +344,13 @@ static int one_input(struct perfetto *p, const char *path, FILE *err)
             failures(p, &t, l);
             peak(p, l);
         }
-        close_open(p);
+        close_open(p, &t);
         if (!p->any_counter)
             fprintf(err, "vramtrace export: %s: no %s allocated: no counter for it\n", path,
                     p->opt->has_device ? "memory on that device" : "GPU memory");
     }
     vt_pair_map_free(&p->depth);
+    vt_pair_map_free(&p->pushed);
     vt_pair_map_free(&p->ranges);
     vt_export_trace_free(&t);
     return status;

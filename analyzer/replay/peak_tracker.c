@@ -132,8 +132,11 @@ static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
 bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
                        uint64_t time_ns)
 {
-    if (!vt_snapshot_is_new_peak(s, l))
-        return false;
+    return vt_snapshot_is_new_peak(s, l) && vt_snapshot_take(s, l, time_ns);
+}
+
+bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uint64_t time_ns)
+{
     if (!snapshot_fit(s, l->nsites))
         return false; /* out of memory: keep the older, consistent copy */
     /* Only sites changed after the previous copy differ from it. */

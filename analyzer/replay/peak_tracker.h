@@ -165,6 +165,10 @@ void vt_snapshot_free(struct vt_peak_snapshot *s);
  * Returns true if it was a new peak. */
 bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
                        uint64_t time_ns);
+/* The same whatever the total: the snapshot becomes the ledger now (its
+ * "peak" the total now, at time_ns). False when out of memory (the older,
+ * consistent copy is kept). */
+bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uint64_t time_ns);
 /* Makes dst the copy of src (both snapshots of the ledger l, src taken
  * with vt_snapshot_offer): peak, time and per-site bytes at src's instant.
  * Only sites changed since the older of the two copies can differ, so this

@@ -110,9 +110,7 @@ const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_
     /* Relative to the process start when known, else to its first event. */
     uint64_t origin = p && p->start_mono_ns && p->start_mono_ns <= t ? p->start_mono_ns
                                                                       : rp->first_time_ns;
-    double s = t >= origin ? (double)(t - origin) / 1e9 : -(double)(origin - t) / 1e9;
-    snprintf(buf, n, "%+.3fs", s);
-    return buf;
+    return vt_format_seconds(t >= origin ? (int64_t)(t - origin) : -(int64_t)(origin - t), buf, n);
 }
 
 

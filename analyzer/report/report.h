@@ -30,8 +30,14 @@ struct vt_report_options {
     uint64_t pid;
     bool has_rank;           /* --rank: only the processes of this rank */
     uint64_t rank;
+    /* --at TIME or oom:N (text): each ledger's live set then, instead of
+     * its peak (report_at.c) */
+    enum { VT_REPORT_AT_PEAK, VT_REPORT_AT_TIME, VT_REPORT_AT_OOM } at;
+    uint64_t at_time_ns, at_oom;
     struct vt_symbolize_options sym;
 };
+
+struct vt_live_at;
 
 struct vt_report {
     const struct vt_analysis *a;
@@ -47,6 +53,8 @@ struct vt_report {
      * report_html.h); NULL: every selected input (the text and JSON
      * reports, and a page of no large job). */
     const unsigned char *detail;
+    /* --at TIME: the live sets then, collected while the analysis ran */
+    const struct vt_live_at *live_at;
 };
 
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
@@ -54,6 +62,12 @@ void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
 void vt_report_free(struct vt_report *rep);
 
 int vt_report_text(struct vt_report *rep, FILE *out);
+/* --at: a ledger's live set at that instant, as the peak's section tells
+ * the peak (report_at.c); the rows' stacks written by print_sites. */
+typedef void (*vt_report_sites_fn)(struct vt_report *rep, FILE *out, size_t input,
+                                   const char *indent, const struct vt_site_bytes *top, size_t n);
+void vt_report_at_text(struct vt_report *rep, FILE *out, size_t input, const struct vt_ledger *l,
+                       struct vt_site_bytes *top, vt_report_sites_fn print_sites);
 /* The whole JSON document for these traces alone (report_document.c). */
 int vt_report_json(struct vt_report *rep, FILE *out);
 /* The "processes" and "gpus" keys of the JSON document (rep NULL: empty

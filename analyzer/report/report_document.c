@@ -7,6 +7,7 @@
 
 #include "job_view.h"
 #include "json_writer.h"
+#include "live_at.h"
 #include "report_html.h"
 #include "snapshot_render.h"
 
@@ -196,14 +197,25 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     struct vt_job_timelines timelines = {0};
     bool timed = format != VT_REPORT_TEXT && in->ntraces &&
                  vt_job_timelines_init(&timelines, in->ntraces, VT_SUMMARY_RESOLUTION_NS);
+    /* --at TIME (text only): the live sets then, collected in the replay */
+    struct vt_live_at live_at = {0};
+    bool at_time = format == VT_REPORT_TEXT && opt->at == VT_REPORT_AT_TIME && in->ntraces;
+    if (at_time && !vt_live_at_init(&live_at, in->ntraces, opt->at_time_ns)) {
+        fprintf(err, "vramtrace: out of memory\n");
+        return 2;
+    }
     if (in->ntraces) {
-        status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,
-                                      timed ? vt_job_timelines_prepare : NULL, &timelines);
+        status = at_time ? vt_analysis_run_with(&a, in->traces, in->ntraces, err,
+                                                vt_live_at_prepare, &live_at)
+                         : vt_analysis_run_with(&a, in->traces, in->ntraces, err,
+                                                timed ? vt_job_timelines_prepare : NULL,
+                                                &timelines);
         partial = status != 0 && a.ninputs > a.not_read; /* the rest is reported */
         if (partial)
             status = 0;
         vt_report_init(&rep, &a, opt);
         rep.timelines = timed ? &timelines : NULL;
+        rep.live_at = at_time ? &live_at : NULL;
         traces = &rep;
     }
     struct vt_snap_analysis *snaps = calloc(in->nsnapshots + 1, sizeof *snaps);
@@ -227,6 +239,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
         vt_analysis_free(&a);
     }
     vt_job_timelines_free(&timelines);
+    vt_live_at_free(&live_at);
     for (size_t k = 0; k < nsnaps; k++)
         vt_snap_analysis_free(&snaps[k]);
     free(snaps);

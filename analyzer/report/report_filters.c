@@ -133,6 +133,30 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
             return false;
         }
     }
+    if (opt->at == VT_REPORT_AT_OOM) {
+        /* --at oom:N: some process failed N times on the devices selected */
+        uint64_t most = 0;
+        for (size_t i = 0; i < a->ninputs; i++) {
+            if (!vt_report_input_selected(rep, i))
+                continue;
+            uint64_t n = 0;
+            const struct vt_replay *rp = &a->inputs[i].replay;
+            for (size_t k = 0; k < rp->nledgers; k++)
+                if (rp->ledgers[k].category == VT_CAT_DEVICE &&
+                    vt_report_ledger_selected(rep, &rp->ledgers[k]))
+                    n += rp->ledgers[k].nooms;
+            most = n > most ? n : most;
+        }
+        if (most < opt->at_oom) {
+            if (most)
+                fprintf(err, "vramtrace report: no failure %" PRIu64 "; the most of one process: %" PRIu64 "\n",
+                        opt->at_oom, most);
+            else
+                fprintf(err, "vramtrace report: no failure %" PRIu64 "; no allocation failed\n",
+                        opt->at_oom);
+            return false;
+        }
+    }
     return true;
 }
 

@@ -38,6 +38,8 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
     X(BUFFER_KB, VT_OPT_UINT, "256", 16, 65536,                                  \
       "size of one per-thread event buffer block, in KiB")                       \
     X(VERBOSE, VT_OPT_BOOL, "0", 0, 1, "print the options and the trace path")   \
+    X(QUIET, VT_OPT_BOOL, "0", 0, 1,                                             \
+      "no line at exit (said only on a terminal, by the first traced process)")  \
     X(DISABLE, VT_OPT_BOOL, "0", 0, 1, "do nothing at all")
 
 enum vt_option_id {

@@ -22,6 +22,7 @@
 #include <libunwind.h>
 
 #include "event_clock.h"
+#include "exit_line.h"
 #include "fast_unwind.h"
 #include "fatal_signals.h"
 #include "fork_guard.h"
@@ -407,6 +408,7 @@ static void fork_child(void)
     vt_fork_guard_child();
     vt_fatal_signals_after_fork();
     R.pid = getpid();
+    vt_exit_line_after_fork_child(); /* the parent speaks for it */
     if (!R.session)
         return;
     vt_in_tracer++;
@@ -445,6 +447,7 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
         vt_options_print(&R.opts, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_DISABLE])
         goto out;
+    vt_exit_line_init(R.opts.num[VT_OPTION_QUIET] != 0);
     vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
     /* getenv's strings may change under us later (setenv): keep a copy. */
     snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
@@ -487,6 +490,8 @@ void vt_recorder_stop(bool release_memory)
     if (release_memory)
         vt_tb_release_all();
     R.session = false;
+    if (getpid() == R.pid)
+        vt_exit_line_say(vt_writer_created_path()); /* the trace is whole: say where */
     vt_in_tracer--;
 }
 

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "event_clock.h"
+#include "exit_line.h"
 #include "fork_guard.h"
 #include "modules.h"
 #include "private_fd.h"
@@ -446,6 +447,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
                                  : ips,
                              h->nips);
         vt_encode_mem(&W.enc, &r);
+        vt_exit_line_note(&r);
         W.events++;
         break;
     }

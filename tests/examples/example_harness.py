@@ -77,7 +77,7 @@ class Run:
 
     def says_row(self, *cells):
         """The text report has a line with these cells in order, separated
-        only by blanks (a table row: "eval   11.62 GiB")."""
+        only by blanks (a table row: "eval   11.63 GiB")."""
         pattern = r"(^|\s)" + r"\s+".join(re.escape(c) for c in cells) + r"(\s|$)"
         if not re.search(pattern, self.text, re.M):
             self.fail("the text report has no row %r" % (cells,))

@@ -17,15 +17,17 @@ def parse_line(line):
 
 
 def format_bytes(n):
-    """The report's own unit convention ("28.25 MiB"), written independently."""
+    """The report's own unit convention ("28.25 MiB"), written independently:
+    two decimals, a half rounded away from zero on the exact value (Python's
+    "%.2f" would round 11.625 to even, "11.62"; the report says "11.63")."""
     if n < 1024:
         return "%d B" % n
-    v, units = n / 1024.0, ["KiB", "MiB", "GiB", "TiB", "PiB"]
-    u = 0
-    while v >= 1024.0 and u < 4:
-        v /= 1024.0
+    units, u, div = ["KiB", "MiB", "GiB", "TiB", "PiB"], 0, 1024
+    while n >= div * 1024 and u < 4:
+        div *= 1024
         u += 1
-    return "%.2f %s" % (v, units[u])
+    hundredths = (n * 200 + div) // (2 * div)  # floor(n * 100 / div + 1/2), exactly
+    return "%d.%02d %s" % (hundredths // 100, hundredths % 100, units[u])
 
 
 class Ledger:

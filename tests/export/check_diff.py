@@ -66,11 +66,26 @@ want = "device 0: peak %s -> %s" % (format_bytes(p1), format_bytes(p2))
 if want not in text.stdout:
     run.fail("diff text does not say %r:\n%s" % (want, text.stdout))
 
+# Sites named as the text report names them (report/stack_where.c): the
+# key/value cache's row, whole lines on both sides (--width 0), and every
+# frame with --full-stacks; --width fits the rows.
+rep_rows = [l for l in big.text_report("--width", "0").splitlines() if "grow_kv_cache" in l]
+diff_rows = [l for l in diff("--width", "0", *dirs).stdout.splitlines() if "grow_kv_cache" in l]
+if not rep_rows or not diff_rows or not diff_rows[0].endswith(
+        rep_rows[0][rep_rows[0].index("device_alloc"):]):
+    run.fail("diff names the kv cache's site %r, the report %r" % (diff_rows[:1], rep_rows[:1]))
+full = diff("--full-stacks", *dirs).stdout
+if "cudaMallocAsync (simcudart_api.c:" not in full or "_start" not in full:
+    run.fail("diff --full-stacks: no runtime or start-up frame:\n%s" % full)
+narrow = [l for l in diff("--width", "110", *dirs).stdout.splitlines() if " via " in l]
+if not any(" more " in l for l in narrow) or any(len(l) > 110 for l in narrow):
+    run.fail("diff --width 110: rows not cut, or too long: %r" % narrow[:3])
+
 # --fail-above on both sides of the ledger's growth.
 grow = p2 - p1
 pct = grow * 100.0 / p1
 for limit, status in [("%.3f%%" % (pct - 0.01), 1), ("%.3f%%" % (pct + 0.01), 0),
-                      (str(grow - 1), 1), (str(grow), 0), ("5%", 1), ("256MiB", 1)]:
+                      ("%dB" % (grow - 1), 1), ("%dB" % grow, 0), ("5%", 1), ("256MiB", 1)]:
     r = diff("--fail-above", limit, *dirs)
     run.equal("diff --fail-above %s: exit status (growth %d bytes, %.3f%%)" % (limit, grow, pct),
               r.returncode, status)
@@ -94,7 +109,9 @@ if r.returncode == 0:
 # Bad arguments: exit status 2 and a message.
 for argv, words in [([dirs[0]], "two runs"),
                     ([dirs[0], "/nonexistent/run.vtrace"], "/nonexistent/run.vtrace"),
-                    (["--fail-above", "5 percent", *dirs], "--fail-above wants")]:
+                    (["--fail-above", "5 percent", *dirs], "--fail-above wants"),
+                    # a bare number: a share or bytes? (it was taken as 5 bytes)
+                    (["--fail-above", "5", *dirs], "write 5% for a share, or a size with its unit")]:
     r = diff(*argv)
     if r.returncode != 2 or words not in r.stderr:
         run.fail("diff %s: exit %d, %r" % (argv, r.returncode, r.stderr))

@@ -13,9 +13,11 @@ share GPUs, against the simulated driver's ledger:
 """
 import json
 import re
+import subprocess
 
 from export_common import (parse_args, run_example, export, exported, folded_sum, load_pickle,
-                           replay_device_trace, perfetto_counter_max, memory_viz_problems)
+                           replay_device_trace, perfetto_counter_max, memory_viz_problems,
+                           format_bytes)
 
 args = parse_args()
 
@@ -60,6 +62,18 @@ if path:
 
 if t:
     run.equal("folded --at oom:1: bytes", folded_sum(run, "--at", "oom:1"), t["process_bytes"])
+    # report --at oom:1: what the process held then, as the text tells it
+    text = run.text_report("--at", "oom:1")
+    want = "pid %d device 0 at failure 1 (" % pid
+    line = next((l for l in text.splitlines() if l.startswith(want)), "")
+    if not line.endswith(": %s held; top stacks then:" % format_bytes(t["process_bytes"])) or \
+            "%s requested" % format_bytes(t["requested"]) not in line:
+        run.fail("report --at oom:1: %r, want %s... %s requested ... %s held" % (
+            line, want, format_bytes(t["requested"]), format_bytes(t["process_bytes"])))
+r = subprocess.run([run.vramtrace, "report", "--at", "oom:2", run.traces], env=run.env,
+                   capture_output=True, text=True, timeout=60)
+if r.returncode != 2 or "no failure 2; the most of one process: 1" not in r.stderr:
+    run.fail("report --at oom:2 (one failure): exit %d, %r" % (r.returncode, r.stderr))
 p = export(run, "folded", "--at", "oom:2")
 if p.returncode != 0 or p.stdout or "no failure 2" not in p.stderr:
     run.fail("folded --at oom:2 (there is one failure): exit %d, %r, %r"

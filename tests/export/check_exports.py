@@ -16,7 +16,8 @@ import subprocess
 import time
 
 from export_common import (parse_args, run_example, exported, folded_sum, load_pickle,
-                           memory_viz_problems, replay_device_trace, perfetto_counter_max)
+                           memory_viz_problems, replay_device_trace, perfetto_counter_max,
+                           format_bytes)
 
 args = parse_args()
 run = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
@@ -49,6 +50,9 @@ if path:
     peaks = [e for e in events if e.get("ph") == "i" and e["name"].startswith("peak device 0")]
     run.equal("perfetto: the peak instant's bytes",
               peaks[0]["args"]["peak_bytes"] if peaks else None, peak)
+    # its label rounds as every view does (example 1's 11.625 GiB: "11.63 GiB")
+    run.equal("perfetto: the peak instant's name", peaks[0]["name"] if peaks else None,
+              "peak device 0: " + format_bytes(peak))
 
 # ---- memory-viz ---------------------------------------------------------
 path = exported(run, "memory-viz", "snapshot.pickle")
@@ -123,4 +127,22 @@ else:
     at = (gap[0] + 20_000 + gap[1]) // 2 - start
     run.equal("folded --at %dns: bytes" % at, folded_sum(run, "--at", "%dns" % at),
               led.total_at(gap[2], pid))
+    # report --at: the same instant, told as the peak is
+    live = led.live_sizes_at(gap[2], pid)
+    text = run.text_report("--at", "%dns" % at)
+    want = "pid %d device 0 at +%d.%03ds: %s live in %d allocation%s; top stacks then:" % (
+        pid, (at + 500_000) // 10**9, (at + 500_000) // 10**6 % 1000, format_bytes(sum(live)),
+        len(live), "" if len(live) == 1 else "s")
+    if want not in text:
+        run.fail("report --at %dns does not say %r:\n%s" % (at, want, text))
+    rows = sum(1 for line in text.splitlines() if "via cudaMallocAsync" in line)
+    if not rows or "peak 11.63 GiB at" in text.split("OOMs")[-1]:
+        run.fail("report --at %dns: no stack rows, or the peak's section instead:\n%s" % (at, text))
+# A bare phase name is --phase; a name that is none says which there are.
+run.equal("report --at eval is --phase eval", run.text_report("--at", "eval"),
+          run.text_report("--phase", "eval"))
+bad = subprocess.run([run.vramtrace, "report", "--at", "1.5x", run.traces], env=run.env,
+                     capture_output=True, text=True, timeout=60)
+if bad.returncode != 2 or 'no phase "1.5x"; phases: ' not in bad.stderr:
+    run.fail("report --at 1.5x: exit %d, %r" % (bad.returncode, bad.stderr))
 run.finish()

@@ -83,12 +83,17 @@ function run(argv, env, okStatus = [0]) {
   }
   return r;
 }
-function fmtBytes(b) { // common/format.c
-  if (b < 1024) return b + " B";
+// The report's byte figures (common/format.c), written independently in
+// exact integers: two decimals, a half rounded away from zero (12482248704
+// bytes, exactly 11.625 GiB, is "11.63 GiB").
+function fmtBytes(b) {
+  const n = BigInt(b);
+  if (n < 1024n) return `${n} B`;
   const units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-  let v = b / 1024, u = 0;
-  while (v >= 1024 && u < 4) { v /= 1024; u++; }
-  return v.toFixed(2) + " " + units[u];
+  let div = 1024n, u = 0;
+  while (n >= div * 1024n && u < 4) { div *= 1024n; u++; }
+  const h = (n * 200n + div) / (2n * div);
+  return `${h / 100n}.${String(h % 100n).padStart(2, "0")} ${units[u]}`;
 }
 
 // ---- the inputs ----
@@ -148,6 +153,11 @@ if (!inputs.length) throw new Error("no inputs");
 // ---- the report, as JSON and as a page ----
 const reportEnv = { LD_PRELOAD: "" };
 const expected = JSON.parse(run([vramtrace, "report", "--json", ...inputs], reportEnv).stdout);
+// The text report's "pid N device D: peak BYTES at TIME" lines: the page's
+// peak labels must read the same figures (one rounding in every view).
+const textPeaks = {};
+for (const m of run([vramtrace, "report", ...inputs], reportEnv).stdout.matchAll(/^pid (\d+) device (\d+): (peak \S+ \S+ at \S+),/gm))
+  textPeaks[`${m[1]} ${m[2]}`] = m[3];
 const page = path.join(tmp, "report.html");
 let t = Date.now();
 run([vramtrace, "report", "--html", page, ...inputs], reportEnv);
@@ -301,6 +311,13 @@ for (let pi = 0; pi < procs.length; pi++) {
     if (!drawn.label || !drawn.label.startsWith(`peak ${fmtBytes(d.peak_bytes)} at `))
       fail(`${where}: the peak label reads ${JSON.stringify(drawn.label)}, the report's peak is ${fmtBytes(d.peak_bytes)}`);
     if (!drawn.labelShown) fail(`${where}: the peak label is hidden`);
+    if (d.kind === "device" && textPeaks[`${p.pid} ${d.device}`] !== undefined)
+      check(`${where} peak label against the text report`, drawn.label, textPeaks[`${p.pid} ${d.device}`]);
+    else if (d.kind === "device" && !p.file.endsWith(".summary.json"))
+      fail(`${where}: the text report has no line "pid ${p.pid} device ${d.device}: peak ..."`);
+    // example 1's peak, 12482248704 bytes, is exactly 11.625 GiB: the tie
+    if (d.peak_bytes === 12482248704 && !drawn.label.startsWith("peak 11.63 GiB at "))
+      fail(`${where}: 11.625 GiB reads ${JSON.stringify(drawn.label)}, not "peak 11.63 GiB at ..."`);
     for (const ph of d.phases)
       if (!drawn.phases.includes(ph.name)) fail(`${where}: phase ${ph.name} not drawn (drawn: ${drawn.phases})`);
     check(`${where} failures marked`, drawn.ooms.join(","), d.ooms.map((o) => o.verdict).join(","));

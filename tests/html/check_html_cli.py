@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from ledger_truth import format_bytes  # noqa: E402
+
 vramtrace, snapshot = sys.argv[1], sys.argv[2]
 no_charts = "--no-charts" in sys.argv
 failures = []
@@ -158,6 +161,10 @@ with tempfile.TemporaryDirectory(prefix="vt-html-cli-") as tmp:
     else:
         if r.returncode != 0:
             failures.append("--html exited %d: %s" % (r.returncode, r.stderr))
+        elif r.stderr != "vramtrace report: wrote %s (%s); open it in a browser\n" % (
+                page, format_bytes(os.path.getsize(page))) or r.stdout:
+            failures.append("--html does not say where it wrote (one line on stderr): %r, "
+                            "stdout %r" % (r.stderr, r.stdout[:80]))
         elif os.listdir(tmp) != ["report.html"]:
             failures.append("left beside the page: %s" % os.listdir(tmp))
         else:

@@ -352,6 +352,16 @@ def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_fr
                     % (allocated, request, capacity), fits, allocated + request <= capacity)
 
 
+def python_frames_read(c):
+    """Whether the tracer reads this interpreter's frames (docs/PYTHON.md:
+    3.10 to 3.15; older and newer stay native)."""
+    r = subprocess.run([c.args.python or sys.executable, "-c",
+                        "import sys; print('%d %d' % sys.version_info[:2])"],
+                       capture_output=True, text=True, timeout=30)
+    major, minor = (int(x) for x in r.stdout.split())
+    return major == 3 and 10 <= minor <= 15
+
+
 def check_report_merge(c, trace, snap, pickle_path, history, device_free):
     """The text report tells the trace's failure with the allocator's
     figures, as the snapshot itself (the stand-in's own view) has them."""
@@ -378,10 +388,11 @@ def check_report_merge(c, trace, snap, pickle_path, history, device_free):
            format_bytes(40 * MiB)),
         "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
         "(the trace alone would say exhausted: the driver sees whole segments",
+    ]
+    if python_frames_read(c):
         # the stand-in is installed as torch is (site-packages/torch): its
         # frames fold, and the failure is told at the program's line
-        "at: main (train_oom.py:47) <- <module> (train_oom.py:52)  via cudaMalloc",
-    ]
+        want.append("at: main (train_oom.py:47) <- <module> (train_oom.py:52)  via cudaMalloc")
     if "--no-torch-phases" not in c.options:
         # the model was switched to eval (model.eval()) before the batch
         # whose forward failed

@@ -25,6 +25,10 @@
 
   /* ---- formatting: as the text report (common/format.c) ---- */
 
+  /* Two decimals, a half rounded away from zero on the exact value: below
+   * 2^53 bytes b / 1024^k is exact in a double and toFixed takes the larger
+   * of two equally near results, as vt_format_bytes does in integers
+   * (12482248704 bytes, exactly 11.625 GiB, is "11.63 GiB" in every view). */
   function fmtBytes(b) {
     if (b === null || b === undefined) return "unknown";
     if (b < 1024) return b + " B";
@@ -33,7 +37,22 @@
     while (v >= 1024 && u < 4) { v /= 1024; u++; }
     return v.toFixed(2) + " " + units[u];
   }
-  function fmtSecs(s) { return (s >= 0 ? "+" : "") + s.toFixed(3) + "s"; }
+  /* Signed seconds, three decimals, from integer nanoseconds, a half
+   * rounded away from zero: as vt_format_seconds. */
+  function fmtNs(ns) {
+    var a = Math.abs(ns), ms = Math.floor(a / 1e6) + (a % 1e6 >= 5e5 ? 1 : 0);
+    return (ns < 0 ? "-" : "+") + Math.floor(ms / 1000) + "." + String(ms % 1000).padStart(3, "0") + "s";
+  }
+  function fmtSecs(s) { return fmtNs(Math.round(s * 1e9)); }
+  /* A y-axis label: the value in its unit with only the decimals it needs
+   * (the ticks are multiples of a power of two: "768 MiB", "1.5 GiB"). */
+  function fmtAxisBytes(b) {
+    if (b < 1024) return b + " B";
+    var units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    var v = b / 1024, u = 0;
+    while (v >= 1024 && u < 4) { v /= 1024; u++; }
+    return String(+v.toFixed(4)) + " " + units[u];
+  }
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
     if (attrs) for (var k in attrs) {
@@ -209,6 +228,20 @@
   }
   var ENTRY_INCRS = [];
   for (var p10 = 1; p10 <= 1e12; p10 *= 10) ENTRY_INCRS.push(p10, 2 * p10, 5 * p10);
+  /* y ticks a power of two of bytes apart: round figures in binary units */
+  var BYTE_INCRS = [];
+  for (var p2 = 1; p2 <= Math.pow(2, 60); p2 *= 2) BYTE_INCRS.push(p2);
+  /* The y axis as wide as its longest label, so that none is clipped. */
+  var measureCtx = null;
+  function bytesAxisSize(u, values) {
+    if (!values || !values.length) return 50;
+    measureCtx = measureCtx || document.createElement("canvas").getContext("2d");
+    var font = u.axes[1].font, dpr = window.devicePixelRatio || 1;
+    measureCtx.font = Array.isArray(font) ? font[0] : font;
+    var w = 0;
+    values.forEach(function (v) { w = Math.max(w, measureCtx.measureText(String(v)).width / dpr); });
+    return Math.ceil(w) + 24; /* the tick, the gap and a margin */
+  }
 
   /* spec: {xs, xLabel, xValue(x) -> text, xEntries (integer x: trace
    * entries, else seconds), layers: [{label, color, stroke, top: [...],
@@ -357,7 +390,8 @@
         scales: { x: { time: false }, y: { range: function (u, lo, hi) {
           /* room above the peaks for their labels and the phase lanes */
           return [0, Math.max(hi, spec.yMax) * (1.12 + 0.035 * phases.length + 0.06 * Math.max(0, spec.peaks.length - 1))]; } } },
-        axes: [xAxis, { size: 80, values: function (u, vals) { return vals.map(fmtBytes); } }],
+        axes: [xAxis, { size: bytesAxisSize, space: 36, incrs: BYTE_INCRS,
+                        values: function (u, vals) { return vals.map(fmtAxisBytes); } }],
         series: uSeries,
         cursor: { drag: { x: true, y: false }, points: { show: false } },
         legend: { live: true },
@@ -373,8 +407,23 @@
 
   /* ---- the timeline of one ledger: bytes live, stacked by site ---- */
 
+  /* The series drawn to the process's last event: each value holds until
+   * the next point, so the last one gets a point at the end - past it by a
+   * sliver when the last event is itself a change (a process stopped right
+   * after an allocation would else draw its memory zero wide). */
+  function toLastEvent(tp, series) {
+    var n = series.t.length, end = tp.t1_ns - tp.t0_ns;
+    if (!n) return series;
+    var last = series.t[n - 1];
+    if (last >= end) end = last + Math.max(1, Math.round((last - series.t[0]) / 25));
+    function hold(col) { return col.concat([col[n - 1]]); }
+    return { device: series.device, kind: series.kind, sites: series.sites, t: series.t.concat([end]),
+             total: hold(series.total), site_bytes: series.site_bytes.map(hold) };
+  }
+
   function timelineChart(proc, dev, tp, series) {
     var origin = (tp.t0_ns - tp.origin_ns) / 1e9;
+    series = toLastEvent(tp, series);
     var xs = series.t.map(function (t) { return origin + t / 1e9; });
     var sites = series.sites.map(function (s) { return findSite(dev, s); });
     var n = xs.length, k = sites.length;
@@ -396,11 +445,11 @@
                       value: function (i) { return fmtBytes(raw[s][i]); } });
       })(s);
     }
-    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
+    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9, peakAt = fmtNs(dev.peak_time_ns - tp.origin_ns);
     var failures = (dev.ooms || []).map(function (o, i) {
       var x = (o.time_ns - tp.origin_ns) / 1e9;
       return { x: x, attrs: { "data-verdict": o.verdict, "data-requested-bytes": String(o.requested_bytes) },
-               tip: "allocation failure #" + (i + 1) + " at " + fmtSecs(x) + ": " + o.verdict +
+               tip: "allocation failure #" + (i + 1) + " at " + fmtNs(o.time_ns - tp.origin_ns) + ": " + o.verdict +
                     (o.retry_of_previous ? " (failed retry)" : "") + "\n" + o.narrative + "\n\n" + (o.next_step || "") };
     });
     var phases = (tp.phases || []).map(function (p) {
@@ -420,7 +469,7 @@
         " " + fmtBytes(other[i]));
     }
     return memoryChart({ xs: xs, xLabel: "time", xValue: fmtSecs, layers: layers, yMax: dev.peak_bytes,
-      peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes) + " at " + fmtSecs(peakX),
+      peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes) + " at " + peakAt,
                 attrs: { "data-bytes": String(dev.peak_bytes), "data-time-ns": String(dev.peak_time_ns) } }],
       failures: failures, phases: phases, hover: hover,
       note: "each column of pixels keeps its maximum (exact, split by site) and its last value" });
@@ -477,7 +526,7 @@
     var sec = el("section", { cls: "vt-ledger", id: "proc-" + pi + "-ledger-" + di });
     var failed = dev.failed_requests ? ", " + dev.failed_requests + " allocation request(s) failed" : "";
     sec.appendChild(el("h3", { text: ledgerTitle(dev) + ": peak " + fmtBytes(dev.peak_bytes) + " at " +
-      fmtSecs((dev.peak_time_ns - origin) / 1e9) + (dev.total_bytes ? " of " + fmtBytes(dev.total_bytes) : "") +
+      fmtNs(dev.peak_time_ns - origin) + (dev.total_bytes ? " of " + fmtBytes(dev.total_bytes) : "") +
       ", " + dev.peak_count + " allocations live" + failed }));
     var chart = null;
     if (series && series.t.length) {
@@ -767,7 +816,7 @@
       var m = job.marks[i] || { row: null, column: null, since_start_ns: 0, device: f.device };
       var row = m.row !== null ? rows[m.row] : null;
       var gpu = row ? (row.devices.filter(function (d) { return d.device === f.device; })[0] || {}).gpu : null;
-      var at = i === 0 ? "at " + fmtSecs(m.since_start_ns / 1e9) : fmtSecs((f.wall_ns - all[0].wall_ns) / 1e9) + " after the first";
+      var at = i === 0 ? "at " + fmtNs(m.since_start_ns) : fmtSecs((f.wall_ns - all[0].wall_ns) / 1e9) + " after the first";
       var text = (i === 0 ? "first failure: " : "then: ") + who(f) + ", " + at + ": " + (f.api || "allocation") + " of " +
         fmtBytes(f.requested_bytes) + " failed on device " + f.device + (gpu ? " (" + gpu + ")" : "") + ": " + f.verdict +
         (f.user_frame ? "\n  in " + f.user_frame : "");

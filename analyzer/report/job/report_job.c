@@ -104,9 +104,10 @@ static void table(const struct vt_job_view *v, const struct vt_job_figures *f, F
 static void first_failure(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
 {
     const struct vt_jv_failure *x = &v->failures[f->failures[0]];
-    char w[64], b[32], g[32];
-    fprintf(out, "  first failure: %s, at %+.3fs: %s of %s failed on device %" PRId64 " (%s): %s\n",
-            who(&v->processes[x->process], w, sizeof w), (double)x->since_start_ns / 1e9,
+    char w[64], b[32], g[32], at[32];
+    fprintf(out, "  first failure: %s, at %s: %s of %s failed on device %" PRId64 " (%s): %s\n",
+            who(&v->processes[x->process], w, sizeof w),
+            vt_format_seconds((int64_t)x->since_start_ns, at, sizeof at),
             x->api ? x->api : "allocation", vt_format_bytes(x->requested_bytes, b, sizeof b),
             x->device, vt_jv_gpu_short(&x->gpu, g, sizeof g), x->verdict ? x->verdict : "unknown");
     if (x->user_frame) {
@@ -119,8 +120,8 @@ static void first_failure(const struct vt_job_view *v, const struct vt_job_figur
     fputs("    followed by:", out);
     for (size_t k = 1; k < v->nfailures && k <= VT_JOB_FOLLOWERS_MAX; k++) {
         const struct vt_jv_failure *y = &v->failures[f->failures[k]];
-        fprintf(out, "%s %s +%.3fs", k > 1 ? "," : "", who(&v->processes[y->process], w, sizeof w),
-                (double)(y->wall_ns - x->wall_ns) / 1e9);
+        fprintf(out, "%s %s %s", k > 1 ? "," : "", who(&v->processes[y->process], w, sizeof w),
+                vt_format_seconds((int64_t)(y->wall_ns - x->wall_ns), at, sizeof at));
     }
     if (v->nfailures - 1 > VT_JOB_FOLLOWERS_MAX)
         fprintf(out, ", and %zu more", v->nfailures - 1 - VT_JOB_FOLLOWERS_MAX);

@@ -7,99 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame_class.h"
 #include "report.h"
 #include "stack_line.h"
+#include "stack_where.h"
 
-/* A stack as a person reads it (docs/REPORT.md, "Stacks"): the program's
- * own frames first - its Python frames where recorded - then the API it
- * called, "via cudaMallocAsync"; the frames of the CUDA runtime, the
- * driver, known allocators and libc's start-up are left out (frame_class.c
- * says which). --full-stacks: every frame as recorded. */
-struct where_ctx {
-    struct vt_stack_writer w;
-    struct vt_frame_classifier cls;
-    bool full;    /* --full-stacks */
-    bool fold;    /* leave out the frames that are not the program's */
-    bool python;  /* the stack has Python frames: only they are shown */
-    bool leading; /* still in the innermost frames, which the tag replaces */
-    size_t max, shown, hidden;
-    char tag[160];
+/* A site's stack as every view names it (stack_where.h). */
+struct report_stack {
+    struct vt_report *rep;
+    size_t input;
+    uint64_t stack;
 };
 
-static bool is_python_frame(const struct vt_frame *f)
+static size_t report_stack_frames(void *src, vt_frame_fn fn, void *ctx)
 {
-    return f->module && !strcmp(f->module, "python");
-}
-
-static void note_python(void *ctx, const struct vt_frame *f)
-{
-    if (is_python_frame(f))
-        *(bool *)ctx = true;
-}
-
-static void set_tag(struct where_ctx *w, const struct vt_frame *f)
-{
-    char name[128];
-    snprintf(w->tag, sizeof w->tag, "  via %s", vt_frame_short_name(f, name, sizeof name));
-}
-
-static void where_frame(void *ctx, const struct vt_frame *f)
-{
-    struct where_ctx *w = ctx;
-    enum vt_frame_class c = vt_frame_classify(&w->cls, f);
-    if (!w->full) {
-        bool folded = w->fold && c != VT_FRAME_OWN;
-        if (w->leading) {
-            /* The tag names the outermost of them: what the program called. */
-            if (folded) {
-                if (vt_frame_class_is_api(c))
-                    set_tag(w, f);
-                return;
-            }
-            w->leading = false;
-            /* Python code called this native frame: the API, for the tag. */
-            if (w->python && !w->tag[0] && !is_python_frame(f))
-                set_tag(w, f);
-        }
-        if (folded || (w->python && !is_python_frame(f)))
-            return;
-        if (w->max && w->shown == w->max) {
-            w->hidden++;
-            return;
-        }
-        w->shown++;
-    }
-    char name[320];
-    const char *fn = f->function;
-    if (!fn) {
-        if (f->module)
-            snprintf(name, sizeof name, "%s+0x%" PRIx64, f->module, f->module_offset);
-        else
-            snprintf(name, sizeof name, "0x%" PRIx64, f->ip);
-        fn = name;
-    }
-    /* A Python function's name says little without its file ("forward"). */
-    vt_stack_frame(&w->w, fn, f->file, f->line, is_python_frame(f));
+    struct report_stack *s = src;
+    return vt_report_frames(s->rep, s->input, s->stack, 0, fn, ctx);
 }
 
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
-    struct where_ctx w = {.full = rep->opt->full_stacks, .fold = true, .leading = true,
-                          .max = rep->opt->text_frames};
-    vt_stack_begin(&w.w, out, !w.full);
-    if (!w.full)
-        vt_report_frames(rep, input, stack, 0, note_python, &w.python);
-    vt_report_frames(rep, input, stack, 0, where_frame, &w);
-    if (w.w.n == 0 && !w.full) {
-        /* Nothing but folded frames (a runtime's own thread): show them. */
-        struct where_ctx all = {.w = w.w, .leading = true, .max = rep->opt->text_frames};
-        vt_report_frames(rep, input, stack, 0, where_frame, &all);
-        w = all;
-    }
-    vt_stack_end(&w.w, w.hidden, w.tag[0] ? w.tag : NULL);
-    if (w.w.n == 0)
-        fputs("(no stack recorded)", out);
+    struct report_stack s = {rep, input, stack};
+    vt_stack_where(out, rep->opt->full_stacks, rep->opt->text_frames, report_stack_frames, &s);
 }
 
 /* The main thread (its id is the pid) goes without saying; other threads
@@ -450,6 +378,10 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     char b[32], t[32], lab[32];
     if (!l->peak.has_peak)
         return;
+    if (rep->opt->at != VT_REPORT_AT_PEAK) { /* --at: that instant instead */
+        vt_report_at_text(rep, out, i, l, top, print_sites);
+        return;
+    }
     const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
     if (!rep->opt->phase) {
         fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",

@@ -1,0 +1,102 @@
+/* A site's stack as every view names it: stack_where.h. */
+#include "stack_where.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frame_class.h"
+#include "stack_line.h"
+
+/* A stack as a person reads it (docs/REPORT.md, "Stacks"): the program's
+ * own frames first - its Python frames where recorded - then the API it
+ * called, "via cudaMallocAsync"; the frames of the CUDA runtime, the
+ * driver, known allocators and libc's start-up are left out (frame_class.c
+ * says which). --full-stacks: every frame as recorded. */
+struct where_ctx {
+    struct vt_stack_writer w;
+    struct vt_frame_classifier cls;
+    bool full;    /* --full-stacks */
+    bool fold;    /* leave out the frames that are not the program's */
+    bool python;  /* the stack has Python frames: only they are shown */
+    bool leading; /* still in the innermost frames, which the tag replaces */
+    size_t max, shown, hidden;
+    char tag[160];
+};
+
+static bool is_python_frame(const struct vt_frame *f)
+{
+    return f->module && !strcmp(f->module, "python");
+}
+
+static void note_python(void *ctx, const struct vt_frame *f)
+{
+    if (is_python_frame(f))
+        *(bool *)ctx = true;
+}
+
+static void set_tag(struct where_ctx *w, const struct vt_frame *f)
+{
+    char name[128];
+    snprintf(w->tag, sizeof w->tag, "  via %s", vt_frame_short_name(f, name, sizeof name));
+}
+
+static void where_frame(void *ctx, const struct vt_frame *f)
+{
+    struct where_ctx *w = ctx;
+    enum vt_frame_class c = vt_frame_classify(&w->cls, f);
+    if (!w->full) {
+        bool folded = w->fold && c != VT_FRAME_OWN;
+        if (w->leading) {
+            /* The tag names the outermost of them: what the program called. */
+            if (folded) {
+                if (vt_frame_class_is_api(c))
+                    set_tag(w, f);
+                return;
+            }
+            w->leading = false;
+            /* Python code called this native frame: the API, for the tag. */
+            if (w->python && !w->tag[0] && !is_python_frame(f))
+                set_tag(w, f);
+        }
+        if (folded || (w->python && !is_python_frame(f)))
+            return;
+        if (w->max && w->shown == w->max) {
+            w->hidden++;
+            return;
+        }
+        w->shown++;
+    }
+    char name[320];
+    const char *fn = f->function;
+    if (!fn) {
+        if (f->module)
+            snprintf(name, sizeof name, "%s+0x%" PRIx64, f->module, f->module_offset);
+        else
+            snprintf(name, sizeof name, "0x%" PRIx64, f->ip);
+        fn = name;
+    }
+    /* A Python function's name says little without its file ("forward"). */
+    vt_stack_frame(&w->w, fn, f->file, f->line, is_python_frame(f));
+}
+
+void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
+                    void *src)
+{
+    struct where_ctx w = {.full = full_stacks, .fold = true, .leading = true,
+                          .max = max_frames};
+    vt_stack_begin(&w.w, out, !w.full);
+    if (!w.full)
+        walk(src, note_python, &w.python);
+    walk(src, where_frame, &w);
+    if (w.w.n == 0 && !w.full) {
+        /* Nothing but folded frames (a runtime's own thread): show them. */
+        struct where_ctx all = {.w = w.w, .leading = true, .max = max_frames};
+        walk(src, where_frame, &all);
+        w = all;
+    }
+    vt_stack_end(&w.w, w.hidden, w.tag[0] ? w.tag : NULL);
+    if (w.w.n == 0)
+        fputs("(no stack recorded)", out);
+}
+

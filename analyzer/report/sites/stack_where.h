@@ -1,0 +1,30 @@
+/*
+ * A site's stack as a person reads it, the same in every view that names
+ * sites in text (the report, `diff`; docs/REPORT.md, "Stacks"): the
+ * program's own frames first - its Python frames where recorded - then the
+ * API it called, "via cudaMallocAsync"; the frames of the CUDA runtime,
+ * the driver, known allocators and libc's start-up are left out
+ * (frame_class.c says which). Written through a vt_stack_writer
+ * (stack_line.h), so a stack-lines stream fits it to the width.
+ */
+#ifndef VRAMTRACE_REPORT_STACK_WHERE_H
+#define VRAMTRACE_REPORT_STACK_WHERE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "symbolize.h"
+
+/* Calls fn(ctx, frame) for each frame of one stack, innermost first;
+ * returns how many. May be called more than once for a stack. */
+typedef size_t (*vt_stack_walk)(void *src, vt_frame_fn fn, void *ctx);
+
+/* Writes the stack walk(src) delivers to out: folded, at most max_frames
+ * of the program's (0: all), the others counted in the line's marker;
+ * full_stacks: every frame as recorded, none folded. "(no stack
+ * recorded)" when it has none. */
+void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
+                    void *src);
+
+#endif
