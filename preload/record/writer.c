@@ -240,7 +240,8 @@ static int ensure_open(void)
         return 0;
     char actual[sizeof W.path];
     unsigned alternatives;
-    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives);
+    struct vt_safe_path_refusal refusal;
+    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives, &refusal);
     if (fd >= 0) {
         fd = vt_fd_move_high(fd, &W.fd_id);
         if (fd < 0) {
@@ -259,6 +260,13 @@ static int ensure_open(void)
             if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
                           "tracing disabled, the program continues\n", W.path, last, strerror(err));
+                give_up();
+            }
+        } else if (refusal.text[0]) {
+            /* a directory on the way is not safe to write in: say which */
+            if (first_failure()) {
+                vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program "
+                          "continues\n", W.path, refusal.text);
                 give_up();
             }
         } else {

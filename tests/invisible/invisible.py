@@ -25,6 +25,8 @@ Scenarios:
   quiet                a bad option: said once, by the process that traces
   analyzer_fifo        report/dump of a FIFO (and a directory holding one)
   run_messages         `vramtrace run -- -o x`: only the real error
+  unsafe_dirs          outputs through another user's link or directory in
+                       a world-writable one: refused, one line (root only)
 """
 import argparse
 import glob
@@ -300,6 +302,109 @@ def scenario_run_messages():
             print("ok: vramtrace run -- -o x: exit 127, one line: " + lines[0])
 
 
+def unsafe_tree(tmp):
+    """A sticky world-writable directory shared/ (like /tmp) where another
+    user (uid 65534) made a link traces -> an 0777 directory of theirs, and
+    a directory of theirs, bob/ (0777); mine/ is ours. Returns the paths."""
+    other = 65534
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    target = os.path.join(tmp, "target")
+    os.mkdir(target)
+    os.chmod(target, 0o777)
+    os.chown(target, other, other)
+    link = os.path.join(shared, "traces")
+    os.symlink(target, link)
+    os.lchown(link, other, other)
+    bob = os.path.join(shared, "bob")
+    os.mkdir(bob)
+    os.chmod(bob, 0o777)
+    os.chown(bob, other, other)
+    return shared, target, link, bob
+
+
+def files_under(*dirs):
+    return sorted(os.path.join(d, f) for d in dirs for f in os.listdir(d))
+
+
+def scenario_unsafe_dirs():
+    """Issue 26, item 2: root's output must not land where another user
+    steers it: through their link in a sticky world-writable directory, into
+    their directory there, or into their 0777 directory. Each refusal is one
+    line and the program goes on unchanged; our own directory there works."""
+    if os.geteuid() != 0:
+        print("skipped: needs root, to give a directory to another uid")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory(prefix="vt-inv-unsafe-") as tmp:
+        shared, target, link, bob = unsafe_tree(tmp)
+        cmd = program("c", "exit")
+        cmd[1] = "-"  # the report on stdout: the program writes no file itself
+        plain = run(cmd, base_env(tmp), tmp)
+        cases = [("another user's link in a sticky directory", link, "a symbolic link owned by uid 65534"),
+                 ("another user's directory in a sticky directory", bob, "a directory owned by uid 65534"),
+                 ("another user's 0777 directory", target, "writable by every user, not sticky"),
+                 ("a directory made below another user's link", os.path.join(link, "run1"),
+                  "a symbolic link owned by uid 65534")]
+        for name, where, what in cases:
+            out = os.path.join(where, "t.%p.vtrace")
+            traced = run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": out}), tmp)
+            ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+            theirs = b"".join(l + b"\n" for l in traced[2].splitlines()
+                              if not l.startswith(b"vramtrace"))
+            left = files_under(target, bob)
+            if (plain[0], plain[1], plain[2], plain[3]) != (traced[0], traced[1], theirs, traced[3]):
+                fail("%s: the program's behaviour changed: %r vs %r" % (name, traced, plain))
+            elif len(ours) != 1 or what not in ours[0] or "tracing disabled" not in ours[0]:
+                fail("%s: expected one line saying %r, got %r" % (name, what, ours))
+            elif left:
+                fail("%s: written through: %s" % (name, left))
+            else:
+                print("ok: %s: refused, exit %s unchanged, said: %s" % (name, plain[0], ours[0]))
+        # Ours, in the same sticky directory (made now, and through a link
+        # of ours): traced as ever.
+        mine = os.path.join(shared, "mine")
+        os.symlink(os.path.join(tmp, "real"), os.path.join(shared, "mylink"))
+        os.mkdir(os.path.join(tmp, "real"))
+        for where in (mine, os.path.join(shared, "mylink")):
+            traced = run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": os.path.join(where, "t.%p.vtrace")}), tmp)
+            got = glob.glob(os.path.join(where, "*.vtrace"))
+            if traced[2] or len(got) != 1:
+                fail("our own %s: said %r, traces %s" % (where, traced[2], got))
+            else:
+                print("ok: our own %s in the sticky directory: traced, nothing said" % where)
+        trace = glob.glob(os.path.join(mine, "*.vtrace"))[0]
+        # vramtrace run -o: one line (run's own), the command untraced and unchanged.
+        env = base_env(tmp)
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+        env["INV_FILE"] = base_env(tmp)["INV_FILE"]
+        traced = run([A.vramtrace, "run", "-o", os.path.join(link, "t.%p.vtrace"), "--"] + cmd,
+                     env, tmp)
+        ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+        if (traced[0], traced[1]) != (plain[0], plain[1]) or len(ours) != 1 or \
+                "symbolic link owned by uid 65534" not in ours[0] or files_under(target, bob):
+            fail("run -o through the link: exit %s, said %r, left %s" %
+                 (traced[0], ours, files_under(target, bob)))
+        else:
+            print("ok: vramtrace run -o through the link: exit %s, stdout unchanged, one line: %s" %
+                  (traced[0], ours[0]))
+        # The analyzer's outputs: exit 2, one line, nothing written there.
+        for args in (["report", "--html", os.path.join(link, "r.html"), trace],
+                     ["report", "--summary", os.path.join(bob, "n.summary.json"), trace],
+                     ["export", "--format", "perfetto", "-o", os.path.join(link, "p.json"), trace],
+                     ["export", "--format", "folded", "-o", os.path.join(target, "f.txt"), trace]):
+            p = subprocess.run([A.vramtrace] + args, capture_output=True, text=True,
+                               timeout=TIMEOUT, cwd=tmp, env=env)
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) != 1 or "uid 65534" not in lines[0] or \
+                    files_under(target, bob):
+                fail("vramtrace %s: exit %d, said %r, left %s" %
+                     (" ".join(args[:3]), p.returncode, lines, files_under(target, bob)))
+            else:
+                print("ok: vramtrace %s: exit 2, %s" % (" ".join(args[:3]), lines[0]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -315,7 +420,8 @@ def main():
         scenario_fds(args[0])
     elif s == "end":
         scenario_end(args[0], args[1])
-    elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages"):
+    elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages",
+               "unsafe_dirs"):
         globals()["scenario_" + s]()
     else:
         fail("unknown scenario " + s)
