@@ -782,6 +782,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     vt_py_codes_reset();
     vt_strings_init(&W.strings);
     vt_modules_init(&W.modules);
+    int err = ENOMEM;
     W.cctx = vt_chunk_cctx_new();
     if (!W.cctx)
         goto fail_state;
@@ -795,8 +796,10 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     atomic_store(&W.started, 0);
     int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (rc != 0) {
+        err = rc; /* EAGAIN: no room for its stack (an address-space limit) */
         goto fail_state;
+    }
     wait_until_started();
     W.running = true;
     vt_tb_wake_writer = wake_from_hook;
@@ -805,7 +808,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
 fail_state:
     free_state();
     W.fd = -1;
-    return -1;
+    return err;
 }
 
 void vt_writer_wake(void)

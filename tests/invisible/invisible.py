@@ -25,6 +25,8 @@ Scenarios:
   quiet                a bad option: said once, by the process that traces
   analyzer_fifo        report/dump of a FIFO (and a directory holding one)
   run_messages         `vramtrace run -- -o x`: only the real error
+  address_space        under `ulimit -v 12000` the writer thread cannot start:
+                       one line at the first driver call, the program unchanged
   unsafe_dirs          outputs through another user's link or directory in
                        a world-writable one: refused, one line (root only)
 """
@@ -302,6 +304,51 @@ def scenario_run_messages():
             print("ok: vramtrace run -- -o x: exit 127, one line: " + lines[0])
 
 
+def scenario_address_space():
+    """Issue 26, item 4: under a small address-space limit the writer
+    thread's stack cannot be mapped. The program ran untraced and nothing
+    said so, even with VRAMTRACE_VERBOSE=1: the line was held for the first
+    event, which a tracer that never started never records. Now: one line
+    at the first driver call; a process that never calls the driver (sh)
+    still says nothing."""
+    if A.preload_first:
+        print("skipped: a sanitizer's runtime needs far more address space than the limit")
+        sys.exit(77)
+    kib = 12000
+
+    def limited():
+        no_core()
+        resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, resource.RLIM_INFINITY))
+    with tempfile.TemporaryDirectory(prefix="vt-inv-as-") as tmp:
+        cmd = program("c", "exit")
+        cmd[1] = "-"
+        plain = run(cmd, base_env(tmp), tmp, preexec=limited)
+        if plain[0] != 5:
+            print("skipped: the untraced probe does not run under %d KiB here: %r" % (kib, plain))
+            sys.exit(77)
+        for extra in ({}, {"VRAMTRACE_VERBOSE": "1"}):
+            traced = run(cmd, traced_env(tmp, extra=extra), tmp, preexec=limited)
+            ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+            theirs = b"".join(l + b"\n" for l in traced[2].splitlines()
+                              if not l.startswith(b"vramtrace"))
+            said = [l for l in ours if "cannot start the trace writer" in l]
+            name = "ulimit -v %d%s" % (kib, " VRAMTRACE_VERBOSE=1" if extra else "")
+            if (plain[0], plain[1], plain[2], plain[3]) != (traced[0], traced[1], theirs, traced[3]):
+                fail("%s: the program's behaviour changed: %r vs %r" % (name, traced, plain))
+            elif len(said) != 1 or "ulimit -v" not in said[0] or (not extra and len(ours) != 1):
+                fail("%s: expected one line on the writer, got %r" % (name, ours))
+            elif traces(tmp):
+                fail("%s: a trace appeared: %s" % (name, traces(tmp)))
+            else:
+                print("ok: %s: exit %s unchanged, %d line(s), said: %s" %
+                      (name, plain[0], len(ours), said[0]))
+        quiet = run(["/bin/sh", "-c", "echo shell"], traced_env(tmp), tmp, preexec=limited)
+        if quiet[2] or quiet[1] != b"shell\n":
+            fail("ulimit -v %d: a shell that never calls the driver said %r" % (kib, quiet))
+        else:
+            print("ok: ulimit -v %d: a shell that never calls the driver says nothing" % kib)
+
+
 def unsafe_tree(tmp):
     """A sticky world-writable directory shared/ (like /tmp) where another
     user (uid 65534) made a link traces -> an 0777 directory of theirs, and
@@ -421,7 +468,7 @@ def main():
     elif s == "end":
         scenario_end(args[0], args[1])
     elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages",
-               "unsafe_dirs"):
+               "unsafe_dirs", "address_space"):
         globals()["scenario_" + s]()
     else:
         fail("unknown scenario " + s)
