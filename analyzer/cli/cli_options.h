@@ -42,6 +42,13 @@ size_t vt_cli_text_width(FILE *out);
 bool vt_cli_size_or_percent(const char *cmd, const char *name, const char *arg, bool *is_percent,
                             double *percent, uint64_t *bytes);
 
+/* Says the option getopt_long just refused (opterr = 0: getopt says
+ * nothing itself) in one line with where to look, e.g. "vramtrace report:
+ * unknown option '--x' (vramtrace report --help)", instead of the whole
+ * usage (issue 26). shortopts: the string given to getopt_long. Returns 2,
+ * the exit status of bad usage. */
+int vt_cli_bad_option(const char *cmd, char *const *argv, const char *shortopts);
+
 /* The options every command that shows frames takes (--debug-dir,
  * --sysroot, --no-symbols): their getopt rows, their help lines, and their
  * handling into a struct vt_symbolize_options. */

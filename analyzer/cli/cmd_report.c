@@ -135,7 +135,9 @@ int vt_cmd_report(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:f:p:d:P:r:jh", opts, NULL)) != -1) {
+    static const char shortopts[] = "n:f:p:d:P:r:jh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
@@ -198,8 +200,7 @@ int vt_cmd_report(int argc, char **argv)
             case 1:
                 break;
             case 0:
-                report_usage(stderr);
-                return 2;
+                return vt_cli_bad_option("report", argv, shortopts);
             default:
                 return 2;
             }

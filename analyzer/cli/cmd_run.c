@@ -549,9 +549,11 @@ int vt_cmd_run(int argc, char **argv)
     const char *torch_history = NULL;
     int c;
     optind = 1;
+    static const char shortopts[] = "+o:s:qh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
     /* '+': stop at the first non-option, so the command's own options are
      * left alone even without "--". */
-    while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             tmpl = optarg;
@@ -583,8 +585,7 @@ int vt_cmd_run(int argc, char **argv)
             run_usage(stdout);
             return 0;
         default:
-            run_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("run", argv, shortopts);
         }
     }
     if (optind >= argc) {

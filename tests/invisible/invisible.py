@@ -27,11 +27,14 @@ Scenarios:
   run_messages         `vramtrace run -- -o x`: only the real error
   address_space        under `ulimit -v 12000` the writer thread cannot start:
                        one line at the first driver call, the program unchanged
+  floods               5,000 junk inputs, unknown options: a few lines, not
+                       thousands; every error in JSON
   unsafe_dirs          outputs through another user's link or directory in
                        a world-writable one: refused, one line (root only)
 """
 import argparse
 import glob
+import json
 import os
 import re
 import resource
@@ -349,6 +352,102 @@ def scenario_address_space():
             print("ok: ulimit -v %d: a shell that never calls the driver says nothing" % kib)
 
 
+def scenario_floods():
+    """Issue 26, item 5: a directory of 5,000 junk traces gave 5,000 error
+    lines, and an unknown option the whole usage (42 lines). Now: a few
+    named, then one line that counts the rest (every one in report --json's
+    "input_errors"); an unknown option one line and where to look."""
+    named = 5
+    with tempfile.TemporaryDirectory(prefix="vt-inv-flood-") as tmp:
+        junk = os.path.join(tmp, "junk")
+        os.mkdir(junk)
+        for i in range(5000):
+            with open(os.path.join(junk, "j%04d.vtrace" % i), "w") as f:
+                f.write("junk %d\n" % i)
+        # junk that is recognised by its head as a snapshot, and as a summary
+        heads = {".pickle": b"\x80\x04junk", ".summary.json": b'{"vramtrace_summary": junk'}
+        for i in range(20):
+            for suffix, head in heads.items():
+                with open(os.path.join(junk, "s%02d%s" % (i, suffix)), "wb") as f:
+                    f.write(head)
+        env = base_env(tmp)
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+
+        def vt(*args):
+            return subprocess.run([A.vramtrace] + list(args), capture_output=True, text=True,
+                                  timeout=60, cwd=tmp, env=env)
+        # a good trace beside the junk: the report is written, partial (3)
+        cmd = program("c", "exit")
+        cmd[1] = "-"
+        run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": os.path.join(junk, "good.%p.vtrace")}),
+            tmp)
+        good = glob.glob(os.path.join(junk, "good.*.vtrace"))
+        traces_only = os.path.join(tmp, "traces")
+        os.mkdir(traces_only)
+        for f in glob.glob(os.path.join(junk, "*.vtrace")):
+            os.link(f, os.path.join(traces_only, os.path.basename(f)))
+        if len(good) != 1:
+            fail("floods: no good trace was written: %s" % good)
+            return
+        p = vt("report", traces_only)
+        lines = p.stderr.splitlines()
+        errs = [l for l in lines if "bad magic" in l]
+        counted = [l for l in lines if "and 4995 more input errors" in l]
+        if p.returncode != 3 or len(errs) != named or len(counted) != 1 or len(lines) > named + 3:
+            fail("report of 5000 junk traces: exit %d, %d lines: %r" %
+                 (p.returncode, len(lines), lines[:12]))
+        else:
+            print("ok: report of 5,000 junk traces and a good one: exit 3, %d lines on stderr: %s" %
+                  (len(lines), counted[0]))
+        p = vt("report", "--json", traces_only)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = {}
+        every = doc.get("input_errors", [])
+        named_files = {e.split(":")[0] for e in every}
+        want = {os.path.join(traces_only, "j%04d.vtrace" % i) for i in range(5000)}
+        if p.returncode != 3 or len(every) != 5000 or named_files != want or \
+                len(p.stderr.splitlines()) > named + 3:
+            fail("report --json of 5000 junk traces: exit %d, %d input_errors, %d stderr lines" %
+                 (p.returncode, len(every), len(p.stderr.splitlines())))
+        else:
+            print("ok: report --json: exit 3, input_errors names all 5,000 files, %d stderr lines" %
+                  len(p.stderr.splitlines()))
+        for what, sub in (("snapshots", "*.pickle"), ("summaries", "*.summary.json")):
+            d = os.path.join(tmp, what)
+            os.mkdir(d)
+            for f in glob.glob(os.path.join(junk, sub)):
+                os.link(f, os.path.join(d, os.path.basename(f)))
+            p = vt("report", d)
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) > named + 2 or "bad magic" in p.stderr or \
+                    not any("and 15 more input errors" in l for l in lines):
+                fail("report of 20 junk %s: exit %d, %d lines: %r" %
+                     (what, p.returncode, len(lines), lines))
+            else:
+                print("ok: report of 20 junk %s: exit 2, %d lines" % (what, len(lines)))
+        for args in (["report", "--x", good[0]], ["report", "--top"], ["report", "-z", good[0]],
+                     ["dump", "--bogus", good[0]], ["export", "--x"], ["simulate", "--x"],
+                     ["diff", "--x"], ["run", "--x", "true"]):
+            p = vt(*args)
+            lines = p.stderr.splitlines()
+            hint = "(vramtrace %s --help)" % args[0]
+            if p.returncode != 2 or len(lines) != 1 or hint not in lines[0] or \
+                    args[1].split("=")[0] not in lines[0] or p.stdout:
+                fail("vramtrace %s: exit %d, %d lines: %r" %
+                     (" ".join(args[:2]), p.returncode, len(lines), lines[:3]))
+            else:
+                print("ok: vramtrace %s: exit 2, one line: %s" % (" ".join(args[:2]), lines[0]))
+        p = vt("frobnicate")
+        if p.returncode != 2 or p.stderr.splitlines() != [
+                "vramtrace: unknown command 'frobnicate' (vramtrace --help)"]:
+            fail("vramtrace frobnicate: exit %d: %r" % (p.returncode, p.stderr))
+        else:
+            print("ok: vramtrace frobnicate: exit 2, one line")
+
+
 def unsafe_tree(tmp):
     """A sticky world-writable directory shared/ (like /tmp) where another
     user (uid 65534) made a link traces -> an 0777 directory of theirs, and
@@ -468,7 +567,7 @@ def main():
     elif s == "end":
         scenario_end(args[0], args[1])
     elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages",
-               "unsafe_dirs", "address_space"):
+               "unsafe_dirs", "address_space", "floods"):
         globals()["scenario_" + s]()
     else:
         fail("unknown scenario " + s)
