@@ -29,6 +29,8 @@ Scenarios:
                        one line at the first driver call, the program unchanged
   floods               5,000 junk inputs, unknown options: a few lines, not
                        thousands; every error in JSON
+  pickle_bomb          a 120 KB snapshot repeating shared objects N^3 times:
+                       refused within a second; real snapshots still read
   unsafe_dirs          outputs through another user's link or directory in
                        a world-writable one: refused, one line (root only)
 """
@@ -448,6 +450,64 @@ def scenario_floods():
             print("ok: vramtrace frobnicate: exit 2, one line")
 
 
+def hostile_snapshot(n):
+    """Segments that repeat one segment n times, whose blocks repeat one
+    block n times, whose frames repeat one frame n times: Python's pickle
+    writes each repeat as a memo reference (a few bytes), the reader shares
+    the object, and walking it all is n^3 elements."""
+    import pickle
+    frame = {"filename": "train.py", "line": 7, "name": "step"}
+    block = {"address": 0, "size": 512, "requested_size": 512, "state": "active_allocated",
+             "frames": [frame] * n}
+    segment = {"device": 0, "address": 0, "total_size": 512 * n, "allocated_size": 512 * n,
+               "active_size": 512 * n, "requested_size": 512 * n, "stream": 0,
+               "segment_type": "large", "is_expandable": False, "frames": [],
+               "blocks": [block] * n}
+    return pickle.dumps({"segments": [segment] * n, "device_traces": [[]],
+                         "allocator_settings": {}}, protocol=4)
+
+
+def scenario_pickle_bomb():
+    """Issue 26, item 3: N = 20,000 ran for minutes (time N^2 and more,
+    memory small). Now refused within a second, in one line naming the file
+    and a byte offset; the real snapshots of tests/data are still read."""
+    import time
+    with tempfile.TemporaryDirectory(prefix="vt-inv-pickle-") as tmp:
+        bomb = os.path.join(tmp, "bomb.pickle")
+        with open(bomb, "wb") as f:
+            f.write(hostile_snapshot(20000))
+        size = os.path.getsize(bomb)
+        for args in (["report", bomb], ["report", "--json", bomb], ["simulate", bomb]):
+            t0 = time.monotonic()
+            try:
+                p = subprocess.run([A.vramtrace] + args, capture_output=True, text=True, timeout=30)
+            except subprocess.TimeoutExpired:
+                fail("vramtrace %s of a %d-byte pickle: still running after 30 s" %
+                     (" ".join(args[:-1]), size))
+                continue
+            took = time.monotonic() - t0
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith(
+                    "vramtrace: %s: byte " % bomb) or "refused" not in lines[0] or p.stdout:
+                fail("vramtrace %s: exit %d, %r" % (" ".join(args[:-1]), p.returncode, lines))
+            elif took > 5:
+                fail("vramtrace %s: %.1f s for a %d-byte pickle" % (" ".join(args[:-1]), took, size))
+            else:
+                print("ok: vramtrace %s of a %d-byte pickle (N = 20,000): exit 2 in %.2f s: %s" %
+                      (" ".join(args[:-1]), size, took, lines[0]))
+        real = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                             "data", "pytorch-snapshots", "*.pickle")))
+        for snap in real:
+            p = subprocess.run([A.vramtrace, "report", snap], capture_output=True, text=True,
+                               timeout=60)
+            if p.returncode != 0 or "refused" in p.stderr:
+                fail("real snapshot %s: exit %d: %s" % (snap, p.returncode, p.stderr[:300]))
+        if not real:
+            fail("no real snapshots found beside the tests")
+        else:
+            print("ok: %d real snapshots still reported (exit 0)" % len(real))
+
+
 def unsafe_tree(tmp):
     """A sticky world-writable directory shared/ (like /tmp) where another
     user (uid 65534) made a link traces -> an 0777 directory of theirs, and
@@ -567,7 +627,7 @@ def main():
     elif s == "end":
         scenario_end(args[0], args[1])
     elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages",
-               "unsafe_dirs", "address_space", "floods"):
+               "unsafe_dirs", "address_space", "floods", "pickle_bomb"):
         globals()["scenario_" + s]()
     else:
         fail("unknown scenario " + s)
