@@ -2,6 +2,7 @@
 #include "cli_options.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -232,4 +233,26 @@ int vt_cli_symbol_option(const char *cmd, int c, const char *arg, struct vt_cli_
     default:
         return 0;
     }
+}
+
+int vt_cli_bad_option(const char *cmd, char *const *argv, const char *shortopts)
+{
+    /* getopt_long has stepped past the offending word, unless a short
+     * option inside a cluster ("-qz") was refused. */
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    bool is_short = optopt > 0 && optopt < 256 && strchr(shortopts, optopt) != NULL;
+    char name[64];
+    const char *lead = "unknown option", *tail = "";
+    if (!strncmp(word, "--", 2)) {
+        size_t len = strcspn(word, "=");
+        snprintf(name, sizeof name, "%.*s", (int)len, word);
+        if (optopt != 0)
+            lead = "option", tail = word[len] == '=' ? " takes no value" : " needs a value";
+    } else {
+        snprintf(name, sizeof name, "-%c", optopt > 0 && optopt < 256 ? optopt : '?');
+        if (is_short)
+            lead = "option", tail = " needs a value";
+    }
+    fprintf(stderr, "vramtrace %s: %s '%s'%s (vramtrace %s --help)\n", cmd, lead, name, tail, cmd);
+    return 2;
 }

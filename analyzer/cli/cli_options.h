@@ -54,6 +54,12 @@ struct vt_cli_at {
     const char *phase;
 };
 bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *out);
+/* Says the option getopt_long just refused (opterr = 0: getopt says
+ * nothing itself) in one line with where to look, e.g. "vramtrace report:
+ * unknown option '--x' (vramtrace report --help)", instead of the whole
+ * usage (issue 26). shortopts: the string given to getopt_long. Returns 2,
+ * the exit status of bad usage. */
+int vt_cli_bad_option(const char *cmd, char *const *argv, const char *shortopts);
 
 /* The options every command that shows frames takes (--debug-dir,
  * --sysroot, --no-symbols): their getopt rows, their help lines, and their

@@ -79,7 +79,9 @@ int vt_cmd_diff(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:f:d:jh", opts, NULL)) != -1) {
+    static const char shortopts[] = "n:f:d:jh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         int taken = vt_cli_symbol_option("diff", c, optarg, &sym);
         if (taken < 0)
             return 2;
@@ -124,8 +126,7 @@ int vt_cmd_diff(int argc, char **argv)
             diff_usage(stdout);
             return 0;
         default:
-            diff_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("diff", argv, shortopts);
         }
     }
     if (argc - optind != 2) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_options.h"
 #include "cuda_errors.h"
 #include "json_writer.h"
 #include "trace_reader.h"
@@ -287,7 +288,9 @@ int vt_cmd_dump(int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+    static const char shortopts[] = "jh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = true;
@@ -296,8 +299,7 @@ int vt_cmd_dump(int argc, char **argv)
             dump_usage(stdout);
             return 0;
         default:
-            dump_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("dump", argv, shortopts);
         }
     }
     if (optind != argc - 1) {

@@ -98,7 +98,9 @@ int vt_cmd_export(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:p:d:P:h", opts, NULL)) != -1) {
+    static const char shortopts[] = "o:p:d:P:h";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         int taken = vt_cli_symbol_option("export", c, optarg, &sym);
         if (taken < 0)
             return 2;
@@ -135,8 +137,7 @@ int vt_cmd_export(int argc, char **argv)
             export_usage(stdout);
             return 0;
         default:
-            export_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("export", argv, shortopts);
         }
     }
     enum vt_export_format fmt;

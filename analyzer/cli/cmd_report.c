@@ -48,7 +48,8 @@ static void report_usage(FILE *out)
           "  -h, --help           this help\n\n"
           "Traces of different `vramtrace run` sessions are reported as separate jobs.\n\n"
           "Exit status: 0; 3 if the report was written but some trace files were skipped or\n"
-          "cut short by an error (each named on stderr with the reason); 2 on bad usage, a\n"
+          "cut short by an error (the first 5 named on stderr with the reason, the rest\n"
+          "counted; every one in --json's \"input_errors\"); 2 on bad usage, a\n"
           "filter that selects nothing, no readable trace, or a snapshot that is not readable.\n\n"
           "examples:\n"
           "  vramtrace report traces/                      every trace of a job: ranks, GPUs, failures\n"
@@ -157,7 +158,9 @@ int vt_cmd_report(int argc, char **argv)
     uint64_t v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:f:p:d:P:r:jh", opts, NULL)) != -1) {
+    static const char shortopts[] = "n:f:p:d:P:r:jh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
@@ -225,8 +228,7 @@ int vt_cmd_report(int argc, char **argv)
             case 1:
                 break;
             case 0:
-                report_usage(stderr);
-                return 2;
+                return vt_cli_bad_option("report", argv, shortopts);
             default:
                 return 2;
             }

@@ -33,6 +33,7 @@
 #include "cli_options.h"
 #include "grow_array.h"
 #include "report.h"
+#include "safe_path.h"
 
 #ifndef VT_LIBDIR
 #define VT_LIBDIR "/usr/local/lib"
@@ -136,13 +137,13 @@ static void template_pattern(const char *tmpl, char *out, size_t n)
     out[o] = '\0';
 }
 
-/* The directories the template names before its first %: made now, so
- * that a mistake (no permission, a file in the way) is said once, before
- * the job runs, rather than by every rank. The command runs either way
- * (untraced then): run never changes what the command does. The rest (a directory per host, %h) is
- * made by the tracer, which makes whatever its expanded name needs
- * (preload/record/trace_file.c; the same rules: 0700, and a component that
- * appears while we make it must be a directory of ours, never a link). */
+/* The directories the template names before its first %: walked and made
+ * now (safe_path.h: 0700; never through another user's link or directory
+ * in a world-writable one), so that a mistake (no permission, a file in
+ * the way, an unsafe directory) is said once, before the job runs, rather
+ * than by every rank. The command then runs untraced (VRAMTRACE_DISABLE):
+ * run never changes what the command does. The rest (a directory per host,
+ * %h) is made by the tracer, by the same walk (preload/record/trace_file.c). */
 static bool make_output_dirs(const char *tmpl)
 {
     char dir[PATH_MAX];
@@ -155,32 +156,14 @@ static bool make_output_dirs(const char *tmpl)
     if (!slash)
         return true;
     slash[1] = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/' || p[-1] == '/')
-            continue;
-        *p = '\0';
-        struct stat st;
-        const char *why = NULL;
-        if (stat(dir, &st) == 0) {
-            if (!S_ISDIR(st.st_mode))
-                why = strerror(ENOTDIR);
-        } else if (errno != ENOENT) {
-            why = strerror(errno);
-        } else if (mkdir(dir, 0700) != 0) {
-            if (errno != EEXIST || lstat(dir, &st) != 0)
-                why = strerror(errno);
-            else if (S_ISLNK(st.st_mode))
-                why = "a symbolic link appeared there while it was made";
-            else if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-                why = "something not ours appeared there while it was made";
-        }
-        if (why) {
-            fprintf(stderr, "vramtrace run: cannot make the trace directory %s: %s; the command "
-                            "runs untraced\n", dir, why);
-            return false;
-        }
-        *p = '/';
+    struct vt_safe_path_refusal refusal;
+    int fd = vt_safe_path_open_whole_dir(dir, true, &refusal);
+    if (fd < 0) {
+        fprintf(stderr, "vramtrace run: cannot make the trace directory %s: %s; the command "
+                        "runs untraced\n", dir, refusal.text[0] ? refusal.text : strerror(errno));
+        return false;
     }
+    close(fd);
     return true;
 }
 
@@ -566,9 +549,11 @@ int vt_cmd_run(int argc, char **argv)
     const char *torch_history = NULL;
     int c;
     optind = 1;
+    static const char shortopts[] = "+o:s:qh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
     /* '+': stop at the first non-option, so the command's own options are
      * left alone even without "--". */
-    while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             tmpl = optarg;
@@ -600,8 +585,7 @@ int vt_cmd_run(int argc, char **argv)
             run_usage(stdout);
             return 0;
         default:
-            run_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("run", argv, shortopts);
         }
     }
     if (optind >= argc) {
@@ -634,7 +618,9 @@ int vt_cmd_run(int argc, char **argv)
         setenv("NVTX_INJECTION64_PATH", lib, 1);
 
     char session[128];
-    make_output_dirs(tmpl);
+    bool traced = make_output_dirs(tmpl);
+    if (!traced)
+        setenv("VRAMTRACE_DISABLE", "1", 1); /* said once, here: the ranks stay quiet */
     if (!start_session(argc - optind, argv + optind, session, sizeof session)) {
         fputs("vramtrace run: cannot set the environment\n", stderr);
         return 2;
@@ -687,7 +673,7 @@ int vt_cmd_run(int argc, char **argv)
     child_pid = 0;
     for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
-    if (got != 1)
+    if (got != 1 && traced)
         list_traces(tmpl, session, quiet);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

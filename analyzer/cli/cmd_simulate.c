@@ -78,8 +78,10 @@ int vt_cmd_simulate(int argc, char **argv)
     size_t samples = 12;
     int c;
     optind = 1;
+    static const char shortopts[] = "a:c:md:f:jh";
+    opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "a:c:md:f:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'a':
             if (nalloc == MAX_ALLOCATORS) {
@@ -125,8 +127,7 @@ int vt_cmd_simulate(int argc, char **argv)
             simulate_usage(stdout);
             return 0;
         default:
-            simulate_usage(stderr);
-            return 2;
+            return vt_cli_bad_option("simulate", argv, shortopts);
         }
     }
     if (optind != argc - 1) {

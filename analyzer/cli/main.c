@@ -52,7 +52,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, name))         \
         return fn(argc - 1, argv + 1);
     VT_COMMANDS(AS_DISPATCH)
-    fprintf(stderr, "vramtrace: unknown command '%s'\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "vramtrace: unknown command '%s' (vramtrace --help)\n", cmd);
     return 2;
 }

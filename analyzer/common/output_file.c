@@ -3,45 +3,76 @@
 #include "output_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "safe_path.h"
+
+/* TMP = BASE.tmpXXXXXX, created new in dir (never through a link): the
+ * same directory keeps the rename atomic. */
+static int create_temporary(int dir, const char *base, char *tmp, size_t tmp_len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
+    for (int tries = 0; tries < 100; tries++) {
+        x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+        snprintf(tmp, tmp_len, "%s.tmp%06x", base, (unsigned)(x >> 40) & 0xffffff);
+        int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
 
 bool vt_output_file_open(struct vt_output_file *o, const char *path, const char *cmd,
                            FILE *err)
 {
     memset(o, 0, sizeof *o);
+    o->dir = -1;
     if (!path || !strcmp(path, "-")) {
         o->f = stdout;
         return true;
     }
     o->path = path;
-    size_t n = strlen(path) + 16;
+    /* The directory must be one we may safely write in (safe_path.h):
+     * not reached through another user's link or directory in a
+     * world-writable one. Not made: an output's directory must exist. */
+    struct vt_safe_path_refusal refusal;
+    o->dir = vt_safe_path_open_dir(path, false, &o->base, &refusal);
+    if (o->dir < 0) {
+        fprintf(err, "vramtrace %s: %s: cannot write here: %s\n", cmd, path,
+                refusal.text[0] ? refusal.text : strerror(errno));
+        return false;
+    }
+    size_t n = strlen(o->base) + 16;
     o->tmp = malloc(n);
     if (!o->tmp) {
         fprintf(err, "vramtrace %s: out of memory\n", cmd);
+        close(o->dir);
+        o->dir = -1;
         return false;
     }
-    /* PATH.tmp.XXXXXX beside PATH: a dot file would hide it, but the same
-     * directory is what keeps the rename atomic. */
-    snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
+    int fd = create_temporary(o->dir, o->base, o->tmp, n);
     if (fd < 0) {
         fprintf(err, "vramtrace %s: %s: cannot write here: %s\n", cmd, path, strerror(errno));
-        free(o->tmp);
+        free(o->tmp); /* not ours: never removed */
         o->tmp = NULL;
+        vt_output_file_abort(o);
         return false;
     }
-    /* mkstemp makes 0600; an output is an ordinary file (0666 & ~umask). */
+    /* created 0600; an output is an ordinary file (0666 & ~umask). */
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
-        fprintf(err, "vramtrace %s: %s: %s\n", cmd, o->tmp, strerror(errno));
+        fprintf(err, "vramtrace %s: %s: %s\n", cmd, path, strerror(errno));
         close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
+        vt_output_file_abort(o);
         return false;
     }
     return true;
@@ -63,14 +94,15 @@ bool vt_output_file_commit(struct vt_output_file *o, const char *cmd, FILE *err)
     if (fclose(o->f) != 0 && !e)
         e = errno;
     o->f = NULL;
-    if (!e && rename(o->tmp, o->path) != 0)
+    if (!e && renameat(o->dir, o->tmp, o->dir, o->base) != 0)
         e = errno;
-    if (e) {
+    if (e)
         fprintf(err, "vramtrace %s: %s: %s; nothing written\n", cmd, o->path, strerror(e));
-        unlink(o->tmp);
+    else {
+        free(o->tmp); /* renamed: nothing to remove */
+        o->tmp = NULL;
     }
-    free(o->tmp);
-    o->tmp = NULL;
+    vt_output_file_abort(o);
     return !e;
 }
 
@@ -82,7 +114,10 @@ void vt_output_file_abort(struct vt_output_file *o)
         fclose(o->f);
     o->f = NULL;
     if (o->tmp)
-        unlink(o->tmp);
+        unlinkat(o->dir, o->tmp, 0);
     free(o->tmp);
     o->tmp = NULL;
+    if (o->dir >= 0)
+        close(o->dir);
+    o->dir = -1;
 }

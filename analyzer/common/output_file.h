@@ -5,7 +5,9 @@
  * which is renamed over the destination only once everything was written
  * and flushed; on any failure it is removed. A reader of the destination
  * sees the old file or the complete new one, never a half-written one.
- * "-" (or no path) is standard output.
+ * "-" (or no path) is standard output. The directory is reached by the safe
+ * walk of safe_path.h (never through another user's link or directory in a
+ * world-writable one), and both files are named relative to it.
  */
 #ifndef VRAMTRACE_COMMON_OUTPUT_FILE_H
 #define VRAMTRACE_COMMON_OUTPUT_FILE_H
@@ -16,7 +18,9 @@
 struct vt_output_file {
     FILE *f;
     const char *path;  /* NULL: standard output */
-    char *tmp;         /* the temporary file's name */
+    int dir;           /* the directory, walked safely (-1: none) */
+    const char *base;  /* path's last component, in dir */
+    char *tmp;         /* the temporary file's name, in dir */
 };
 
 /* Creates the temporary file. False, with "vramtrace CMD: PATH: reason" on

@@ -858,7 +858,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         struct vt_read_error e;
         struct vt_reader *r;
         if (vt_reader_open(files.paths[i], &r, &e) != 0) {
-            fprintf(err, "vramtrace: %s\n", e.message);
+            vt_input_error(&a->errors, err, e.message);
             free(files.paths[i]);
             a->skipped++;
             status = 2;
@@ -932,7 +932,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
         if (in->state < 0) {
-            fprintf(err, "vramtrace: %s\n", vt_reader_error(in->reader)->message);
+            vt_input_error(&a->errors, err, vt_reader_error(in->reader)->message);
             a->skipped++;
             status = 2;
         }
@@ -943,6 +943,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
                          "%" PRIu64 " memory events of the others ignored\n",
                     in->path, VT_LEDGERS_MAX, in->replay.ledger_overflow_events);
     }
+    vt_input_errors_summary(&a->errors, err);
     if (!assign_jobs(a))
         a->out_of_memory = true;
     if (a->out_of_memory)
@@ -952,6 +953,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
 
 void vt_analysis_free(struct vt_analysis *a)
 {
+    vt_input_errors_free(&a->errors);
     for (size_t i = 0; i < a->ninputs; i++) {
         vt_replay_free(&a->inputs[i].replay);
         vt_reader_close(a->inputs[i].reader);

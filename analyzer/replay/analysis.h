@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "input_errors.h"
 #include "replay.h"
 #include "trace_reader.h"
 
@@ -81,6 +82,7 @@ struct vt_analysis {
     size_t skipped;       /* of them, not read in full: unreadable, not a trace, corrupt */
     size_t not_read;      /* of the inputs, those not read at all: their group needed
                              more files open at once than the limit allows */
+    struct vt_input_errors errors; /* every file's error: a few said, all kept */
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in

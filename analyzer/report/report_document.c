@@ -14,13 +14,13 @@
 /* Analyses the snapshots; returns how many were read (a failure is said
  * on err and sets *status). */
 static size_t analyse_snapshots(const struct vt_report_inputs *in, struct vt_snap_analysis *snaps,
-                                int *status, FILE *err)
+                                struct vt_input_errors *errors, int *status, FILE *err)
 {
     size_t n = 0;
     for (size_t k = 0; k < in->nsnapshots; k++) {
         char msg[512];
         if (vt_snap_analysis_run(&snaps[n], in->snapshots[k], msg, sizeof msg)) {
-            fprintf(err, "vramtrace: %s\n", msg);
+            vt_input_error(errors, err, msg);
             vt_snap_analysis_free(&snaps[n]);
             *status = 2;
             continue;
@@ -34,6 +34,7 @@ static size_t analyse_snapshots(const struct vt_report_inputs *in, struct vt_sna
                         a->snap.path, (long long)a->devices[d].device,
                         a->devices[d].tl.inconsistencies);
     }
+    vt_input_errors_summary(errors, err);
     return n;
 }
 
@@ -69,7 +70,19 @@ static void inputs_json(struct vt_json *j, const struct vt_report_inputs *in)
     vt_json_end_array(j);
 }
 
+/* Every input's error, the few said on stderr and the rest (issue 26). */
+static void input_errors_json(struct vt_json *j, const struct vt_report *rep,
+                              const struct vt_input_errors *snap_errors)
+{
+    vt_json_key(j, "input_errors");
+    vt_json_begin_array(j);
+    vt_input_errors_json_items(rep ? &rep->a->errors : NULL, j);
+    vt_input_errors_json_items(snap_errors, j);
+    vt_json_end_array(j);
+}
+
 static int write_json(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
+                      const struct vt_input_errors *snap_errors,
                       const struct vt_report_inputs *in, const struct vt_report_options *opt,
                       FILE *out, bool pretty)
 {
@@ -78,6 +91,7 @@ static int write_json(struct vt_report *rep, const struct vt_snap_analysis *snap
     vt_json_begin_object(&j);
     vt_json_kv_uint(&j, "vramtrace_report", VT_REPORT_JSON_VERSION);
     inputs_json(&j, in);
+    input_errors_json(&j, rep, snap_errors);
     bool ok = vt_report_json_traces(rep, &j);
     vt_json_key(&j, "snapshots");
     vt_json_begin_array(&j);
@@ -106,7 +120,7 @@ static int write_text(struct vt_report *rep, const struct vt_snap_analysis *snap
  * of many processes has them for some only (VT_REPORT_HTML_PROCESSES):
  * rep->detail says which, while the page is written. */
 static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, size_t nsnaps,
-                      const struct vt_report_inputs *in, const struct vt_report_options *opt,
+                      const struct vt_input_errors *snap_errors, const struct vt_report_inputs *in, const struct vt_report_options *opt,
                       size_t table_rows, const char *path, FILE *err)
 {
     int status = 0;
@@ -147,7 +161,7 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
     size_t len = 0;
     FILE *mem = status == 0 ? open_memstream(&doc, &len) : NULL;
     if (mem) {
-        status = write_json(rep, snaps, nsnaps, in, opt, mem, false);
+        status = write_json(rep, snaps, nsnaps, snap_errors, in, opt, mem, false);
         if (fclose(mem) != 0)
             status = 2;
     } else {
@@ -218,20 +232,22 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
         rep.live_at = at_time ? &live_at : NULL;
         traces = &rep;
     }
+    struct vt_input_errors snap_errors = {0};
     struct vt_snap_analysis *snaps = calloc(in->nsnapshots + 1, sizeof *snaps);
     size_t nsnaps = 0;
     if (!snaps) {
         fprintf(err, "vramtrace: out of memory\n");
         status = 2;
     } else {
-        nsnaps = analyse_snapshots(in, snaps, &status, err);
+        nsnaps = analyse_snapshots(in, snaps, &snap_errors, &status, err);
     }
     if (status == 0 && !filters_match(traces, snaps, nsnaps, opt, err))
         status = 2;
     if (status == 0)
-        status = format == VT_REPORT_HTML ? write_html(traces, snaps, nsnaps, in, opt, table_rows,
-                                                       html_path, err)
-                 : format == VT_REPORT_JSON ? write_json(traces, snaps, nsnaps, in, opt, out, true)
+        status = format == VT_REPORT_HTML ? write_html(traces, snaps, nsnaps, &snap_errors, in, opt,
+                                                       table_rows, html_path, err)
+                 : format == VT_REPORT_JSON ? write_json(traces, snaps, nsnaps, &snap_errors, in,
+                                                         opt, out, true)
                                             : write_text(traces, snaps, nsnaps, opt, out);
     if (traces) {
         status = vt_report_traces_said(&a, partial, status, "report", err);
@@ -240,6 +256,7 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
     }
     vt_job_timelines_free(&timelines);
     vt_live_at_free(&live_at);
+    vt_input_errors_free(&snap_errors);
     for (size_t k = 0; k < nsnaps; k++)
         vt_snap_analysis_free(&snaps[k]);
     free(snaps);
@@ -281,7 +298,7 @@ int vt_report_json(struct vt_report *rep, FILE *out)
     for (size_t i = 0; i < rep->a->ninputs; i++)
         paths[i] = rep->a->inputs[i].path;
     struct vt_report_inputs in = {paths, rep->a->ninputs, NULL, 0};
-    int status = write_json(rep, NULL, 0, &in, rep->opt, out, true);
+    int status = write_json(rep, NULL, 0, NULL, &in, rep->opt, out, true);
     free(paths);
     return status;
 }

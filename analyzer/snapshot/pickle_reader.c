@@ -137,6 +137,7 @@ struct vt_pickle_doc {
     struct node_chunk *nodes;
     struct byte_chunk *bytes;
     const struct vt_pickle_value *root;
+    size_t input_bytes; /* the pickle's size: what its consumers' work is sized by */
 };
 
 struct parser {
@@ -586,6 +587,7 @@ int vt_pickle_parse(const uint8_t *data, size_t len, const char *name, struct vt
     ps.doc->true_.type = ps.doc->false_.type = VT_PICKLE_BOOL;
     ps.doc->true_.b = true;
     ps.doc->empty_tuple.type = VT_PICKLE_TUPLE;
+    ps.doc->input_bytes = len;
     if (len == 0 || data[0] != OP_PROTO) {
         fail(&ps, 0, "not a pickle (it does not start with the PROTO opcode 0x80)");
         vt_pickle_doc_free(ps.doc);
@@ -674,6 +676,11 @@ void vt_pickle_doc_free(struct vt_pickle_doc *doc)
 const struct vt_pickle_value *vt_pickle_doc_root(const struct vt_pickle_doc *doc)
 {
     return doc->root;
+}
+
+size_t vt_pickle_doc_input_bytes(const struct vt_pickle_doc *doc)
+{
+    return doc->input_bytes;
 }
 
 const struct vt_pickle_value *vt_pickle_dict_get(const struct vt_pickle_value *d, const char *key)

@@ -9,7 +9,10 @@
  * The result is a graph of vt_pickle_value nodes in an arena owned by the
  * vt_pickle_doc. Memoized values are shared (as in Python), so a hostile file can
  * even build a cycle: consumers walk the graph by a known schema with a
- * bounded depth, never generically.
+ * bounded depth, never generically. Sharing also multiplies: a list of N
+ * references to a list of N references to ... costs a few bytes per level,
+ * so consumers bound their work too, by the input's size
+ * (vt_pickle_doc_input_bytes; snapshot.c counts what it expands).
  *
  * Memory is bounded by the input (at most ~64 bytes per input byte): each
  * opcode creates at most one 40-byte node and one container slot (None,
@@ -70,6 +73,8 @@ int vt_pickle_parse_file(const char *path, struct vt_pickle_doc **out, char *err
 void vt_pickle_doc_free(struct vt_pickle_doc *doc);
 
 const struct vt_pickle_value *vt_pickle_doc_root(const struct vt_pickle_doc *doc);
+/* The size of the pickle the document was parsed from, in bytes. */
+size_t vt_pickle_doc_input_bytes(const struct vt_pickle_doc *doc);
 
 /* The opcode's name ("GLOBAL"), or NULL if the byte is no pickle opcode. */
 const char *vt_pickle_opcode_name(uint8_t op);

@@ -72,11 +72,44 @@ static const struct vt_pickle_value *frames_of(const struct vt_pickle_value *d)
     return vt_pickle_is_seq(f) ? f : NULL;
 }
 
+/* The work a snapshot may ask for (issue 26). Memoized values are shared,
+ * so 120 KB of pickle can name one segment 20,000 times, whose blocks are
+ * one block 20,000 times, whose frames are one frame 20,000 times: 8e12
+ * elements to walk for 60,000 memo references, minutes of work in little
+ * memory. Everything the analysis walks - segments, blocks, trace entries
+ * and the frames of each - is counted as it is loaded and the snapshot is
+ * refused past VT_SNAP_ELEMENTS_PER_BYTE per byte of the file plus
+ * VT_SNAP_ELEMENTS_BASE. Real snapshots (tests/data/pytorch-snapshots)
+ * have 0.19-0.48 per byte, their frames shared by memo too. */
+
+struct load_budget {
+    uint64_t used, limit;
+};
+
+/* Counts one element and its frames; false once the budget is spent. */
+static bool spend(struct load_budget *b, const struct vt_pickle_value *frames)
+{
+    b->used += 1 + (frames ? frames->n : 0);
+    return b->used <= b->limit;
+}
+
+static int over_budget(char *err, size_t errlen, const char *path,
+                       const struct vt_pickle_value *v, const struct load_budget *b)
+{
+    return bad(err, errlen, path, v,
+               "the snapshot expands to more than %llu segments, blocks, trace entries and "
+               "frames (%d per byte of the file, plus %d): objects shared by memo repeated "
+               "over and over; refused",
+               (unsigned long long)b->limit, VT_SNAP_ELEMENTS_PER_BYTE, VT_SNAP_ELEMENTS_BASE);
+}
+
 static int load_block(const char *path, const struct vt_pickle_value *b, struct vt_snap_block *out,
-                      char *err, size_t errlen)
+                      struct load_budget *budget, char *err, size_t errlen)
 {
     if (!b || b->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, b, "a block is not a dict");
+    if (!spend(budget, frames_of(b)))
+        return over_budget(err, errlen, path, b, budget);
     if (!get_u64(b, "address", &out->addr) || !get_u64(b, "size", &out->size))
         return bad(err, errlen, path, b, "a block without a valid address or size");
     if (!get_u64(b, "requested_size", &out->requested_size))
@@ -95,10 +128,13 @@ static int load_block(const char *path, const struct vt_pickle_value *b, struct 
 }
 
 static int load_segment(const char *path, size_t index, const struct vt_pickle_value *s,
-                        struct vt_snap_segment *out, char *err, size_t errlen)
+                        struct vt_snap_segment *out, struct load_budget *budget, char *err,
+                        size_t errlen)
 {
     if (!s || s->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, s, "segments[%zu] is not a dict", index);
+    if (!spend(budget, frames_of(s)))
+        return over_budget(err, errlen, path, s, budget);
     if (!vt_pickle_get_int(s, "device", &out->device))
         out->device = 0;
     if (!get_u64(s, "address", &out->addr) || !get_u64(s, "total_size", &out->total_size))
@@ -117,16 +153,18 @@ static int load_segment(const char *path, size_t index, const struct vt_pickle_v
         return bad(err, errlen, path, s, "out of memory");
     out->nblocks = blocks->n;
     for (size_t k = 0; k < blocks->n; k++)
-        if (load_block(path, blocks->items[k], &out->blocks[k], err, errlen))
+        if (load_block(path, blocks->items[k], &out->blocks[k], budget, err, errlen))
             return 2;
     return 0;
 }
 
 static int load_event(const char *path, const struct vt_pickle_value *e, struct vt_snap_event *out,
-                      char *err, size_t errlen)
+                      struct load_budget *budget, char *err, size_t errlen)
 {
     if (!e || e->type != VT_PICKLE_DICT)
         return bad(err, errlen, path, e, "a trace entry is not a dict");
+    if (!spend(budget, frames_of(e)))
+        return over_budget(err, errlen, path, e, budget);
     const char *action = vt_pickle_get_str(e, "action");
     if (!action)
         return bad(err, errlen, path, e, "a trace entry without an action");
@@ -206,6 +244,9 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
     if (vt_pickle_parse_file(path, &s->doc, err, errlen))
         return 2;
     const struct vt_pickle_value *root = vt_pickle_doc_root(s->doc);
+    struct load_budget budget = {
+        0, (uint64_t)vt_pickle_doc_input_bytes(s->doc) * VT_SNAP_ELEMENTS_PER_BYTE +
+               VT_SNAP_ELEMENTS_BASE};
     const struct vt_pickle_value *segments = NULL, *traces = NULL;
     if (vt_pickle_is_seq(root)) {
         s->old_format = true; /* a bare list of segments */
@@ -222,7 +263,7 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
     if (!s->segments)
         return bad(err, errlen, path, root, "out of memory");
     for (size_t k = 0; k < segments->n; k++, s->nsegments++)
-        if (load_segment(path, k, segments->items[k], &s->segments[k], err, errlen)) {
+        if (load_segment(path, k, segments->items[k], &s->segments[k], &budget, err, errlen)) {
             s->nsegments++;
             return 2;
         }
@@ -243,7 +284,7 @@ int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errl
             return bad(err, errlen, path, t, "out of memory");
         s->ntrace[d] = t->n;
         for (size_t k = 0; k < t->n; k++)
-            if (load_event(path, t->items[k], &s->traces[d][k], err, errlen))
+            if (load_event(path, t->items[k], &s->traces[d][k], &budget, err, errlen))
                 return 2;
     }
     /* A device that has segments but no trace list still is a device. */

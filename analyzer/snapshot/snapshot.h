@@ -15,6 +15,13 @@
 
 #include "pickle_reader.h"
 
+/* The most elements (segments, blocks, trace entries and the frames of
+ * each) a snapshot may expand to: this many per byte of the file, plus the
+ * base. Past it vt_snap_load refuses the file (shared objects repeated: see
+ * snapshot.c). Real snapshots have 0.19-0.48 per byte. */
+#define VT_SNAP_ELEMENTS_PER_BYTE 4
+#define VT_SNAP_ELEMENTS_BASE 1000000
+
 /* Trace actions, as the snapshot names them. */
 #define VT_SNAP_ACTIONS(X)              \
     X(ALLOC, "alloc")                   \

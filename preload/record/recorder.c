@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,7 +170,14 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
 
 bool vt_recorder_active(void)
 {
-    return atomic_load_explicit(&vt_tb_active, memory_order_relaxed) != 0;
+    if (atomic_load_explicit(&vt_tb_active, memory_order_relaxed) != 0)
+        return true;
+    /* A hook asks: the process uses the driver. If tracing could not start
+     * (no thread under an address-space limit, a path too long), what start
+     * found is said now, once (hooks skip their events while inactive, so
+     * may_record would never say it). */
+    vt_say_held();
+    return false;
 }
 
 /* An event a hook is about to record: false if it must not. An event
@@ -394,8 +402,17 @@ static bool start_writer(void)
                              R.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
-        vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s; tracing disabled, the program continues\n",
-               R.path);
+        /* Said at the process's first driver call (vt_recorder_active),
+         * whether or not it ever records. */
+        struct rlimit as;
+        if (rc == EAGAIN && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+            vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s (the "
+                                 "address space is limited to %llu KiB: ulimit -v); tracing "
+                                 "disabled, the program continues\n", R.path, strerror(rc),
+                   (unsigned long long)(as.rlim_cur / 1024));
+        else
+            vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s; tracing "
+                                 "disabled, the program continues\n", R.path, strerror(rc));
         return false;
     }
     vt_tb_open();
@@ -445,8 +462,10 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
     vt_options_parse(&R.opts, env_lookup, NULL, VT_SAY_LATER);
     if (R.opts.num[VT_OPTION_VERBOSE])
         vt_options_print(&R.opts, VT_SAY_LATER);
-    if (R.opts.num[VT_OPTION_DISABLE])
+    if (R.opts.num[VT_OPTION_DISABLE]) {
+        vt_say_forget_held(); /* do nothing at all: say nothing either */
         goto out;
+    }
     vt_exit_line_init(R.opts.num[VT_OPTION_QUIET] != 0);
     vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
     /* getenv's strings may change under us later (setenv): keep a copy. */

@@ -4,7 +4,8 @@
  *
  * What the recorder finds at start - a bad option value, a path too long,
  * the options in effect (VRAMTRACE_VERBOSE) - is held (VT_SAY_LATER) and
- * said once the process records its first event (vt_say_held): every
+ * said once the process records its first event, or makes its first driver
+ * call when tracing could not start (vt_say_held): every
  * process of a job loads the library, and a shell, `timeout` or a launcher
  * that never uses CUDA must stay silent (issue 19). Held lines are said
  * once per process: the first to say them empties the buffer, and a forked
@@ -68,4 +69,9 @@ void vt_say_held(void)
         return;
     size_t len = atomic_exchange(&held_len, 0);
     write_all(2, held, len);
+}
+
+void vt_say_forget_held(void)
+{
+    atomic_store(&held_len, 0);
 }

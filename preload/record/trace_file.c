@@ -26,114 +26,68 @@ int vt_trace_file_alternative(const char *path, unsigned n, char *out, size_t ou
     return w < 0 || (size_t)w >= outlen ? -1 : 0;
 }
 
-/* Creates the directories path names that do not exist yet, mode 0700, as
- * `mkdir -p` would, so that a pattern naming a new directory per run
- * (traces/run7/rank%r.vtrace) just works. A component that exists when it is
- * looked at is the user's: followed, symlink or not (/home may be a link).
- * One that did not exist must end up a directory of ours: made by this
- * process or by another of the same user racing to make it (every rank of a
- * job starts at once), never a symlink or another user's directory that
- * appeared meanwhile (ELOOP, EPERM: refused, nothing is written there).
- * Returns 0 or an errno. No allocation: the writer thread calls it. */
-static int make_parents(const char *path)
-{
-    char dir[4096];
-    size_t len = strlen(path);
-    if (len >= sizeof dir)
-        return ENAMETOOLONG;
-    memcpy(dir, path, len + 1);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0; /* in the current or the root directory */
-    *slash = '\0';
-    for (char *p = dir + 1;; p++) {
-        bool last = *p == '\0';
-        if (*p != '/' && !last)
-            continue;
-        if (p[-1] == '/') { /* "a//b": nothing between */
-            if (last)
-                break;
-            continue;
-        }
-        *p = '\0';
-        struct stat st;
-        if (stat(dir, &st) == 0) {
-            if (!S_ISDIR(st.st_mode))
-                return ENOTDIR;
-        } else if (errno != ENOENT) {
-            return errno;
-        } else if (mkdir(dir, 0700) != 0) {
-            if (errno != EEXIST)
-                return errno;
-            if (lstat(dir, &st) != 0)
-                return errno;
-            if (S_ISLNK(st.st_mode))
-                return ELOOP;
-            if (!S_ISDIR(st.st_mode))
-                return ENOTDIR;
-            if (st.st_uid != geteuid())
-                return EPERM;
-        }
-        if (last)
-            break;
-        *p = '/';
-    }
-    return 0;
-}
-
-static int create_new(const char *path)
+static int create_new(int dir, const char *name)
 {
     int fd;
     do
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     while (fd < 0 && errno == EINTR);
     return fd;
 }
 
 /* Taken by something a trace could have been (a file, a link): worth a
- * numbered name. lstat: the link itself, never its target. */
-static bool taken_by_file_or_link(const char *path)
+ * numbered name. AT_SYMLINK_NOFOLLOW: the link itself, never its target. */
+static bool taken_by_file_or_link(int dir, const char *name)
 {
     struct stat st;
-    return lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+    return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+/* The last component of name (an alternative of the same directory). */
+static const char *last_component(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    return slash ? slash + 1 : name;
 }
 
 int vt_trace_file_create(const char *path, char *actual, size_t actual_len,
-                         unsigned *alternatives)
+                         unsigned *alternatives, struct vt_safe_path_refusal *refusal)
 {
     *alternatives = 0;
-    int fd = create_new(path);
-    if (fd < 0 && errno == ENOENT) {
-        int err = make_parents(path);
-        if (err) {
-            errno = err;
-            return -1;
-        }
-        fd = create_new(path);
-    }
-    if (fd >= 0 || (errno != EEXIST && errno != ELOOP) || !taken_by_file_or_link(path)) {
+    /* The directories are walked, made where missing (`mkdir -p`, 0700, so
+     * that traces/run7/rank%r.vtrace just works) and checked (safe_path.h):
+     * the file is then created in the directory that was checked. */
+    const char *base;
+    int dir = vt_safe_path_open_dir(path, true, &base, refusal);
+    if (dir < 0)
+        return -1;
+    int fd = create_new(dir, base);
+    if (fd >= 0 || (errno != EEXIST && errno != ELOOP) || !taken_by_file_or_link(dir, base)) {
         int err = errno;
         if (fd >= 0 && snprintf(actual, actual_len, "%s", path) >= (int)actual_len) {
             close(fd);
-            unlink(path); /* ours: created just now */
+            unlinkat(dir, base, 0); /* ours: created just now */
             fd = -1;
             err = ENAMETOOLONG;
         }
+        close(dir);
         errno = err;
         return fd;
     }
     for (unsigned n = 1; n <= VT_TRACE_FILE_ALTERNATIVES; n++) {
         if (vt_trace_file_alternative(path, n, actual, actual_len) != 0) {
+            close(dir);
             errno = ENAMETOOLONG;
             return -1;
         }
         *alternatives = n;
-        fd = create_new(actual);
-        if (fd >= 0)
-            return fd;
-        if (errno != EEXIST && errno != ELOOP)
-            return -1; /* the directory itself refuses: no point going on */
+        fd = create_new(dir, last_component(actual));
+        if (fd >= 0 || (errno != EEXIST && errno != ELOOP))
+            break; /* made, or the directory itself refuses: no point going on */
     }
-    errno = EEXIST;
-    return -1;
+    int err = fd >= 0 ? 0 : errno == ELOOP ? EEXIST : errno; /* every name taken: EEXIST */
+    close(dir);
+    errno = err;
+    return fd;
 }

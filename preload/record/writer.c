@@ -241,7 +241,8 @@ static int ensure_open(void)
         return 0;
     char actual[sizeof W.path];
     unsigned alternatives;
-    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives);
+    struct vt_safe_path_refusal refusal;
+    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives, &refusal);
     if (fd >= 0) {
         fd = vt_fd_move_high(fd, &W.fd_id);
         if (fd < 0) {
@@ -260,6 +261,13 @@ static int ensure_open(void)
             if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
                           "tracing disabled, the program continues\n", W.path, last, strerror(err));
+                give_up();
+            }
+        } else if (refusal.text[0]) {
+            /* a directory on the way is not safe to write in: say which */
+            if (first_failure()) {
+                vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program "
+                          "continues\n", W.path, refusal.text);
                 give_up();
             }
         } else {
@@ -776,6 +784,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     vt_py_codes_reset();
     vt_strings_init(&W.strings);
     vt_modules_init(&W.modules);
+    int err = ENOMEM;
     W.cctx = vt_chunk_cctx_new();
     if (!W.cctx)
         goto fail_state;
@@ -789,8 +798,10 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     atomic_store(&W.started, 0);
     int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (rc != 0) {
+        err = rc; /* EAGAIN: no room for its stack (an address-space limit) */
         goto fail_state;
+    }
     wait_until_started();
     W.running = true;
     vt_tb_wake_writer = wake_from_hook;
@@ -799,7 +810,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
 fail_state:
     free_state();
     W.fd = -1;
-    return -1;
+    return err;
 }
 
 void vt_writer_wake(void)

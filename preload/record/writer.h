@@ -24,7 +24,8 @@
  * Times are written in units of time_unit_ns (trace_format.h), with
  * time_slack_ns of slack (vt_encoder_set_time_slack). api_name
  * names api ids (vt_recorder_links.api_name; NULL: "api#<id>").
- * Returns 0, or -1 (nothing started). */
+ * Returns 0, or an errno value (nothing started): EAGAIN when the thread
+ * cannot be made (its stack under an address-space limit), ENOMEM. */
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api));

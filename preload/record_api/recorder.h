@@ -138,7 +138,10 @@ bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction 
  * processes that never use CUDA say nothing), then said once. */
 #define VT_SAY_LATER (-2)
 void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Says the held lines, once (the first event of the process). */
+/* Says the held lines, once (the first event of the process, or its first
+ * driver call when tracing could not start). */
 void vt_say_held(void);
+/* Drops the held lines unsaid (VRAMTRACE_DISABLE). */
+void vt_say_forget_held(void);
 
 #endif

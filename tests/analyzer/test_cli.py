@@ -41,11 +41,13 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("--version")
     check(rc == 0 and "vramtrace" in out, "--version")
     rc, out, err = run("report", "--bogus", good)
-    check(rc == 2 and "bogus" in err, "bad option exits 2")
+    check(rc == 2 and err == "vramtrace report: unknown option '--bogus' (vramtrace report --help)\n",
+          "bad option: one line and where to look, exit 2")
     rc, out, err = run("report", "--top", "x", good)
     check(rc == 2 and "--top" in err, "bad --top value exits 2")
     rc, out, err = run("frobnicate")
-    check(rc == 2, "unknown command exits 2")
+    check(rc == 2 and err == "vramtrace: unknown command 'frobnicate' (vramtrace --help)\n",
+          "unknown command: one line, exit 2")
 
     # dump: every record, text and JSON lines
     rc, out, err = run("dump", good)

@@ -59,8 +59,27 @@ def with_oom(snap):
     return snap
 
 
+def memo_repeats(n):
+    """Issue 26: one segment repeated n times, its blocks one block n times,
+    its frames one frame n times; pickle writes each repeat as a memo
+    reference, so a few bytes per level expand to n^3 elements."""
+    frame = {"filename": "train.py", "line": 7, "name": "step"}
+    block = {"address": 0, "size": 512, "requested_size": 512, "state": "active_allocated",
+             "frames": [frame] * n}
+    segment = {"device": 0, "address": 0, "total_size": 512 * n, "stream": 0,
+               "segment_type": "large", "is_expandable": False, "frames": [],
+               "blocks": [block] * n}
+    return {"segments": [segment] * n, "device_traces": [[]], "allocator_settings": {}}
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    # Under the element budget (60^3: read and reported) and over it (120^3:
+    # refused): the fuzzer mutates both sides of the limit.
+    for n in (60, 120):
+        out = os.path.join(dst, "memo-repeats-%d.pickle" % n)
+        open(out, "wb").write(pickle.dumps(memo_repeats(n), protocol=4))
+        print("%s: %d elements" % (out, n + n * n * (n + 1)))
     for name in sorted(os.listdir(src)):
         if not name.endswith(".pickle"):
             continue

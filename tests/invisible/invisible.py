@@ -25,9 +25,18 @@ Scenarios:
   quiet                a bad option: said once, by the process that traces
   analyzer_fifo        report/dump of a FIFO (and a directory holding one)
   run_messages         `vramtrace run -- -o x`: only the real error
+  address_space        under `ulimit -v 12000` the writer thread cannot start:
+                       one line at the first driver call, the program unchanged
+  floods               5,000 junk inputs, unknown options: a few lines, not
+                       thousands; every error in JSON
+  pickle_bomb          a 120 KB snapshot repeating shared objects N^3 times:
+                       refused within a second; real snapshots still read
+  unsafe_dirs          outputs through another user's link or directory in
+                       a world-writable one: refused, one line (root only)
 """
 import argparse
 import glob
+import json
 import os
 import re
 import resource
@@ -300,6 +309,308 @@ def scenario_run_messages():
             print("ok: vramtrace run -- -o x: exit 127, one line: " + lines[0])
 
 
+def scenario_address_space():
+    """Issue 26, item 4: under a small address-space limit the writer
+    thread's stack cannot be mapped. The program ran untraced and nothing
+    said so, even with VRAMTRACE_VERBOSE=1: the line was held for the first
+    event, which a tracer that never started never records. Now: one line
+    at the first driver call; a process that never calls the driver (sh)
+    still says nothing."""
+    if A.preload_first:
+        print("skipped: a sanitizer's runtime needs far more address space than the limit")
+        sys.exit(77)
+    kib = 12000
+
+    def limited():
+        no_core()
+        resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, resource.RLIM_INFINITY))
+    with tempfile.TemporaryDirectory(prefix="vt-inv-as-") as tmp:
+        cmd = program("c", "exit")
+        cmd[1] = "-"
+        plain = run(cmd, base_env(tmp), tmp, preexec=limited)
+        if plain[0] != 5:
+            print("skipped: the untraced probe does not run under %d KiB here: %r" % (kib, plain))
+            sys.exit(77)
+        for extra in ({}, {"VRAMTRACE_VERBOSE": "1"}):
+            traced = run(cmd, traced_env(tmp, extra=extra), tmp, preexec=limited)
+            ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+            theirs = b"".join(l + b"\n" for l in traced[2].splitlines()
+                              if not l.startswith(b"vramtrace"))
+            said = [l for l in ours if "cannot start the trace writer" in l]
+            name = "ulimit -v %d%s" % (kib, " VRAMTRACE_VERBOSE=1" if extra else "")
+            if (plain[0], plain[1], plain[2], plain[3]) != (traced[0], traced[1], theirs, traced[3]):
+                fail("%s: the program's behaviour changed: %r vs %r" % (name, traced, plain))
+            elif len(said) != 1 or "ulimit -v" not in said[0] or (not extra and len(ours) != 1):
+                fail("%s: expected one line on the writer, got %r" % (name, ours))
+            elif traces(tmp):
+                fail("%s: a trace appeared: %s" % (name, traces(tmp)))
+            else:
+                print("ok: %s: exit %s unchanged, %d line(s), said: %s" %
+                      (name, plain[0], len(ours), said[0]))
+        quiet = run(["/bin/sh", "-c", "echo shell"], traced_env(tmp), tmp, preexec=limited)
+        if quiet[2] or quiet[1] != b"shell\n":
+            fail("ulimit -v %d: a shell that never calls the driver said %r" % (kib, quiet))
+        else:
+            print("ok: ulimit -v %d: a shell that never calls the driver says nothing" % kib)
+
+
+def scenario_floods():
+    """Issue 26, item 5: a directory of 5,000 junk traces gave 5,000 error
+    lines, and an unknown option the whole usage (42 lines). Now: a few
+    named, then one line that counts the rest (every one in report --json's
+    "input_errors"); an unknown option one line and where to look."""
+    named = 5
+    with tempfile.TemporaryDirectory(prefix="vt-inv-flood-") as tmp:
+        junk = os.path.join(tmp, "junk")
+        os.mkdir(junk)
+        for i in range(5000):
+            with open(os.path.join(junk, "j%04d.vtrace" % i), "w") as f:
+                f.write("junk %d\n" % i)
+        # junk that is recognised by its head as a snapshot, and as a summary
+        heads = {".pickle": b"\x80\x04junk", ".summary.json": b'{"vramtrace_summary": junk'}
+        for i in range(20):
+            for suffix, head in heads.items():
+                with open(os.path.join(junk, "s%02d%s" % (i, suffix)), "wb") as f:
+                    f.write(head)
+        env = base_env(tmp)
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+
+        def vt(*args):
+            return subprocess.run([A.vramtrace] + list(args), capture_output=True, text=True,
+                                  timeout=60, cwd=tmp, env=env)
+        # a good trace beside the junk: the report is written, partial (3)
+        cmd = program("c", "exit")
+        cmd[1] = "-"
+        run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": os.path.join(junk, "good.%p.vtrace")}),
+            tmp)
+        good = glob.glob(os.path.join(junk, "good.*.vtrace"))
+        traces_only = os.path.join(tmp, "traces")
+        os.mkdir(traces_only)
+        for f in glob.glob(os.path.join(junk, "*.vtrace")):
+            os.link(f, os.path.join(traces_only, os.path.basename(f)))
+        if len(good) != 1:
+            fail("floods: no good trace was written: %s" % good)
+            return
+        p = vt("report", traces_only)
+        lines = p.stderr.splitlines()
+        errs = [l for l in lines if "bad magic" in l]
+        counted = [l for l in lines if "and 4995 more input errors" in l]
+        if p.returncode != 3 or len(errs) != named or len(counted) != 1 or len(lines) > named + 3:
+            fail("report of 5000 junk traces: exit %d, %d lines: %r" %
+                 (p.returncode, len(lines), lines[:12]))
+        else:
+            print("ok: report of 5,000 junk traces and a good one: exit 3, %d lines on stderr: %s" %
+                  (len(lines), counted[0]))
+        p = vt("report", "--json", traces_only)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = {}
+        every = doc.get("input_errors", [])
+        named_files = {e.split(":")[0] for e in every}
+        want = {os.path.join(traces_only, "j%04d.vtrace" % i) for i in range(5000)}
+        if p.returncode != 3 or len(every) != 5000 or named_files != want or \
+                len(p.stderr.splitlines()) > named + 3:
+            fail("report --json of 5000 junk traces: exit %d, %d input_errors, %d stderr lines" %
+                 (p.returncode, len(every), len(p.stderr.splitlines())))
+        else:
+            print("ok: report --json: exit 3, input_errors names all 5,000 files, %d stderr lines" %
+                  len(p.stderr.splitlines()))
+        for what, sub in (("snapshots", "*.pickle"), ("summaries", "*.summary.json")):
+            d = os.path.join(tmp, what)
+            os.mkdir(d)
+            for f in glob.glob(os.path.join(junk, sub)):
+                os.link(f, os.path.join(d, os.path.basename(f)))
+            p = vt("report", d)
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) > named + 2 or "bad magic" in p.stderr or \
+                    not any("and 15 more input errors" in l for l in lines):
+                fail("report of 20 junk %s: exit %d, %d lines: %r" %
+                     (what, p.returncode, len(lines), lines))
+            else:
+                print("ok: report of 20 junk %s: exit 2, %d lines" % (what, len(lines)))
+        for args in (["report", "--x", good[0]], ["report", "--top"], ["report", "-z", good[0]],
+                     ["dump", "--bogus", good[0]], ["export", "--x"], ["simulate", "--x"],
+                     ["diff", "--x"], ["run", "--x", "true"]):
+            p = vt(*args)
+            lines = p.stderr.splitlines()
+            hint = "(vramtrace %s --help)" % args[0]
+            if p.returncode != 2 or len(lines) != 1 or hint not in lines[0] or \
+                    args[1].split("=")[0] not in lines[0] or p.stdout:
+                fail("vramtrace %s: exit %d, %d lines: %r" %
+                     (" ".join(args[:2]), p.returncode, len(lines), lines[:3]))
+            else:
+                print("ok: vramtrace %s: exit 2, one line: %s" % (" ".join(args[:2]), lines[0]))
+        p = vt("frobnicate")
+        if p.returncode != 2 or p.stderr.splitlines() != [
+                "vramtrace: unknown command 'frobnicate' (vramtrace --help)"]:
+            fail("vramtrace frobnicate: exit %d: %r" % (p.returncode, p.stderr))
+        else:
+            print("ok: vramtrace frobnicate: exit 2, one line")
+
+
+def hostile_snapshot(n):
+    """Segments that repeat one segment n times, whose blocks repeat one
+    block n times, whose frames repeat one frame n times: Python's pickle
+    writes each repeat as a memo reference (a few bytes), the reader shares
+    the object, and walking it all is n^3 elements."""
+    import pickle
+    frame = {"filename": "train.py", "line": 7, "name": "step"}
+    block = {"address": 0, "size": 512, "requested_size": 512, "state": "active_allocated",
+             "frames": [frame] * n}
+    segment = {"device": 0, "address": 0, "total_size": 512 * n, "allocated_size": 512 * n,
+               "active_size": 512 * n, "requested_size": 512 * n, "stream": 0,
+               "segment_type": "large", "is_expandable": False, "frames": [],
+               "blocks": [block] * n}
+    return pickle.dumps({"segments": [segment] * n, "device_traces": [[]],
+                         "allocator_settings": {}}, protocol=4)
+
+
+def scenario_pickle_bomb():
+    """Issue 26, item 3: N = 20,000 ran for minutes (time N^2 and more,
+    memory small). Now refused within a second, in one line naming the file
+    and a byte offset; the real snapshots of tests/data are still read."""
+    import time
+    with tempfile.TemporaryDirectory(prefix="vt-inv-pickle-") as tmp:
+        bomb = os.path.join(tmp, "bomb.pickle")
+        with open(bomb, "wb") as f:
+            f.write(hostile_snapshot(20000))
+        size = os.path.getsize(bomb)
+        for args in (["report", bomb], ["report", "--json", bomb], ["simulate", bomb]):
+            t0 = time.monotonic()
+            try:
+                p = subprocess.run([A.vramtrace] + args, capture_output=True, text=True, timeout=30)
+            except subprocess.TimeoutExpired:
+                fail("vramtrace %s of a %d-byte pickle: still running after 30 s" %
+                     (" ".join(args[:-1]), size))
+                continue
+            took = time.monotonic() - t0
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith(
+                    "vramtrace: %s: byte " % bomb) or "refused" not in lines[0] or p.stdout:
+                fail("vramtrace %s: exit %d, %r" % (" ".join(args[:-1]), p.returncode, lines))
+            elif took > 5:
+                fail("vramtrace %s: %.1f s for a %d-byte pickle" % (" ".join(args[:-1]), took, size))
+            else:
+                print("ok: vramtrace %s of a %d-byte pickle (N = 20,000): exit 2 in %.2f s: %s" %
+                      (" ".join(args[:-1]), size, took, lines[0]))
+        real = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                             "data", "pytorch-snapshots", "*.pickle")))
+        for snap in real:
+            p = subprocess.run([A.vramtrace, "report", snap], capture_output=True, text=True,
+                               timeout=60)
+            if p.returncode != 0 or "refused" in p.stderr:
+                fail("real snapshot %s: exit %d: %s" % (snap, p.returncode, p.stderr[:300]))
+        if not real:
+            fail("no real snapshots found beside the tests")
+        else:
+            print("ok: %d real snapshots still reported (exit 0)" % len(real))
+
+
+def unsafe_tree(tmp):
+    """A sticky world-writable directory shared/ (like /tmp) where another
+    user (uid 65534) made a link traces -> an 0777 directory of theirs, and
+    a directory of theirs, bob/ (0777); mine/ is ours. Returns the paths."""
+    other = 65534
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    target = os.path.join(tmp, "target")
+    os.mkdir(target)
+    os.chmod(target, 0o777)
+    os.chown(target, other, other)
+    link = os.path.join(shared, "traces")
+    os.symlink(target, link)
+    os.lchown(link, other, other)
+    bob = os.path.join(shared, "bob")
+    os.mkdir(bob)
+    os.chmod(bob, 0o777)
+    os.chown(bob, other, other)
+    return shared, target, link, bob
+
+
+def files_under(*dirs):
+    return sorted(os.path.join(d, f) for d in dirs for f in os.listdir(d))
+
+
+def scenario_unsafe_dirs():
+    """Issue 26, item 2: root's output must not land where another user
+    steers it: through their link in a sticky world-writable directory, into
+    their directory there, or into their 0777 directory. Each refusal is one
+    line and the program goes on unchanged; our own directory there works."""
+    if os.geteuid() != 0:
+        print("skipped: needs root, to give a directory to another uid")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory(prefix="vt-inv-unsafe-") as tmp:
+        shared, target, link, bob = unsafe_tree(tmp)
+        cmd = program("c", "exit")
+        cmd[1] = "-"  # the report on stdout: the program writes no file itself
+        plain = run(cmd, base_env(tmp), tmp)
+        cases = [("another user's link in a sticky directory", link, "a symbolic link owned by uid 65534"),
+                 ("another user's directory in a sticky directory", bob, "a directory owned by uid 65534"),
+                 ("another user's 0777 directory", target, "writable by every user, not sticky"),
+                 ("a directory made below another user's link", os.path.join(link, "run1"),
+                  "a symbolic link owned by uid 65534")]
+        for name, where, what in cases:
+            out = os.path.join(where, "t.%p.vtrace")
+            traced = run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": out}), tmp)
+            ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+            theirs = b"".join(l + b"\n" for l in traced[2].splitlines()
+                              if not l.startswith(b"vramtrace"))
+            left = files_under(target, bob)
+            if (plain[0], plain[1], plain[2], plain[3]) != (traced[0], traced[1], theirs, traced[3]):
+                fail("%s: the program's behaviour changed: %r vs %r" % (name, traced, plain))
+            elif len(ours) != 1 or what not in ours[0] or "tracing disabled" not in ours[0]:
+                fail("%s: expected one line saying %r, got %r" % (name, what, ours))
+            elif left:
+                fail("%s: written through: %s" % (name, left))
+            else:
+                print("ok: %s: refused, exit %s unchanged, said: %s" % (name, plain[0], ours[0]))
+        # Ours, in the same sticky directory (made now, and through a link
+        # of ours): traced as ever.
+        mine = os.path.join(shared, "mine")
+        os.symlink(os.path.join(tmp, "real"), os.path.join(shared, "mylink"))
+        os.mkdir(os.path.join(tmp, "real"))
+        for where in (mine, os.path.join(shared, "mylink")):
+            traced = run(cmd, traced_env(tmp, extra={"VRAMTRACE_OUTPUT": os.path.join(where, "t.%p.vtrace")}), tmp)
+            got = glob.glob(os.path.join(where, "*.vtrace"))
+            if traced[2] or len(got) != 1:
+                fail("our own %s: said %r, traces %s" % (where, traced[2], got))
+            else:
+                print("ok: our own %s in the sticky directory: traced, nothing said" % where)
+        trace = glob.glob(os.path.join(mine, "*.vtrace"))[0]
+        # vramtrace run -o: one line (run's own), the command untraced and unchanged.
+        env = base_env(tmp)
+        if A.preload_first:
+            env["LD_PRELOAD"] = A.preload_first.rstrip(":")
+        env["INV_FILE"] = base_env(tmp)["INV_FILE"]
+        traced = run([A.vramtrace, "run", "-o", os.path.join(link, "t.%p.vtrace"), "--"] + cmd,
+                     env, tmp)
+        ours = [l for l in traced[2].decode().splitlines() if l.startswith("vramtrace")]
+        if (traced[0], traced[1]) != (plain[0], plain[1]) or len(ours) != 1 or \
+                "symbolic link owned by uid 65534" not in ours[0] or files_under(target, bob):
+            fail("run -o through the link: exit %s, said %r, left %s" %
+                 (traced[0], ours, files_under(target, bob)))
+        else:
+            print("ok: vramtrace run -o through the link: exit %s, stdout unchanged, one line: %s" %
+                  (traced[0], ours[0]))
+        # The analyzer's outputs: exit 2, one line, nothing written there.
+        for args in (["report", "--html", os.path.join(link, "r.html"), trace],
+                     ["report", "--summary", os.path.join(bob, "n.summary.json"), trace],
+                     ["export", "--format", "perfetto", "-o", os.path.join(link, "p.json"), trace],
+                     ["export", "--format", "folded", "-o", os.path.join(target, "f.txt"), trace]):
+            p = subprocess.run([A.vramtrace] + args, capture_output=True, text=True,
+                               timeout=TIMEOUT, cwd=tmp, env=env)
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or len(lines) != 1 or "uid 65534" not in lines[0] or \
+                    files_under(target, bob):
+                fail("vramtrace %s: exit %d, said %r, left %s" %
+                     (" ".join(args[:3]), p.returncode, lines, files_under(target, bob)))
+            else:
+                print("ok: vramtrace %s: exit 2, %s" % (" ".join(args[:3]), lines[0]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -315,7 +626,8 @@ def main():
         scenario_fds(args[0])
     elif s == "end":
         scenario_end(args[0], args[1])
-    elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages"):
+    elif s in ("two_copies", "disk_full_start", "quiet", "analyzer_fifo", "run_messages",
+               "unsafe_dirs", "address_space", "floods", "pickle_bomb"):
         globals()["scenario_" + s]()
     else:
         fail("unknown scenario " + s)

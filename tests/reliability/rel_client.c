@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -429,6 +430,38 @@ static int mode_vfork(int argc, char **argv)
     return 0;
 }
 
+/* ---- clonevm: a raw clone(CLONE_VM | SIGCHLD) child (a known limit) ----
+ *
+ * No fork handlers run for a raw clone, and with CLONE_VM the child shares
+ * this process's memory - the recorder, its buffers, even this thread's
+ * TLS. docs/RELIABILITY.md ("Limits"): its events are filed under the
+ * parent's pid (and thread), in the parent's trace. The parent waits while
+ * the child allocates 2 MiB, so nothing runs beside it. */
+static char clone_stack[256 * 1024] __attribute__((aligned(64)));
+
+static int cloned(void *arg)
+{
+    (void)arg;
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, 2 << 20) != CUDA_SUCCESS)
+        return 1;
+    return cuMemFree(p) == CUDA_SUCCESS ? 0 : 1;
+}
+
+static int mode_clonevm(void)
+{
+    init_driver();
+    one_pair(1 << 20);
+    pid_t pid = clone(cloned, clone_stack + sizeof clone_stack, CLONE_VM | SIGCHLD, NULL);
+    CHECK(pid > 0);
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    one_pair(3 << 20);
+    printf("parent %ld, clone child %ld exit 0\n", (long)getpid(), (long)pid);
+    return 0;
+}
+
 /* ---- hostile names: thread and phase names with format directives ---- */
 
 static void *named(void *arg)
@@ -476,9 +509,11 @@ int main(int argc, char **argv)
         return mode_execimage(argc, argv);
     if (!strcmp(mode, "vfork"))
         return mode_vfork(argc, argv);
+    if (!strcmp(mode, "clonevm"))
+        return mode_clonevm();
     if (!strcmp(mode, "noop"))
         return 0;
     fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
-                    "exec|execimage|vfork|noop ...\n");
+                    "exec|execimage|vfork|clonevm|noop ...\n");
     return 2;
 }

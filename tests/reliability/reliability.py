@@ -506,6 +506,47 @@ def scenario_security():
               os.path.basename(alt2))
 
 
+def scenario_clonevm():
+    """A known limit, pinned (docs/RELIABILITY.md, "Limits"; issue 26, item
+    7): a child made by a raw clone(CLONE_VM | SIGCHLD) runs no fork
+    handlers and shares the parent's memory, so its events are filed under
+    the parent's pid and thread, in the parent's trace. Checked against the
+    simulated driver's ledger, which knows the child's real pid."""
+    with tempfile.TemporaryDirectory(prefix="vt-rel-clone-") as tmp:
+        env = traced_env(tmp)
+        p = subprocess.run([A.client, "clonevm"], env=env, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        words = p.stdout.split()
+        if p.returncode != 0 or len(words) < 4 or p.stderr:
+            fail("clonevm client: exit %d %r %r" % (p.returncode, p.stdout, p.stderr))
+            return
+        parent, child = int(words[1].rstrip(",")), int(words[4])
+        ledger = {}
+        for line in open(os.path.join(tmp, "ledger.txt")):
+            f = dict(kv.split("=", 1) for kv in line.split("\t") if "=" in kv)
+            if f.get("op") == "alloc":
+                ledger[int(f["size"])] = int(f["pid"])
+        if ledger != {1 << 20: parent, 2 << 20: child, 3 << 20: parent}:
+            fail("ledger: allocations by pid %s (parent %d, child %d)" % (ledger, parent, child))
+            return
+        found = traces(tmp)
+        if found != [os.path.join(tmp, "trace.%d.vtrace" % parent)]:
+            fail("traces %s, expected only the parent's" % found)
+            return
+        recs = dump_json(found[0])
+        proc = [r for r in recs if r["type"] == "process"]
+        allocs = [r for r in recs if r["type"] == "mem" and r["op"] == "alloc" and
+                  r["kind"] == "device"]
+        if [r["pid"] for r in proc] != [parent] or [r["size"] for r in allocs] != \
+                [1 << 20, 2 << 20, 3 << 20] or len({r["thread"] for r in allocs}) != 1:
+            fail("the parent's trace: processes %s, device allocations %s" %
+                 ([r["pid"] for r in proc], [(r["size"], r["thread"]) for r in allocs]))
+            return
+        print("ok: the raw clone(CLONE_VM) child %d's 2 MiB allocation is in the trace of its "
+              "parent %d, on the parent's thread; no trace of its own (the documented limit)" %
+              (child, parent))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -542,6 +583,8 @@ def main():
         scenario_alarms(int(args[0]))
     elif s == "unchanged":
         scenario_unchanged(args)
+    elif s == "clonevm":
+        scenario_clonevm()
     elif s == "security":
         scenario_security()
     elif s == "exec":

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input_errors.h"
 #include "job_summary.h"
 #include "output_file.h"
 #include "report_document.h"
@@ -125,7 +126,7 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
 
 /* The JSON document of the job over summaries: the jobs alone. */
 static void summaries_json(char *const *paths, size_t npaths, const struct vt_job_summaries *s,
-                           struct vt_json *j)
+                           const struct vt_input_errors *errors, struct vt_json *j)
 {
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "vramtrace_report", VT_REPORT_JSON_VERSION);
@@ -137,6 +138,10 @@ static void summaries_json(char *const *paths, size_t npaths, const struct vt_jo
         vt_json_kv_string(j, "kind", "summary");
         vt_json_end_object(j);
     }
+    vt_json_end_array(j);
+    vt_json_key(j, "input_errors");
+    vt_json_begin_array(j);
+    vt_input_errors_json_items(errors, j);
     vt_json_end_array(j);
     /* The processes' and GPUs' details stay in each node's traces. */
     vt_json_key(j, "processes");
@@ -173,7 +178,7 @@ static int summaries_html(char *const *paths, size_t npaths, const struct vt_job
     }
     struct vt_json j;
     vt_json_init(&j, mem, false);
-    summaries_json(paths, npaths, s, &j);
+    summaries_json(paths, npaths, s, NULL, &j);
     int status = fclose(mem) == 0 ? 0 : 2;
     for (size_t k = 0, listed = 0; k < s->n; k++) {
         index[k] = listed;
@@ -196,13 +201,15 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
     struct vt_job_filter filter = {opt->has_rank, opt->has_pid, opt->has_device,
                                    opt->rank, opt->pid, opt->device};
     size_t bad = 0;
+    struct vt_input_errors errors = {0};
     for (size_t i = 0; i < npaths; i++) {
         char msg[512];
         if (!vt_job_summaries_read(&s, paths[i], &filter, msg, sizeof msg)) {
-            fprintf(err, "vramtrace: %s\n", msg);
+            vt_input_error(&errors, err, msg);
             bad++;
         }
     }
+    vt_input_errors_summary(&errors, err);
     size_t processes = 0;
     for (size_t k = 0; k < s.n; k++)
         processes += s.views[k]->nprocesses;
@@ -217,7 +224,7 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
     } else if (json) {
         struct vt_json j;
         vt_json_init(&j, out, true);
-        summaries_json(paths, npaths, &s, &j);
+        summaries_json(paths, npaths, &s, &errors, &j);
         vt_json_newline(&j);
         status = ferror(out) ? 2 : 0;
     } else {
@@ -241,5 +248,6 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
         status = VT_REPORT_PARTIAL;
     }
     vt_job_summaries_free(&s);
+    vt_input_errors_free(&errors);
     return status;
 }
