@@ -128,7 +128,7 @@ def check_version(name, vramtrace, env, src):
     want_commit = commit_of(src)
     if project_version(src) not in out:
         fail("%s: --version says %r, not the version %s" % (name, out, project_version(src)))
-    if want_commit and ("commit " + want_commit[:12]) not in out:
+    if want_commit and want_commit[:12] not in out:  # git describe: HASH or TAG-N-gHASH
         fail("%s: --version says %r, not the commit %s" % (name, out, want_commit[:12]))
     if not want_commit and "commit unknown" not in out:
         fail("%s: --version outside git says %r" % (name, out))
