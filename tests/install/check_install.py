@@ -135,6 +135,7 @@ def check_version(name, vramtrace, env, src):
 
 
 def check_traced_job(name, vramtrace, python, env, driver, work):
+    failed_before = len(failures)
     out = os.path.join(work, "traces")
     os.makedirs(out)
     led_path, log, facts_path = (os.path.join(work, f) for f in
@@ -197,11 +198,13 @@ def check_traced_job(name, vramtrace, python, env, driver, work):
              if l.startswith("mark ") and "epoch 1 done" in l]
     if len(marks) != 2 or marks[0] != marks[1]:
         fail("%s: the module's mark and the C API's differ: %r" % (name, marks))
-    print("  %s: traced job ok: peak %s, phases %s" % (name, format_bytes(led.peak(pid)),
+    print("  %s: traced job %s: peak %s, phases %s" % (
+          name, "ok" if len(failures) == failed_before else "FAILED", format_bytes(led.peak(pid)),
           ", ".join("%s %s" % (k, format_bytes(v)) for k, v in sorted(want.items()))))
 
 
 def check_untraced_job(name, python, env, driver, work):
+    failed_before = len(failures)
     os.makedirs(work)
     facts_path = os.path.join(work, "facts.json")
     r = run([python, os.path.join(HERE, "module_job.py")], check=False, timeout=120,
@@ -220,8 +223,9 @@ def check_untraced_job(name, python, env, driver, work):
     if facts["phase_cost_ratio"] > 3.0:
         fail("%s: untraced, a phase costs %.1f times an empty context manager"
              % (name, facts["phase_cost_ratio"]))
-    print("  %s: untraced job ok: a phase costs %.2fx contextlib.nullcontext, a mark %.0f ns"
-          % (name, facts["phase_cost_ratio"], facts["mark_ns"]))
+    print("  %s: untraced job %s: a phase costs %.2fx contextlib.nullcontext, a mark %.0f ns"
+          % (name, "ok" if len(failures) == failed_before else "FAILED",
+             facts["phase_cost_ratio"], facts["mark_ns"]))
 
 
 def check_pkg_config(name, prefix_dir, env, work):
