@@ -551,6 +551,13 @@ int vt_cmd_run(int argc, char **argv)
                 vt_install_places);
         return 2;
     }
+    /* The loader splits LD_PRELOAD at both, and has no way to quote them. */
+    if (strpbrk(lib, ": ")) {
+        fprintf(stderr, "vramtrace run: the tracer's path has a space or a colon, which "
+                        "LD_PRELOAD cannot carry: %s (install vramtrace under a path without "
+                        "them)\n", lib);
+        return 2;
+    }
     if (set_preload(lib) != 0 || setenv("VRAMTRACE_OUTPUT", tmpl, 1) != 0 ||
         (depth && setenv("VRAMTRACE_STACK_DEPTH", depth, 1) != 0)) {
         fputs("vramtrace run: cannot set the environment\n", stderr);

@@ -329,6 +329,13 @@ def tarball(src, python, work, driver):
     shutil.move(top, moved)
     check_install("tarball-moved", os.path.join(moved, "bin", "vramtrace"), python,
                   clean_env(PYTHONPATH=os.path.join(moved, "lib", "python")), driver, work, src)
+    # a path LD_PRELOAD cannot carry: said, not a silently untraced job
+    spaced = os.path.join(work, "with space")
+    shutil.move(moved, spaced)
+    r = run([os.path.join(spaced, "bin", "vramtrace"), "run", "--", "true"], env=clean_env(),
+            check=False)
+    if r.returncode != 2 or "space or a colon" not in r.stderr:
+        fail("tarball in a path with a space: run exited %d: %r" % (r.returncode, r.stderr))
 
 
 def main():
