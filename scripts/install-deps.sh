@@ -5,7 +5,12 @@ set -euo pipefail
 
 packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
           python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev libjansson-dev
-          chromium)
+          chromium
+          # the wheel and the tarball (docs/INSTALL.md, tests/install): meson-python,
+          # a venv to install into, patchelf for the libraries they carry, and
+          # libbz2-dev, whose libbz2.a a static libdw needs (libdw-dev does not
+          # pull it in)
+          python3-mesonpy python3-venv python3-pip patchelf libbz2-dev)
 # The HTML report's chart libraries and its browser test come from npm
 # (package.json, pinned by package-lock.json): node and npm are needed,
 # Debian's when the machine has none.

@@ -31,13 +31,11 @@
 
 #include "analysis.h"
 #include "cli_options.h"
+#include "install_paths.h"
 #include "grow_array.h"
 #include "report.h"
 #include "safe_path.h"
 
-#ifndef VT_LIBDIR
-#define VT_LIBDIR "/usr/local/lib"
-#endif
 #define DEFAULT_TEMPLATE "vramtrace.%h.%p.vtrace"
 
 static volatile sig_atomic_t child_pid;
@@ -78,42 +76,6 @@ static void run_usage(FILE *out)
           "  vramtrace run -- python train.py\n"
           "  vramtrace run -o 'traces/%h.rank%r.%p.vtrace' -- torchrun --nproc_per_node 8 train.py\n",
           out);
-}
-
-static bool readable(const char *p)
-{
-    return access(p, R_OK) == 0;
-}
-
-/* libvramtrace.so beside us in the build tree, or in the install prefix. */
-static bool find_library(char *out, size_t n)
-{
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            if (snprintf(out, n, "%s/../preload/libvramtrace.so", exe) < (int)n && readable(out))
-                return true;
-            char pattern[PATH_MAX + 64];
-            static const char *const globs[] = {"%s/../lib*/libvramtrace.so",
-                                                "%s/../lib/*/libvramtrace.so"};
-            for (size_t k = 0; k < 2; k++) {
-                snprintf(pattern, sizeof pattern, globs[k], exe);
-                glob_t g;
-                if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-                    snprintf(out, n, "%s", g.gl_pathv[0]);
-                    globfree(&g);
-                    return true;
-                }
-                globfree(&g);
-            }
-        }
-    }
-    snprintf(out, n, "%s/libvramtrace.so", VT_LIBDIR);
-    return readable(out);
 }
 
 /* The template as a pattern for fnmatch: each %x expands to anything. */
@@ -476,34 +438,6 @@ static int set_preload(const char *lib)
     return rc;
 }
 
-/* The Python bootstrap (preload/python/, docs/PYTORCH.md): a sitecustomize.py
- * beside us in the build tree or in the install prefix. */
-static bool find_python_bootstrap(char *out, size_t n)
-{
-    char exe[PATH_MAX], probe[PATH_MAX + 32];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        static const char *const rel[] = {"%s/../preload/python", "%s/../share/vramtrace/python"};
-        for (size_t k = 0; slash && k < 2; k++) {
-            *slash = '\0';
-            if (snprintf(out, n, rel[k], exe) >= (int)n ||
-                snprintf(probe, sizeof probe, "%s/sitecustomize.py", out) >= (int)sizeof probe)
-                continue;
-            if (readable(probe)) {
-                char abs[PATH_MAX];
-                if (realpath(out, abs))
-                    snprintf(out, n, "%s", abs);
-                return true;
-            }
-        }
-    }
-    snprintf(out, n, "%s", VT_PYDIR);
-    snprintf(probe, sizeof probe, "%s/sitecustomize.py", out);
-    return readable(probe);
-}
-
 /* The bootstrap's directory goes first on PYTHONPATH (the user's entries
  * follow in their order; an empty PYTHONPATH stays without an empty entry,
  * which would mean the current directory), and its settings into the
@@ -511,7 +445,7 @@ static bool find_python_bootstrap(char *out, size_t n)
 static void set_python_bootstrap(bool on, const char *history, bool phases)
 {
     char dir[PATH_MAX];
-    if (!on || !find_python_bootstrap(dir, sizeof dir))
+    if (!on || !vt_find_python_bootstrap(dir, sizeof dir))
         return;
     const char *old = getenv("PYTHONPATH");
     size_t dlen = strlen(dir);
@@ -596,14 +530,18 @@ int vt_cmd_run(int argc, char **argv)
     if (!tmpl || !*tmpl)
         tmpl = DEFAULT_TEMPLATE;
     char lib[PATH_MAX];
-    if (!find_library(lib, sizeof lib)) {
-        fprintf(stderr, "vramtrace run: cannot find libvramtrace.so (looked beside %s and in %s)\n",
-                "this program", VT_LIBDIR);
+    if (!vt_find_tracer(lib, sizeof lib)) {
+        fprintf(stderr, "vramtrace run: cannot find libvramtrace.so (looked %s)\n",
+                vt_install_places);
         return 2;
     }
-    char abslib[PATH_MAX];
-    if (realpath(lib, abslib))
-        snprintf(lib, sizeof lib, "%s", abslib);
+    /* The loader splits LD_PRELOAD at both, and has no way to quote them. */
+    if (strpbrk(lib, ": ")) {
+        fprintf(stderr, "vramtrace run: the tracer's path has a space or a colon, which "
+                        "LD_PRELOAD cannot carry: %s (install vramtrace under a path without "
+                        "them)\n", lib);
+        return 2;
+    }
     if (set_preload(lib) != 0 || setenv("VRAMTRACE_OUTPUT", tmpl, 1) != 0 ||
         (depth && setenv("VRAMTRACE_STACK_DEPTH", depth, 1) != 0)) {
         fputs("vramtrace run: cannot set the environment\n", stderr);

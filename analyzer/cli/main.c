@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "version.h"
 #include "vramtrace/trace_format.h"
 
 #ifndef VT_VERSION
@@ -45,7 +46,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-        printf("vramtrace %s (trace format %d)\n", VT_VERSION, VT_FORMAT_VERSION);
+        printf("vramtrace %s (commit %s, trace format %d)\n", VT_VERSION, VT_COMMIT,
+               VT_FORMAT_VERSION);
         return 0;
     }
 #define AS_DISPATCH(name, fn, help) \

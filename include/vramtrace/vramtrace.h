@@ -9,7 +9,8 @@
  * it: with VRAMTRACE_DYNAMIC defined before including this header, the
  * calls below become inline functions that look the symbols up at run time
  * with dlsym(RTLD_DEFAULT, ...) and do nothing when the tracer is not
- * loaded. From Python:
+ * loaded. From Python, the wheel's module `vramtrace` does this for you
+ * (`with vramtrace.phase("eval"):`, docs/INSTALL.md); by hand:
  *
  *     import ctypes
  *     vt = ctypes.CDLL(None)   # the process's global scope
