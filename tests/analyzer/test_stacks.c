@@ -60,7 +60,7 @@ static void test_pytorch(void **state)
         {"_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator6mallocEPPvimP11CUstream_st",
          NULL, "libc10_cuda.so", VT_FRAME_ALLOCATOR},
         {"_ZN2at6native10empty_cudaEN3c108ArrayRefIlEE", NULL, "libtorch_cuda.so", VT_FRAME_OWN},
-        {"_PyEval_EvalFrameDefault", NULL, "libpython3.11.so.1.0", VT_FRAME_OWN},
+        {"_PyEval_EvalFrameDefault", NULL, "libpython3.11.so.1.0", VT_FRAME_INTERPRETER},
         {"forward", "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", "python",
          VT_FRAME_FRAMEWORK},
         {"_call_impl", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "python",
@@ -121,6 +121,8 @@ static void test_others(void **state)
                 {NULL, NULL, NULL, VT_FRAME_OWN});
     assert_string_equal(vt_frame_class_name(VT_FRAME_RUNTIME), "cuda runtime");
     assert_string_equal(vt_frame_class_name(VT_FRAME_STARTUP), "libc start-up");
+    assert_string_equal(vt_frame_class_name(VT_FRAME_FFI), "foreign-function call");
+    assert_string_equal(vt_frame_class_name(VT_FRAME_INTERPRETER), "python interpreter");
     assert_null(vt_frame_class_name(VT_FRAME_OWN));
 }
 

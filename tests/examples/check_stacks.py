@@ -21,7 +21,8 @@ line that must come first in a stack line, and the API its "via" tag names.
     libc start-up frames included;
   - JSON: "folded"/"folded_as" set exactly on the frames of the simulated
     runtime (the sources of libsimcudart, tests/simdriver/runtime/
-    meson.build) and of libc's start-up, never on others.
+    meson.build), of libc's start-up, of the foreign-function layers
+    (libffi, _ctypes) and of CPython's own native frames, never on others.
 
 --tamper moves every truth line down by one: the check must then fail.
 """
@@ -183,6 +184,15 @@ def folded_truth(f):
         return "cuda runtime"
     if (f["module"] or "").startswith("libc.so") or f["function"] == "_start":
         return "libc start-up"
+    module = f["module"] or ""
+    if (module.startswith(("libffi.so", "_ctypes", "_cffi_backend")) or
+            (f["function"] or "").startswith("ffi_call")):
+        return "foreign-function call"
+    if module.startswith("libpython3") or (
+            module.startswith("python3") and
+            re.match(r"(_?Py|method_vectorcall|cfunction_|slot_tp_|run_|pymain_|main$)",
+                     f["function"] or "")):
+        return "python interpreter"
     return None
 
 
