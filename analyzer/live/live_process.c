@@ -62,7 +62,7 @@ void vt_live_process_history(const struct vt_live_process *p, uint64_t now_ns, u
         for (uint64_t t = first; t < end; t++) {
             uint64_t v = 0;
             if (p->has_history && t > p->history_last)
-                v = p->device_bytes; /* nothing changed since */
+                v = p->exited ? 0 : p->device_bytes; /* nothing changed since */
             else if (p->has_history && p->history[t % VT_LIVE_HISTORY_SECONDS].second == t)
                 v = p->history[t % VT_LIVE_HISTORY_SECONDS].max_bytes;
             if (v > m)
