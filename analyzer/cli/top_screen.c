@@ -1,8 +1,9 @@
 /*
  * `vramtrace top`'s full-screen view, drawn with ncurses: the frame's lines
  * (top_frame.h) with the title in bold, the column names in reverse, the
- * chosen process highlighted and exited ones dim; a status line at the
- * bottom. The view is read again every delay; a key redraws at once from
+ * chosen process highlighted and exited ones dim; an opened process's
+ * details under the header, the table scrolled to the chosen row; a
+ * status line at the bottom. The view is read again every delay; a key redraws at once from
  * what was read.
  *
  * Keys, as top(1) has them where it has them: q quits; b, p, g, r sort
@@ -60,34 +61,72 @@ static void draw_help(void)
     refresh();
 }
 
+static void draw_line(int y, const struct top_line *l, const struct screen_state *s)
+{
+    attr_t a = A_NORMAL;
+    switch (l->kind) {
+    case TOP_LINE_TITLE: a = A_BOLD; break;
+    case TOP_LINE_COLUMNS: a = A_REVERSE; break;
+    case TOP_LINE_EXITED: a = A_DIM; break;
+    default: break;
+    }
+    if ((l->kind == TOP_LINE_ROW || l->kind == TOP_LINE_EXITED) && l->process == s->chosen)
+        a |= A_STANDOUT | A_BOLD;
+    attrset(a);
+    mvaddstr(y, 0, l->text);
+}
+
+static bool is_row(const struct top_line *l)
+{
+    return l->kind == TOP_LINE_ROW || l->kind == TOP_LINE_EXITED;
+}
+
+/* The header, then the opened process's details (always in sight), then
+ * the table scrolled so that the chosen row is on the screen; the last
+ * line says the keys or the files skipped. */
 static void draw(const struct vt_live_view *v, struct top_run_options *o, struct screen_state *s,
                  struct top_lines *lines, uint64_t now_ns)
 {
     o->frame.width = COLS > 0 ? (size_t)COLS : 80;
-    if (s->chosen < 0 && v->nprocesses)
-        s->chosen = -1;
     if (!top_frame_build(v, &o->frame, now_ns, time(NULL), s->order, lines))
         return;
     erase();
-    int y = 0;
-    for (size_t i = 0; i < lines->n && y < LINES - 1; i++, y++) {
+    int y = 0, bottom = LINES - 1;
+    size_t table = 0, rows = 0, chosen_at = 0;
+    for (size_t i = 0; i < lines->n; i++) {
         const struct top_line *l = &lines->lines[i];
-        attr_t a = A_NORMAL;
-        switch (l->kind) {
-        case TOP_LINE_TITLE: a = A_BOLD; break;
-        case TOP_LINE_COLUMNS: a = A_REVERSE; break;
-        case TOP_LINE_EXITED: a = A_DIM; break;
-        default: break;
+        if (l->kind == TOP_LINE_COLUMNS && !table)
+            table = i;
+        if (is_row(l)) {
+            if (l->process == s->chosen)
+                chosen_at = rows;
+            rows++;
         }
-        if ((l->kind == TOP_LINE_ROW || l->kind == TOP_LINE_EXITED) && l->process == s->chosen)
-            a |= A_STANDOUT | A_BOLD;
-        attrset(a);
-        mvaddstr(y, 0, l->text);
+        if (!table && y < bottom)
+            draw_line(y++, l, s); /* the header */
+    }
+    for (size_t i = 0; i < lines->n && y < bottom; i++)
+        if (lines->lines[i].kind == TOP_LINE_DETAIL)
+            draw_line(y++, &lines->lines[i], s);
+    if (o->frame.opened >= 0 && y < bottom)
+        y++;
+    if (table && y < bottom)
+        draw_line(y++, &lines->lines[table], s);
+    size_t room = y < bottom ? (size_t)(bottom - y) : 0;
+    size_t skip = room && chosen_at >= room ? chosen_at - room + 1 : 0;
+    for (size_t i = table + 1, r = 0; table && i < lines->n && y < bottom; i++) {
+        if (!is_row(&lines->lines[i]))
+            continue;
+        if (r++ >= skip)
+            draw_line(y++, &lines->lines[i], s);
     }
     attrset(A_NORMAL);
     if (v->nnotes)
         mvprintw(LINES - 1, 0, "%zu file%s skipped or broken; last: %.*s", v->nnotes,
                  v->nnotes == 1 ? "" : "s", COLS > 60 ? COLS - 40 : 20, v->notes[v->nnotes - 1]);
+    else if (rows > room)
+        mvprintw(LINES - 1, 0, "rows %zu-%zu of %zu (up/down)  q quit  b/p/g/r sort  Enter open  "
+                 "? help", skip + 1, skip + room, rows);
     else
         mvaddnstr(LINES - 1, 0, "q quit  b/p/g/r sort  up/down choose  Enter open  ? help", COLS - 1);
     refresh();
