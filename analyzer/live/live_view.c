@@ -20,9 +20,13 @@ bool vt_live_view_init(struct vt_live_view *v, char *const *sources, size_t n, c
     v->sources = calloc(n + 1, sizeof *v->sources);
     if (!v->sources)
         return false;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!(v->sources[v->nsources++] = strdup(sources[i])))
             return false;
+        size_t len = strlen(v->sources[i]); /* "traces/" names its files "traces/x" */
+        while (len > 1 && v->sources[i][len - 1] == '/')
+            v->sources[i][--len] = '\0';
+    }
     return !session || (v->session = strdup(session)) != NULL;
 }
 

@@ -7,7 +7,8 @@ failed once. While they hold, the screen must show each rank's bytes as
 the driver's ledger has them; r and p sort by rank and by peak (the order
 of the rows changes accordingly); Enter opens the chosen process (its
 live call sites, its phase, its last failure) and closes it; ? shows the
-keys; q quits with status 0.
+keys; q quits with status 0. In a terminal of 8 lines the table scrolls to
+the chosen row.
 
     check_screen.py --build BUILD [--preload-first LIBS]
 """
@@ -44,8 +45,14 @@ def tmux(*args):
                           timeout=10)
 
 
+target = "top"  # the tmux session read
+
+
 def screen():
-    return tmux("capture-pane", "-p", "-t", "top").stdout.split("\n")
+    lines = tmux("capture-pane", "-p", "-t", target).stdout.split("\n")
+    while lines and not lines[-1]:
+        lines.pop()  # capture-pane ends with the pane's empty last lines
+    return lines
 
 
 def wait_for(what, test, seconds=10):
@@ -53,8 +60,11 @@ def wait_for(what, test, seconds=10):
     deadline = time.monotonic() + seconds
     while True:
         lines = screen()
-        if test(lines):
-            return lines
+        try:
+            if test(lines):
+                return lines
+        except IndexError:
+            pass  # an empty screen, not drawn yet
         if time.monotonic() > deadline:
             fail("%s: never on the screen:\n%s" % (what, "\n".join(lines)))
             return lines
@@ -148,6 +158,19 @@ try:
     # q quits, status 0 (the shell after it says)
     tmux("send-keys", "-t", "top", "q")
     wait_for("q: top exited 0", lambda l: "top exited 0" in l)
+
+    # a terminal of 8 lines: room for one row; the table scrolls to the chosen one
+    target = "small"
+    tmux("new-session", "-d", "-s", "small", "-x", "200", "-y", "8",
+         "env LANG=C.UTF-8 %s %s top -d 0.3 -s rank %s; sleep 60" % (top_env, P.vramtrace, traces))
+    lines = wait_for("8 lines: the first row", lambda l: bool(l) and "rows 1-1 of 2" in l[-1])
+    if [r[0] for r in rows(lines)] != [0]:
+        fail("8 lines: rows %r, want rank 0 alone" % rows(lines))
+    tmux("send-keys", "-t", "small", "Down")  # rank 0 chosen
+    tmux("send-keys", "-t", "small", "Down")  # rank 1: out of sight until scrolled
+    lines = wait_for("8 lines: scrolled to rank 1", lambda l: bool(l) and "rows 2-2 of 2" in l[-1])
+    if [r[0] for r in rows(lines)] != [1]:
+        fail("8 lines, scrolled: rows %r, want rank 1 alone" % rows(lines))
 finally:
     tmux("kill-server")
     run.kill()
