@@ -4,8 +4,9 @@
 rank a traced bench/live_writer on the simulated driver. After a warm-up
 (the first refresh reads every trace from its start; later ones only what
 was appended), top's own CPU time (utime + stime, /proc/PID/stat) over a
-measured span of wall time, its peak RSS (VmHWM) and the events the ranks
-wrote (their own counts). docs/PERFORMANCE.md, "vramtrace top".
+measured span of wall time, its peak RSS (VmHWM), the events the ranks
+wrote (their own counts), and how old the newest event of rank 0 is when a
+frame is made (a second top with -p, its detail line says). docs/PERFORMANCE.md, "vramtrace top".
 
     bench/top_cost.py --build BUILD [--ranks 64] [--rate 100000] [--warmup 10] [--measure 30]
 """
@@ -60,12 +61,24 @@ def status(pid, key):
 
 
 time.sleep(A.warmup)
+# Freshness, by a second top that opens rank 0: each frame says how long
+# before it the newest event it read happened (not counted in the CPU).
+rank0 = next(int(m.group(1)) for m in (re.match(r"rank0\.(\d+)\.vtrace$", f)
+                                       for f in os.listdir(traces)) if m)
+fresh_out = open(os.path.join(tmp, "fresh.txt"), "w")  # a file: a full pipe would stall it
+fresh = subprocess.Popen([vramtrace, "top", "-b", "-d", "1", "-p", str(rank0), traces],
+                         stdout=fresh_out, stderr=subprocess.DEVNULL)
 c0, w0 = cpu_s(top.pid), time.monotonic()
 time.sleep(A.measure)
 c1, w1 = cpu_s(top.pid), time.monotonic()
 hwm, rss = status(top.pid, "VmHWM"), status(top.pid, "VmRSS")
 top.terminate()
 top.wait()
+fresh.terminate()
+fresh.wait()
+fresh_out.close()
+ages = sorted(float(a) for a in re.findall(r"newest event (\d+\.\d+) s before this frame",
+                                          open(os.path.join(tmp, "fresh.txt")).read()))[1:]
 out = run.communicate()[0]
 frames.close()
 events = sum(int(m) for m in re.findall(r"live_writer: (\d+) events", out))
@@ -78,4 +91,8 @@ print("ranks %d, events written %d in %.0f s (%.0f/s), traces %.1f MiB" %
 print("top -b -d 1: CPU %.2f%% of one core over %.0f s (after %.0f s of warm-up); "
       "peak RSS %.1f MiB, RSS at the end %.1f MiB; rows in a frame %d" %
       (100 * (c1 - c0) / (w1 - w0), w1 - w0, A.warmup, hwm / 1024, rss / 1024, rows))
+if ages:
+    print("freshness (rank 0, %d frames): the newest event read was %.3f s (median), %.3f s "
+          "(90th percentile), %.3f s (largest) before its frame; flush interval 0.100 s" %
+          (len(ages), ages[len(ages) // 2], ages[len(ages) * 9 // 10], ages[-1]))
 shutil.rmtree(tmp, ignore_errors=True)

@@ -42,7 +42,6 @@ int top_batch_run(struct vt_live_view *v, struct top_run_options *o)
     for (uint64_t frame = 0; !o->frames || frame < o->frames; frame++) {
         if (frame)
             top_sleep_ns(o->frame.delay_ns);
-        uint64_t now_ns = top_now_ns();
         if (!vt_live_view_refresh(v)) {
             fputs("vramtrace top: out of memory\n", stderr);
             status = 2;
@@ -59,6 +58,7 @@ int top_batch_run(struct vt_live_view *v, struct top_run_options *o)
             }
         }
         o->frame.opened = top_process_of_pid(v, o->open_pid);
+        uint64_t now_ns = top_now_ns(); /* the frame's time: after reading */
         if (!top_frame_build(v, &o->frame, now_ns, time(NULL), order, &lines)) {
             fputs("vramtrace top: out of memory\n", stderr);
             status = 2;

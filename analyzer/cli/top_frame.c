@@ -296,18 +296,34 @@ static struct vt_symbolizer *symbols_of(struct top_symbols *s, const struct vt_l
     return s->sym;
 }
 
-static bool add_detail(const struct vt_live_process *p, const struct top_frame_options *o,
-                       struct top_lines *out)
+/* "; newest event 0.08 s before this frame": how far behind the trace is
+ * (the flush interval and the writer's round, when the process is busy).
+ * Only for a running process of this host: another host's clock does not
+ * compare. */
+static void age_text(const struct vt_live_view *v, const struct vt_live_process *p,
+                     uint64_t now_ns, char *buf, size_t n)
 {
+    buf[0] = '\0';
+    if (!p->exited && p->replay.has_time && p->info->hostname &&
+        !strcmp(p->info->hostname, v->this_host) && now_ns >= p->replay.last_time_ns)
+        snprintf(buf, n, "; newest event %.3f s before this frame",
+                 (double)(now_ns - p->replay.last_time_ns) / 1e9);
+}
+
+static bool add_detail(const struct vt_live_view *v, const struct vt_live_process *p,
+                       const struct top_frame_options *o, uint64_t now_ns, struct top_lines *out)
+{
+    char age[96];
+    age_text(v, p, now_ns, age, sizeof age);
     char r[24], lr[24], b1[32], b2[32], at[16];
     size_t w = o->width;
     bool ok = add(out, TOP_LINE_DETAIL, -1, w, "pid %" PRIu64 " (rank %s, local rank %s) on %s: %s",
                   p->info->pid, vt_format_rank(p->rank, r, sizeof r),
                   vt_format_rank(p->local_rank, lr, sizeof lr),
                   p->info->hostname ? p->info->hostname : "?", p->command) &&
-              add(out, TOP_LINE_DETAIL, -1, w, "  trace %s: %" PRIu64 " records read, %s",
+              add(out, TOP_LINE_DETAIL, -1, w, "  trace %s: %" PRIu64 " records read, %s%s",
                   p->path, p->records,
-                  p->broken ? "broken" : p->exited ? "exited" : "running") &&
+                  p->broken ? "broken" : p->exited ? "exited" : "running", age) &&
               add(out, TOP_LINE_DETAIL, -1, w, "  device bytes now %s, peak %s at %s",
                   vt_format_bytes(p->exited ? 0 : p->device_bytes, b1, sizeof b1),
                   vt_format_bytes(p->peak_bytes, b2, sizeof b2),
@@ -374,6 +390,6 @@ bool top_frame_build(const struct vt_live_view *v, const struct top_frame_option
             return false;
     if (o->opened >= 0 && (size_t)o->opened < v->nprocesses)
         return add(out, TOP_LINE_BLANK, -1, o->width, "%s", "") &&
-               add_detail(v->processes[o->opened], o, out);
+               add_detail(v, v->processes[o->opened], o, now_ns, out);
     return true;
 }

@@ -213,10 +213,11 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
         }
         if (frame == 0 && o->open_pid >= 0)
             o->frame.opened = s.chosen = top_process_of_pid(v, o->open_pid);
+        uint64_t frame_ns = top_now_ns(); /* the frame's time: after reading */
         if (s.help)
             draw_help();
         else
-            draw(v, o, &s, &lines, now_ns);
+            draw(v, o, &s, &lines, frame_ns);
         if (o->frames && frame + 1 == o->frames)
             break;
         /* Keys until the next refresh is due. */
@@ -235,7 +236,7 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
             if (s.help)
                 draw_help();
             else
-                draw(v, o, &s, &lines, now_ns);
+                draw(v, o, &s, &lines, frame_ns);
         }
     }
     endwin();
