@@ -140,13 +140,15 @@ static const char *devices_text(const struct vt_live_process *p, char *buf, size
     return o ? buf : "-";
 }
 
+/* The report's growth across openings: "+64.00 MiB" a phase grows by per
+ * opening, "none" where phases repeat and none grows, "-" before. */
 static const char *growth_text(const struct vt_live_process *p, char *buf, size_t n)
 {
     struct vt_live_growth g = vt_live_process_growth(p);
-    if (!g.has_step)
-        return "-";
+    if (!g.grows)
+        return g.repeated ? "none" : "-";
     char b[32];
-    snprintf(buf, n, "+%s", vt_format_bytes((uint64_t)g.per_step, b, sizeof b));
+    snprintf(buf, n, "+%s", vt_format_bytes(g.result.per_opening, b, sizeof b));
     return buf;
 }
 
@@ -310,6 +312,34 @@ static void age_text(const struct vt_live_view *v, const struct vt_live_process 
                  (double)(now_ns - p->replay.last_time_ns) / 1e9);
 }
 
+/* The phase that grows most per opening, as the report says it, and the
+ * call sites that grew over its run of rises. */
+static bool add_growth(const struct vt_live_process *p, const struct vt_live_growth *g,
+                       struct vt_symbolizer *sym, const struct top_frame_options *o,
+                       struct top_lines *out)
+{
+    char b1[32], b2[32], b3[32];
+    const char *name = vt_reader_string(p->reader, g->phase->name);
+    bool ok = add(out, TOP_LINE_DETAIL, -1, o->width,
+                  "  growth across openings: %s +%s per opening from opening %" PRIu64
+                  " (%" PRIu64 " in a row up to the last of %" PRIu64 "; %s -> %s), device %" PRId64,
+                  name ? name : "?", vt_format_bytes(g->result.per_opening, b1, sizeof b1),
+                  g->result.from_opening, g->result.openings, g->result.closings,
+                  vt_format_bytes(g->result.first_bytes, b2, sizeof b2),
+                  vt_format_bytes(g->result.last_bytes, b3, sizeof b3), g->ledger->device);
+    struct vt_growth_site grown[32];
+    size_t n = vt_growth_sites(&g->phase->growth, grown, o->sites < 32 ? o->sites : 32);
+    if (ok && n)
+        ok = add(out, TOP_LINE_DETAIL, -1, o->width, "   per opening  grown at");
+    for (size_t i = 0; ok && i < n; i++) {
+        char *text = stack_text(p, sym, g->ledger->sites.sites[grown[i].site].stack);
+        ok = text && add(out, TOP_LINE_DETAIL, -1, o->width, "  %12s  %s",
+                         vt_format_bytes(grown[i].per_opening, b1, sizeof b1), text);
+        free(text);
+    }
+    return ok;
+}
+
 static bool add_detail(const struct vt_live_view *v, const struct vt_live_process *p,
                        const struct top_frame_options *o, uint64_t now_ns, struct top_lines *out)
 {
@@ -330,15 +360,14 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
                   p->has_peak ? clock_of(p, p->peak_time_ns, at, sizeof at) : "-");
     const char *phase = vt_live_process_phase(p);
     struct vt_live_growth g = vt_live_process_growth(p);
-    if (ok && g.has_step)
-        ok = add(out, TOP_LINE_DETAIL, -1, w, "  phase now %s; growth per step %s%s (%s, %" PRIu64
-                 " closings)", phase ? phase : "-", g.per_step ? "+" : "",
-                 vt_format_bytes((uint64_t)g.per_step, b1, sizeof b1),
-                 vt_reader_string(p->reader, g.step_name), g.steps);
-    else if (ok)
-        ok = add(out, TOP_LINE_DETAIL, -1, w, "  phase now %s; no phase repeated %d times yet",
-                 phase ? phase : "-", VT_LIVE_GROWTH_MIN_STEPS);
     struct vt_symbolizer *sym = symbols_of(o->symbols, p);
+    ok = ok && add(out, TOP_LINE_DETAIL, -1, w, "  phase now %s", phase ? phase : "-");
+    if (ok && g.grows)
+        ok = add_growth(p, &g, sym, o, out);
+    else if (ok)
+        ok = add(out, TOP_LINE_DETAIL, -1, w, "  growth across openings: %s",
+                 g.repeated ? "none (each repeated phase ends where it ended before)"
+                            : "no phase has closed 4 times yet");
     for (size_t k = 0; ok && k < p->replay.nledgers; k++) {
         const struct vt_ledger *l = &p->replay.ledgers[k];
         if (l->category != VT_CAT_DEVICE || p->exited)

@@ -38,9 +38,9 @@ static const char *const help_text[] = {
     "",
     "Columns: RANK, LOCAL (local rank), HOST, GPU (device ordinals), PID, S (R running,",
     "X exited, B trace broken), NOW (device bytes live), PEAK and PEAK AT, LAST MINUTE",
-    "(device bytes, 3 s a character), PHASE (innermost open), GROWTH/STEP (device bytes",
-    "at each closing of the most repeated phase, where they rose across 3 closings or",
-    "more), FAILURES (count and the first one's verdict), COMMAND.",
+    "(device bytes, 3 s a character), PHASE (innermost open), GROWTH/STEP (the report's",
+    "growth across openings: a phase whose bytes at its closings rose 3 times in a row",
+    "up to the last, per opening), FAILURES (count and the first one's verdict), COMMAND.",
     "",
     "docs/LIVE.md says more.",
 };

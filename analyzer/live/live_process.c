@@ -113,8 +113,8 @@ static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t ti
     if (opens) {
         if (ph->open++ == 0)
             ph->opened_order = ++p->phase_openings;
-    } else if (ph->open > 0 && --ph->open == 0) {
-        vt_live_phase_closed(ph, p->device_bytes);
+    } else if (ph->open > 0) {
+        ph->open--;
     }
 }
 
@@ -249,7 +249,25 @@ const char *vt_live_process_phase(const struct vt_live_process *p)
 
 struct vt_live_growth vt_live_process_growth(const struct vt_live_process *p)
 {
-    return vt_live_growth_per_step(p->phases, p->nphases);
+    struct vt_live_growth best = {0};
+    for (size_t k = 0; k < p->replay.nledgers; k++) {
+        const struct vt_ledger *l = &p->replay.ledgers[k];
+        if (l->category != VT_CAT_DEVICE)
+            continue;
+        for (size_t i = 0; i < l->nphases; i++) {
+            const struct vt_phase_peak *ph = &l->phases[i];
+            best.repeated |= ph->growth.closings > VT_GROWTH_MIN_RISES;
+            struct vt_growth_result g;
+            if (vt_growth_of(&ph->growth, &g) &&
+                (!best.grows || g.per_opening > best.result.per_opening)) {
+                best.grows = true;
+                best.ledger = l;
+                best.phase = ph;
+                best.result = g;
+            }
+        }
+    }
+    return best;
 }
 
 size_t vt_live_process_failures(const struct vt_live_process *p, struct vt_oom *first,

@@ -5,8 +5,8 @@
  * and fed to a replay of its own (replay.h), the report's live sets,
  * ledgers and failures. On top of the replay it keeps what a live view
  * shows and a report does not: the device bytes over the last minute, the
- * phase open now, the bytes at each closing of a phase (live_growth.h),
- * and whether the process is still there.
+ * phase open now and whether the process is still there. Growth across
+ * openings is the replay's own (phase_growth.h), the report's figure.
  *
  * Memory is the replay's (live allocations and sites) plus one chunk
  * buffer, never the trace's length.
@@ -18,12 +18,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "live_growth.h"
 #include "replay.h"
 #include "trace_reader.h"
 
 /* The last minute, one bucket a second: the largest device total it saw. */
 #define VT_LIVE_HISTORY_SECONDS 60
+
+/* A phase name of the process, for the one open now. */
+struct vt_live_phase {
+    uint64_t name;            /* string id in the process's trace */
+    uint64_t open;            /* its ranges open now */
+    uint64_t opened_order;    /* when it last opened from closed (counts up): the
+                                 open phase with the largest is the innermost */
+};
+
+/* What grows, the report's way (docs/REPORT.md, "Growth across
+ * openings"): of the process's device ledgers' phases, the one that grows
+ * the most per opening. */
+struct vt_live_growth {
+    bool repeated;            /* a phase closed more than VT_GROWTH_MIN_RISES times */
+    bool grows;               /* one of them grows: the fields below say which */
+    const struct vt_ledger *ledger;
+    const struct vt_phase_peak *phase;
+    struct vt_growth_result result;
+};
 
 struct vt_live_process {
     char *path;
@@ -78,7 +96,7 @@ void vt_live_process_history(const struct vt_live_process *p, uint64_t now_ns, u
                              size_t n);
 /* The innermost phase open now (its name), NULL if none. */
 const char *vt_live_process_phase(const struct vt_live_process *p);
-/* Growth per step (live_growth.h). */
+/* Growth across openings, the report's figure (above). */
 struct vt_live_growth vt_live_process_growth(const struct vt_live_process *p);
 /* Its allocation failures that finally failed (a retry that succeeded does
  * not count), over its device ledgers; *first and *last (each may be NULL)

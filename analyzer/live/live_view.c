@@ -198,11 +198,10 @@ static int by_key(const void *x, const void *y)
     case VT_LIVE_SORT_PEAK:
         c = cmp_u64_desc(a->peak_bytes, b->peak_bytes);
         break;
-    case VT_LIVE_SORT_GROWTH: {
-        int64_t ga = vt_live_process_growth(a).per_step, gb = vt_live_process_growth(b).per_step;
-        c = ga > gb ? -1 : ga < gb ? 1 : 0;
+    case VT_LIVE_SORT_GROWTH:
+        c = cmp_u64_desc(vt_live_process_growth(a).result.per_opening,
+                         vt_live_process_growth(b).result.per_opening);
         break;
-    }
     case VT_LIVE_SORT_RANK:
         break;
     }

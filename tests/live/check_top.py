@@ -9,7 +9,8 @@ the simulated driver's ledger (tests/examples/ledger_truth.py):
   - a rank that starts late appears; a rank that exits stays, marked X,
     with its peak (the ledger's);
   - the failing rank's failure and verdict, in its row and the header;
-  - growth per step (the ledger's bytes after each step's free);
+  - growth across openings (the ledger's bytes after each step's free; in
+    the opened process, the report's own line for the same trace);
   - junk files among the traces are named once on stderr and skipped;
   - the GPU lines add up the rows of their processes;
   - `-n` stops after that many frames; `-p PID` opens a process.
@@ -124,7 +125,7 @@ COLUMNS = (" RANK LOCAL HOST         GPU        PID S        NOW       PEAK  PEA
            "LAST MINUTE          PHASE          GROWTH/STEP FAILURES               COMMAND")
 BYTES = r"\d+(?:\.\d\d)? [KMGT]?i?B"
 ROW = re.compile(r"^ {0,4}(\d+) +(\d+|-) (.{12}) (.{5}) {0,8}(\d+) ([RXB]) +(" + BYTES + r") +("
-                 + BYTES + r") (\d\d:\d\d:\d\d|       -) (.{20}) (.{14}) +(-|\+" + BYTES + r") (\d+)(?: (\w+))? +"
+                 + BYTES + r") (\d\d:\d\d:\d\d|       -) (.{20}) (.{14}) +(-|none|\+" + BYTES + r") (\d+)(?: (\w+))? +"
                  r"(live_worker)$")
 parsed = []  # (t, {rank: row dict}, gpu lines, failure line)
 for t, lines in frames:
@@ -259,8 +260,19 @@ if not re.search(r"^pid %d \(rank 1, local rank 1\) on \S+: live_worker$" % pid_
 if not re.search(r"^  last failure \(of 1\): at \d\d:\d\d:\d\d, device 1: cudaMalloc of 1\.00 TiB "
                  r"failed: larger_than_device; ", detail, re.M):
     fail("top -p: rank 1's last failure is not told:\n" + detail)
-steps_line = re.search(r"growth per step \+(\S+ \S+) \(step, (\d+) closings\)", detail)
-if not steps_line or steps_line.group(2) != "12":
-    fail("top -p: rank 1's steps: %r" % (steps_line.groups() if steps_line else None))
+# growth across openings: the report's computation, so the report's figures
+GROWTH = (r"step +\+(\S+ \S+) per opening from opening (\d+) \((\d+) in a row up to the last "
+          r"of (\d+); (\S+ \S+) -> (\S+ \S+)\)")
+mine = re.search(r"^  growth across openings: " + GROWTH + r", device 1$", detail, re.M)
+trace1 = next((os.path.join(traces, f) for f in os.listdir(traces)
+               if f.endswith(".%d.vtrace" % pid_of.get(1, -1))), None)
+rep = subprocess.run([VRAMTRACE, "report", trace1 or traces], capture_output=True, text=True,
+                     env=env, timeout=60).stdout
+theirs = re.search(r"^    " + GROWTH + r"$", rep, re.M)
+if not mine or not theirs or mine.groups() != theirs.groups():
+    fail("top -p: rank 1's growth %r, the report's %r" % (mine and mine.groups(),
+                                                         theirs and theirs.groups()))
+elif mine.group(4) != "12":
+    fail("top -p: rank 1's closings of step: %s, want 12" % mine.group(4))
 
 finish("%d frames, %d running rows compared with the ledger" % (len(parsed), checked))

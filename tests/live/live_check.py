@@ -1,9 +1,9 @@
 """What the checks of `vramtrace top` (check_top.py, check_follow.py,
 check_screen.py) share: their options, the build's programs, the
 environment of a job on the simulated GPU, and `vramtrace top -b` run
-beside a test. Importing it puts tests/examples (ledger_truth) on the
-module path."""
-import argparse
+beside a test. Options and the failure list are the launcher checks'
+(tests/launchers/launcher_check.py); importing it puts tests/examples
+(ledger_truth) on the module path."""
 import os
 import subprocess
 import sys
@@ -11,23 +11,15 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "examples"))
-
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
+# the launcher checks' options and failure list (and through them
+# tests/examples, ledger_truth, on the module path)
+sys.path.insert(0, os.path.join(HERE, "..", "launchers"))
+from launcher_check import fail, failures, parser  # noqa: E402,F401
 
 
 def options(tamper=False):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    if tamper:
-        ap.add_argument("--tamper", action="store_true")
-    ap.add_argument("--preload-first", default="",
-                    help="sanitizer runtimes to load before the tracer (sanitized builds)")
-    return ap.parse_args()
+    """--build, --preload-first (and --tamper), parsed."""
+    return parser(tamper).parse_args()
 
 
 class Paths:
