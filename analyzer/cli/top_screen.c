@@ -184,10 +184,15 @@ static bool on_key(int key, const struct vt_live_view *v, struct top_run_options
 
 int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
 {
-    if (!initscr()) {
-        fputs("vramtrace top: cannot use this terminal (TERM?); -b prints frames instead\n", stderr);
+    /* newterm, not initscr: initscr exits the program on a terminal it
+     * does not know; this says what to do instead. */
+    SCREEN *screen = newterm(NULL, stdout, stdin);
+    if (!screen) {
+        fprintf(stderr, "vramtrace top: cannot drive this terminal (TERM=%s); -b prints frames "
+                        "instead\n", getenv("TERM") ? getenv("TERM") : "");
         return 2;
     }
+    set_term(screen);
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
@@ -240,6 +245,7 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
         }
     }
     endwin();
+    delscreen(screen);
     top_lines_clear(&lines);
     free(lines.lines);
     free(s.order);

@@ -8,7 +8,7 @@ the driver's ledger has them; r and p sort by rank and by peak (the order
 of the rows changes accordingly); Enter opens the chosen process (its
 live call sites, its phase, its last failure) and closes it; ? shows the
 keys; q quits with status 0. In a terminal of 8 lines the table scrolls to
-the chosen row.
+the chosen row; on a terminal ncurses does not know, top says so and exits 2.
 
     check_screen.py --build BUILD [--preload-first LIBS]
 """
@@ -171,6 +171,16 @@ try:
     lines = wait_for("8 lines: scrolled to rank 1", lambda l: bool(l) and "rows 2-2 of 2" in l[-1])
     if [r[0] for r in rows(lines)] != [1]:
         fail("8 lines, scrolled: rows %r, want rank 1 alone" % rows(lines))
+
+    # a terminal ncurses does not know: said, exit status 2, never a crash
+    target = "unknown"
+    tmux("new-session", "-d", "-s", "unknown", "-x", "120", "-y", "10",
+         "env TERM=no-such-terminal %s %s top %s; echo top exited $?; sleep 60"
+         % (top_env, P.vramtrace, traces))
+    lines = wait_for("an unknown terminal", lambda l: any("top exited" in x for x in l))
+    if not any("cannot drive this terminal (TERM=no-such-terminal)" in x for x in lines) or \
+            not any(x == "top exited 2" for x in lines):
+        fail("an unknown terminal: %r" % lines)
 finally:
     tmux("kill-server")
     run.kill()
