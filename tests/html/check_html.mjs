@@ -332,6 +332,7 @@ for (let pi = 0; pi < procs.length; pi++) {
         flameRoot: flame && +flame.getAttribute("data-root-bytes"),
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
         views: s.querySelectorAll(".vt-live-select option").length,
+        siteNames: [...s.querySelectorAll("td.stack")].map((e) => e.textContent),
         canvas: !!s.querySelector("canvas"),
       };
     }, sec);
@@ -351,6 +352,18 @@ for (let pi = 0; pi < procs.length; pi++) {
     for (const ph of d.phases)
       if (!drawn.phases.includes(ph.name)) fail(`${where}: phase ${ph.name} not drawn (drawn: ${drawn.phases})`);
     check(`${where} failures marked`, drawn.ooms.join(","), d.ooms.map((o) => o.verdict).join(","));
+    // one naming: no site is named by a frame the report folds (the runtime,
+    // an allocator, ctypes, the interpreter), and sites the report tells
+    // apart read apart (the peak's table, as drawn first)
+    const foldedNames = new Set(d.peak_breakdown.flatMap((r) => r.frames.filter((f) => f.folded && f.function)
+      .map((f) => f.function)));
+    for (const n of drawn.siteNames)
+      if (foldedNames.has(n.split(" (")[0].split(" <- ")[0])) fail(`${where}: a site named by a folded frame: ${n}`);
+    const peakNames = drawn.siteNames.slice(0, d.peak_breakdown.length);
+    const distinctStacks = new Set(d.peak_breakdown.map((r) => r.frames.filter((f) => !f.folded).slice(0, 2)
+      .map((f) => f.function + ":" + f.line).join("|"))).size;
+    if (new Set(peakNames).size < Math.min(distinctStacks, peakNames.length))
+      fail(`${where}: sites read alike on the page: ${JSON.stringify(peakNames)}`);
     check(`${where} growth across openings`, drawn.growth.join(","), d.phases.filter((ph) => ph.growth)
       .map((ph) => [ph.name, ph.growth.per_opening_bytes, ph.growth.from_opening].join(" ")).join(","));
     if (scenario === "growth" && !d.phases.some((ph) => ph.growth))
