@@ -28,8 +28,13 @@ static bool copy_sites(uint64_t **dst, size_t *cap, uint32_t *n,
     return true;
 }
 
-void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, uint64_t *copied)
+void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, uint64_t *copied,
+                     uint64_t time_ns)
 {
+    if (!g->close_ns && !g->closings)
+        g->close_ns = malloc(VT_GROWTH_TIMES * sizeof *g->close_ns);
+    if (g->close_ns)
+        g->close_ns[g->closings % VT_GROWTH_TIMES] = time_ns;
     uint64_t v = sites->total_bytes;
     bool rose = g->closings && v > g->last_bytes;
     g->closings++;
@@ -51,6 +56,7 @@ void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, u
 
 void vt_growth_free(struct vt_growth *g)
 {
+    free(g->close_ns);
     free(g->start_sites);
     free(g->last_sites);
     memset(g, 0, sizeof *g);
@@ -68,6 +74,31 @@ bool vt_growth_of(const struct vt_growth *g, struct vt_growth_result *r)
     r->last_bytes = g->last_bytes;
     r->per_opening = (g->last_bytes - g->run_start_bytes) / g->rises;
     return true;
+}
+
+size_t vt_growth_times(const struct vt_growth *g, uint64_t *out)
+{
+    if (!g->close_ns)
+        return 0;
+    size_t n = g->closings < VT_GROWTH_TIMES ? (size_t)g->closings : VT_GROWTH_TIMES;
+    for (size_t k = 0; k < n; k++)
+        out[k] = g->close_ns[(g->closings - n + k) % VT_GROWTH_TIMES];
+    return n;
+}
+
+bool vt_growth_of_series(const uint64_t *totals, size_t n, struct vt_growth_result *r)
+{
+    struct vt_growth g = {0};
+    struct vt_ledger_sites none = {0};
+    uint64_t copied = VT_GROWTH_COPY_BUDGET; /* no sites to copy */
+    g.sites_dropped = true;
+    for (size_t k = 0; k < n; k++) {
+        none.total_bytes = totals[k];
+        vt_growth_close(&g, &none, &copied, 0);
+    }
+    bool grows = vt_growth_of(&g, r);
+    vt_growth_free(&g);
+    return grows;
 }
 
 static int by_growth(const void *a, const void *b)

@@ -21,6 +21,10 @@
 #include "peak_tracker.h"
 
 #define VT_GROWTH_MIN_RISES 3
+/* The latest closings whose times are kept: the tensors' growth is judged
+ * at them from PyTorch's allocator history (report/torch/), whose own
+ * window is bounded too. */
+#define VT_GROWTH_TIMES 1024
 
 struct vt_growth {
     uint64_t closings;        /* closings seen */
@@ -33,6 +37,8 @@ struct vt_growth {
     uint32_t nstart_sites, nlast_sites;
     size_t start_cap, last_cap;
     bool sites_dropped;       /* out of the copies' budget or memory: no sites */
+    uint64_t *close_ns;       /* the latest closings' times, a ring of VT_GROWTH_TIMES (NULL:
+                               * out of memory) */
 };
 
 /* The per-ledger budget of site copies (words), so that a phase closed a
@@ -41,7 +47,8 @@ struct vt_growth {
 
 /* A closing of the phase; *copied counts the ledger's copies so far (past
  * the budget, or out of memory, the sites are dropped, the figures kept). */
-void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, uint64_t *copied);
+void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, uint64_t *copied,
+                     uint64_t time_ns);
 void vt_growth_free(struct vt_growth *g);
 
 struct vt_growth_result {
@@ -54,6 +61,15 @@ struct vt_growth_result {
 /* False when the phase does not grow (fewer than VT_GROWTH_MIN_RISES rises
  * in a row up to its last closing). */
 bool vt_growth_of(const struct vt_growth *g, struct vt_growth_result *r);
+
+/* The times of the latest closings, oldest first, into out (room for
+ * VT_GROWTH_TIMES); returns how many. */
+size_t vt_growth_times(const struct vt_growth *g, uint64_t *out);
+
+/* The rule on a series of totals at closings, as the replay applies it
+ * (vt_growth_of): for totals the trace does not see, such as the tensors
+ * PyTorch's allocator holds. */
+bool vt_growth_of_series(const uint64_t *totals, size_t n, struct vt_growth_result *r);
 
 struct vt_growth_site {
     uint32_t site;            /* index in the ledger's sites */

@@ -142,7 +142,7 @@ static void phase_close(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 {
     if (rp->on_range)
         rp->on_range(rp->on_range_ctx, rp, name, time_ns, false);
-    if (!vt_phases_close(&rp->phases, rp->ledgers, rp->nledgers, name))
+    if (!vt_phases_close(&rp->phases, rp->ledgers, rp->nledgers, name, time_ns))
         rp->out_of_memory = true;
 }
 

@@ -318,7 +318,7 @@ bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t
 }
 
 bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
-                     uint64_t name)
+                     uint64_t name, uint64_t time_ns)
 {
     uint64_t *k = vt_pair_map_get(&ph->index, name, 0);
     if (!k)
@@ -334,7 +334,7 @@ bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_
          * its closing is not counted; records stay in first-seen order) */
         uint64_t *rec = vt_pair_map_get(&l->phase_index, name, 0);
         if (rec)
-            vt_growth_close(&l->phases[*rec].growth, &l->sites, &l->growth_copied);
+            vt_growth_close(&l->phases[*rec].growth, &l->sites, &l->growth_copied, time_ns);
         struct vt_phase_level *lv = level_of(l, mark);
         if (!lv || !lv->members)
             continue; /* only after running out of memory */

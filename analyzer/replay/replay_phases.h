@@ -41,7 +41,7 @@ void vt_open_phases_free(struct vt_open_phases *ph);
 bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
                     uint64_t name, uint64_t time_ns);
 bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t nledgers,
-                     uint64_t name);
+                     uint64_t name, uint64_t time_ns);
 /* A ledger was just created (the names open now are open in it too). */
 bool vt_phases_new_ledger(const struct vt_open_phases *ph, struct vt_ledger *l);
 /* An allocation: if the total exceeds the newest level, the levels below it

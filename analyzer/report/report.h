@@ -99,6 +99,27 @@ struct vt_torch_decision {
 bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                             size_t first, size_t end, struct vt_torch_decision *d);
 
+/* The path of the last OOM snapshot the bootstrap wrote for this process's
+ * device (beside the trace); false when none (report_torch.c). */
+bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t device,
+                                   char *path, size_t n);
+
+/* A phase's growth across openings in tensors: the allocated bytes of
+ * PyTorch's allocator at each closing the history of its last OOM
+ * snapshot covers (--torch-history), judged by the replay's own rule
+ * (phase_growth.h). Segments grow in steps the tensors do not: a leak of
+ * 1 MiB a step is seen here at every step. (torch/tensor_growth.c) */
+struct vt_tensor_growth {
+    bool known;          /* a snapshot with a timed history covers closings of it */
+    size_t closings;     /* closings inside the history's window */
+    bool grows;
+    struct vt_growth_result g;
+};
+/* One per phase of l (l->phases order) into out; false when the process
+ * left no snapshot with a history (every out[k].known false then). */
+bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                             struct vt_tensor_growth *out);
+
 /* A failure's one verdict, as every view tells it (report_verdict.c): the
  * allocator's where its state at the failure is known, else the trace's
  * (the decision table of docs/REPORT.md, "Verdicts"); what the trace alone

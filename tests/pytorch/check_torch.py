@@ -529,6 +529,63 @@ def case_diff(c):
         c.fail("diff does not say %r:\n%s" % (want, text))
 
 
+def growth_rule(values):
+    """docs/REPORT.md, "Growth across openings", on a series of totals at
+    closings: the rises in a row up to the last; growth from 3 of them."""
+    rises = 0
+    for k in range(len(values) - 1, 0, -1):
+        if values[k] <= values[k - 1]:
+            break
+        rises += 1
+    if rises < 3:
+        return None
+    first = len(values) - 1 - rises
+    return {"per_opening_bytes": (values[-1] - values[first]) // rises,
+            "from_opening": first + 2, "openings": rises,
+            "first_bytes": values[first], "last_bytes": values[-1]}
+
+
+def case_slow_leak(c):
+    """slow_leak.py under --torch-history: 1 MiB kept a step, which the
+    driver does not see at every step (segments), the tensors do. The
+    optimizer phase's tensor_growth equals the rule applied to what the
+    stand-in's allocator said after each optimizer step (the program's own
+    output), and its driver-level growth is null."""
+    c.options = []
+    out = c.fresh("slow_leak")
+    env = {"VTSIM_LEDGER": os.path.join(c.tmp, "ledger-leak.txt"), "PYTHONPATH": STANDIN}
+    argv = [c.args.python, os.path.join(HERE, "slow_leak.py")]
+    plain, traced, ours = c.same_as_untraced(argv, env=env, options=["--torch-history"],
+                                             what="slow_leak.py")
+    values = [int(l.split()[-1]) for l in plain.stdout.splitlines()
+              if l.startswith("optimizer step ")]
+    want = growth_rule(values)
+    if not want or want["per_opening_bytes"] != MiB:
+        c.fail("scenario broken: the allocator's own figures %r give %r" % (values, want))
+        return
+    if c.args.tamper:
+        want["last_bytes"] += MiB
+    traces = c.traces()
+    if len(traces) != 1:
+        c.fail("slow_leak: %d traces in %s" % (len(traces), out))
+        return
+    rep = c.report(traces[0])
+    phases = {ph["name"]: ph for p in rep.get("processes", []) for d in p.get("devices", [])
+              for ph in d.get("phases", [])}
+    opt = phases.get("optimizer", {})
+    tg = opt.get("tensor_growth") or {}
+    got = {k: tg.get(k) for k in want}
+    c.equal("optimizer's tensor growth (the allocator's history)", got, want)
+    c.equal("optimizer's tensor closings", tg.get("closings"), len(values))
+    c.equal("optimizer's growth in driver bytes (segments: not at every step)",
+            opt.get("growth"), None)
+    text = subprocess.run([c.vramtrace, "report", traces[0]], capture_output=True, text=True,
+                          timeout=60).stdout
+    line = "optimizer                +1.00 MiB per opening from opening 2"
+    if line not in text:
+        c.fail("the text report does not say %r:\n%s" % (line, text))
+
+
 def case_history(c):
     res = case_oom(c, options=["--torch-history=5000"], history=True)
     if not res:
@@ -661,7 +718,8 @@ def case_real_torch(c):
     c.equal("files written", os.listdir(c.out), [])
 
 
-CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff, "history": case_history, "no_phases": case_no_phases,
+CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff,
+         "slow_leak": case_slow_leak, "history": case_history, "no_phases": case_no_phases,
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
          "real_torch": case_real_torch}

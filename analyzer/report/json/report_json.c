@@ -193,9 +193,38 @@ static void growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_object(j);
 }
 
+/* A phase's "tensor_growth" (vt_report_tensor_growth): null where no
+ * allocator history covers its closings. */
+static void tensor_growth_json(struct vt_json *j, const struct vt_tensor_growth *t)
+{
+    vt_json_key(j, "tensor_growth");
+    if (!t || !t->known) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_string(j, "level", "tensors");
+    vt_json_kv_uint(j, "closings", t->closings);
+    vt_json_kv_bool(j, "grows", t->grows);
+    vt_json_kv_uint_or_null(j, "per_opening_bytes", t->grows, t->g.per_opening);
+    vt_json_kv_uint_or_null(j, "from_opening", t->grows, t->g.from_opening);
+    vt_json_kv_uint_or_null(j, "openings", t->grows, t->g.openings);
+    vt_json_kv_uint_or_null(j, "first_bytes", t->grows, t->g.first_bytes);
+    vt_json_kv_uint_or_null(j, "last_bytes", t->grows, t->g.last_bytes);
+    vt_json_end_object(j);
+}
+
 static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
+    /* only where a phase repeated: a snapshot is read for it */
+    struct vt_tensor_growth *tg = NULL;
+    for (size_t i = 0; i < l->nphases && !tg; i++)
+        if (l->phases[i].growth.closings > VT_GROWTH_MIN_RISES) {
+            tg = calloc(l->nphases, sizeof *tg);
+            if (tg)
+                vt_report_tensor_growth(rep, input, l, tg);
+        }
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
     for (size_t i = 0; i < l->nphases; i++) {
@@ -213,9 +242,11 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
         sites_json(rep, j, input, top, n);
         growth_json(rep, j, input, l, p, top);
+        tensor_growth_json(j, tg ? &tg[i] : NULL);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    free(tg);
 }
 
 static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,

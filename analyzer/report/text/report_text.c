@@ -342,6 +342,36 @@ static void failures(struct vt_report *rep, FILE *out)
  * rose at least VT_GROWTH_MIN_RISES times in a row up to the last, with
  * the sites that grew; a loop that closed often enough and did not grow
  * is said to be steady. */
+/* The same in tensors, where PyTorch's allocator history covers closings
+ * (vt_report_tensor_growth): segments grow in steps the tensors do not. */
+static void print_tensor_growth(struct vt_report *rep, FILE *out, size_t i,
+                                const struct vt_ledger *l)
+{
+    struct vt_tensor_growth *tg = calloc(l->nphases ? l->nphases : 1, sizeof *tg);
+    char b[32], b2[32], b3[32];
+    if (!tg || !vt_report_tensor_growth(rep, i, l, tg)) {
+        free(tg);
+        return;
+    }
+    fputs("  in tensors (PyTorch's allocator history, at the closings its window covers):\n", out);
+    for (size_t k = 0; k < l->nphases; k++) {
+        const char *name = vt_report_string(rep, i, l->phases[k].name);
+        if (!tg[k].known || (rep->opt->phase && (!name || strcmp(name, rep->opt->phase))))
+            continue;
+        if (!tg[k].grows) {
+            fprintf(out, "    %-24s none (%zu closings)\n", name ? name : "?", tg[k].closings);
+            continue;
+        }
+        const struct vt_growth_result *g = &tg[k].g;
+        fprintf(out, "    %-24s +%s per opening from opening %" PRIu64 " of the %zu in the window (%" PRIu64
+                     " in a row up to the last; %s -> %s)\n",
+                name ? name : "?", vt_format_bytes(g->per_opening, b, sizeof b), g->from_opening,
+                tg[k].closings, g->openings, vt_format_bytes(g->first_bytes, b2, sizeof b2),
+                vt_format_bytes(g->last_bytes, b3, sizeof b3));
+    }
+    free(tg);
+}
+
 static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
                          struct vt_site_bytes *top)
 {
@@ -380,6 +410,8 @@ static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struc
     if (!any && repeated)
         fputs("  growth across openings: none (each repeated phase ends where it ended before, "
               "once warm)\n", out);
+    if (repeated)
+        print_tensor_growth(rep, out, i, l);
 }
 
 static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,

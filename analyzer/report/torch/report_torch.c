@@ -181,6 +181,43 @@ static void simulate(struct torch_view *v, const struct vt_snap_device *d)
     vt_sim_input_free(&in);
 }
 
+/* The snapshot a mark names, beside the trace; false when it names none
+ * (or a name that is not a plain file name). */
+static bool snapshot_path(const struct vt_report *rep, size_t input, const struct torch_mark *m,
+                          char *out, size_t n)
+{
+    const char *name = m->snapshot;
+    if (!name[0] || !strcmp(name, "-") || strchr(name, '/') || !strcmp(name, ".."))
+        return false;
+    const char *trace = rep->a->inputs[input].path;
+    const char *slash = strrchr(trace, '/');
+    if (slash)
+        snprintf(out, n, "%.*s/%s", (int)(slash - trace), trace, name);
+    else
+        snprintf(out, n, "%s", name);
+    return true;
+}
+
+bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t device,
+                                   char *path, size_t n)
+{
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
+    bool found = false;
+    for (size_t k = 0; k < rp->nmarks; k++) {
+        const struct vt_mark *mk = &rp->marks[k];
+        if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0)
+            continue;
+        const char *text = vt_report_string(rep, input, mk->name);
+        struct torch_mark m = {0};
+        uint64_t dev;
+        if (strncmp(text, "oom ", 4) != 0 || !field_u64(text, "device", &dev) ||
+            (int64_t)dev != device || !field(text, "snapshot", m.snapshot, sizeof m.snapshot))
+            continue;
+        found |= snapshot_path(rep, input, &m, path, n);
+    }
+    return found;
+}
+
 /* Fills v for the request ooms[first .. end) of l; false if the bootstrap
  * left no mark at it. */
 static bool view_load(struct vt_report *rep, size_t input, const struct vt_ledger *l, size_t first,
@@ -189,15 +226,8 @@ static bool view_load(struct vt_report *rep, size_t input, const struct vt_ledge
     memset(v, 0, sizeof *v);
     if (!mark_for(rep, input, l, first, end, &v->m))
         return false;
-    const char *name = v->m.snapshot;
-    if (!name[0] || !strcmp(name, "-") || strchr(name, '/') || !strcmp(name, ".."))
+    if (!snapshot_path(rep, input, &v->m, v->path, sizeof v->path))
         return true;
-    const char *trace = rep->a->inputs[input].path;
-    const char *slash = strrchr(trace, '/');
-    if (slash)
-        snprintf(v->path, sizeof v->path, "%.*s/%s", (int)(slash - trace), trace, name);
-    else
-        snprintf(v->path, sizeof v->path, "%s", name);
     v->has_analysis = true;
     if (vt_snap_analysis_run(&v->a, v->path, v->error, sizeof v->error) != 0) {
         if (!v->error[0])
