@@ -23,8 +23,10 @@ CLI, the simulated driver is on LD_LIBRARY_PATH, and
   - `build` is the build directory and `examples/`, `scripts/`, `tests/`
     the source tree's (symlinks in W, so that the report's command column
     reads as in the docs);
-  - every temporary path of the docs (`/tmp/out`, `/tmp/vramtrace-demo.XXXX`)
-    and the placeholder DIR are W;
+  - the docs' temporary paths are in W (`/tmp/out` is W/out, the same
+    directory for every block under the heading), so a block that reports
+    a directory its run did not write fails as it would for a reader; the
+    placeholder DIR is W;
   - a bare script the docs run from its own directory (`python3
     train_oom.py`) is copied into W, with what it needs (SCRIPTS below).
 
@@ -41,7 +43,8 @@ figures, in the same order among the program's lines of that kind. Lines the
 program prints and the docs leave out, and lines without figures, are not
 compared, so that rewording a line does not break this test - changing a
 figure does. A mismatch fails with the doc's file:line and the first figure
-that differs.
+that differs. A `vramtrace` command other than `run` must also exit 0 (`run`
+exits as the program it ran, which may die of an out-of-memory error).
 
 --tamper changes one figure of a copy of the docs (the first byte figure of
 the first transcript's output): the check must then fail, which the
@@ -72,6 +75,10 @@ SOURCE_TOPS = ("examples", "scripts", "tests")
 
 COMMAND_TIMEOUT_S = 60
 TIMED_OUT = 1000   # a status no shell returns
+
+# `vramtrace report`, `export`, ... exit 0 when they work (`run` exits as the
+# program it ran, which may be an out-of-memory death)
+MUST_SUCCEED_RE = re.compile(r"(\w+=\S*\s+)*vramtrace\s+(?!run\b)")
 
 VERDICTS = ("larger_than_device", "fragmented", "contended", "oversized", "exhausted")
 BYTE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?(B|KiB|MiB|GiB|TiB)\b")
@@ -193,8 +200,10 @@ def compare(doc_lines, real_output):
                 break
         else:
             if start >= len(cands):
+                tail = "\n".join("      | " + t for t in real_output.rstrip().split("\n")[-3:])
                 return lineno, ("the docs show %r (figures %s); the program prints no further "
-                                "line of kind %r" % (text.strip(), figs, kind))
+                                "line of kind %r; its output ends:\n%s"
+                                % (text.strip(), figs, kind, tail))
             got, real = cands[start]
             for k, want in enumerate(figs):
                 have = got[k] if k < len(got) else "nothing"
@@ -242,7 +251,7 @@ class Runner:
         return self.workdirs[key]
 
     def rewrite(self, command, w):
-        c = re.sub(r"/tmp/[^/\s'\"]+", w, command)
+        c = re.sub(r"/tmp/(?=[^/\s'\"])", w + "/", command)
         c = re.sub(r"\bDIR\b", w, c)
         return c
 
@@ -320,6 +329,10 @@ def main():
                     if status in (126, 127) or status > 128:   # not found, killed, timed out
                         broken = True
                         failures.append("%s:%d: `$ %s` could not run or crashed (exit %d):\n%s"
+                                        % (doc, cmd_line, command, status, real[-2000:]))
+                        continue
+                    if status != 0 and MUST_SUCCEED_RE.match(command):
+                        failures.append("%s:%d: `$ %s` exited %d:\n%s"
                                         % (doc, cmd_line, command, status, real[-2000:]))
                         continue
                     if not [t for _, t in out if figures(t, set())[1]]:
