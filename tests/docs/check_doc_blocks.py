@@ -47,14 +47,15 @@ that differs. A `vramtrace` command other than `run` must also exit 0 (`run`
 exits as the program it ran, which may die of an out-of-memory error).
 
 --tamper changes one figure of a copy of the docs (the first byte figure of
-the first transcript's output): the check must then fail, which the
-`docs_blocks_tamper` test asserts. A run that breaks before any figure is
-compared exits 0 under --tamper, so that the tamper test cannot pass by
-accident. --show prints each command's real output (to regenerate a block).
+the first transcript's output): the check must then fail at that line, which
+the `docs_blocks_tamper` test asserts. Under --tamper any other outcome (a
+run that breaks, a failure elsewhere only) exits 0, so that the tamper test
+cannot pass by accident. --show prints each command's real output (to regenerate a block).
 """
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -158,7 +159,7 @@ def figures(line, pids):
     """(kind, [figures in order]) of one output line; figures may be empty."""
     m = mask(line, pids)
     found = []
-    for rx, kind in ((BYTE_RE, "bytes"), (VERDICT_RE, "verdict")):
+    for rx in (BYTE_RE, VERDICT_RE):
         for f in rx.finditer(m):
             found.append((f.start(), f.group(0)))
         m = rx.sub(lambda f: " " * len(f.group(0)), m)
@@ -262,7 +263,7 @@ class Runner:
                 shutil.copy(os.path.join(self.src, path), os.path.join(w, name))
                 env.update({k: v.format(src=self.src) for k, v in extra.items()})
         vt = os.path.join(self.build, "analyzer", "vramtrace")
-        script = "vramtrace() { %s \"$@\"; }\n%s\n" % (shlex_quote(vt), self.rewrite(command, w))
+        script = "vramtrace() { %s \"$@\"; }\n%s\n" % (shlex.quote(vt), self.rewrite(command, w))
         try:
             r = subprocess.run(["bash", "-c", script], cwd=w, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT_S)
@@ -272,13 +273,9 @@ class Runner:
         return r.returncode, r.stdout
 
 
-def shlex_quote(s):
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
 def tamper(text):
-    """The docs with the first byte figure of the first transcript's output
-    changed (a figure the program does not print there)."""
+    """(the docs with the first byte figure of the first transcript's output
+    changed, a figure the program does not print there; that line's number)"""
     blocks = [b for b in parse_blocks("", text) if runnable(b) is None]
     for b in blocks:
         for _, _, out in b.transcript():
@@ -291,8 +288,8 @@ def tamper(text):
                     lines = text.split("\n")
                     lines[lineno - 1] = line[:f.start(1)] + bumped + line[f.end(1):]
                     print("tamper: line %d: %s -> %s" % (lineno, value, bumped))
-                    return "\n".join(lines)
-    return text
+                    return "\n".join(lines), lineno
+    return text, None
 
 
 def main():
@@ -307,12 +304,14 @@ def main():
     runner = Runner(args)
     failures, ran, skipped, compared = [], 0, 0, 0
     broken = False
+    tampered = None   # "doc:line" of the changed figure
     try:
         for doc in args.doc or DOCS:
             with open(os.path.join(runner.src, doc)) as f:
                 text = f.read()
             if args.tamper and doc == (args.doc or DOCS)[0]:
-                text = tamper(text)
+                text, lineno = tamper(text)
+                tampered = "%s:%s:" % (doc, lineno)
             for block in parse_blocks(doc, text):
                 why = runnable(block)
                 if why:
@@ -344,15 +343,20 @@ def main():
                                         % (doc, cmd_line, command, doc, block.line,
                                            doc, diff[0], diff[1]))
     finally:
-        if not failures:
+        if not failures or args.tamper:   # a real failure keeps its runs to look at
             shutil.rmtree(runner.root, ignore_errors=True)
     print("%d transcript blocks run, %d command outputs compared, %d blocks skipped"
           % (ran, compared, skipped))
     if failures:
         for f in failures:
             print("FAIL: " + f, file=sys.stderr)
-        print("(the runs are in %s)" % runner.root, file=sys.stderr)
-        sys.exit(0 if args.tamper and broken else 1)
+        if not args.tamper:
+            print("(the runs are in %s)" % runner.root, file=sys.stderr)
+        if args.tamper and (broken or not any(tampered in f for f in failures)):
+            print("(--tamper: the check did not fail at the changed figure, %s)" % tampered,
+                  file=sys.stderr)
+            sys.exit(0)
+        sys.exit(1)
     if ran == 0 or compared == 0:
         print("FAIL: no transcript was compared", file=sys.stderr)
         sys.exit(0 if args.tamper else 1)
