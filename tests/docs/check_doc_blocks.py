@@ -44,13 +44,15 @@ program prints and the docs leave out, and lines without figures, are not
 compared, so that rewording a line does not break this test - changing a
 figure does. A mismatch fails with the doc's file:line and the first figure
 that differs. A `vramtrace` command other than `run` must also exit 0 (`run`
-exits as the program it ran, which may die of an out-of-memory error).
+exits as the program it ran, which may die of an out-of-memory error), and
+no command may be missing, killed by a signal or run past 60 s.
 
 --tamper changes one figure of a copy of the docs (the first byte figure of
 the first transcript's output): the check must then fail at that line, which
 the `docs_blocks_tamper` test asserts. Under --tamper any other outcome (a
 run that breaks, a failure elsewhere only) exits 0, so that the tamper test
-cannot pass by accident. --show prints each command's real output (to regenerate a block).
+cannot pass by accident. --show prints each command's real output (W for
+the run's directory), from which a stale block is regenerated.
 """
 import argparse
 import os
