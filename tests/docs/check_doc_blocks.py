@@ -13,7 +13,11 @@ show it (`...` where they leave lines out). Skipped, and why:
     a program of your own such as my_prog.c, snippets);
   - blocks without a `$ ` line: an output excerpt that does not say which
     command printed it (a PyTorch message quoted alone, the one line said
-    on a terminal at exit), or a listing (the source tree's layout).
+    on a terminal at exit), or a listing (the source tree's layout);
+  - blocks with a command run in the background (`... &`): what the next
+    command shows depends on when it runs (README's `vramtrace top` frame
+    of a running job; the live suite checks top's frames against the
+    ledger).
 
 How they run. The blocks under one heading share one fresh
 temporary directory W, in order, as a reader runs them: the run of one block
@@ -34,7 +38,8 @@ What is compared (the figures). In each output line the docs show: byte
 figures (`11.63 GiB`, `28.25 MiB`, `512 B`), the other numbers (count
 columns, `456 allocations`, `1 process`) and verdict words (`fragmented`,
 `exhausted`, ...). What varies from run to run is left out first: pids
-(`pid N`, `(pid N)`, `NAME.N.vtrace`, the pid column), times (`+0.002s`),
+(`pid N`, `(pid N)`, `NAME.N.vtrace`, the pid column, any number of five
+digits or more without a unit), times (`+0.002s`, clock times `22:17:13`),
 paths, addresses, source line numbers (`main:222`, `file.py:47`) and how
 many frames a stack line folded (`... 2 more`). A doc line's kind is its
 first word once those are gone (`train`, `verdict`, `driver`,
@@ -131,6 +136,9 @@ def runnable(block):
         return "a `%s` block: commands or code without output" % block.info
     if not any(line.startswith("$ ") for line in block.lines):
         return "no `$ ` line: output without its command, or a listing"
+    if any(line.startswith("$ ") and line.rstrip().endswith("&") for line in block.lines):
+        return ("a command in the background: what the next one shows depends on when it runs "
+                "(vramtrace top's frame of a running job: tests/live checks it)")
     return None
 
 
@@ -149,6 +157,8 @@ def mask(line, pids):
     line = re.sub(r"\S*/\S*", " ", line)                     # paths
     line = re.sub(r"\S+\.(vtrace|pickle)\S*", " ", line)     # trace files
     line = re.sub(r"[+-]?\d+(\.\d+)?s\b", " ", line)         # times
+    line = re.sub(r"\b\d\d:\d\d:\d\d\b", " ", line)          # clock times (top's frames)
+    line = re.sub(r"(?<![\w.])\d{5,}(?! ?(B|KiB|MiB|GiB|TiB)\b)(?![\w.]*\w)", " ", line)  # pids
     line = re.sub(r"\b0x[0-9a-fA-F]+\b", " ", line)          # addresses
     line = re.sub(r":\d+\b", " ", line)                      # source lines
     line = re.sub(r"\.\.\. \d+ more", " ", line)             # folded frames
