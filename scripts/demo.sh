@@ -34,6 +34,5 @@ echo "\$ vramtrace report $out"
 "$build/analyzer/vramtrace" report "$out"
 echo
 echo "\$ vramtrace report --html $out/report.html $out"
-if "$build/analyzer/vramtrace" report --html "$out/report.html" "$out"; then
-    echo "open $out/report.html in a browser (one file, works offline)"
-fi
+# (report --html itself says where it wrote the page: one file that opens offline)
+"$build/analyzer/vramtrace" report --html "$out/report.html" "$out"
