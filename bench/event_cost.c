@@ -2,6 +2,7 @@
  * Benchmark 1: cost of one intercepted event.
  *
  *   event_cost --api cuda|malloc --pairs N --depth D [--size BYTES]
+ *              [--sizes K]
  *
  * Recurses D frames deep through a noinline function, then makes N
  * allocate/free pairs there, and prints the loop's time per pair, as the
@@ -11,6 +12,9 @@
  * machine it is the steadier figure; a tracer's other threads are not in it.)
  * Run untraced, and under a tracer, the difference is the tracer's cost
  * (scripts/bench.sh does the arithmetic).
+ *
+ * --sizes K cycles through K sizes (BYTES, 2*BYTES, ... K*BYTES) instead
+ * of one (bench/whole_process.py --pattern sizes: docs/PERFORMANCE.md).
  *
  * --hook-lookups 1 (cuda only, untraced) adds the driver queries that
  * vramtrace's hooks make around each pair today (one
@@ -33,6 +37,8 @@ struct run {
     enum bench_api api;
     long pairs;
     size_t size;
+    long sizes; /* how many different sizes, cycled */
+    long next;  /* the pair's index into them */
     int hook_lookups;
     double ns_per_pair;
     double cpu_ns_per_pair; /* this thread's CPU time: robust to other load */
@@ -49,9 +55,12 @@ static uint64_t thread_cpu_ns(void)
  * call: something observable happens after every return. */
 static volatile int depth_sink;
 
-static void one_pair(const struct run *r)
+static void one_pair(struct run *r)
 {
-    uint64_t p = bench_alloc(r->api, r->size);
+    size_t size = r->size * (size_t)(1 + r->next);
+    if (++r->next == r->sizes)
+        r->next = 0;
+    uint64_t p = bench_alloc(r->api, size);
     if (r->hook_lookups) {
         int ordinal = -1;
         unsigned managed = 0;
@@ -90,13 +99,14 @@ static __attribute__((noinline)) int descend(int depth, struct run *r)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s --api cuda|malloc --pairs N --depth D [--size BYTES] [--hook-lookups 0|1]\n", argv0);
+    fprintf(stderr, "usage: %s --api cuda|malloc --pairs N --depth D [--size BYTES] [--sizes K] "
+                    "[--hook-lookups 0|1]\n", argv0);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    struct run r = {.api = BENCH_API_CUDA, .pairs = 100000, .size = 1 << 20};
+    struct run r = {.api = BENCH_API_CUDA, .pairs = 100000, .size = 1 << 20, .sizes = 1};
     int depth = 8;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
@@ -110,12 +120,15 @@ int main(int argc, char **argv)
             depth = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--hook-lookups"))
             r.hook_lookups = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sizes"))
+            r.sizes = atol(argv[++i]);
         else if (!strcmp(argv[i], "--size"))
             r.size = (size_t)atol(argv[++i]);
         else
             usage(argv[0]);
     }
-    if (r.pairs <= 0 || depth <= 0 || r.size == 0 || (r.hook_lookups && r.api != BENCH_API_CUDA))
+    if (r.pairs <= 0 || depth <= 0 || r.size == 0 || r.sizes <= 0 ||
+        (r.hook_lookups && r.api != BENCH_API_CUDA))
         usage(argv[0]);
     bench_backend_init(r.api);
     descend(depth, &r);
