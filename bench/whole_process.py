@@ -20,13 +20,16 @@ settings (stack depth 64: the whole stack, D frames and main's callers).
 and for each run takes, from wait4() of the process (all its threads and
 the children it waited for): wall seconds, user+sys CPU seconds, system
 CPU seconds, minor page faults, peak RSS;
-and from event_cost's own line the calling thread's CPU per pair.
+and from event_cost's own line the calling thread's CPU per pair, and the
+system part and the minor page faults of its timed loop
+(getrusage(RUSAGE_THREAD)).
 Per event (a pair is two events), against the untraced run of the same
 API in the same round: whole-process CPU, wall, and the calling thread's
 CPU; the difference of the first and the last is what the tracer's other
 threads (vramtrace's writer) and its start/exit cost; of the first, the
-system (kernel) part; and the page faults added over the untraced run
-(a count: load does not change it). Ratios are taken inside each round,
+system (kernel) part, whole process and calling thread; and the page
+faults added over the untraced run (counts: load does not change them),
+whole process and in the calling thread's loop. Ratios are taken inside each round,
 then their median is printed, with the range over the rounds in brackets.
 Not part of the suite.
 """
@@ -92,10 +95,13 @@ def run(cmd, extra):
     if status != 0:
         sys.exit("%s exited %d" % (cmd, status))
     m = re.search(r"cpu_ns_per_pair=([\d.]+)", out)
+    ms = re.search(r"sys_ns_per_pair=([\d.]+) minflt=(\d+)", out)
     size = sum(os.path.getsize(os.path.join(tmp, f)) for f in os.listdir(tmp))
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "sys": ru.ru_stime,
             "faults": ru.ru_minflt, "rss": ru.ru_maxrss,
-            "thread": float(m.group(1)) if m else float("nan"), "bytes": size}
+            "thread": float(m.group(1)) if m else float("nan"),
+            "thread_sys": float(ms.group(1)) if ms else float("nan"),
+            "thread_faults": int(ms.group(2)) if ms else 0, "bytes": size}
 
 
 rows = {name: [] for name, _, _ in configs}
@@ -110,7 +116,7 @@ base = {"vramtrace": "cuda", "before": "cuda", "ht-preload": "malloc", "heaptrac
 def per_event(name, key, i):
     b = base[name]
     d = rows[name][i][key] - rows[b][i][key]
-    if key == "thread":
+    if key in ("thread", "thread_sys"):
         return d / 2
     return d / ev2 * 1e9 if key in ("wall", "cpu", "sys") else d
 
@@ -129,9 +135,9 @@ print("# whole-process cost, pattern %s, depth %s, %d pairs, %d rounds (%s, %d c
     time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(),
     " ".join(open("/proc/loadavg").read().split()[:3])))
 print("| configuration | whole-process CPU ns/event | of it system | wall ns/event "
-      "| calling thread CPU ns/event | other threads + start/exit ns/event "
-      "| minor faults added | peak RSS KiB (untraced) |")
-print("|---|---|---|---|---|---|---|---|")
+      "| calling thread CPU ns/event | of it system | other threads + start/exit ns/event "
+      "| minor faults added | of them calling thread's loop | peak RSS KiB (untraced) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for name in base:
     if name not in rows:
         continue
@@ -140,11 +146,13 @@ for name in base:
     wall = med_range([per_event(name, "wall", i) for i in R])
     th = med_range([per_event(name, "thread", i) for i in R])
     other = med_range([per_event(name, "cpu", i) - per_event(name, "thread", i) for i in R])
+    th_sys = med_range([per_event(name, "thread_sys", i) for i in R])
     faults = med_range([per_event(name, "faults", i) for i in R])
+    th_faults = med_range([per_event(name, "thread_faults", i) for i in R])
     rss = med([rows[name][i]["rss"] for i in R])
     rss0 = med([rows[base[name]][i]["rss"] for i in R])
-    print("| %s | %s | %s | %s | %s | %s | %s | %d (%d) |" % (name, cpu, system, wall, th, other,
-                                                           faults, rss, rss0))
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d (%d) |" % (
+        name, cpu, system, wall, th, th_sys, other, faults, th_faults, rss, rss0))
 for other in ("before", "ht-preload", "heaptrack"):
     if other not in rows:
         continue
