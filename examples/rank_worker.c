@@ -9,6 +9,9 @@
  * compute evaluation metrics (1.5 GiB more). The ranks meet at barriers, so
  * every rank's step is live at once: each GPU's combined peak is the sum of
  * its two ranks' peaks.
+ *
+ * EXAMPLE_STEP_MS=N keeps the step live N ms longer (default 0), long
+ * enough to watch it with `vramtrace top` (README.md, docs/LIVE.md).
  */
 #define _GNU_SOURCE  /* example_phases.h */
 #include <cuda_runtime_api.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "example_phases.h"
 
@@ -81,6 +85,11 @@ int main(void)
     void *activations = device_alloc((size_t)(2048 + 512 * rank) * MIB, rank);
     void *gathered = rank == 0 ? gather_outputs(world, rank) : NULL;
     barrier_wait();  /* every rank's step is live here */
+    const char *hold = getenv("EXAMPLE_STEP_MS");
+    if (hold && atol(hold) > 0) {
+        struct timespec ts = {atol(hold) / 1000, atol(hold) % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     cudaFree(gathered);
     cudaFree(activations);
     range_pop();

@@ -26,7 +26,7 @@ fi
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/vramtrace-demo.XXXXXX")}
 mkdir -p "$out"
 sim="$build/tests/simdriver"
-echo "\$ vramtrace run -- $build/examples/train_eval_phases      # on a simulated 24 GiB GPU"
+echo "\$ vramtrace run -o $out/vramtrace.%p.vtrace -- $build/examples/train_eval_phases      # on a simulated 24 GiB GPU"
 LD_LIBRARY_PATH="$sim:$sim/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$build/analyzer/vramtrace" run -o "$out/vramtrace.%p.vtrace" -- "$build/examples/train_eval_phases"
 echo

@@ -208,6 +208,33 @@ bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *
     return false;
 }
 
+void vt_cli_stacks_init(struct vt_cli_stacks *s, FILE *out)
+{
+    *s = (struct vt_cli_stacks){.frames = 6, .width = vt_cli_text_width(out)};
+}
+
+int vt_cli_stack_option(const char *cmd, int c, const char *arg, struct vt_cli_stacks *s)
+{
+    uint64_t v;
+    switch (c) {
+    case 'f':
+        if (!vt_cli_uint(cmd, "frames", NULL, arg, 0, 1000, &v))
+            return -1;
+        s->frames = (size_t)v;
+        return 1;
+    case VT_CLI_OPT_WIDTH:
+        if (!vt_cli_uint(cmd, "width", NULL, arg, 0, 100000, &v))
+            return -1;
+        s->width = (size_t)v;
+        return 1;
+    case VT_CLI_OPT_FULL_STACKS:
+        s->full = true;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void vt_cli_symbols_init(struct vt_cli_symbols *s)
 {
     memset(s, 0, sizeof *s);

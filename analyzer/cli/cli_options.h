@@ -61,6 +61,32 @@ bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *
  * the exit status of bad usage. */
 int vt_cli_bad_option(const char *cmd, char *const *argv, const char *shortopts);
 
+/* The options of every command that writes stack lines in text (report,
+ * diff): --frames, --width, --full-stacks; their getopt rows, help lines
+ * and handling into a struct vt_cli_stacks. */
+enum { VT_CLI_OPT_WIDTH = 0x1100, VT_CLI_OPT_FULL_STACKS };
+#define VT_CLI_STACK_OPTIONS                                                 \
+    {"frames", required_argument, NULL, 'f'},                                \
+        {"width", required_argument, NULL, VT_CLI_OPT_WIDTH},                \
+        {"full-stacks", no_argument, NULL, VT_CLI_OPT_FULL_STACKS}
+#define VT_CLI_STACK_HELP                                                                   \
+    "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"           \
+    "      --width N        columns a text stack line may use (default: the terminal's,\n" \
+    "                       100 when not a terminal; 0: no limit)\n"                       \
+    "      --full-stacks    text: every frame of every stack, as recorded (runtime,\n"     \
+    "                       allocator and libc start-up frames too), whole lines\n"
+
+struct vt_cli_stacks {
+    size_t frames, width;
+    bool full;
+};
+
+/* The defaults: 6 frames, the width of out (vt_cli_text_width). */
+void vt_cli_stacks_init(struct vt_cli_stacks *s, FILE *out);
+/* Takes option c if it is one of VT_CLI_STACK_OPTIONS: 1 taken, 0 not one
+ * of them, -1 a bad value (said on stderr). */
+int vt_cli_stack_option(const char *cmd, int c, const char *arg, struct vt_cli_stacks *s);
+
 /* The options every command that shows frames takes (--debug-dir,
  * --sysroot, --no-symbols): their getopt rows, their help lines, and their
  * handling into a struct vt_symbolize_options. */

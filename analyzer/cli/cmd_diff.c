@@ -23,10 +23,7 @@ static void diff_usage(FILE *out)
           "      --fail-above X   exit status 1 when a peak grew by more than X: a share\n"
           "                       of the BEFORE peak (5%) or a size with its unit (256MiB)\n"
           "  -n, --top N          call sites per device (default 10, 0: all)\n"
-          "  -f, --frames N       the program's frames shown per site (default 6, 0: all)\n"
-          "      --width N        columns a line may use (default: the terminal's, 100 when\n"
-          "                       not a terminal; 0: no limit)\n"
-          "      --full-stacks    every frame of every site, as recorded, whole lines\n"
+          VT_CLI_STACK_HELP
           "  -d, --device N       only device ordinal N\n"
           "  -j, --json           JSON instead of text (docs/REPORT.md, \"Exports and diff\")\n"
           VT_CLI_SYMBOL_HELP
@@ -60,20 +57,20 @@ static bool side_inputs(const char *arg, struct vt_input_files *traces,
 
 int vt_cmd_diff(int argc, char **argv)
 {
-    enum { OPT_FAIL_ABOVE = 256, OPT_WIDTH, OPT_FULL_STACKS };
+    enum { OPT_FAIL_ABOVE = 256 };
     static const struct option opts[] = {
         {"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
         {"top", required_argument, NULL, 'n'},
-        {"frames", required_argument, NULL, 'f'},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
+        VT_CLI_STACK_OPTIONS,
         {"device", required_argument, NULL, 'd'},
         {"json", no_argument, NULL, 'j'},
         VT_CLI_SYMBOL_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct vt_diff_options opt = {.top = 10, .frames = 6, .width = vt_cli_text_width(stdout)};
+    struct vt_diff_options opt = {.top = 10};
+    struct vt_cli_stacks stacks;
+    vt_cli_stacks_init(&stacks, stdout);
     struct vt_cli_symbols sym;
     vt_cli_symbols_init(&sym);
     uint64_t v;
@@ -83,6 +80,8 @@ int vt_cmd_diff(int argc, char **argv)
     opterr = 0; /* a refused option is said in one line: vt_cli_bad_option */
     while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         int taken = vt_cli_symbol_option("diff", c, optarg, &sym);
+        if (!taken)
+            taken = vt_cli_stack_option("diff", c, optarg, &stacks);
         if (taken < 0)
             return 2;
         if (taken)
@@ -99,19 +98,6 @@ int vt_cmd_diff(int argc, char **argv)
             if (!vt_cli_uint("diff", "top", NULL, optarg, 0, 1000000, &v))
                 return 2;
             opt.top = (size_t)v;
-            break;
-        case 'f':
-            if (!vt_cli_uint("diff", "frames", NULL, optarg, 0, 1000, &v))
-                return 2;
-            opt.frames = (size_t)v;
-            break;
-        case OPT_WIDTH:
-            if (!vt_cli_uint("diff", "width", NULL, optarg, 0, 100000, &v))
-                return 2;
-            opt.width = (size_t)v;
-            break;
-        case OPT_FULL_STACKS:
-            opt.full_stacks = true;
             break;
         case 'd':
             if (!vt_cli_uint("diff", "device", "a device ordinal", optarg, 0, INT32_MAX, &v))
@@ -135,6 +121,9 @@ int vt_cmd_diff(int argc, char **argv)
         return 2;
     }
     opt.sym = sym.sym;
+    opt.frames = stacks.frames;
+    opt.width = stacks.width;
+    opt.full_stacks = stacks.full;
     struct vt_input_files t[2] = {{0}}, s[2] = {{0}};
     int status = 2;
     if (side_inputs(argv[optind], &t[0], &s[0]) && side_inputs(argv[optind + 1], &t[1], &s[1])) {

@@ -23,11 +23,7 @@ static void report_usage(FILE *out)
           "any mix (a directory stands for its *.vtrace, *.pickle and *.summary.json files), or\n"
           "the job of the summaries written by --summary on each node.\n\n"
           "  -n, --top N          rows per table of stacks (default 10)\n"
-          "  -f, --frames N       frames shown per stack in text (default 6, 0: all)\n"
-          "      --width N        columns a text stack line may use (default: the terminal's,\n"
-          "                       100 when not a terminal; 0: no limit)\n"
-          "      --full-stacks    text: every frame of every stack, as recorded (runtime,\n"
-          "                       allocator and libc start-up frames too), whole lines\n"
+          VT_CLI_STACK_HELP
           "  -p, --phase NAME     only this phase, with its top stacks\n"
           "      --at WHEN        text: each device's live set at TIME (seconds after the\n"
           "                       process started: 1.5, 1.5s, 250ms) or right after the\n"
@@ -127,12 +123,10 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
 
 int vt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_WIDTH = 256, OPT_FULL_STACKS, OPT_HTML, OPT_SUMMARY, OPT_RESOLUTION, OPT_AT };
+    enum { OPT_HTML = 256, OPT_SUMMARY, OPT_RESOLUTION, OPT_AT };
     static const struct option opts[] = {
         {"top", required_argument, NULL, 'n'},
-        {"frames", required_argument, NULL, 'f'},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
+        VT_CLI_STACK_OPTIONS,
         {"phase", required_argument, NULL, 'p'},
         {"at", required_argument, NULL, OPT_AT},
         {"device", required_argument, NULL, 'd'},
@@ -146,8 +140,9 @@ int vt_cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct vt_report_options opt = {.top = 10, .text_frames = 6,
-                                    .width = vt_cli_text_width(stdout)};
+    struct vt_report_options opt = {.top = 10};
+    struct vt_cli_stacks stacks;
+    vt_cli_stacks_init(&stacks, stdout);
     struct vt_cli_symbols symbols;
     vt_cli_symbols_init(&symbols);
     bool json = false;
@@ -166,19 +161,6 @@ int vt_cmd_report(int argc, char **argv)
             if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
                 return 2;
             opt.top = (size_t)v;
-            break;
-        case 'f':
-            if (!vt_cli_uint("report", "frames", NULL, optarg, 0, 1000, &v))
-                return 2;
-            opt.text_frames = (size_t)v;
-            break;
-        case OPT_WIDTH:
-            if (!vt_cli_uint("report", "width", NULL, optarg, 0, 100000, &v))
-                return 2;
-            opt.width = (size_t)v;
-            break;
-        case OPT_FULL_STACKS:
-            opt.full_stacks = true;
             break;
         case 'p':
             opt.phase = optarg;
@@ -223,8 +205,11 @@ int vt_cmd_report(int argc, char **argv)
         case 'h':
             report_usage(stdout);
             return 0;
-        default:
-            switch (vt_cli_symbol_option("report", c, optarg, &symbols)) {
+        default: {
+            int taken = vt_cli_stack_option("report", c, optarg, &stacks);
+            if (!taken)
+                taken = vt_cli_symbol_option("report", c, optarg, &symbols);
+            switch (taken) {
             case 1:
                 break;
             case 0:
@@ -233,6 +218,7 @@ int vt_cmd_report(int argc, char **argv)
                 return 2;
             }
         }
+        }
     }
     if (optind >= argc) {
         fputs("vramtrace report: no trace given\n", stderr);
@@ -240,6 +226,9 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     opt.sym = symbols.sym;
+    opt.text_frames = stacks.frames;
+    opt.width = stacks.width;
+    opt.full_stacks = stacks.full;
     if (html && json) {
         fputs("vramtrace report: --html and --json: choose one\n", stderr);
         return 2;

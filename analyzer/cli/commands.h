@@ -9,5 +9,6 @@ int vt_cmd_export(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_run(int argc, char **argv);
 int vt_cmd_simulate(int argc, char **argv);
+int vt_cmd_top(int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff). */
+/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff, top). */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +16,8 @@
     X("dump", vt_cmd_dump, "print every record of a trace")                   \
     X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model") \
     X("export", vt_cmd_export, "write a trace for Perfetto, memory_viz or flame graphs") \
-    X("diff", vt_cmd_diff, "compare two runs: peaks, phases, call sites")
+    X("diff", vt_cmd_diff, "compare two runs: peaks, phases, call sites")          \
+    X("top", vt_cmd_top, "watch running processes' GPU memory as their traces are written")
 
 static void usage(FILE *out)
 {

@@ -46,3 +46,11 @@ const char *vt_format_uuid(const uint8_t u[VT_UUID_SIZE], char *buf, size_t n)
              u[14], u[15]);
     return buf;
 }
+
+const char *vt_format_rank(long rank, char *buf, size_t n)
+{
+    if (rank < 0)
+        return "-";
+    snprintf(buf, n, "%ld", rank);
+    return buf;
+}

@@ -16,6 +16,8 @@ const char *vt_format_bytes(uint64_t bytes, char *buf, size_t n);
 /* "+0.002s", "-1.250s": nanoseconds as signed seconds, three decimals, a
  * half rounded away from zero. */
 const char *vt_format_seconds(int64_t ns, char *buf, size_t n);
+/* A rank as people read it: "3", or "-" when the launcher did not say (< 0). */
+const char *vt_format_rank(long rank, char *buf, size_t n);
 /* Device UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form). */
 const char *vt_format_uuid(const uint8_t uuid[VT_UUID_SIZE], char *buf, size_t n);
 

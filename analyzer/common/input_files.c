@@ -58,7 +58,8 @@ static bool add_dir(struct vt_input_files *out, const char *dir, const char *con
 {
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(err, "vramtrace: %s: cannot list the directory\n", dir);
+        if (err)
+            fprintf(err, "vramtrace: %s: cannot list the directory\n", dir);
         return true;
     }
     struct dirent *de;
@@ -108,6 +109,16 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
         fprintf(err, "vramtrace: %s: no %s files in this directory or below\n", arg, what);
         return false;
     }
+    qsort(out->paths + before, out->n - before, sizeof *out->paths, by_name);
+    return true;
+}
+
+bool vt_input_files_below(struct vt_input_files *out, const char *dir,
+                          const char *const *suffixes, FILE *err)
+{
+    size_t before = out->n;
+    if (!add_dir(out, dir, suffixes, 0, err))
+        return false;
     qsort(out->paths + before, out->n - before, sizeof *out->paths, by_name);
     return true;
 }

@@ -22,6 +22,11 @@ struct vt_input_files {
  * ran out. */
 bool vt_input_files_add(struct vt_input_files *out, const char *arg,
                         const char *const *suffixes, const char *what, FILE *err);
+/* The files below a directory (as above), none being no error: for a
+ * directory whose files are still to come. err NULL: a subdirectory that
+ * cannot be listed is skipped silently. False if memory ran out. */
+bool vt_input_files_below(struct vt_input_files *out, const char *dir,
+                          const char *const *suffixes, FILE *err);
 /* Takes ownership of path (NULL: out of memory, false). */
 bool vt_input_files_take(struct vt_input_files *out, char *path);
 void vt_input_files_free(struct vt_input_files *f);

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "grow_array.h"
 #include "json_writer.h"
+#include "report.h"
 #include "snapshot_analysis.h"
 #include "snapshot_render.h"
 #include "stack_line.h"
@@ -29,6 +30,14 @@ struct phase {
     uint64_t peak;
 };
 
+/* A failed request, with the one verdict every view gives it
+ * (report_verdict.c: the allocator's where its snapshot is beside the
+ * trace). */
+struct failure {
+    char verdict[24];
+    uint64_t requested;
+};
+
 struct unit {
     char name[96];
     uint64_t peak;
@@ -36,6 +45,8 @@ struct unit {
     size_t nsites, sites_cap;
     struct phase *phases;
     size_t nphases, phases_cap;
+    struct failure *failures;
+    size_t nfailures, failures_cap;
 };
 
 struct profile {
@@ -82,6 +93,18 @@ static void add_phase(struct profile *p, struct unit *u, const char *name, uint6
     u->phases[u->nphases++] = (struct phase){copy, peak};
 }
 
+static void add_failure(struct profile *p, struct unit *u, const char *verdict, uint64_t requested)
+{
+    if (!vt_grow_array((void **)&u->failures, &u->failures_cap, u->nfailures + 1,
+                       sizeof *u->failures)) {
+        p->out_of_memory = true;
+        return;
+    }
+    struct failure *f = &u->failures[u->nfailures++];
+    snprintf(f->verdict, sizeof f->verdict, "%s", verdict);
+    f->requested = requested;
+}
+
 static void profile_free(struct profile *p)
 {
     for (size_t i = 0; i < p->n; i++) {
@@ -93,6 +116,7 @@ static void profile_free(struct profile *p)
             free(p->units[i].phases[k].name);
         free(p->units[i].sites);
         free(p->units[i].phases);
+        free(p->units[i].failures);
     }
     free(p->units);
     memset(p, 0, sizeof *p);
@@ -178,6 +202,11 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
     struct vt_analysis a;
     int status = vt_analysis_run(&a, s->traces, s->ntraces, err);
     size_t ninputs = s->ntraces + s->nsnapshots;
+    /* The failures' verdicts are the report's own (vt_report_verdict). */
+    struct vt_report_options ropt = {.top = 1, .sym = opt->sym};
+    struct vt_report rep;
+    if (status == 0)
+        vt_report_init(&rep, &a, &ropt);
     for (size_t i = 0; i < a.ninputs && status == 0; i++) {
         const struct vt_reader *r = a.inputs[i].reader;
         const struct vt_replay *rp = &a.inputs[i].replay;
@@ -201,9 +230,19 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
             for (size_t k = 0; k < l->nphases; k++)
                 add_phase(p, u, vt_reader_string(r, l->phases[k].name),
                           l->phases[k].snap.peak_bytes);
+            for (size_t m = 0, end; m < l->nooms; m = end) {
+                end = vt_oom_request_end(l, m);
+                if (!vt_oom_request_failed(l, m))
+                    continue;
+                struct vt_verdict_told told;
+                vt_report_verdict(&rep, i, l, m, end, &told);
+                add_failure(p, u, told.verdict, l->ooms[m].requested_bytes);
+            }
         }
         vt_symbolizer_free(sym);
     }
+    if (status == 0)
+        vt_report_free(&rep);
     for (size_t i = 0; i < a.ninputs; i++)
         if (vt_reader_truncated(a.inputs[i].reader))
             fprintf(err, "vramtrace: %s: %s\n", a.inputs[i].path,
@@ -472,6 +511,55 @@ struct pair {
     const char *name;
 };
 
+/* "2 (fragmented 40.00 MiB, exhausted 1.00 GiB)", "none", "absent". */
+static void text_side_failures(FILE *out, const struct unit *u)
+{
+    char b[32];
+    if (!u) {
+        fputs("absent", out);
+        return;
+    }
+    if (!u->nfailures) {
+        fputs("none", out);
+        return;
+    }
+    fprintf(out, "%zu (", u->nfailures);
+    for (size_t k = 0; k < u->nfailures && k < 4; k++)
+        fprintf(out, "%s%s %s", k ? ", " : "", u->failures[k].verdict,
+                vt_format_bytes(u->failures[k].requested, b, sizeof b));
+    if (u->nfailures > 4)
+        fprintf(out, ", and %zu more", u->nfailures - 4);
+    fputc(')', out);
+}
+
+static void text_failures(FILE *out, const struct pair *pr)
+{
+    if ((!pr->before || !pr->before->nfailures) && (!pr->after || !pr->after->nfailures))
+        return;
+    fputs("  failed requests: ", out);
+    text_side_failures(out, pr->before);
+    fputs(" -> ", out);
+    text_side_failures(out, pr->after);
+    fputc('\n', out);
+}
+
+static void json_side_failures(struct vt_json *j, const char *key, const struct unit *u)
+{
+    vt_json_key(j, key);
+    if (!u) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < u->nfailures; k++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "verdict", u->failures[k].verdict);
+        vt_json_kv_uint(j, "requested_bytes", u->failures[k].requested);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+}
+
 static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_options *opt)
 {
     uint64_t b = pr->before ? pr->before->peak : 0, a = pr->after ? pr->after->peak : 0;
@@ -481,6 +569,7 @@ static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_opt
             pr->after ? vt_format_bytes(a, sa, sizeof sa) : "absent",
             signed_bytes(delta(b, a), sd, sizeof sd), percent(b, a, pc, sizeof pc),
             exceeds(opt, b, a) ? "  ** above --fail-above **" : "");
+    text_failures(out, pr);
     size_t nrows;
     struct phase_row *rows = phase_rows(pr->before, pr->after, &nrows);
     for (size_t i = 0; rows && i < nrows; i++) {
@@ -535,6 +624,8 @@ static void json_unit(struct vt_json *j, const struct pair *pr, const struct vt_
     vt_json_kv_string(j, "name", pr->name);
     json_bytes_change(j, pr->before, b, pr->after, a);
     vt_json_kv_bool(j, "above_limit", exceeds(opt, b, a));
+    json_side_failures(j, "failures_before", pr->before);
+    json_side_failures(j, "failures_after", pr->after);
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
     size_t nrows;

@@ -395,6 +395,34 @@ int vt_reader_resume(struct vt_reader *r)
     return 0;
 }
 
+int vt_reader_follow(struct vt_reader *r)
+{
+    if (r->state < 0)
+        return -1;
+    if (r->state == 0)
+        return 1; /* not at its end yet */
+    if (r->trailer_seen || r->mem || r->source.ahead)
+        return 0;
+    if (r->suspended && vt_reader_resume(r) != 0)
+        return -1;
+    struct stat st;
+    if (r->fd < 0)
+        return 0; /* released: it reads no more */
+    if (fstat(r->fd, &st) != 0)
+        return fail(r, r->pos, "cannot look at it again: %s", strerror(errno));
+    if ((uint64_t)st.st_size <= r->file_size)
+        return 0;
+    r->file_size = (uint64_t)st.st_size;
+    r->source.in.size = r->file_size;
+    r->truncated = false;
+    r->trunc_note[0] = '\0';
+    r->state = 0;
+    /* A preamble cut short is checked again, now that there is more. */
+    if (r->version == 0 && check_preamble(r) != 0)
+        return -1;
+    return r->state == 0 ? 1 : 0;
+}
+
 void vt_reader_lean(struct vt_reader *r)
 {
     r->source.lean = true;

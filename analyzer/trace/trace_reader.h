@@ -203,6 +203,20 @@ void vt_reader_lean(struct vt_reader *r);
  * Nothing before that. */
 void vt_reader_release(struct vt_reader *r);
 
+/* Following a trace its process is still writing (`vramtrace top`): after
+ * next() returned 0 at a truncated end (no trailer yet: the last chunk
+ * complete, or one still being written, or not even the preamble), looks
+ * at the file's size again. If it grew, the reader goes on from the end of
+ * its last complete chunk - a chunk that was cut short is read again whole
+ * - and next() returns the records appended since. Returns 1 when the
+ * file grew (next() reads on; a last chunk still incomplete is again an
+ * end for now), 0 if there is nothing to read on (nothing new, a preamble
+ * still incomplete, or the trace ended with its trailer), -1 if the reader
+ * is in error or the file can no longer be looked at (then
+ * vt_reader_error()). Only for a reader of a file, not
+ * reading ahead and not released. */
+int vt_reader_follow(struct vt_reader *r);
+
 /* Reads and decompresses the next chunk on a thread of its own while the
  * caller decodes the current one (analyzer/trace/chunk_source.h): the same
  * records and errors, sooner on two cores, one more chunk buffer in memory.

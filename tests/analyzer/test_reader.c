@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* mkstemp */
 /* The trace reader: good traces, cut traces, corrupt and hostile input. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <zstd.h>
@@ -769,6 +771,82 @@ static void test_read_ahead_and_batches_read_the_same(void **state)
     tb_free(&b);
 }
 
+/* A trace followed while it is written (vt_reader_follow, `vramtrace top`):
+ * the file grows by step bytes at a time, cut anywhere - in the preamble,
+ * a chunk's header, its compressed bytes - and after each step the reader
+ * reads on. It must deliver exactly the records of the whole file, once
+ * each and in order, and never an error. */
+struct seen {
+    enum vt_record_type type;
+    uint64_t chunk_offset, record_offset;
+};
+
+static size_t collect(struct vt_reader *r, struct seen *out, size_t n, size_t max)
+{
+    struct vt_record rec;
+    int rc;
+    while ((rc = vt_reader_next(r, &rec)) > 0) {
+        assert_true(n < max);
+        out[n++] = (struct seen){rec.type, rec.chunk_offset, rec.record_offset};
+    }
+    assert_int_equal(rc, 0); /* a cut is an end for now, never an error */
+    return n;
+}
+
+static void test_follow_growing_file(void **state)
+{
+    (void)state;
+    struct tb b;
+    build_sample(&b);
+    enum { MAX = 4096 };
+    static struct seen want[MAX], got[MAX];
+    struct vt_reader *r;
+    assert_int_equal(vt_reader_open_memory(b.file.data, b.file.len, "full", &r, NULL), 0);
+    size_t nwant = collect(r, want, 0, MAX);
+    vt_reader_close(r);
+    static const size_t steps[] = {1, 7, 64, 1000};
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        char path[] = "/tmp/vt-follow-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        size_t written = 1; /* an empty file is not a trace yet: one byte first */
+        assert_int_equal(write(fd, b.file.data, written), 1);
+        struct vt_read_error err;
+        assert_int_equal(vt_reader_open(path, &r, &err), 0);
+        size_t ngot = collect(r, got, 0, MAX);
+        while (written < b.file.len) {
+            size_t n = b.file.len - written < steps[k] ? b.file.len - written : steps[k];
+            assert_int_equal(write(fd, b.file.data + written, n), (ssize_t)n);
+            written += n;
+            /* it grew, no trailer yet: read on (0 only while the preamble
+             * is still incomplete) */
+            int rc = vt_reader_follow(r);
+            assert_int_equal(rc, written < 16 ? 0 : 1);
+            ngot = collect(r, got, ngot, MAX);
+        }
+        assert_int_equal(ngot, nwant);
+        for (size_t i = 0; i < nwant; i++) {
+            assert_int_equal(got[i].type, want[i].type);
+            assert_int_equal(got[i].chunk_offset, want[i].chunk_offset);
+            assert_int_equal(got[i].record_offset, want[i].record_offset);
+        }
+        assert_true(vt_reader_has_trailer(r));
+        assert_false(vt_reader_truncated(r));
+        /* ended: bytes after the trailer are not read */
+        assert_int_equal(write(fd, "junk", 4), 4);
+        assert_int_equal(vt_reader_follow(r), 0);
+        vt_reader_close(r);
+        close(fd);
+        unlink(path);
+    }
+    /* a memory reader has nothing to follow */
+    assert_int_equal(vt_reader_open_memory(b.file.data, 20, "cut", &r, NULL), 0);
+    collect(r, got, 0, MAX);
+    assert_int_equal(vt_reader_follow(r), 0);
+    vt_reader_close(r);
+    tb_free(&b);
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -795,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_mem_fields_every_varint_length),
         cmocka_unit_test(test_mem_errors_mid_chunk),
         cmocka_unit_test(test_read_ahead_and_batches_read_the_same),
+        cmocka_unit_test(test_follow_growing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

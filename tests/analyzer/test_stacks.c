@@ -60,7 +60,7 @@ static void test_pytorch(void **state)
         {"_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator6mallocEPPvimP11CUstream_st",
          NULL, "libc10_cuda.so", VT_FRAME_ALLOCATOR},
         {"_ZN2at6native10empty_cudaEN3c108ArrayRefIlEE", NULL, "libtorch_cuda.so", VT_FRAME_OWN},
-        {"_PyEval_EvalFrameDefault", NULL, "libpython3.11.so.1.0", VT_FRAME_OWN},
+        {"_PyEval_EvalFrameDefault", NULL, "libpython3.11.so.1.0", VT_FRAME_INTERPRETER},
         {"forward", "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", "python",
          VT_FRAME_FRAMEWORK},
         {"_call_impl", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "python",
@@ -121,6 +121,8 @@ static void test_others(void **state)
                 {NULL, NULL, NULL, VT_FRAME_OWN});
     assert_string_equal(vt_frame_class_name(VT_FRAME_RUNTIME), "cuda runtime");
     assert_string_equal(vt_frame_class_name(VT_FRAME_STARTUP), "libc start-up");
+    assert_string_equal(vt_frame_class_name(VT_FRAME_FFI), "foreign-function call");
+    assert_string_equal(vt_frame_class_name(VT_FRAME_INTERPRETER), "python interpreter");
     assert_null(vt_frame_class_name(VT_FRAME_OWN));
 }
 
@@ -277,6 +279,67 @@ static void test_fit_block(void **state)
     free(buf);
 }
 
+/* Lines that would read alike for different stacks show where the stacks
+ * part: the frame cut away is the one that tells them apart (issue 28). */
+static void test_fit_parting(void **state)
+{
+    (void)state;
+    static const struct frame_in a[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"from_pretrained", "/s/ds.c", 63, false},
+                                        {"main", "/s/ds.c", 104, false}};
+    static const struct frame_in b[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"create_fp32_partitions", "/s/ds.c", 70, false},
+                                        {"main", "/s/ds.c", 106, false}};
+    static const struct frame_in c[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"create_buckets", "/s/ds.c", 81, false},
+                                        {"main", "/s/ds.c", 108, false}};
+    /* the same function at another line: its line tells them apart */
+    static const struct frame_in d[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"create_buckets", "/s/ds.c", 82, false},
+                                        {"main", "/s/ds.c", 108, false}};
+    struct line_in lines[] = {
+        {PREFIX, a, 3, 0, TAG, NULL},
+        {PREFIX, b, 3, 0, TAG, NULL},
+        {PREFIX, c, 3, 0, TAG, NULL},
+        {PREFIX, d, 3, 0, TAG, NULL},
+        {PREFIX, c, 3, 0, TAG, NULL}, /* the same stack again: no parting from its twin */
+    };
+    /* 70 columns: one frame fits, "tensor:47 <- ... 2 more" for all; the
+     * parting frame is shown, the first by name, the line longer than the
+     * width (the frames that tell the sites apart are) */
+    char *got = fitted(70, lines, 5, true);
+    assert_string_equal(got,
+                        PREFIX "tensor <- from_pretrained:63 <- ... 1 more" TAG "\n"
+                        PREFIX "tensor <- create_fp32_partitions:70 <- ... 1 more" TAG "\n"
+                        PREFIX "tensor <- create_buckets:81 <- ... 1 more" TAG "\n"
+                        PREFIX "tensor <- create_buckets:82 <- ... 1 more" TAG "\n"
+                        PREFIX "tensor <- create_buckets:81 <- ... 1 more" TAG "\n");
+    free(got);
+    /* Lines that do not read alike are not touched. */
+    got = fitted(100, lines, 2, true);
+    assert_string_equal(got, PREFIX "tensor:47 <- from_pretrained:63 <- main:104" TAG "\n"
+                             PREFIX "tensor:47 <- create_fp32_partitions:70 <- main:106" TAG "\n");
+    free(got);
+    /* Only the file tells the frames apart: it is shown. */
+    static const struct frame_in e[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"helper", "/s/a.c", 5, false},
+                                        {"main", "/s/ds.c", 9, false}};
+    static const struct frame_in f[] = {{"tensor", "/s/ds.c", 47, false},
+                                        {"helper", "/s/b.c", 5, false},
+                                        {"main", "/s/ds.c", 9, false}};
+    struct line_in files[] = {{PREFIX, e, 3, 0, TAG, NULL}, {PREFIX, f, 3, 0, TAG, NULL}};
+    got = fitted(70, files, 2, true);
+    assert_string_equal(got, PREFIX "tensor <- helper (a.c:5) <- ... 1 more" TAG "\n"
+                             PREFIX "tensor <- helper (b.c:5) <- ... 1 more" TAG "\n");
+    free(got);
+    /* Stacks that fit whole are not touched. */
+    got = fitted(0, lines, 2, true);
+    assert_string_equal(got, PREFIX "tensor (ds.c:47) <- from_pretrained (ds.c:63) <- main (ds.c:104)" TAG
+                             "\n" PREFIX "tensor (ds.c:47) <- create_fp32_partitions (ds.c:70) <- main "
+                             "(ds.c:106)" TAG "\n");
+    free(got);
+}
+
 static void test_python_and_hostile(void **state)
 {
     (void)state;
@@ -313,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_pytorch),       cmocka_unit_test(test_static_runtime),
         cmocka_unit_test(test_others),        cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_fit),           cmocka_unit_test(test_fit_block),
+        cmocka_unit_test(test_fit_parting),
         cmocka_unit_test(test_python_and_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

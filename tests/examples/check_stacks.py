@@ -14,12 +14,15 @@ line that must come first in a stack line, and the API its "via" tag names.
     ends with "via API" of that call (then a thread tag), and fits in 100
     columns;
   - text on a terminal (a pty 72 columns wide): every stack line fits,
-    unless it shows only its first frame by name (the documented exception);
+    unless it shows only its first frame by name, or its first frame and
+    the one where it parts from a row that would read alike (the
+    documented exceptions);
   - --full-stacks: every row's line is exactly its JSON frames, runtime and
     libc start-up frames included;
   - JSON: "folded"/"folded_as" set exactly on the frames of the simulated
     runtime (the sources of libsimcudart, tests/simdriver/runtime/
-    meson.build) and of libc's start-up, never on others.
+    meson.build), of libc's start-up, of the foreign-function layers
+    (libffi, _ctypes) and of CPython's own native frames, never on others.
 
 --tamper moves every truth line down by one: the check must then fail.
 """
@@ -95,6 +98,9 @@ RUNTIME = runtime_sources()
 ROW = re.compile(r"^\s+\d+(?:\.\d+)? [KMGT]?i?B\s+\d+  (?P<stack>.*)$")
 AT = re.compile(r", at: (?P<stack>.*)$")
 STACK = re.compile(r"^(?P<first>.+?)(?P<rest> <- .*?)?  via (?P<api>\S+)(?P<tag>  \[[^\]]*\])?$")
+# " <- ... 2 more <- create_fp32_partitions:70 <- ... 1 more": a row shown
+# by its first frame and the frame where it parts from a row like it.
+PARTED = re.compile(r"(?: <- \.\.\. \d+ more)? <- (?P<part>\S+(?: \([^)]*\))?)(?: <- \.\.\. \d+ more)?")
 FIRST = re.compile(r"^(?P<fn>\S+?)(?: \((?P<file>[^:()]+):(?P<line>\d+)\)|:(?P<short>\d+))?$")
 
 
@@ -129,9 +135,18 @@ def check_text(run, name, text, truth, width):
         if m.group("api") != api:
             run.fail("%s: the tag says via %s, the source calls %s: %r"
                      % (name, m.group("api"), api, line))
-        # Too long only if it shows one frame, by name alone.
+        # Too long only if it shows one frame, by name alone, or where it
+        # parts from a row that would read alike: its first frame, then the
+        # frame that tells the two apart, and another row with the same
+        # first frame parting at another.
         alone = line_no is None and re.fullmatch(r"( <- \.\.\. \d+ more)?", m.group("rest") or "")
-        if len(line) > width and not alone:
+        part = PARTED.fullmatch(m.group("rest") or "")
+        twins = part and [o for o, ost in rows if o != line and STACK.match(ost) and
+                          STACK.match(ost).group("first") == m.group("first") and
+                          PARTED.fullmatch(STACK.match(ost).group("rest") or "") and
+                          PARTED.fullmatch(STACK.match(ost).group("rest")).group("part") !=
+                          part.group("part")]
+        if len(line) > width and not alone and not twins:
             run.fail("%s: a stack line of %d columns, more than %d: %r"
                      % (name, len(line), width, line))
 
@@ -169,6 +184,15 @@ def folded_truth(f):
         return "cuda runtime"
     if (f["module"] or "").startswith("libc.so") or f["function"] == "_start":
         return "libc start-up"
+    module = f["module"] or ""
+    if (module.startswith(("libffi.so", "_ctypes", "_cffi_backend")) or
+            (f["function"] or "").startswith("ffi_call")):
+        return "foreign-function call"
+    if module.startswith("libpython3") or (
+            module.startswith("python3") and
+            re.match(r"(_?Py|method_vectorcall|cfunction_|slot_tp_|run_|pymain_|main$)",
+                     f["function"] or "")):
+        return "python interpreter"
     return None
 
 

@@ -3,8 +3,10 @@
 // Fails on any console error, page error or network request; checks that
 // what the page drew matches `vramtrace report --json` of the same inputs
 // (each peak label, the phases, the failures and their verdicts, the flame
-// graph's root at every view, the snapshot's largest free block); saves a
-// PNG screenshot.
+// graph's root at every view, the snapshot's largest free block), and with
+// the text report (each peak label reads as its "peak X at T"); the axes
+// (bytes a power of two apart, labels that fit, time to the last event);
+// saves a PNG screenshot.
 //
 //   node check_html.mjs --build BUILD --src SRC --scenario NAME [--screenshot PNG]
 //                       [--chromium PATH] [--max-bytes N] [--max-render-ms N] [--input PATH...]
@@ -13,7 +15,9 @@
 // Scenarios: demo (examples/train_eval_phases: phases), growth
 // (tests/golden/gold_growth leak: a phase that grows 64 MiB per opening), oom
 // (examples/deepspeed_init_oom: a failure), ranks (examples/launch_ranks: a
-// job of 4 ranks on 2 GPUs), snapshot (a PyTorch snapshot of the fixtures:
+// job of 4 ranks on 2 GPUs), stopped (examples/gpu_holder killed right
+// after allocating 256 MiB: its memory drawn to its last event), snapshot
+// (a PyTorch snapshot of the fixtures:
 // its allocated and reserved timeline on a time axis), snapshot_oom (a
 // snapshot with an oom entry and no times, written here with Python's
 // pickle), job_summaries and job_traces (make_job.py: four ranks on two
@@ -33,7 +37,7 @@
 //
 // Exit status: 0 passed, 1 failed, 77 skipped (meson's "skip"): node's
 // playwright-core or Chromium absent - but with CI=true a missing tool fails.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -126,6 +130,31 @@ function makeJob(more = []) {
   job = { traces: path.join(out, "traces"), summaries: path.join(out, "summaries") };
   return job;
 }
+// A process stopped right after allocating 256 MiB (examples/gpu_holder.c
+// under the tracer, killed once it said "ready" and its trace was flushed):
+// its last event is that allocation, and its trace has no end.
+async function stoppedAfterAllocating() {
+  const out = path.join(tmp, "traces");
+  fs.mkdirSync(out);
+  const sim = path.join(build, "tests", "simdriver");
+  const lib = path.join(build, "preload", "libvramtrace.so");
+  const env = { ...process.env, LD_LIBRARY_PATH: sim + ":" + path.join(sim, "runtime"),
+                VTSIM_LEDGER: path.join(tmp, "ledger.txt"), VRAMTRACE_FLUSH_MS: "20",
+                VRAMTRACE_OUTPUT: path.join(out, "trace.%p.vtrace"),
+                LD_PRELOAD: (args.preload_first ? args.preload_first + ":" : "") + lib };
+  const child = spawn(path.join(build, "examples", "gpu_holder"), [String(256 << 20)],
+                      { env, stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("gpu_holder never said ready")), 60000);
+    child.stdout.on("data", (d) => {
+      if (!String(d).includes("ready")) return;
+      clearTimeout(timer);
+      child.on("exit", resolve);
+      setTimeout(() => child.kill("SIGKILL"), 500); /* 25 flush intervals */
+    });
+  });
+  return [out];
+}
 const scenario = args.scenario || "files";
 let inputs;
 switch (scenario) {
@@ -133,6 +162,7 @@ switch (scenario) {
   case "growth": inputs = traceExample([path.join(build, "tests", "golden", "gold_growth"), "leak"]); break;
   case "oom": inputs = traceExample([path.join(build, "examples", "deepspeed_init_oom")], { VTSIM_MEMORY: "31.50GiB" }, [1]); break;
   case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
+  case "stopped": inputs = await stoppedAfterAllocating(); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
   case "job_summaries": inputs = [makeJob().summaries]; break;
@@ -302,6 +332,7 @@ for (let pi = 0; pi < procs.length; pi++) {
         flameRoot: flame && +flame.getAttribute("data-root-bytes"),
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
         views: s.querySelectorAll(".vt-live-select option").length,
+        siteNames: [...s.querySelectorAll("td.stack")].map((e) => e.textContent),
         canvas: !!s.querySelector("canvas"),
       };
     }, sec);
@@ -321,6 +352,18 @@ for (let pi = 0; pi < procs.length; pi++) {
     for (const ph of d.phases)
       if (!drawn.phases.includes(ph.name)) fail(`${where}: phase ${ph.name} not drawn (drawn: ${drawn.phases})`);
     check(`${where} failures marked`, drawn.ooms.join(","), d.ooms.map((o) => o.verdict).join(","));
+    // one naming: no site is named by a frame the report folds (the runtime,
+    // an allocator, ctypes, the interpreter), and sites the report tells
+    // apart read apart (the peak's table, as drawn first)
+    const foldedNames = new Set(d.peak_breakdown.flatMap((r) => r.frames.filter((f) => f.folded && f.function)
+      .map((f) => f.function)));
+    for (const n of drawn.siteNames)
+      if (foldedNames.has(n.split(" (")[0].split(" <- ")[0])) fail(`${where}: a site named by a folded frame: ${n}`);
+    const peakNames = drawn.siteNames.slice(0, d.peak_breakdown.length);
+    const distinctStacks = new Set(d.peak_breakdown.map((r) => r.frames.filter((f) => !f.folded).slice(0, 2)
+      .map((f) => f.function + ":" + f.line).join("|"))).size;
+    if (new Set(peakNames).size < Math.min(distinctStacks, peakNames.length))
+      fail(`${where}: sites read alike on the page: ${JSON.stringify(peakNames)}`);
     check(`${where} growth across openings`, drawn.growth.join(","), d.phases.filter((ph) => ph.growth)
       .map((ph) => [ph.name, ph.growth.per_opening_bytes, ph.growth.from_opening].join(" ")).join(","));
     if (scenario === "growth" && !d.phases.some((ph) => ph.growth))
@@ -358,6 +401,47 @@ for (const p of procs) {
       const row = d.peak_breakdown.find((r) => r.stack_id === site.stack_id && r.thread === site.thread);
       check(`${where} site ${site.stack_id} at the peak`, s.site_bytes[k][at], row ? row.bytes : null);
     });
+  }
+}
+
+// The axes: bytes in round steps (a power of two of bytes apart), every
+// label as wide as the axis lets it be; time from the first event to the
+// process's last, the memory drawn to it (a last value, even one the last
+// event set, has a width: a process stopped right after allocating is not
+// drawn flat at 0).
+for (let pi = 0; pi < procs.length; pi++) {
+  const p = procs[pi];
+  const tp = tl.processes.find((t) => t.file === p.file);
+  for (let di = 0; tp && di < p.devices.length; di++) {
+    const d = p.devices[di];
+    const where = `pid ${p.pid} ${d.kind} ${d.device} axes`;
+    const ax = await tab.evaluate((sec) => {
+      const chart = document.querySelector(sec + " .vt-timeline");
+      if (!chart || !chart._uplot) return null;
+      const u = chart._uplot, y = u.axes[1];
+      const ctx = document.createElement("canvas").getContext("2d");
+      ctx.font = Array.isArray(y.font) ? y.font[0] : y.font;
+      const dpr = window.devicePixelRatio || 1;
+      return { splits: y._splits, labels: y._values, size: y._size,
+               widths: (y._values || []).map((v) => ctx.measureText(String(v)).width / dpr),
+               xs: u.data[0], total: u.data[1], xMax: u.scales.x.max };
+    }, `#proc-${pi}-ledger-${di}`);
+    if (!ax) { fail(`${where}: no chart`); continue; }
+    const steps = ax.splits.slice(1).map((v, k) => v - ax.splits[k]);
+    const step = steps[0];
+    if (!step || !Number.isInteger(Math.log2(step)) || steps.some((x) => x !== step) ||
+        ax.splits.some((v) => v % step !== 0))
+      fail(`${where}: y ticks ${JSON.stringify(ax.labels)} are not a power of two of bytes apart`);
+    ax.widths.forEach((w, k) => {
+      if (w + 10 > ax.size) fail(`${where}: the label ${ax.labels[k]} (${w.toFixed(0)} px) does not fit the axis (${ax.size} px)`);
+    });
+    const origin = (tp.t0_ns - tp.origin_ns) / 1e9, last = (tp.t1_ns - tp.origin_ns) / 1e9;
+    const n = ax.xs.length, span = last - origin;
+    if (ax.xMax < last - 1e-9 || ax.xMax > last + span / 20 + 1e-6)
+      fail(`${where}: the time axis ends at ${ax.xMax}, the process's last event is at ${last}`);
+    check(`${where} memory drawn at the last event`, ax.total[n - 1], d.final_bytes);
+    if (!(ax.xs[n - 1] > ax.xs[n - 2]) || ax.total[n - 2] !== d.final_bytes)
+      fail(`${where}: the last value is drawn ${ax.xs[n - 1] - ax.xs[n - 2]} s wide`);
   }
 }
 

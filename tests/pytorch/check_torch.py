@@ -489,6 +489,46 @@ def case_eval_switch(c):
             sorted({(o.get("phase"), o.get("outer_phase")) for o in ooms}), [("eval", "eval")])
 
 
+def case_diff(c):
+    """`vramtrace diff` of a run that fits (2 eval batches) against the one
+    that dies of the fragmented OOM: the new failed request carries the
+    one verdict - the allocator's fragmented, as `report --json` says it,
+    not the trace's exhausted - and its size is the ledger's."""
+    c.options = []
+    runs = {}
+    for name, batches in (("before", "2"), ("after", "8")):
+        out = c.fresh("diff-" + name)
+        ledger = os.path.join(c.tmp, "ledger-%s.txt" % name)
+        env = dict(c.env, VTSIM_LEDGER=ledger, PYTHONPATH=STANDIN)
+        subprocess.run([c.vramtrace, "run", "-o", os.path.join(out, "t.%p.vtrace"), "--",
+                        c.args.python, os.path.join(HERE, "train_oom.py"), batches],
+                       env=env, capture_output=True, text=True, timeout=120)
+        runs[name] = (out, c.ledger(ledger))
+    failed = [r for r in runs["after"][1] if r["op"] == "alloc" and r["result"] != "0"]
+    want_size = int(failed[0]["size"]) + (MiB if c.args.tamper else 0) if failed else None
+    rep = c.report(runs["after"][0])
+    verdicts = [o["verdict"] for p in rep.get("processes", []) for d in p.get("devices", [])
+                for o in d.get("ooms", []) if not o.get("retry_of_previous")]
+    c.equal("the report's verdict of the failed request", verdicts, ["fragmented"])
+    # the traces themselves: the directory of the failing run also holds its
+    # OOM snapshot, which diff would compare as a run of its own
+    sides = [glob.glob(os.path.join(runs[k][0], "*.vtrace"))[0] for k in ("before", "after")]
+    r = subprocess.run([c.vramtrace, "diff", "--json"] + sides,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        c.fail("vramtrace diff exited %d: %s" % (r.returncode, r.stderr))
+        return
+    units = json.loads(r.stdout).get("units", [])
+    got = [(u.get("failures_before"), u.get("failures_after")) for u in units]
+    c.equal("diff's failed requests (before, after)", got,
+            [([], [{"verdict": "fragmented", "requested_bytes": want_size}])])
+    text = subprocess.run([c.vramtrace, "diff"] + sides,
+                          capture_output=True, text=True, timeout=60).stdout
+    want = "failed requests: none -> 1 (fragmented %s)" % format_bytes(want_size or 0)
+    if want not in text:
+        c.fail("diff does not say %r:\n%s" % (want, text))
+
+
 def case_history(c):
     res = case_oom(c, options=["--torch-history=5000"], history=True)
     if not res:
@@ -621,7 +661,7 @@ def case_real_torch(c):
     c.equal("files written", os.listdir(c.out), [])
 
 
-CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "history": case_history, "no_phases": case_no_phases,
+CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff, "history": case_history, "no_phases": case_no_phases,
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
          "real_torch": case_real_torch}

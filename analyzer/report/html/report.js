@@ -74,12 +74,23 @@
     if (site && site.stack_id !== undefined) return "stack " + site.stack_id;
     return "no frames recorded";
   }
+  /* A site as the text report names it (docs/REPORT.md, "Stacks"): the
+   * program's own frames - its Python frames where recorded - past the
+   * frames the report folds (the JSON's "folded"); the first two, so that
+   * sites through one helper (device_alloc, tensor) read apart:
+   * "tensor (example.c:41) <- build_model:64". */
+  function ownFrames(site) {
+    var fs = site.frames, py = fs.some(function (f) { return f.module === "python"; });
+    return fs.filter(function (f) { return !f.folded && (!py || f.module === "python"); });
+  }
+  function shortFrame(f) {
+    return (f.function || frameName(f)) + (f.line ? ":" + f.line : "");
+  }
   function siteLabel(site) {
     if (!site || !site.frames || !site.frames.length) return noFrames(site);
-    var skip = /^(malloc|cuMem|cudaMalloc|device_alloc|c10::|at::|_?PyEval|__libc)/;
-    for (var i = 0; i < site.frames.length; i++)
-      if (site.frames[i].function && !skip.test(site.frames[i].function)) return frameName(site.frames[i]);
-    return frameName(site.frames[0]);
+    var own = ownFrames(site);
+    if (!own.length) return frameName(site.frames[0]);
+    return frameName(own[0]) + (own.length > 1 ? " <- " + shortFrame(own[1]) : "");
   }
   function stackText(site) {
     if (!site || !site.frames) return "";

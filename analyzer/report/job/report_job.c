@@ -51,14 +51,6 @@ void vt_job_header_text(FILE *out, size_t job, size_t njobs, const char *session
     fputs(" ===\n", out);
 }
 
-static const char *rank_text(long rank, char *buf, size_t n)
-{
-    if (rank < 0)
-        return "-";
-    snprintf(buf, n, "%ld", rank);
-    return buf;
-}
-
 /* "rank 3, pid 4242", or "pid 4242" without a rank. */
 static const char *who(const struct vt_jv_process *p, char *buf, size_t n)
 {
@@ -86,7 +78,7 @@ static void table(const struct vt_job_view *v, const struct vt_job_figures *f, F
             }
             rows++;
             fprintf(out, "  %6s %6s  %-12.12s %6" PRId64 "  %-12s %12s %12s %5" PRIu64 " %8" PRIu64 "\n",
-                    rank_text(p->rank, r1, sizeof r1), rank_text(p->local_rank, r2, sizeof r2),
+                    vt_format_rank(p->rank, r1, sizeof r1), vt_format_rank(p->local_rank, r2, sizeof r2),
                     p->host && *p->host ? p->host : "?", d->device,
                     vt_jv_gpu_short(&d->gpu, g, sizeof g),
                     vt_format_bytes(d->peak_bytes, b1, sizeof b1),

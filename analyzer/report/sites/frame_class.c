@@ -59,6 +59,29 @@ static const struct frame_rule rules[] = {
     {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\site-packages\\\\torch\\\\*", false},
     {VT_FRAME_FRAMEWORK, "python", NULL, "*\\\\pytorch\\\\torch\\\\*", false},
 
+    /* Foreign-function layers between a program's Python and the library
+     * it calls: ctypes (libffi and the _ctypes extension), cffi, pybind11's
+     * dispatch. Folded: the program's line and the call it made are what
+     * tell a site. */
+    {VT_FRAME_FFI, "libffi.so*", NULL, NULL, false},
+    {VT_FRAME_FFI, "_ctypes*.so", NULL, NULL, false},
+    {VT_FRAME_FFI, "_cffi_backend*.so", NULL, NULL, false},
+    {VT_FRAME_FFI, NULL, "ffi_call*", NULL, false},
+    {VT_FRAME_FFI, NULL, "pybind11::*", NULL, false},
+    {VT_FRAME_FFI, NULL, "_ZN8pybind11*", NULL, false},
+    /* CPython's native frames (the interpreter loop, calls, imports): the
+     * program is in its Python frames, which the tracer merges in where it
+     * reads them (docs/PYTHON.md). */
+    {VT_FRAME_INTERPRETER, "libpython3*", NULL, NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "_Py*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "Py*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "method_vectorcall*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "cfunction_*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "slot_tp_*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "run_*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "pymain_*", NULL, false},
+    {VT_FRAME_INTERPRETER, "python3*", "main", NULL, false},
+
     /* libc's start-up of the process and of threads. */
     {VT_FRAME_STARTUP, NULL, "_start", NULL, false},
     {VT_FRAME_STARTUP, NULL, "__libc_start_main*", NULL, false},
@@ -115,6 +138,10 @@ const char *vt_frame_class_name(enum vt_frame_class c)
         return "tracer";
     case VT_FRAME_STARTUP:
         return "libc start-up";
+    case VT_FRAME_FFI:
+        return "foreign-function call";
+    case VT_FRAME_INTERPRETER:
+        return "python interpreter";
     default:
         return NULL;
     }

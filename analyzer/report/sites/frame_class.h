@@ -21,6 +21,8 @@ enum vt_frame_class {
     VT_FRAME_FRAMEWORK,  /* PyTorch's own Python code (torch/nn/modules/module.py...) */
     VT_FRAME_TRACER,     /* libvramtrace.so itself: left out everywhere */
     VT_FRAME_STARTUP,    /* libc's process and thread start-up (_start, start_thread) */
+    VT_FRAME_FFI,        /* foreign-function layers: libffi, ctypes, cffi, pybind11 */
+    VT_FRAME_INTERPRETER, /* CPython's own native frames (its Python frames are the program's) */
 };
 
 /* Classifies the frames of one stack, innermost first: a statically
@@ -33,8 +35,8 @@ struct vt_frame_classifier {
 };
 enum vt_frame_class vt_frame_classify(struct vt_frame_classifier *c, const struct vt_frame *f);
 
-/* "cuda runtime", "cuda driver", "allocator", "pytorch", "tracer", "libc start-up";
- * NULL for VT_FRAME_OWN. */
+/* "cuda runtime", "cuda driver", "allocator", "pytorch", "tracer", "libc start-up",
+ * "foreign-function call", "python interpreter"; NULL for VT_FRAME_OWN. */
 const char *vt_frame_class_name(enum vt_frame_class c);
 
 /* Whether frames of class c name an API the program called (runtime,

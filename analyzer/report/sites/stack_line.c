@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* fopencookie */
 #include "stack_line.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -150,27 +151,172 @@ static void put_stack_line(struct lines *l, const struct stack_line *sl, enum fo
     put_span(l, sl->suffix);
 }
 
+/* Two frames alike, as the widest form writes them. */
+static bool same_frame(const struct frame_span *a, const struct frame_span *b)
+{
+    return a->name.len == b->name.len && a->loc[FULL].len == b->loc[FULL].len &&
+           !memcmp(a->name.s, b->name.s, a->name.len) &&
+           !memcmp(a->loc[FULL].s, b->loc[FULL].s, a->loc[FULL].len);
+}
+
+/* A line whose fitted form reads as another's, for a different stack:
+ * its first frames, then the frame d where the stacks part (in the form
+ * parting: with its file where the short form reads alike), so that the
+ * two lines tell the sites apart ("tensor:47 <- create_fp32_partitions:70
+ * <- ... 1 more  via cudaMalloc"). As many first frames as fit (at least one); the line may
+ * be longer than the width when the frames that tell the sites apart are. */
+static void put_parted_line(struct lines *l, const struct stack_line *sl, size_t d,
+                            enum form form, enum form parting)
+{
+    const struct frame_span *fr = l->frames;
+    size_t rest = sl->n - d - 1 + sl->hidden;
+    size_t fixed = sl->prefix.cols + sl->tag.cols + sl->suffix.cols + 4 + fr[d].name.cols +
+                   fr[d].loc[parting].cols + more_columns(rest);
+    /* The first frames in the table's form, else the first by name alone. */
+    size_t x = 0;
+    for (int pass = 0; pass < 2 && !x; pass++) {
+        size_t used = 0;
+        for (size_t k = 0; k < d; k++) {
+            used += (k ? 4 : 0) + fr[k].name.cols + fr[k].loc[form].cols;
+            if (!l->width || fixed + used + more_columns(d - (k + 1)) <= l->width)
+                x = k + 1;
+        }
+        if (!x && form != BARE)
+            form = BARE;
+        else if (!x)
+            x = 1; /* longer than the width: the frames that tell the sites apart are */
+    }
+    put_span(l, sl->prefix);
+    for (size_t k = 0; k < x; k++) {
+        if (k)
+            fputs(" <- ", l->to);
+        put_span(l, fr[k].name);
+        put_span(l, fr[k].loc[form]);
+    }
+    if (d > x)
+        fprintf(l->to, " <- ... %zu more", d - x);
+    fputs(" <- ", l->to);
+    put_span(l, fr[d].name);
+    put_span(l, fr[d].loc[parting]);
+    if (rest)
+        fprintf(l->to, " <- ... %zu more", rest);
+    put_span(l, sl->tag);
+    put_span(l, sl->suffix);
+}
+
+/* One waiting line: its text, and its stack's frames when it has one. */
+struct block_line {
+    const char *raw;
+    size_t len;
+    bool stack;
+    struct frame_span *frames;
+    size_t n;
+    char *fitted;        /* as put_stack_line writes it */
+    size_t fitted_len;
+};
+
+/* Writes the line as put_stack_line would into *buf; false if out of memory. */
+static bool fitted_text(struct lines *l, const struct stack_line *sl, enum form form,
+                        struct block_line *b)
+{
+    FILE *to = l->to, *mem = open_memstream(&b->fitted, &b->fitted_len);
+    if (!mem)
+        return false;
+    l->to = mem;
+    put_stack_line(l, sl, form);
+    l->to = to;
+    return fclose(mem) == 0;
+}
+
+/* Where the stack of b first differs from that of another line fitted to
+ * the same text (its twin); SIZE_MAX if none. *full: only the file tells
+ * that frame from a twin's. */
+static size_t parting_frame(const struct block_line *lines, size_t count, size_t i,
+                            enum form form, bool *full)
+{
+    const struct block_line *b = &lines[i];
+    size_t d = SIZE_MAX;
+    for (size_t j = 0; j < count; j++) {
+        const struct block_line *o = &lines[j];
+        if (j == i || !o->stack || o->fitted_len != b->fitted_len ||
+            memcmp(o->fitted, b->fitted, b->fitted_len))
+            continue;
+        size_t k = 0;
+        while (k < b->n && k < o->n && same_frame(&b->frames[k], &o->frames[k]))
+            k++;
+        if (k < b->n && k < d)
+            d = k;
+    }
+    *full = false;
+    for (size_t j = 0; d != SIZE_MAX && j < count; j++) {
+        const struct block_line *o = &lines[j];
+        if (j == i || !o->stack || d >= o->n || o->fitted_len != b->fitted_len ||
+            memcmp(o->fitted, b->fitted, b->fitted_len) || same_frame(&o->frames[d], &b->frames[d]))
+            continue; /* not a twin that parts there */
+        if (o->frames[d].name.len == b->frames[d].name.len &&
+            o->frames[d].loc[form].len == b->frames[d].loc[form].len &&
+            !memcmp(o->frames[d].name.s, b->frames[d].name.s, b->frames[d].name.len) &&
+            !memcmp(o->frames[d].loc[form].s, b->frames[d].loc[form].s,
+                    b->frames[d].loc[form].len))
+            *full = true;
+    }
+    return d;
+}
+
 /* Writes the waiting stack lines (a table, usually) in one form: without
- * files if any of them is better so. */
+ * files if any of them is better so. Lines that would read alike for
+ * different stacks show the frame where their stacks part. */
 static void flush_block(struct lines *l)
 {
     enum form form = FULL;
     struct stack_line sl;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < l->block_len;) {
-            const char *s = l->block + i;
-            size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
-            if (!parse(l, s, len, &sl)) {
-                if (pass)
-                    fwrite(s, 1, len + 1, l->to); /* out of memory: as it is */
-            } else if (pass) {
-                put_stack_line(l, &sl, form);
-                fputc('\n', l->to);
-            } else if (best_form(l, &sl) == SHORT) {
-                form = SHORT;
-            }
-            i += len + 1;
+    size_t count = 0;
+    for (size_t i = 0; i < l->block_len; i++)
+        count += l->block[i] == '\n';
+    struct block_line *lines = calloc(count + 1, sizeof *lines);
+    bool ok = lines != NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < l->block_len; k++) {
+        const char *s = l->block + i;
+        size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
+        if (parse(l, s, len, &sl) && best_form(l, &sl) == SHORT)
+            form = SHORT;
+        if (ok)
+            lines[k] = (struct block_line){.raw = s, .len = len};
+        i += len + 1;
+    }
+    for (k = 0; ok && k < count; k++) {
+        struct block_line *b = &lines[k];
+        if (!parse(l, b->raw, b->len, &sl))
+            continue;
+        b->frames = malloc((sl.n + 1) * sizeof *b->frames);
+        ok = b->frames && fitted_text(l, &sl, form, b);
+        if (ok) {
+            memcpy(b->frames, l->frames, sl.n * sizeof *b->frames);
+            b->n = sl.n;
+            b->stack = true;
         }
+    }
+    k = 0;
+    for (size_t i = 0; i < l->block_len; k++) {
+        const char *s = l->block + i;
+        size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
+        bool full = false;
+        size_t d = ok && lines[k].stack ? parting_frame(lines, count, k, form, &full) : SIZE_MAX;
+        if (!parse(l, s, len, &sl))
+            fwrite(s, 1, len, l->to); /* out of memory: as it is */
+        else if (d < sl.n)
+            put_parted_line(l, &sl, d, form, full ? FULL : SHORT);
+        else
+            put_stack_line(l, &sl, form);
+        fputc('\n', l->to);
+        i += len + 1;
+    }
+    for (k = 0; lines && k < count; k++) {
+        free(lines[k].frames);
+        free(lines[k].fitted);
+    }
+    free(lines);
     l->block_len = 0;
 }
 

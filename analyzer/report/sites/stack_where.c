@@ -83,6 +83,12 @@ static void where_frame(void *ctx, const struct vt_frame *f)
 void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                     void *src)
 {
+    vt_stack_where_via(out, full_stacks, max_frames, walk, src, NULL);
+}
+
+void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
+                        void *src, const char *api)
+{
     struct where_ctx w = {.full = full_stacks, .fold = true, .leading = true,
                           .max = max_frames};
     vt_stack_begin(&w.w, out, !w.full);
@@ -95,6 +101,8 @@ void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_wal
         walk(src, where_frame, &all);
         w = all;
     }
+    if (!w.tag[0] && api && !w.full)
+        snprintf(w.tag, sizeof w.tag, "  via %s", api);
     vt_stack_end(&w.w, w.hidden, w.tag[0] ? w.tag : NULL);
     if (w.w.n == 0)
         fputs("(no stack recorded)", out);

@@ -61,8 +61,9 @@ static const char *bytes(uint64_t v, char *buf)
 static void print_time(FILE *out, const struct vt_snap_device *d, size_t index)
 {
     int64_t t, t0;
+    char s[32];
     if (vt_snap_time_at(d, index, &t) && vt_snap_time_at(d, 0, &t0))
-        fprintf(out, ", %+.3fs into the trace", (double)(t - t0) / 1e6);
+        fprintf(out, ", %s into the trace", vt_format_seconds((t - t0) * 1000, s, sizeof s));
 }
 
 static int cmp_free_desc(const void *a, const void *b)

@@ -30,6 +30,16 @@ static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t
     vt_stack_where(out, rep->opt->full_stacks, rep->opt->text_frames, report_stack_frames, &s);
 }
 
+/* A failure's stack: its call is known, "via" it where no frame names it. */
+static void print_failure_where(struct vt_report *rep, FILE *out, size_t input,
+                                const struct vt_oom *o)
+{
+    struct report_stack s = {rep, input, o->stack};
+    const struct vt_reader *r = rep->a->inputs[input].reader;
+    vt_stack_where_via(out, rep->opt->full_stacks, rep->opt->text_frames, report_stack_frames, &s,
+                       vt_reader_api(r, o->label ? o->label : o->api));
+}
+
 /* The main thread (its id is the pid) goes without saying; other threads
  * are named after the stack, PyTorch's autograd workers as [backward]. */
 static void print_thread(struct vt_report *rep, FILE *out, size_t input, uint64_t thread)
@@ -293,7 +303,7 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
         fprintf(out, " (within %s)", vt_report_string(rep, i, o->outer_phase));
     /* the stack on a line of its own: its full width for the frames */
     fputs("\n    at: ", out);
-    print_where(rep, out, i, o->stack);
+    print_failure_where(rep, out, i, o);
     fputc('\n', out);
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
     if (n && o->process_bytes == l->peak.peak_bytes && same_as_peak(l, o->top, o->ntop, rep->opt->top))

@@ -1,0 +1,159 @@
+/*
+ * `vramtrace top [OPTIONS] [DIR|TRACE...]`: the processes of a running job
+ * as their traces are written - device bytes now, peak, the last minute,
+ * phase, growth per step, failures - refreshed every second (docs/LIVE.md).
+ * Options and the choice of view here; the model is analyzer/live/, the
+ * frame top_frame.c, the views top_batch.c and top_screen.c.
+ */
+#include "commands.h"
+
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_options.h"
+#include "top_run.h"
+#include "top_session.h"
+
+#define TOP_BATCH_WIDTH 200
+
+static void top_usage(FILE *out)
+{
+    fputs("usage: vramtrace top [OPTIONS] [DIR|TRACE...]\n"
+          "Watch the GPU memory of running processes as their traces are written: a row per\n"
+          "process (device bytes now, peak, the last minute, phase, growth per step,\n"
+          "failures), each GPU against its capacity, the job's first failure.\n"
+          "Without arguments: the newest `vramtrace run` session of this host that still runs.\n\n"
+          "  -d, --delay SECONDS  between frames (default 1; 0.5, 250ms...)\n"
+          "  -n, --iterations N   this many frames, then exit\n"
+          "  -b, --batch          frames of plain text on stdout (the default when stdout is\n"
+          "                       not a terminal)\n"
+          "  -s, --sort KEY       now (default), peak, growth or rank\n"
+          "  -p, --pid PID        open this process: its live call sites, phase, last failure\n"
+          "  -w, --width N        columns of a batch line (default 200)\n"
+          VT_CLI_SYMBOL_HELP
+          "  -h, --help           this help\n\n"
+          "Keys (full screen): b, p, g, r sort by bytes now, peak, growth, rank; up/down choose\n"
+          "a process, Enter opens it, Enter or Esc closes it; ? help; q quits.\n\n"
+          "One host per view: on a job of many nodes run one top per node, and\n"
+          "`vramtrace report --summary` on each for the whole job afterwards.\n\n"
+          "Exit status: 0; 2 on bad usage or when there is nothing to watch.\n\n"
+          "examples:\n"
+          "  vramtrace top                          the job started last by `vramtrace run`\n"
+          "  vramtrace top traces/                  every trace under traces/, as they come\n"
+          "  vramtrace top -b -n 10 -d 5 traces/ > top.log\n",
+          out);
+}
+
+static bool sort_key(const char *arg, enum vt_live_sort *out)
+{
+    static const struct {
+        const char *name;
+        enum vt_live_sort key;
+    } keys[] = {{"now", VT_LIVE_SORT_NOW}, {"bytes", VT_LIVE_SORT_NOW},
+                {"peak", VT_LIVE_SORT_PEAK}, {"growth", VT_LIVE_SORT_GROWTH},
+                {"rank", VT_LIVE_SORT_RANK}};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (!strcmp(arg, keys[k].name)) {
+            *out = keys[k].key;
+            return true;
+        }
+    fprintf(stderr, "vramtrace top: --sort wants now, peak, growth or rank, not '%s'\n", arg);
+    return false;
+}
+
+int vt_cmd_top(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"delay", required_argument, NULL, 'd'},
+        {"iterations", required_argument, NULL, 'n'},
+        {"batch", no_argument, NULL, 'b'},
+        {"sort", required_argument, NULL, 's'},
+        {"pid", required_argument, NULL, 'p'},
+        {"width", required_argument, NULL, 'w'},
+        VT_CLI_SYMBOL_OPTIONS,
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct vt_cli_symbols symbols;
+    vt_cli_symbols_init(&symbols);
+    struct top_symbols opened_symbols = {.options = &symbols.sym};
+    struct top_run_options o = {
+        .frame = {.sort = VT_LIVE_SORT_NOW, .width = TOP_BATCH_WIDTH, .delay_ns = 1000000000u,
+                  .opened = -1, .sites = 10, .symbols = &opened_symbols},
+        .open_pid = -1,
+    };
+    bool batch = !isatty(STDOUT_FILENO);
+    uint64_t v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+d:n:bs:p:w:h", opts, NULL)) != -1) {
+        int sym = vt_cli_symbol_option("top", c, optarg, &symbols);
+        if (sym < 0)
+            return 2;
+        if (sym > 0)
+            continue;
+        switch (c) {
+        case 'd':
+            if (!vt_cli_duration("top", "delay", optarg, 10000000u, 3600000000000u,
+                                 &o.frame.delay_ns))
+                return 2;
+            break;
+        case 'n':
+            if (!vt_cli_uint("top", "iterations", NULL, optarg, 1, 1000000000u, &o.frames))
+                return 2;
+            break;
+        case 'b': batch = true; break;
+        case 's':
+            if (!sort_key(optarg, &o.frame.sort))
+                return 2;
+            break;
+        case 'p':
+            if (!vt_cli_uint("top", "pid", "a process id", optarg, 1, 4194304, &v))
+                return 2;
+            o.open_pid = (long)v;
+            break;
+        case 'w':
+            if (!vt_cli_uint("top", "width", NULL, optarg, 40, 100000, &v))
+                return 2;
+            o.frame.width = (size_t)v;
+            break;
+        case 'h': top_usage(stdout); return 0;
+        default: top_usage(stderr); return 2;
+        }
+    }
+    struct vt_live_view view;
+    struct top_session session;
+    bool ok;
+    if (optind < argc) {
+        ok = vt_live_view_init(&view, argv + optind, (size_t)(argc - optind), NULL);
+    } else if (top_find_session(&session)) {
+        char *dirs[1] = {session.dir};
+        ok = vt_live_view_init(&view, dirs, 1, session.id);
+        if (batch)
+            fprintf(stderr, "vramtrace top: session %s (pid %lu among its processes), traces under %s\n",
+                    session.id, session.pid, session.dir);
+    } else {
+        fputs("vramtrace top: no `vramtrace run` session runs on this host (that this user can "
+              "see); name the traces' directory: vramtrace top DIR\n",
+              stderr);
+        return 2;
+    }
+    int status = 2;
+    if (!ok) {
+        fputs("vramtrace top: out of memory\n", stderr);
+    } else if (batch) {
+        status = top_batch_run(&view, &o);
+    } else {
+        setlocale(LC_ALL, "");
+        o.frame.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+        status = top_screen_run(&view, &o);
+    }
+    top_symbols_free(&opened_symbols);
+    vt_live_view_free(&view);
+    return status;
+}
