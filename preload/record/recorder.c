@@ -296,6 +296,11 @@ static void record_range(uint8_t type, uint64_t range_id, const char *domain, co
     vt_in_tracer--;
 }
 
+void vt_record_thread_renamed(void)
+{
+    vt_tb_note_rename();
+}
+
 void vt_record_range_push(const char *domain, const char *name)
 {
     record_range(VT_REC_RANGE_PUSH, 0, domain, name);

@@ -41,6 +41,10 @@ static struct vt_thread_buf *list_head;
  * from an older generation is stale and must not be followed. */
 static atomic_uint generation = 1;
 
+/* Bumped by every rename the hooks see (vt_tb_note_rename): a thread whose
+ * name_gen differs re-reads its name (a system call) at its next event. */
+static atomic_uint rename_generation;
+
 /* The calling thread's side of its buffer, in one TLS block: a hook finds
  * all of it with one address computation (each initial-exec variable of a
  * shared library costs a load of its offset from the GOT). */
@@ -51,6 +55,7 @@ struct tb_self {
      * name is read every VT_NAME_CHECK_EVERY events (and at every NOW
      * event, which starts the count again) */
     uint32_t name_check_in;
+    unsigned name_gen; /* rename_generation when the name was last read */
     bool announced; /* the thread's record is in the buffer */
     /* The hook in progress holds its buffer's lock (slow path) rather than
      * just being "busy" (fast path); see buf_enter. Reset by buf_leave. */
@@ -189,6 +194,7 @@ static struct vt_thread_buf *register_thread(void)
         return NULL;
     pthread_mutex_init(&tb->lock, NULL);
     tb->os_tid = (uint32_t)syscall(SYS_gettid);
+    self.name_gen = atomic_load_explicit(&rename_generation, memory_order_relaxed);
     read_thread_name(tb->name, &tb->name_len);
     pthread_mutex_lock(&list_lock);
     tb->next = list_head;
@@ -461,10 +467,13 @@ begin_slow(uint8_t type, uint32_t size, uint16_t nips, enum vt_name_check check)
     }
     /* The name is read outside the lock: prctl is a system call. */
     bool announce = !self.announced;
-    if (check == VT_NAME_CHECK_NOW || --self.name_check_in == 0) {
+    unsigned renames = atomic_load_explicit(&rename_generation, memory_order_relaxed);
+    bool renamed = renames != self.name_gen;
+    if (check == VT_NAME_CHECK_NOW || --self.name_check_in == 0 || renamed) {
         char name[VT_THREAD_NAME_LEN];
         uint32_t len;
         self.name_check_in = VT_NAME_CHECK_EVERY;
+        self.name_gen = renames;
         read_thread_name(name, &len);
         if (len != tb->name_len || memcmp(name, tb->name, len)) {
             memcpy(tb->name, name, sizeof name);
@@ -492,6 +501,8 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     struct vt_thread_buf *tb = me->tb;
     if (__builtin_expect(check != VT_NAME_CHECK_SOMETIMES || tb == NULL || !me->announced ||
                              me->name_check_in <= 1 || me->gen != atomic_load(&generation) ||
+                             me->name_gen != atomic_load_explicit(&rename_generation,
+                                                                  memory_order_relaxed) ||
                              !atomic_load_explicit(&vt_tb_active, memory_order_acquire) ||
                              size > pool.block_bytes,
                          0))
@@ -514,6 +525,11 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
                    ? vt_clock_ticks()
                    : vt_clock_ticks_ordered();
     return h;
+}
+
+void vt_tb_note_rename(void)
+{
+    atomic_fetch_add_explicit(&rename_generation, 1, memory_order_relaxed);
 }
 
 void vt_tb_commit(void)

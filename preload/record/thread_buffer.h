@@ -86,10 +86,18 @@ void vt_tb_note_refused(void);
 /* ---- the hook side ---- */
 
 enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };
-/* SOMETIMES: the name is re-read at every this many-th such event of a
- * thread, counted from its first event or its last NOW (renames are rare;
- * a rename is announced before the event that sees it). */
-#define VT_NAME_CHECK_EVERY 256
+/* SOMETIMES: the name is read at a thread's first event and re-read at its
+ * first event after a rename the hooks saw (vt_tb_note_rename), or else at
+ * every this many-th such event, counted from its first event or its last
+ * NOW - for a rename no hook sees (a write to /proc/self/task/N/comm). It
+ * was 256: one prctl(PR_GET_NAME) system call per 256 events, most of the
+ * tracer's system calls (docs/PERFORMANCE.md, "Whole process"). */
+#define VT_NAME_CHECK_EVERY 65536
+
+/* A thread may have a new name (pthread_setname_np, prctl(PR_SET_NAME),
+ * called by the program and done): every thread re-reads its name at its
+ * next event. Async-signal-safe (one atomic add). */
+void vt_tb_note_rename(void);
 
 /* Reserves size bytes (a multiple of 8, at most vt_tb_max_event()) in the
  * calling thread's buffer, locks it and stamps the time; returns the event

@@ -13,10 +13,26 @@
 
 #include <stdatomic.h>
 
+/* The counter, and how many threads are in (or about to enter) a wait on
+ * it: a post makes the wake-up system call only when one is, so a hook
+ * that hands the writer a full block while the writer is busy anyway pays
+ * no system call (docs/PERFORMANCE.md, "Whole process"). Zero-initialised
+ * is ready. */
+struct vt_wake {
+    atomic_uint word;
+    atomic_uint waiters;
+};
+
 /* The counter moves on and every waiter wakes. */
-void vt_wake_post(atomic_uint *word);
-/* Returns once *word differs from seen (at once if it already does), after
- * timeout_ms, or earlier (a signal): callers re-check what they wait for. */
-void vt_wake_wait(atomic_uint *word, unsigned seen, int timeout_ms);
+void vt_wake_post(struct vt_wake *w);
+/* Returns once the counter differs from seen (at once if it already does),
+ * after timeout_ms, or earlier (a signal): callers re-check what they wait
+ * for. */
+void vt_wake_wait(struct vt_wake *w, unsigned seen, int timeout_ms);
+/* The counter now, to pass as seen. */
+static inline unsigned vt_wake_seen(struct vt_wake *w)
+{
+    return atomic_load(&w->word);
+}
 
 #endif

@@ -91,8 +91,8 @@ static struct {
     pthread_t thread;
     bool running;
     /* No descriptors (wake_word.h): */
-    atomic_uint wake; /* anyone -> writer */
-    atomic_uint done; /* writer -> whoever waits for a round */
+    struct vt_wake wake; /* anyone -> writer */
+    struct vt_wake done; /* writer -> whoever waits for a round */
     atomic_int stop, emergency, modules_changed, failed;
     atomic_int failing; /* a failure is being said and acted on (fail) */
     atomic_ullong emergency_done; /* emergency rounds finished */
@@ -639,7 +639,7 @@ static void *writer_main(void *arg)
     unsigned seen = 0;
     while (!atomic_load(&W.failed)) {
         vt_wake_wait(&W.wake, seen, poll_timeout_ms());
-        seen = atomic_load(&W.wake);
+        seen = vt_wake_seen(&W.wake);
         if (atomic_load(&W.stop))
             break;
         vt_fork_guard_enter();
@@ -760,7 +760,9 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     snprintf(W.path, sizeof W.path, "%s", path);
     W.flush_ms = flush_ms;
     atomic_store(&W.stop, 0);
-    atomic_store(&W.wake, 0); /* writer_main's first wait compares with 0 */
+    atomic_store(&W.wake.word, 0); /* writer_main's first wait compares with 0 */
+    atomic_store(&W.wake.waiters, 0); /* a fork child: its parent's waiter is not here */
+    atomic_store(&W.done.waiters, 0);
     atomic_store(&W.emergency, 0);
     atomic_store(&W.modules_changed, 0);
     atomic_store(&W.failed, 0);
@@ -845,7 +847,7 @@ static void wait_for_writer(atomic_ullong *counter, unsigned long long target, i
 {
     uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
     for (;;) {
-        unsigned seen = atomic_load(&W.done);
+        unsigned seen = vt_wake_seen(&W.done);
         if (atomic_load(counter) >= target || atomic_load(&W.failed) ||
             (!until_end && atomic_load(&W.stop)))
             return;

@@ -117,6 +117,14 @@ int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data);
  * is the main executable. Returns 0, or -1 if addr is in no object. */
 int vt_guarded_extent_of(const void *addr, uint64_t *start, uint64_t *end, bool *is_main);
 
+/* ---- thread names ---- */
+
+/* The program renamed a thread (pthread_setname_np or prctl(PR_SET_NAME)
+ * returned success): each thread re-reads its name at its next event, and
+ * only then (record/thread_buffer.h, VT_NAME_CHECK_EVERY). One atomic add:
+ * async-signal-safe, no errno change. */
+void vt_record_thread_renamed(void);
+
 /* ---- endings and signals ---- */
 
 /* Before _exit or _Exit (no destructor will run): the trace is finished
