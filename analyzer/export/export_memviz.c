@@ -16,6 +16,13 @@
  * frames. VMM handles and arrays have no address of their own: they get
  * made-up addresses from 2^52 up, never reused, so that no two live
  * segments overlap. One process per file (--pid picks it).
+ *
+ * Sized to open (issue 29): the trace keeps the latest max_entries entries
+ * (default 100,000: PyTorch's own default history) in a ring, so memory is
+ * bounded by that and the live set, never by the trace's length; --since
+ * and --until (or --at) window it, and the segments are those live at the
+ * window's end. The `vramtrace` key says what was left out. --all keeps
+ * every entry (memory grows with them; their size is said first).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -28,6 +35,8 @@
 #include "pickle_writer.h"
 
 #define MADE_UP_BASE ((uint64_t)1 << 52)
+#define MV_ENTRIES_DEFAULT 100000   /* torch.cuda.memory._record_memory_history's max_entries */
+#define MV_ENTRY_BYTES 55           /* an entry in the pickle, about (frames memoized) */
 
 enum mv_action { MV_SEGMENT_ALLOC, MV_ALLOC, MV_FREE_REQUESTED, MV_FREE_COMPLETED,
                  MV_SEGMENT_FREE, MV_OOM };
@@ -43,18 +52,27 @@ struct mv_event {
 struct mv_alloc {
     int64_t device;
     uint64_t addr, size, stack;
-    bool ended;
+    bool ended;                /* a free slot (its index on the free list) */
 };
 
 struct memviz {
     const struct vt_export_options *opt;
+    /* the trace entries: a ring of the latest `limit` (limit 0: all, grown) */
     struct mv_event *ev;
-    size_t nev, ev_cap;
+    size_t nev, ev_cap, head;  /* head: the oldest, once the ring is full */
+    size_t limit;
+    uint64_t entries;          /* every entry of the window, written or not */
+    /* the live allocations: slots, reused through a free list */
     struct mv_alloc *allocs;
     size_t nallocs, allocs_cap;
+    uint64_t *free_slots;
+    size_t nfree, free_cap;
     struct vt_pair_map live;   /* (kind, key) -> index in allocs */
     uint64_t made_up;          /* next made-up address */
     int64_t max_device;
+    /* the window, in the trace's time (absolute ns) once the origin is known */
+    uint64_t origin_ns;
+    bool window_open, window_closed;
     bool skip, out_of_memory;
 };
 
@@ -63,25 +81,79 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
 }
 
-static void push(struct memviz *m, enum mv_action a, int64_t device, uint64_t addr,
-                 uint64_t size, uint64_t stack, uint64_t time_ns)
+/* The entry in the ring: a new one, or the oldest overwritten once full. */
+static struct mv_event *push(struct memviz *m, enum mv_action a, int64_t device, uint64_t addr,
+                             uint64_t size, uint64_t stack, uint64_t time_ns)
 {
-    if (!vt_grow_array((void **)&m->ev, &m->ev_cap, m->nev + 1, sizeof *m->ev)) {
-        m->out_of_memory = true;
-        return;
+    if (!m->window_open)
+        return NULL;
+    m->entries++;
+    struct mv_event *e;
+    if (m->limit && m->nev == m->limit) {
+        e = &m->ev[m->head];
+        m->head = (m->head + 1) % m->limit;
+    } else {
+        if (!vt_grow_array((void **)&m->ev, &m->ev_cap, m->nev + 1, sizeof *m->ev)) {
+            m->out_of_memory = true;
+            return NULL;
+        }
+        e = &m->ev[m->nev++];
     }
-    m->ev[m->nev++] = (struct mv_event){(uint8_t)a, device, addr, size, stack, time_ns, 0};
+    *e = (struct mv_event){(uint8_t)a, device, addr, size, stack, time_ns, 0};
+    return e;
+}
+
+/* The ith entry kept, oldest first. */
+static const struct mv_event *entry(const struct memviz *m, size_t i)
+{
+    return &m->ev[m->limit && m->nev == m->limit ? (m->head + i) % m->limit : i];
 }
 
 static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
 {
     (void)t;
     struct memviz *m = ctx;
-    if (rec->type == VT_REC_PROCESS && m->opt->has_pid && rec->u.process->pid != m->opt->pid) {
-        m->skip = true;
-        return false;
+    const struct vt_export_options *opt = m->opt;
+    if (rec->type == VT_REC_PROCESS) {
+        if (opt->has_pid && rec->u.process->pid != opt->pid) {
+            m->skip = true;
+            return false;
+        }
+        m->origin_ns = rec->u.process->start_mono_ns;
+    }
+    if (vt_record_is_timed(rec->type)) {
+        /* The report's origin: the process start when known, else its
+         * first event (export_folded.c counts --at TIME the same way). */
+        if (!m->origin_ns || m->origin_ns > rec->time_ns)
+            m->origin_ns = rec->time_ns;
+        uint64_t since = rec->time_ns - m->origin_ns;
+        if (opt->has_until && since > opt->until_ns) {
+            m->window_closed = true;
+            return false; /* the segments: those live at the window's end */
+        }
+        m->window_open = !opt->has_since || since >= opt->since_ns;
     }
     return !m->out_of_memory;
+}
+
+static bool new_slot(struct memviz *m, uint64_t *index)
+{
+    if (m->nfree) {
+        *index = m->free_slots[--m->nfree];
+        return true;
+    }
+    if (!vt_grow_array((void **)&m->allocs, &m->allocs_cap, m->nallocs + 1, sizeof *m->allocs))
+        return false;
+    *index = m->nallocs++;
+    return true;
+}
+
+static void free_slot(struct memviz *m, uint64_t index)
+{
+    m->allocs[index].ended = true;
+    if (vt_grow_array((void **)&m->free_slots, &m->free_cap, m->nfree + 1,
+                      sizeof *m->free_slots))
+        m->free_slots[m->nfree++] = index; /* else the slot is not reused: no harm */
 }
 
 static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
@@ -97,14 +169,13 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
             addr = MADE_UP_BASE + m->made_up;
             m->made_up += (e->size + 0x1fffff) & ~(uint64_t)0x1fffff; /* 2 MiB apart */
         }
-        if (!vt_grow_array((void **)&m->allocs, &m->allocs_cap, m->nallocs + 1,
-                           sizeof *m->allocs) ||
-            !vt_pair_map_put(&m->live, e->kind, e->addr, m->nallocs)) {
+        uint64_t slot;
+        if (!new_slot(m, &slot) || !vt_pair_map_put(&m->live, e->kind, e->addr, slot)) {
             m->out_of_memory = true;
             return;
         }
         uint64_t stack = l->sites.sites[e->site].stack;
-        m->allocs[m->nallocs++] = (struct mv_alloc){device, addr, e->size, stack, false};
+        m->allocs[slot] = (struct mv_alloc){device, addr, e->size, stack, false};
         if (device > m->max_device)
             m->max_device = device;
         push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, t->now_ns);
@@ -114,11 +185,11 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
     uint64_t i;
     if (!vt_pair_map_remove(&m->live, e->kind, e->addr, &i))
         return;
-    struct mv_alloc *a = &m->allocs[i];
-    a->ended = true;
-    push(m, MV_FREE_REQUESTED, a->device, a->addr, a->size, a->stack, t->now_ns);
-    push(m, MV_FREE_COMPLETED, a->device, a->addr, a->size, a->stack, t->now_ns);
-    push(m, MV_SEGMENT_FREE, a->device, a->addr, a->size, a->stack, t->now_ns);
+    struct mv_alloc a = m->allocs[i];
+    free_slot(m, i);
+    push(m, MV_FREE_REQUESTED, a.device, a.addr, a.size, a.stack, t->now_ns);
+    push(m, MV_FREE_COMPLETED, a.device, a.addr, a.size, a.stack, t->now_ns);
+    push(m, MV_SEGMENT_FREE, a.device, a.addr, a.size, a.stack, t->now_ns);
 }
 
 static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
@@ -130,9 +201,16 @@ static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, st
     int64_t device = l->device < 0 ? 0 : l->device;
     if (device > m->max_device)
         m->max_device = device;
-    push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns);
-    if (!m->out_of_memory)
-        m->ev[m->nev - 1].device_free = o->driver_info ? o->free_bytes : 0;
+    /* Failures are diagnosed when the replay ends: those in the window
+     * (after --since, before the record that closed it) are entries. */
+    uint64_t since = o->time_ns >= m->origin_ns ? o->time_ns - m->origin_ns : 0;
+    if ((m->opt->has_since && since < m->opt->since_ns) ||
+        (m->opt->has_until && since > m->opt->until_ns))
+        return;
+    m->window_open = true;
+    struct mv_event *e = push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns);
+    if (e)
+        e->device_free = o->driver_info ? o->free_bytes : 0;
 }
 
 /* ---- writing ---- */
@@ -268,7 +346,7 @@ static void device_trace(struct writer *wr, struct memviz *m, int64_t device)
 {
     vt_pw_list_begin(&wr->w);
     for (size_t i = 0; i < m->nev; i++) {
-        const struct mv_event *e = &m->ev[i];
+        const struct mv_event *e = entry(m, i);
         if (e->device != device)
             continue;
         vt_pw_dict_begin(&wr->w);
@@ -311,6 +389,22 @@ static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *ou
                  "segment and block");
     vt_pw_kv_str(&wr.w, "trace", t ? t->path : "");
     vt_pw_kv_int(&wr.w, "pid", t ? (int64_t)vt_export_pid(t->reader) : 0);
+    vt_pw_kv_int(&wr.w, "entries", (int64_t)m->entries);
+    vt_pw_kv_int(&wr.w, "entries_written", (int64_t)m->nev);
+    vt_pw_kv_int(&wr.w, "max_entries", (int64_t)m->limit);
+    if (m->opt->has_since)
+        vt_pw_kv_int(&wr.w, "since_ns", (int64_t)m->opt->since_ns);
+    if (m->opt->has_until)
+        vt_pw_kv_int(&wr.w, "until_ns", (int64_t)m->opt->until_ns);
+    vt_pw_kv_str(&wr.w, "left_out",
+                 m->entries > m->nev
+                     ? "the oldest trace entries of the window: only the latest max_entries "
+                       "are kept (as PyTorch's own history); segments are those live at the "
+                       "window's end; --all keeps every entry"
+                     : m->opt->has_since || m->opt->has_until
+                           ? "the trace entries outside the window; segments are those live "
+                             "at the window's end"
+                           : "nothing");
     vt_pw_dict_end(&wr.w);
     vt_pw_dict_end(&wr.w);
     bool ok = vt_pw_end(&wr.w) && !wr.out_of_memory;
@@ -323,11 +417,14 @@ static void memviz_reset(struct memviz *m)
 {
     free(m->ev);
     free(m->allocs);
+    free(m->free_slots);
     vt_pair_map_free(&m->live);
     const struct vt_export_options *opt = m->opt;
     memset(m, 0, sizeof *m);
     m->opt = opt;
     m->max_device = -1;
+    m->limit = opt->all ? 0 : opt->max_entries ? opt->max_entries : MV_ENTRIES_DEFAULT;
+    m->window_open = !opt->has_since;
     vt_pair_map_init(&m->live);
 }
 
@@ -354,7 +451,7 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
             fputs("vramtrace export: out of memory\n", err);
             status = 2;
         }
-        bool keep = status == 0 && !cur.skip && cur.nev > 0;
+        bool keep = status == 0 && !cur.skip && (cur.nev > 0 || cur.nallocs > cur.nfree);
         if (keep && have) {
             other_pid = vt_export_pid(t.reader);
             keep = false;
@@ -378,6 +475,14 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
         }
     }
     if (status == 0) {
+        if (opt->all)
+            fprintf(err, "vramtrace export: --all: every trace entry: %" PRIu64
+                         ", about %" PRIu64 " MB\n",
+                    m.entries, (m.entries * MV_ENTRY_BYTES + 999999) / 1000000);
+        else if (m.entries > m.nev)
+            fprintf(err, "vramtrace export: the latest %zu of %" PRIu64 " trace entries "
+                         "(--max-entries N for more, --all for every one)\n",
+                    m.nev, m.entries);
         if (!have)
             fprintf(err, "vramtrace export: no device memory allocated%s: the snapshot is "
                          "empty\n",
