@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_common import memory_viz_problems  # noqa: E402
+from export_common import memory_viz_problems, replay_device_trace  # noqa: E402
 from trace_event_rules import trace_event_problems  # noqa: E402
 
 EVENTS, PHASE_EVERY, FAIL_EVERY = 250000, 1000, 5000  # past 200,000 samples: capped
@@ -173,16 +173,7 @@ for name, snap in (("default", capped), ("--all", full)):
           truth["live"])
     equal("memory-viz %s: segment bytes" % name,
           sum(s["total_size"] for s in snap["segments"]), truth["final_bytes"])
-peak_all = 0
-total = 0
-sizes = {}
-for e in ftrace:
-    if e["action"] == "alloc":
-        sizes[e["addr"]] = e["size"]
-        total += e["size"]
-        peak_all = max(peak_all, total)
-    elif e["action"] == "free_completed":
-        total -= sizes.pop(e["addr"], 0)
+peak_all, _ = replay_device_trace(ftrace)
 equal("memory-viz --all: replayed peak", peak_all, peak)
 
 # A window: --until 0.3s (after the process started) keeps nothing later,
