@@ -28,7 +28,8 @@ static void export_usage(FILE *out)
     fputs("  -o, --output FILE    write FILE (whole or not at all; default: standard output)\n"
           "      --at WHEN        folded: peak (default), oom:N (right after the Nth failed\n"
           "                       allocation) or TIME (seconds after the process started:\n"
-          "                       1.5, 1.5s, 250ms); memory-viz: TIME, as --until\n"
+          "                       1.5, 1.5s, 250ms); memory-viz: the trace up to then, the\n"
+          "                       segments then\n"
           "      --since TIME     memory-viz: the trace from TIME after the process started\n"
           "      --until TIME     memory-viz: the trace up to TIME; the segments then\n"
           "      --max-entries N  memory-viz: the latest N trace entries (default 100000,\n"
@@ -183,19 +184,22 @@ int vt_cmd_export(int argc, char **argv)
         return 2;
     }
     if (fmt == VT_EXPORT_MEMORY_VIZ && at_given) {
-        /* memory-viz: --at TIME is the window's end */
-        if (opt.at != VT_AT_TIME || opt.has_until) {
-            fputs("vramtrace export: memory-viz takes --at TIME (the window's end), or "
-                  "--until\n", stderr);
+        /* memory-viz: --at is the window's end */
+        if (opt.has_until) {
+            fputs("vramtrace export: --at or --until, not both\n", stderr);
             return 2;
         }
-        opt.has_until = true;
-        opt.until_ns = opt.time_ns;
+        if (opt.at == VT_AT_TIME) {
+            opt.has_until = true;
+            opt.until_ns = opt.time_ns;
+        } else {
+            opt.until_at = true;
+        }
         at_given = false;
     }
     if ((at_given || opt.phase) && fmt != VT_EXPORT_FOLDED) {
-        fprintf(stderr, "vramtrace export: --at and --phase are for --format folded "
-                        "(memory-viz: --at TIME)\n");
+        fprintf(stderr, "vramtrace export: --at is for --format folded and memory-viz, "
+                        "--phase for folded\n");
         return 2;
     }
     if ((opt.has_since || opt.has_until || opt.max_entries) && fmt != VT_EXPORT_MEMORY_VIZ) {

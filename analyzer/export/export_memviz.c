@@ -73,6 +73,12 @@ struct memviz {
     /* the window, in the trace's time (absolute ns) once the origin is known */
     uint64_t origin_ns;
     bool window_open, window_closed;
+    /* --at peak / oom:N: the instant a first replay found */
+    bool has_end;
+    uint64_t end_ns;            /* oom:N: the failure's time */
+    size_t end_ledger;          /* peak: the ledger, its bytes and time */
+    uint64_t end_bytes;
+    bool close_next;            /* the peak was reached: the next record is past it */
     bool skip, out_of_memory;
 };
 
@@ -120,6 +126,11 @@ static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_reco
             return false;
         }
         m->origin_ns = rec->u.process->start_mono_ns;
+    }
+    if (m->close_next || (m->has_end && vt_record_is_timed(rec->type) &&
+                          rec->time_ns > m->end_ns)) {
+        m->window_closed = true;
+        return false;
     }
     if (vt_record_is_timed(rec->type)) {
         /* The report's origin: the process start when known, else its
@@ -176,6 +187,10 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
         }
         uint64_t stack = l->sites.sites[e->site].stack;
         m->allocs[slot] = (struct mv_alloc){device, addr, e->size, stack, false};
+        if (m->opt->until_at && m->opt->at == VT_AT_PEAK && m->has_end &&
+            (size_t)(l - t->replay.ledgers) == m->end_ledger &&
+            l->sites.total_bytes == m->end_bytes && t->now_ns == m->end_ns)
+            m->close_next = true; /* the peak's first instant: the window ends here */
         if (device > m->max_device)
             m->max_device = device;
         push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, t->now_ns);
@@ -211,6 +226,70 @@ static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, st
     struct mv_event *e = push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns);
     if (e)
         e->device_free = o->driver_info ? o->free_bytes : 0;
+}
+
+/* ---- --at peak / oom:N: a first replay finds the instant ---- */
+
+struct find_end {
+    const struct vt_export_options *opt;
+    uint64_t failures, oom_ns;
+    bool oom_found, skip;
+};
+
+static bool find_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
+{
+    (void)t;
+    struct find_end *f = ctx;
+    if (rec->type == VT_REC_PROCESS && f->opt->has_pid && rec->u.process->pid != f->opt->pid) {
+        f->skip = true;
+        return false;
+    }
+    return true;
+}
+
+static void find_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
+{
+    (void)t;
+    struct find_end *f = ctx;
+    /* as export_folded.c counts oom:N: the failures in the order diagnosed */
+    if (ledger_selected(f->opt, l) && ++f->failures == f->opt->oom && !f->oom_found) {
+        f->oom_found = true;
+        f->oom_ns = o->time_ns;
+    }
+}
+
+/* Sets m's end from a first replay of path. Returns 0 (no end: the process
+ * was not selected, or has no peak), or 2 after a message on err. */
+static int find_window_end(struct memviz *m, const char *path, FILE *err)
+{
+    struct find_end f = {.opt = m->opt};
+    struct vt_export_trace t;
+    struct vt_export_hooks hooks = {.on_record = find_record, .on_oom = find_oom, .ctx = &f};
+    int status = vt_export_trace_run(&t, path, &hooks, &m->opt->sym, err);
+    if (status == 0 && !f.skip && m->opt->at == VT_AT_PEAK) {
+        for (size_t i = 0; i < t.replay.nledgers; i++) {
+            const struct vt_ledger *l = &t.replay.ledgers[i];
+            if (ledger_selected(m->opt, l) && l->peak.has_peak &&
+                (!m->has_end || l->peak.peak_bytes > m->end_bytes)) {
+                m->has_end = true;
+                m->end_ledger = i;
+                m->end_bytes = l->peak.peak_bytes;
+                m->end_ns = l->peak.peak_time_ns;
+            }
+        }
+    } else if (status == 0 && !f.skip) {
+        if (!f.oom_found) {
+            fprintf(err, "vramtrace export: %s: %" PRIu64 " failed allocation%s, no failure %"
+                         PRIu64 "\n",
+                    path, f.failures, f.failures == 1 ? "" : "s", m->opt->oom);
+            status = 2;
+        } else {
+            m->has_end = true;
+            m->end_ns = f.oom_ns;
+        }
+    }
+    vt_export_trace_free(&t);
+    return status;
 }
 
 /* ---- writing ---- */
@@ -396,12 +475,14 @@ static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *ou
         vt_pw_kv_int(&wr.w, "since_ns", (int64_t)m->opt->since_ns);
     if (m->opt->has_until)
         vt_pw_kv_int(&wr.w, "until_ns", (int64_t)m->opt->until_ns);
+    if (m->opt->until_at)
+        vt_pw_kv_str(&wr.w, "until", m->opt->at == VT_AT_PEAK ? "peak" : "oom");
     vt_pw_kv_str(&wr.w, "left_out",
                  m->entries > m->nev
                      ? "the oldest trace entries of the window: only the latest max_entries "
                        "are kept (as PyTorch's own history); segments are those live at the "
                        "window's end; --all keeps every entry"
-                     : m->opt->has_since || m->opt->has_until
+                     : m->opt->has_since || m->opt->has_until || m->opt->until_at
                            ? "the trace entries outside the window; segments are those live "
                              "at the window's end"
                            : "nothing");
@@ -446,6 +527,11 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
         memviz_reset(&cur);
         struct vt_export_hooks hooks = {
             .on_record = on_record, .on_live = on_live, .on_oom = on_oom, .ctx = &cur};
+        if (opt->until_at && (status = find_window_end(&cur, traces[i], err)) != 0) {
+            memviz_reset(&cur);
+            vt_pair_map_free(&cur.live);
+            break;
+        }
         status = vt_export_trace_run(&t, traces[i], &hooks, &opt->sym, err);
         if (cur.out_of_memory) {
             fputs("vramtrace export: out of memory\n", err);

@@ -16,7 +16,9 @@ ranges and failures), read the way the viewers read the files:
     the end: the generator's count and bytes), and its `vramtrace` key says
     how many entries there were; --all: every entry, every failure;
     --until: no entry after the window's end, and the segments are the
-    allocations the --all file's entries leave live then.
+    allocations the --all file's entries leave live then; --at peak: the
+    segments hold the generator's peak; --at oom:3: nothing after the
+    third failure, and three failures.
 
     check_export_caps.py --build BUILD_DIR [--src DIR] [--preload-first LIBS] [--tamper]
 
@@ -188,6 +190,19 @@ if not utrace or max(e["time_us"] for e in utrace) > end_us:
 want = live_after(e for e in ftrace if e["time_us"] <= end_us and e["action"] != "oom")
 equal("memory-viz --until 300ms: segments (live at the window's end)",
       sorted((s["address"], s["total_size"]) for s in until["segments"]), sorted(want.items()))
+
+# --at peak: the window ends at the peak's first instant; its segments hold
+# the generator's peak. --at oom:3: nothing after the third failure.
+export("memory-viz", os.path.join(tmp, "peak.pickle"), "--at", "peak")
+at_peak = load(os.path.join(tmp, "peak.pickle"))
+equal("memory-viz --at peak: segment bytes (the peak)",
+      sum(s["total_size"] for s in at_peak["segments"]), peak)
+export("memory-viz", os.path.join(tmp, "oom3.pickle"), "--at", "oom:3", "--all")
+oom3 = load(os.path.join(tmp, "oom3.pickle"))["device_traces"][0]
+third_us = [e["time_us"] for e in ftrace if e["action"] == "oom"][2]
+if max(e["time_us"] for e in oom3) > third_us:
+    fail("memory-viz --at oom:3: entries after the third failure")
+equal("memory-viz --at oom:3: failures", sum(1 for e in oom3 if e["action"] == "oom"), 3)
 
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
