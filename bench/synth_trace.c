@@ -3,7 +3,7 @@
  * (preload/record/trace_encoder.h), without running anything.
  *
  *   synth_trace --events N --out FILE [--live K] [--stacks S] [--depth D]
- *               [--phase-every P] [--fail-every F]
+ *               [--phase-every P] [--fail-every F] [--devices G]
  *   synth_trace --ranks R --gpus G --dir DIR [--events N] [--live K] ...
  *
  * The second form is a job (issue 15, "Scale"): R rank traces of N events
@@ -30,7 +30,7 @@
  * (ids from 1); --fail-every F: every F events a failed allocation of
  * 1 TiB (out of memory), which counts as an event. The export test of
  * issue 29 uses both: a long trace whose every phase and failure must be
- * kept.
+ * kept. --devices G: slot k's allocations on device k % G (default 1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +128,7 @@ struct rank_info {
 
 struct extras {
     long long phase_every, fail_every;
+    long devices;
     uint64_t next_phase, next_fail; /* the event counts they next turn at */
     /* what was written, printed for the tests' truth */
     uint64_t pushes, starts, failures, live_bytes, peak_bytes;
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
     long live = 1000, ranks = 0, gpus = 0;
     unsigned nstacks = 512, depth = 24;
     const char *path = NULL, *dir = NULL;
-    struct extras x = {0};
+    struct extras x = {.devices = 1};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -166,11 +167,13 @@ int main(int argc, char **argv)
             x.phase_every = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--fail-every"))
             x.fail_every = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--devices"))
+            x.devices = atol(argv[++i]);
         else
             usage(argv[0]);
     }
     if (events < 2 || live < 1 || nstacks < 1 || depth < 1 || x.phase_every < 0 ||
-        x.fail_every < 0)
+        x.fail_every < 0 || x.devices < 1 || x.devices > 64)
         usage(argv[0]);
     if (!dir) {
         if (!path || ranks)
@@ -284,7 +287,10 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         uuid[4] = (uint8_t)(gpu >> 8);
         uuid[5] = (uint8_t)gpu;
     }
-    vt_encode_device(&s.enc, 0, uuid, "Synthetic GPU", 13, 80ull << 30);
+    for (long d = 0; d < x->devices; d++) {
+        uuid[6] = (uint8_t)d;
+        vt_encode_device(&s.enc, (uint64_t)d, uuid, "Synthetic GPU", 13, 80ull << 30);
+    }
     vt_encode_api(&s.enc, API_ALLOC, "cuMemAlloc_v2");
     vt_encode_api(&s.enc, API_FREE, "cuMemFree_v2");
     vt_encode_string(&s.enc, "step", 4);   /* STR_STEP */
@@ -307,6 +313,7 @@ static int write_trace(const char *path, long long events, long live, unsigned n
             k = (long)(r % (uint64_t)live);
             m.op = VT_OP_FREE;
             m.api = API_FREE;
+            m.device = k % x->devices;
             m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
             m.size = slot_size[k];
             m.stack = slot_stack[k];
@@ -323,6 +330,7 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15)) >> size_shift;
         m.op = VT_OP_ALLOC;
         m.api = API_ALLOC;
+        m.device = k % x->devices;
         m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
         m.size = slot_size[k];
         m.stack = slot_stack[k];

@@ -36,7 +36,7 @@
 
 #define MADE_UP_BASE ((uint64_t)1 << 52)
 #define MV_ENTRIES_DEFAULT 100000   /* torch.cuda.memory._record_memory_history's max_entries */
-#define MV_ENTRY_BYTES 55           /* an entry in the pickle, about (frames memoized) */
+#define MV_ENTRY_BYTES 45           /* an entry in the pickle, about (frames memoized) */
 
 enum mv_action { MV_SEGMENT_ALLOC, MV_ALLOC, MV_FREE_REQUESTED, MV_FREE_COMPLETED,
                  MV_SEGMENT_FREE, MV_OOM };
@@ -80,6 +80,11 @@ struct memviz {
     uint64_t end_bytes;
     bool close_next;            /* the peak was reached: the next record is past it */
     bool skip, out_of_memory;
+    /* --all: a first replay counts (counting), then one a device writes its
+     * entries as they come (stream, stream_device): nothing held */
+    bool counting;
+    struct writer *stream;
+    int64_t stream_device;
 };
 
 static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
@@ -87,13 +92,26 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
 }
 
-/* The entry in the ring: a new one, or the oldest overwritten once full. */
-static struct mv_event *push(struct memviz *m, enum mv_action a, int64_t device, uint64_t addr,
-                             uint64_t size, uint64_t stack, uint64_t time_ns)
+struct writer;
+static void write_entry(struct writer *wr, const struct mv_event *e);
+
+/* An entry of the window: counted (--all's first replay), written as it
+ * comes (--all's later ones: one device's), or kept in the ring (a new
+ * one, or the oldest overwritten once full). */
+static void push(struct memviz *m, enum mv_action a, int64_t device, uint64_t addr,
+                 uint64_t size, uint64_t stack, uint64_t time_ns, uint64_t device_free)
 {
     if (!m->window_open)
-        return NULL;
+        return;
     m->entries++;
+    struct mv_event new = {(uint8_t)a, device, addr, size, stack, time_ns, device_free};
+    if (m->counting)
+        return;
+    if (m->stream) {
+        if (device == m->stream_device)
+            write_entry(m->stream, &new);
+        return;
+    }
     struct mv_event *e;
     if (m->limit && m->nev == m->limit) {
         e = &m->ev[m->head];
@@ -101,12 +119,11 @@ static struct mv_event *push(struct memviz *m, enum mv_action a, int64_t device,
     } else {
         if (!vt_grow_array((void **)&m->ev, &m->ev_cap, m->nev + 1, sizeof *m->ev)) {
             m->out_of_memory = true;
-            return NULL;
+            return;
         }
         e = &m->ev[m->nev++];
     }
-    *e = (struct mv_event){(uint8_t)a, device, addr, size, stack, time_ns, 0};
-    return e;
+    *e = new;
 }
 
 /* The ith entry kept, oldest first. */
@@ -193,8 +210,8 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
             m->close_next = true; /* the peak's first instant: the window ends here */
         if (device > m->max_device)
             m->max_device = device;
-        push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, t->now_ns);
-        push(m, MV_ALLOC, device, addr, e->size, stack, t->now_ns);
+        push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, t->now_ns, 0);
+        push(m, MV_ALLOC, device, addr, e->size, stack, t->now_ns, 0);
         return;
     }
     uint64_t i;
@@ -202,9 +219,9 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
         return;
     struct mv_alloc a = m->allocs[i];
     free_slot(m, i);
-    push(m, MV_FREE_REQUESTED, a.device, a.addr, a.size, a.stack, t->now_ns);
-    push(m, MV_FREE_COMPLETED, a.device, a.addr, a.size, a.stack, t->now_ns);
-    push(m, MV_SEGMENT_FREE, a.device, a.addr, a.size, a.stack, t->now_ns);
+    push(m, MV_FREE_REQUESTED, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
+    push(m, MV_FREE_COMPLETED, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
+    push(m, MV_SEGMENT_FREE, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
 }
 
 static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
@@ -223,9 +240,8 @@ static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, st
         (m->opt->has_until && since > m->opt->until_ns))
         return;
     m->window_open = true;
-    struct mv_event *e = push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns);
-    if (e)
-        e->device_free = o->driver_info ? o->free_bytes : 0;
+    push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns,
+         o->driver_info ? o->free_bytes : 0);
 }
 
 /* ---- --at peak / oom:N: a first replay finds the instant ---- */
@@ -421,28 +437,64 @@ static uint64_t wall_us(const struct vt_export_trace *t, uint64_t mono_ns)
     return mono_ns / 1000;
 }
 
+static void write_entry(struct writer *wr, const struct mv_event *e)
+{
+    vt_pw_dict_begin(&wr->w);
+    cstr(wr, "action");
+    cstr(wr, action_names[e->action]);
+    if (e->action == MV_OOM)
+        kv_uint(wr, "device_free", e->device_free);
+    else
+        kv_uint(wr, "addr", e->addr);
+    kv_uint(wr, "size", e->size);
+    kv_uint(wr, "stream", 0);
+    kv_uint(wr, "time_us", wall_us(wr->t, e->time_ns));
+    cstr(wr, "frames");
+    frames(wr, e->stack);
+    vt_pw_dict_end(&wr->w);
+}
+
 static void device_trace(struct writer *wr, struct memviz *m, int64_t device)
 {
     vt_pw_list_begin(&wr->w);
     for (size_t i = 0; i < m->nev; i++) {
         const struct mv_event *e = entry(m, i);
-        if (e->device != device)
-            continue;
-        vt_pw_dict_begin(&wr->w);
-        cstr(wr, "action");
-        cstr(wr, action_names[e->action]);
-        if (e->action == MV_OOM)
-            kv_uint(wr, "device_free", e->device_free);
-        else
-            kv_uint(wr, "addr", e->addr);
-        kv_uint(wr, "size", e->size);
-        kv_uint(wr, "stream", 0);
-        kv_uint(wr, "time_us", wall_us(wr->t, e->time_ns));
-        cstr(wr, "frames");
-        frames(wr, e->stack);
-        vt_pw_dict_end(&wr->w);
+        if (e->device == device)
+            write_entry(wr, e);
     }
     vt_pw_list_end(&wr->w);
+}
+
+/* The `vramtrace` key: where the file came from and what it left out. */
+static void meta(struct writer *wr, const struct memviz *m, const struct vt_export_trace *t,
+                 uint64_t written)
+{
+    cstr(wr, "vramtrace");
+    vt_pw_dict_begin(&wr->w);
+    vt_pw_kv_str(&wr->w, "note",
+                 "exported from a driver-level trace: each device allocation is its own "
+                 "segment and block");
+    vt_pw_kv_str(&wr->w, "trace", t ? t->path : "");
+    vt_pw_kv_int(&wr->w, "pid", t ? (int64_t)vt_export_pid(t->reader) : 0);
+    vt_pw_kv_int(&wr->w, "entries", (int64_t)m->entries);
+    vt_pw_kv_int(&wr->w, "entries_written", (int64_t)written);
+    vt_pw_kv_int(&wr->w, "max_entries", (int64_t)m->limit);
+    if (m->opt->has_since)
+        vt_pw_kv_int(&wr->w, "since_ns", (int64_t)m->opt->since_ns);
+    if (m->opt->has_until)
+        vt_pw_kv_int(&wr->w, "until_ns", (int64_t)m->opt->until_ns);
+    if (m->opt->until_at)
+        vt_pw_kv_str(&wr->w, "until", m->opt->at == VT_AT_PEAK ? "peak" : "oom");
+    vt_pw_kv_str(&wr->w, "left_out",
+                 m->entries > written
+                     ? "the oldest trace entries of the window: only the latest max_entries "
+                       "are kept (as PyTorch's own history); segments are those live at the "
+                       "window's end; --all keeps every entry"
+                     : m->opt->has_since || m->opt->has_until || m->opt->until_at
+                           ? "the trace entries outside the window; segments are those live "
+                             "at the window's end"
+                           : "nothing");
+    vt_pw_dict_end(&wr->w);
 }
 
 static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *out)
@@ -461,32 +513,7 @@ static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *ou
     for (int64_t d = 0; d <= m->max_device; d++)
         device_trace(&wr, m, d);
     vt_pw_list_end(&wr.w);
-    cstr(&wr, "vramtrace");
-    vt_pw_dict_begin(&wr.w);
-    vt_pw_kv_str(&wr.w, "note",
-                 "exported from a driver-level trace: each device allocation is its own "
-                 "segment and block");
-    vt_pw_kv_str(&wr.w, "trace", t ? t->path : "");
-    vt_pw_kv_int(&wr.w, "pid", t ? (int64_t)vt_export_pid(t->reader) : 0);
-    vt_pw_kv_int(&wr.w, "entries", (int64_t)m->entries);
-    vt_pw_kv_int(&wr.w, "entries_written", (int64_t)m->nev);
-    vt_pw_kv_int(&wr.w, "max_entries", (int64_t)m->limit);
-    if (m->opt->has_since)
-        vt_pw_kv_int(&wr.w, "since_ns", (int64_t)m->opt->since_ns);
-    if (m->opt->has_until)
-        vt_pw_kv_int(&wr.w, "until_ns", (int64_t)m->opt->until_ns);
-    if (m->opt->until_at)
-        vt_pw_kv_str(&wr.w, "until", m->opt->at == VT_AT_PEAK ? "peak" : "oom");
-    vt_pw_kv_str(&wr.w, "left_out",
-                 m->entries > m->nev
-                     ? "the oldest trace entries of the window: only the latest max_entries "
-                       "are kept (as PyTorch's own history); segments are those live at the "
-                       "window's end; --all keeps every entry"
-                     : m->opt->has_since || m->opt->has_until || m->opt->until_at
-                           ? "the trace entries outside the window; segments are those live "
-                             "at the window's end"
-                           : "nothing");
-    vt_pw_dict_end(&wr.w);
+    meta(&wr, m, t, m->nev);
     vt_pw_dict_end(&wr.w);
     bool ok = vt_pw_end(&wr.w) && !wr.out_of_memory;
     vt_pair_map_free(&wr.frames_memo);
@@ -506,7 +533,75 @@ static void memviz_reset(struct memviz *m)
     m->max_device = -1;
     m->limit = opt->all ? 0 : opt->max_entries ? opt->max_entries : MV_ENTRIES_DEFAULT;
     m->window_open = !opt->has_since;
+    m->counting = opt->all;
     vt_pair_map_init(&m->live);
+}
+
+/* --all: the file written as the trace is replayed again, once a device
+ * (each replay writes that device's entries as they come), then the
+ * segments live at the end, then the `vramtrace` key: memory is the live
+ * set, not the entries. m: the first replay's (counts, devices, the
+ * window's end). Key order differs from write_snapshot's; readers look
+ * keys up by name. */
+static int stream_snapshot(const struct memviz *m, const char *path, FILE *out, FILE *err)
+{
+    struct writer wr = {0};
+    vt_pair_map_init(&wr.frames_memo);
+    vt_pair_map_init(&wr.str_memo);
+    vt_pw_begin(&wr.w, out);
+    vt_pw_dict_begin(&wr.w);
+    cstr(&wr, "device_traces");
+    vt_pw_list_begin(&wr.w);
+    struct memviz s = {.opt = m->opt};
+    vt_pair_map_init(&s.live);
+    struct vt_export_trace t = {0};
+    bool have_t = false;
+    int status = 0;
+    FILE *quiet = fopen("/dev/null", "w"); /* the first replay said it all */
+    for (int64_t d = 0; d <= m->max_device && status == 0; d++) {
+        memviz_reset(&s);
+        s.counting = false;
+        s.stream = &wr;
+        s.stream_device = d;
+        s.has_end = m->has_end;
+        s.end_ns = m->end_ns;
+        s.end_ledger = m->end_ledger;
+        s.end_bytes = m->end_bytes;
+        if (have_t)
+            vt_export_trace_free(&t);
+        struct vt_export_hooks hooks = {
+            .on_record = on_record, .on_live = on_live, .on_oom = on_oom, .ctx = &s};
+        wr.t = &t;
+        vt_pw_list_begin(&wr.w);
+        status = vt_export_trace_run(&t, path, &hooks, &m->opt->sym, quiet ? quiet : err);
+        have_t = true;
+        vt_pw_list_end(&wr.w);
+        if (status != 0 || s.out_of_memory || s.skip) {
+            fprintf(err, "vramtrace export: %s: cannot be read again (changed while read?)\n",
+                    path);
+            status = 2;
+        }
+    }
+    if (quiet)
+        fclose(quiet);
+    vt_pw_list_end(&wr.w);
+    if (status == 0) {
+        cstr(&wr, "segments");
+        vt_pw_list_begin(&wr.w);
+        segments(&wr, &s);
+        vt_pw_list_end(&wr.w);
+        meta(&wr, m, &t, m->entries);
+    }
+    vt_pw_dict_end(&wr.w);
+    if (!vt_pw_end(&wr.w) || wr.out_of_memory)
+        status = 2;
+    vt_pair_map_free(&wr.frames_memo);
+    vt_pair_map_free(&wr.str_memo);
+    memviz_reset(&s);
+    vt_pair_map_free(&s.live);
+    if (have_t)
+        vt_export_trace_free(&t);
+    return status;
 }
 
 int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_options *opt,
@@ -537,7 +632,7 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
             fputs("vramtrace export: out of memory\n", err);
             status = 2;
         }
-        bool keep = status == 0 && !cur.skip && (cur.nev > 0 || cur.nallocs > cur.nfree);
+        bool keep = status == 0 && !cur.skip && (cur.entries > 0 || cur.nallocs > cur.nfree);
         if (keep && have) {
             other_pid = vt_export_pid(t.reader);
             keep = false;
@@ -573,7 +668,9 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
             fprintf(err, "vramtrace export: no device memory allocated%s: the snapshot is "
                          "empty\n",
                     opt->has_pid ? " by that pid" : "");
-        if (!write_snapshot(&m, have ? &chosen : NULL, out))
+        if (opt->all && have)
+            status = stream_snapshot(&m, chosen.path, out, err);
+        else if (!write_snapshot(&m, have ? &chosen : NULL, out))
             status = 2;
     }
     memviz_reset(&m);

@@ -18,7 +18,8 @@ ranges and failures), read the way the viewers read the files:
     --until: no entry after the window's end, and the segments are the
     allocations the --all file's entries leave live then; --at peak: the
     segments hold the generator's peak; --at oom:3: nothing after the
-    third failure, and three failures.
+    third failure, and three failures; with two devices each device's
+    list is the end of its --all list, 100,000 entries in all.
 
     check_export_caps.py --build BUILD_DIR [--src DIR] [--preload-first LIBS] [--tamper]
 
@@ -203,6 +204,26 @@ third_us = [e["time_us"] for e in ftrace if e["action"] == "oom"][2]
 if max(e["time_us"] for e in oom3) > third_us:
     fail("memory-viz --at oom:3: entries after the third failure")
 equal("memory-viz --at oom:3: failures", sum(1 for e in oom3 if e["action"] == "oom"), 3)
+
+# Two devices (slot k on device k % 2): the ring holds the latest entries of
+# both together, so each device's list by default is the end of its --all
+# list, 100,000 in all; --all (one replay a device) has the same segments.
+TRACE = os.path.join(tmp, "two.vtrace")
+subprocess.run([SYNTH, "--events", "100000", "--out", TRACE, "--devices", "2"],
+               capture_output=True, check=True, timeout=120)
+export("memory-viz", os.path.join(tmp, "two.pickle"))
+export("memory-viz", os.path.join(tmp, "two_all.pickle"), "--all")
+two, two_all = load(os.path.join(tmp, "two.pickle")), load(os.path.join(tmp, "two_all.pickle"))
+equal("memory-viz, 2 devices: device traces", len(two["device_traces"]), 2)
+equal("memory-viz, 2 devices: --all's device traces", len(two_all["device_traces"]), 2)
+equal("memory-viz, 2 devices: --all's entries, as said",
+      sum(len(d) for d in two_all["device_traces"]), two_all["vramtrace"].get("entries"))
+equal("memory-viz, 2 devices: entries in all", sum(len(d) for d in two["device_traces"]),
+      MEMVIZ_DEFAULT)
+for d, (kept, every) in enumerate(zip(two["device_traces"], two_all["device_traces"])):
+    if not kept or every[len(every) - len(kept):] != kept:
+        fail("memory-viz, 2 devices: device %d's entries are not the end of --all's" % d)
+equal("memory-viz, 2 devices: segments", two["segments"], two_all["segments"])
 
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
