@@ -3,6 +3,7 @@
  * (preload/record/trace_encoder.h), without running anything.
  *
  *   synth_trace --events N --out FILE [--live K] [--stacks S] [--depth D]
+ *               [--phase-every P] [--fail-every F] [--devices G]
  *   synth_trace --ranks R --gpus G --dir DIR [--events N] [--live K] ...
  *
  * The second form is a job (issue 15, "Scale"): R rank traces of N events
@@ -23,6 +24,13 @@
  * chosen with a skewed distribution (a few hot stacks, a long tail); sizes
  * come from a table of 64 tensor-like sizes; time advances 1-4 us per
  * event. Chunks are closed at 1 MiB of records, as the writer does.
+ *
+ * --phase-every P: every P events the NVTX range "step" pushed before is
+ * popped and a new one pushed, and the start/end range "epoch" likewise
+ * (ids from 1); --fail-every F: every F events a failed allocation of
+ * 1 TiB (out of memory), which counts as an event. The export test of
+ * issue 29 uses both: a long trace whose every phase and failure must be
+ * kept. --devices G: slot k's allocations on device k % G (default 1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,8 +126,16 @@ struct rank_info {
 #define GPUS_PER_HOST 8
 #define SESSION "synth-job-0001"
 
+struct extras {
+    long long phase_every, fail_every;
+    long devices;
+    uint64_t next_phase, next_fail; /* the event counts they next turn at */
+    /* what was written, printed for the tests' truth */
+    uint64_t pushes, starts, failures, live_bytes, peak_bytes;
+};
+
 static int write_trace(const char *path, long long events, long live, unsigned nstacks,
-                       unsigned depth, const struct rank_info *ri);
+                       unsigned depth, const struct rank_info *ri, struct extras *x);
 
 int main(int argc, char **argv)
 {
@@ -127,6 +143,7 @@ int main(int argc, char **argv)
     long live = 1000, ranks = 0, gpus = 0;
     unsigned nstacks = 512, depth = 24;
     const char *path = NULL, *dir = NULL;
+    struct extras x = {.devices = 1};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -146,15 +163,22 @@ int main(int argc, char **argv)
             gpus = atol(argv[++i]);
         else if (!strcmp(argv[i], "--dir"))
             dir = argv[++i];
+        else if (!strcmp(argv[i], "--phase-every"))
+            x.phase_every = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--fail-every"))
+            x.fail_every = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--devices"))
+            x.devices = atol(argv[++i]);
         else
             usage(argv[0]);
     }
-    if (events < 2 || live < 1 || nstacks < 1 || depth < 1)
+    if (events < 2 || live < 1 || nstacks < 1 || depth < 1 || x.phase_every < 0 ||
+        x.fail_every < 0 || x.devices < 1 || x.devices > 64)
         usage(argv[0]);
     if (!dir) {
         if (!path || ranks)
             usage(argv[0]);
-        return write_trace(path, events, live, nstacks, depth, NULL);
+        return write_trace(path, events, live, nstacks, depth, NULL, &x);
     }
     if (path || ranks < 1 || gpus < 1 || ranks % gpus)
         usage(argv[0]);
@@ -162,15 +186,55 @@ int main(int argc, char **argv)
         char name[4096];
         snprintf(name, sizeof name, "%s/job.rank%04ld.vtrace", dir, r);
         struct rank_info ri = {r, ranks, gpus};
-        if (write_trace(name, events, live, nstacks, depth, &ri) != 0)
+        if (write_trace(name, events, live, nstacks, depth, &ri, &x) != 0)
             return 1;
     }
     return 0;
 }
 
-static int write_trace(const char *path, long long events, long live, unsigned nstacks,
-                       unsigned depth, const struct rank_info *ri)
+#define STR_STEP 1  /* string ids: the order of their records, from 1 */
+#define STR_EPOCH 2
+
+/* Every phase_every events: the step and epoch ranges turn over. */
+static void phases(struct synth *s, struct extras *x, uint64_t *epoch)
 {
+    if (!x->phase_every || s->events < x->next_phase)
+        return;
+    x->next_phase += (uint64_t)x->phase_every;
+    if (*epoch) {
+        vt_encode_range_pop(&s->enc, THREAD_ID, s->time_ns, 0);
+        vt_encode_range_end(&s->enc, THREAD_ID, s->time_ns, *epoch);
+    }
+    ++*epoch;
+    x->pushes++;
+    x->starts++;
+    vt_encode_range_push(&s->enc, THREAD_ID, s->time_ns, 0, STR_STEP);
+    vt_encode_range_start(&s->enc, THREAD_ID, s->time_ns, *epoch, 0, STR_EPOCH);
+}
+
+/* Every fail_every events: an allocation the device cannot hold. */
+static void failure(struct synth *s, struct extras *x, uint64_t stack)
+{
+    if (!x->fail_every || s->events < x->next_fail)
+        return;
+    x->next_fail += (uint64_t)x->fail_every;
+    struct vt_mem_record m = {.op = VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = API_ALLOC,
+                              .thread = THREAD_ID, .device = 0, .size = 1ull << 40,
+                              .stack = stack, .result = 2 /* CUDA_ERROR_OUT_OF_MEMORY */,
+                              .free_bytes = 1ull << 30, .total_bytes = 80ull << 30};
+    s->time_ns += 1000;
+    m.time_ns = s->time_ns;
+    vt_encode_mem(&s->enc, &m);
+    s->events++;
+    x->failures++;
+}
+
+static int write_trace(const char *path, long long events, long live, unsigned nstacks,
+                       unsigned depth, const struct rank_info *ri, struct extras *x)
+{
+    x->next_phase = (uint64_t)x->phase_every;
+    x->next_fail = (uint64_t)x->fail_every;
+    x->pushes = x->starts = x->failures = x->live_bytes = x->peak_bytes = 0;
     struct synth s = {.rng = 7, .time_ns = 1000000000ull};
     /* A job's ranks share GPUs: sizes an eighth, so 8 ranks fit 80 GiB */
     unsigned size_shift = ri ? 3 : 0;
@@ -223,9 +287,15 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         uuid[4] = (uint8_t)(gpu >> 8);
         uuid[5] = (uint8_t)gpu;
     }
-    vt_encode_device(&s.enc, 0, uuid, "Synthetic GPU", 13, 80ull << 30);
+    for (long d = 0; d < x->devices; d++) {
+        uuid[6] = (uint8_t)d;
+        vt_encode_device(&s.enc, (uint64_t)d, uuid, "Synthetic GPU", 13, 80ull << 30);
+    }
     vt_encode_api(&s.enc, API_ALLOC, "cuMemAlloc_v2");
     vt_encode_api(&s.enc, API_FREE, "cuMemFree_v2");
+    vt_encode_string(&s.enc, "step", 4);   /* STR_STEP */
+    vt_encode_string(&s.enc, "epoch", 5);  /* STR_EPOCH */
+    uint64_t epoch = 0;
     uint64_t *leaf = make_stacks(&s, nstacks, depth);
 
     /* A flat live set: slot k holds one allocation at a fixed address. */
@@ -243,9 +313,11 @@ static int write_trace(const char *path, long long events, long live, unsigned n
             k = (long)(r % (uint64_t)live);
             m.op = VT_OP_FREE;
             m.api = API_FREE;
+            m.device = k % x->devices;
             m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
             m.size = slot_size[k];
             m.stack = slot_stack[k];
+            x->live_bytes -= m.size;
             s.time_ns += 1000 + (r >> 40) % 3000;
             m.time_ns = s.time_ns;
             vt_encode_mem(&s.enc, &m);
@@ -258,13 +330,20 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15)) >> size_shift;
         m.op = VT_OP_ALLOC;
         m.api = API_ALLOC;
+        m.device = k % x->devices;
         m.addr = 0x200000000000ull + (uint64_t)k * (64ull << 20);
         m.size = slot_size[k];
         m.stack = slot_stack[k];
+        x->live_bytes += m.size;
+        if (x->live_bytes > x->peak_bytes)
+            x->peak_bytes = x->live_bytes;
         s.time_ns += 1000 + (r >> 44) % 3000;
         m.time_ns = s.time_ns;
         vt_encode_mem(&s.enc, &m);
         s.events++;
+        phases(&s, x, &epoch);
+        if (s.events < (uint64_t)events)
+            failure(&s, x, m.stack);
         if (s.enc.raw.len >= CHUNK_RAW)
             flush_chunk(&s);
     }
@@ -274,6 +353,12 @@ static int write_trace(const char *path, long long events, long live, unsigned n
     if (!ri || ri->rank == ri->world - 1)
         printf("synth_trace events=%llu chunks=%llu%s\n", (unsigned long long)s.events,
                (unsigned long long)s.chunks, ri ? " (per rank)" : "");
+    if (!ri) /* the truth an export test checks against */
+        printf("pushes=%llu starts=%llu failures=%llu live=%ld peak_bytes=%llu "
+               "final_bytes=%llu\n",
+               (unsigned long long)x->pushes, (unsigned long long)x->starts,
+               (unsigned long long)x->failures, live, (unsigned long long)x->peak_bytes,
+               (unsigned long long)x->live_bytes);
     vt_encoder_free(&s.enc);
     vt_bytes_free(&s.frame);
     vt_chunk_cctx_free(s.cctx);

@@ -28,7 +28,15 @@ static void export_usage(FILE *out)
     fputs("  -o, --output FILE    write FILE (whole or not at all; default: standard output)\n"
           "      --at WHEN        folded: peak (default), oom:N (right after the Nth failed\n"
           "                       allocation) or TIME (seconds after the process started:\n"
-          "                       1.5, 1.5s, 250ms)\n"
+          "                       1.5, 1.5s, 250ms); memory-viz: the trace up to then, the\n"
+          "                       segments then\n"
+          "      --since TIME     memory-viz: the trace from TIME after the process started\n"
+          "      --until TIME     memory-viz: the trace up to TIME; the segments then\n"
+          "      --max-entries N  memory-viz: the latest N trace entries (default 100000,\n"
+          "                       PyTorch's own default)\n"
+          "      --all            everything: perfetto every counter sample (default: at a\n"
+          "                       screen's resolution past 200000), memory-viz every entry;\n"
+          "                       the size is said first\n"
           "  -p, --phase NAME     folded: the live set at this phase's peak\n"
           "  -d, --device N       only device ordinal N\n"
           "  -P, --pid PID        only this process (memory-viz: the one process of the file)\n"
@@ -78,11 +86,15 @@ static bool export_inputs(char *const *args, size_t n, struct vt_input_files *fi
 int vt_cmd_export(int argc, char **argv)
 {
     /* --format has no short flag: -f is --frames in report and simulate */
-    enum { OPT_AT = 256, OPT_FORMAT };
+    enum { OPT_AT = 256, OPT_FORMAT, OPT_ALL, OPT_SINCE, OPT_UNTIL, OPT_MAX_ENTRIES };
     static const struct option opts[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"since", required_argument, NULL, OPT_SINCE},
+        {"until", required_argument, NULL, OPT_UNTIL},
+        {"max-entries", required_argument, NULL, OPT_MAX_ENTRIES},
         {"phase", required_argument, NULL, 'p'},
         {"device", required_argument, NULL, 'd'},
         {"pid", required_argument, NULL, 'P'},
@@ -117,6 +129,24 @@ int vt_cmd_export(int argc, char **argv)
             if (!parse_at(optarg, &opt))
                 return 2;
             at_given = true;
+            break;
+        case OPT_ALL:
+            opt.all = true;
+            break;
+        case OPT_SINCE:
+            if (!vt_cli_duration("export", "since", optarg, 0, UINT64_MAX / 2, &opt.since_ns))
+                return 2;
+            opt.has_since = true;
+            break;
+        case OPT_UNTIL:
+            if (!vt_cli_duration("export", "until", optarg, 0, UINT64_MAX / 2, &opt.until_ns))
+                return 2;
+            opt.has_until = true;
+            break;
+        case OPT_MAX_ENTRIES:
+            if (!vt_cli_uint("export", "max-entries", NULL, optarg, 1, UINT32_MAX, &v))
+                return 2;
+            opt.max_entries = v;
             break;
         case 'p':
             opt.phase = optarg;
@@ -153,8 +183,36 @@ int vt_cmd_export(int argc, char **argv)
         fputc('\n', stderr);
         return 2;
     }
+    if (fmt == VT_EXPORT_MEMORY_VIZ && at_given) {
+        /* memory-viz: --at is the window's end */
+        if (opt.has_until) {
+            fputs("vramtrace export: --at or --until, not both\n", stderr);
+            return 2;
+        }
+        if (opt.at == VT_AT_TIME) {
+            opt.has_until = true;
+            opt.until_ns = opt.time_ns;
+        } else {
+            opt.until_at = true;
+        }
+        at_given = false;
+    }
     if ((at_given || opt.phase) && fmt != VT_EXPORT_FOLDED) {
-        fprintf(stderr, "vramtrace export: --at and --phase are for --format folded\n");
+        fprintf(stderr, "vramtrace export: --at is for --format folded and memory-viz, "
+                        "--phase for folded\n");
+        return 2;
+    }
+    if ((opt.has_since || opt.has_until || opt.max_entries) && fmt != VT_EXPORT_MEMORY_VIZ) {
+        fputs("vramtrace export: --since, --until and --max-entries are for --format "
+              "memory-viz\n", stderr);
+        return 2;
+    }
+    if (opt.all && opt.max_entries) {
+        fputs("vramtrace export: --all or --max-entries, not both\n", stderr);
+        return 2;
+    }
+    if (opt.has_since && opt.has_until && opt.until_ns < opt.since_ns) {
+        fputs("vramtrace export: --until is before --since\n", stderr);
         return 2;
     }
     if (at_given && opt.phase) {

@@ -53,6 +53,11 @@ struct vt_export_options {
     int64_t device;
     bool has_pid;
     uint64_t pid;
+    bool all;                /* everything: no cap, no downsampling */
+    uint64_t max_entries;    /* memory-viz: the latest N trace entries (0: the default) */
+    bool has_since, has_until;
+    uint64_t since_ns, until_ns; /* memory-viz: the window, since the process started */
+    bool until_at;           /* memory-viz: the window ends at `at` (peak or oom:N) */
     struct vt_symbolize_options sym;
 };
 

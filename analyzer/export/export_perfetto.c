@@ -15,6 +15,13 @@
  * allocation and each ledger's peak as an instant with its numbers as
  * args; marks as instants.
  * ts: CLOCK_MONOTONIC microseconds (processes of one host line up).
+ *
+ * Sized to open (issue 29): a first replay counts the counters' samples;
+ * when they pass VT_PERFETTO_SAMPLES_MAX (a JSON of about 20 MB), each
+ * counter is written at a screen's resolution instead (column_series.h:
+ * each column's maximum and last value, so the peak stays exact), and
+ * otherData says what was left out. Failures, phases, marks and peaks are
+ * always all kept. --all writes every sample, its size said first.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,8 +30,21 @@
 #include "export.h"
 #include "export_trace.h"
 #include "format.h"
+#include "column_series.h"
 #include "json_writer.h"
 #include "pair_map.h"
+
+/* Above this many counter samples in all (about 100 bytes each) the
+ * counters are downsampled; then each gets 2 points per column. */
+#define VT_PERFETTO_SAMPLES_MAX 200000
+#define VT_PERFETTO_COLUMNS_MAX 10000 /* a few screens' width: room to zoom */
+#define VT_PERFETTO_COLUMNS_MIN 256
+#define VT_PERFETTO_SAMPLE_BYTES 100  /* a "C" event's line, about */
+
+/* What the first replay found of one input. */
+struct input_plan {
+    uint64_t t0, t1;           /* the replay's first and last event */
+};
 
 struct counter {
     bool pending;
@@ -43,6 +63,18 @@ struct perfetto {
     struct vt_pair_map pushed; /* ((thread, domain), depth) -> its range's name string id */
     struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid */
     uint64_t last_ns;          /* the process's last event: where open slices end */
+    /* the first replay: count samples, write nothing */
+    bool measuring;
+    uint64_t samples;          /* every sample: what --all writes */
+    uint64_t ncounters;        /* counters with a sample, all inputs */
+    uint64_t seen[VT_LEDGERS_MAX]; /* this input's counters: samples so far */
+    /* the second: downsampled counters (downsample) or every sample */
+    bool downsample;
+    struct vt_column_grid grid;
+    struct vt_column_series series[VT_LEDGERS_MAX];
+    bool series_used[VT_LEDGERS_MAX];
+    uint64_t written;          /* counter samples written */
+    bool out_of_memory;
 };
 
 static void begin_event(struct perfetto *p, const char *ph, const char *name, uint64_t tid)
@@ -87,6 +119,15 @@ static void flush_counter(struct perfetto *p, const struct vt_ledger *l, struct 
 {
     if (!c->pending)
         return;
+    if (p->measuring) {
+        p->samples += 1 + (c->max > c->last);
+        if (!p->seen[c - p->counters]++)
+            p->ncounters++;
+        c->pending = false;
+        p->any_counter = true;
+        return;
+    }
+    p->written += 1 + (c->max > c->last);
     char track[64];
     vt_ledger_label(l, track, sizeof track);
     if (c->max > c->last)
@@ -109,8 +150,20 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
     struct perfetto *p = ctx;
     if (!ledger_selected(p->opt, l))
         return;
-    struct counter *c = &p->counters[l - t->replay.ledgers];
+    size_t li = (size_t)(l - t->replay.ledgers);
     uint64_t v = l->sites.total_bytes;
+    if (p->downsample && !p->measuring) {
+        if (!p->series_used[li]) {
+            if (!vt_column_series_init(&p->series[li], &p->grid, 0, 0, NULL)) {
+                p->out_of_memory = true;
+                return;
+            }
+            p->series_used[li] = true;
+        }
+        vt_column_series_set(&p->series[li], &p->grid, t->now_ns, v, NULL);
+        return;
+    }
+    struct counter *c = &p->counters[li];
     if (c->pending && c->ts_ns == t->now_ns) {
         c->last = v;
         if (v > c->max)
@@ -212,6 +265,8 @@ static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_reco
     struct perfetto *p = ctx;
     if (vt_record_is_timed(rec->type))
         p->last_ns = rec->time_ns;
+    if (p->out_of_memory)
+        return false;
     switch (rec->type) {
     case VT_REC_PROCESS:
         if (p->opt->has_pid && rec->u.process->pid != p->opt->pid) {
@@ -219,17 +274,21 @@ static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_reco
             return false;
         }
         p->pid = rec->u.process->pid;
+        if (p->measuring)
+            return true;
         process_name(p, t);
         break;
     case VT_REC_THREAD:
-        thread_name(p, rec->u.thread);
+        if (!p->measuring)
+            thread_name(p, rec->u.thread);
         break;
     case VT_REC_RANGE_PUSH:
     case VT_REC_RANGE_POP:
     case VT_REC_RANGE_START:
     case VT_REC_RANGE_END:
     case VT_REC_MARK:
-        range_event(p, t, rec);
+        if (!p->measuring)
+            range_event(p, t, rec);
         break;
     default:
         break;
@@ -323,17 +382,90 @@ static void close_open(struct perfetto *p, struct vt_export_trace *t)
     }
 }
 
-static int one_input(struct perfetto *p, const char *path, FILE *err)
+/* A downsampled counter's points, in time order. */
+static void write_series(struct perfetto *p, const struct vt_ledger *l, size_t li)
 {
-    struct vt_export_trace t;
-    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
+    if (!p->series_used[li])
+        return;
+    struct vt_column_series *s = &p->series[li];
+    vt_column_series_finish(s, &p->grid);
+    char track[64];
+    vt_ledger_label(l, track, sizeof track);
+    for (size_t k = 0; k < s->npoints; k++)
+        sample(p, track, s->t[k], s->total[k]);
+    p->written += s->npoints;
+    p->any_counter = true;
+    vt_column_series_free(s);
+    p->series_used[li] = false;
+}
+
+static void reset_input(struct perfetto *p)
+{
     p->skip = p->any_counter = false;
     p->pid = 0;
     memset(p->counters, 0, sizeof p->counters);
+    memset(p->seen, 0, sizeof p->seen);
     vt_pair_map_init(&p->depth);
     vt_pair_map_init(&p->pushed);
     vt_pair_map_init(&p->ranges);
+}
+
+static void free_input(struct perfetto *p)
+{
+    vt_pair_map_free(&p->depth);
+    vt_pair_map_free(&p->pushed);
+    vt_pair_map_free(&p->ranges);
+    for (size_t i = 0; i < VT_LEDGERS_MAX; i++)
+        if (p->series_used[i]) {
+            vt_column_series_free(&p->series[i]);
+            p->series_used[i] = false;
+        }
+}
+
+/* The first replay of an input: its span and its samples, counted. */
+static int measure_input(struct perfetto *p, const char *path, struct input_plan *plan, FILE *err)
+{
+    struct vt_export_trace t;
+    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
+    reset_input(p);
+    p->measuring = true;
     int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, err);
+    if (status == 0 && !p->skip) {
+        for (size_t i = 0; i < t.replay.nledgers; i++)
+            if (ledger_selected(p->opt, &t.replay.ledgers[i]))
+                flush_counter(p, &t.replay.ledgers[i], &p->counters[i]);
+        plan->t0 = t.replay.first_time_ns;
+        plan->t1 = t.replay.last_time_ns;
+    }
+    p->measuring = false;
+    free_input(p);
+    vt_export_trace_free(&t);
+    return status;
+}
+
+static int one_input(struct perfetto *p, const char *path, const struct input_plan *plan,
+                     FILE *quiet, FILE *err)
+{
+    struct vt_export_trace t;
+    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
+    reset_input(p);
+    if (p->downsample) {
+        uint64_t columns = VT_PERFETTO_SAMPLES_MAX / (2 * (p->ncounters ? p->ncounters : 1));
+        if (columns > VT_PERFETTO_COLUMNS_MAX)
+            columns = VT_PERFETTO_COLUMNS_MAX;
+        if (columns < VT_PERFETTO_COLUMNS_MIN)
+            columns = VT_PERFETTO_COLUMNS_MIN;
+        vt_column_grid_init(&p->grid, plan->t0, plan->t1, (size_t)columns);
+    }
+    /* The first replay said what there was to say about the input. */
+    int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, quiet ? quiet : err);
+    if (status != 0)
+        fprintf(err, "vramtrace export: %s: cannot be read again (changed while read?)\n",
+                path);
+    if (status == 0 && p->out_of_memory) {
+        fputs("vramtrace export: out of memory\n", err);
+        status = 2;
+    }
     if (status == 0 && !p->skip) {
         p->any_selected = true;
         for (size_t i = 0; i < t.replay.nledgers; i++) {
@@ -341,6 +473,7 @@ static int one_input(struct perfetto *p, const char *path, FILE *err)
             if (!ledger_selected(p->opt, l))
                 continue;
             flush_counter(p, l, &p->counters[i]);
+            write_series(p, l, i);
             failures(p, &t, l);
             peak(p, l);
         }
@@ -349,32 +482,14 @@ static int one_input(struct perfetto *p, const char *path, FILE *err)
             fprintf(err, "vramtrace export: %s: no %s allocated: no counter for it\n", path,
                     p->opt->has_device ? "memory on that device" : "GPU memory");
     }
-    vt_pair_map_free(&p->depth);
-    vt_pair_map_free(&p->pushed);
-    vt_pair_map_free(&p->ranges);
+    free_input(p);
     vt_export_trace_free(&t);
     return status;
 }
 
-int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_options *opt,
-                       FILE *out, FILE *err)
+/* otherData: what the file holds, and what it leaves out. */
+static void other_data(struct perfetto *p)
 {
-    struct perfetto *p = calloc(1, sizeof *p);
-    if (!p) {
-        fputs("vramtrace export: out of memory\n", err);
-        return 2;
-    }
-    p->opt = opt;
-    vt_json_init(&p->j, out, false);
-    vt_json_begin_object(&p->j);
-    vt_json_key(&p->j, "traceEvents");
-    vt_json_begin_array(&p->j);
-    fputc('\n', out);
-    int status = 0;
-    for (size_t i = 0; i < n && status == 0; i++)
-        status = one_input(p, traces[i], err);
-    vt_json_end_array(&p->j);
-    vt_json_kv_string(&p->j, "displayTimeUnit", "ms");
     vt_json_key(&p->j, "otherData");
     vt_json_begin_object(&p->j);
     vt_json_kv_string(&p->j, "exporter", "vramtrace export --format perfetto");
@@ -382,13 +497,68 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
                       "bytes live per process and ledger (device N, managed N, pinned host), "
                       "as vramtrace report counts them");
     vt_json_kv_string(&p->j, "ts", "CLOCK_MONOTONIC microseconds");
+    vt_json_kv_uint(&p->j, "counter_samples", p->samples);
+    vt_json_kv_uint(&p->j, "counter_samples_written", p->written);
+    if (p->downsample) {
+        vt_json_kv_uint(&p->j, "counter_columns", p->grid.columns);
+        vt_json_kv_string(&p->j, "left_out",
+                          "counter samples: each counter is cut into counter_columns equal "
+                          "columns of its process's time and keeps each column's maximum (at "
+                          "its first instant) and last value, so its peak is exact; every "
+                          "failure, phase, mark and peak is kept; `vramtrace export --format "
+                          "perfetto --all` writes every sample");
+    } else {
+        vt_json_kv_string(&p->j, "left_out", "nothing");
+    }
     vt_json_end_object(&p->j);
+}
+
+int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_options *opt,
+                       FILE *out, FILE *err)
+{
+    struct perfetto *p = calloc(1, sizeof *p);
+    struct input_plan *plans = calloc(n + 1, sizeof *plans);
+    if (!p || !plans) {
+        free(p);
+        free(plans);
+        fputs("vramtrace export: out of memory\n", err);
+        return 2;
+    }
+    p->opt = opt;
+    int status = 0;
+    /* The first replay: each input's span and how many samples every
+     * change would take. It writes nothing; its notes are the second's. */
+    for (size_t i = 0; i < n && status == 0; i++)
+        status = measure_input(p, traces[i], &plans[i], err);
+    p->downsample = !opt->all && p->samples > VT_PERFETTO_SAMPLES_MAX;
+    if (opt->all && status == 0)
+        fprintf(err, "vramtrace export: --all: every counter sample: %" PRIu64
+                     " samples, about %" PRIu64 " MB\n",
+                p->samples, (p->samples * VT_PERFETTO_SAMPLE_BYTES + 999999) / 1000000);
+    vt_json_init(&p->j, out, false);
+    vt_json_begin_object(&p->j);
+    vt_json_key(&p->j, "traceEvents");
+    vt_json_begin_array(&p->j);
+    fputc('\n', out);
+    FILE *quiet = fopen("/dev/null", "w");
+    for (size_t i = 0; i < n && status == 0; i++)
+        status = one_input(p, traces[i], &plans[i], quiet, err);
+    if (quiet)
+        fclose(quiet);
+    vt_json_end_array(&p->j);
+    vt_json_kv_string(&p->j, "displayTimeUnit", "ms");
+    other_data(p);
     vt_json_end_object(&p->j);
     vt_json_newline(&p->j);
     if (status == 0 && opt->has_pid && !p->any_selected) {
         fprintf(err, "vramtrace export: no pid %" PRIu64 " in the traces\n", opt->pid);
         status = 2;
     }
+    if (status == 0 && p->downsample)
+        fprintf(err, "vramtrace export: counters at a screen's resolution (%zu columns): %"
+                     PRIu64 " of %" PRIu64 " samples written; --all writes every one\n",
+                p->grid.columns, p->written, p->samples);
+    free(plans);
     free(p);
     return status;
 }
