@@ -99,6 +99,12 @@ struct vt_torch_decision {
 bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                             size_t first, size_t end, struct vt_torch_decision *d);
 
+/* A mark as a person reads it: the bootstrap's "oom n=0 device=0 alloc=..."
+ * in words, any other mark as it was recorded (report_torch.c). */
+struct vt_mark;
+const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struct vt_mark *mk,
+                                char *buf, size_t n);
+
 /* The path of the last OOM snapshot the bootstrap wrote for this process's
  * device (beside the trace); false when none (report_torch.c). */
 bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t device,

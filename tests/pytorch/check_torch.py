@@ -388,6 +388,10 @@ def check_report_merge(c, trace, snap, pickle_path, history, device_free):
            format_bytes(40 * MiB)),
         "next: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
         "(the trace alone would say exhausted: the driver sees whole segments",
+        # the bootstrap's mark, in words
+        "PyTorch out of memory #1 on device 0: a %s segment asked, %s free on the device; "
+        "snapshot %s" % (format_bytes(40 * MiB), format_bytes(device_free),
+                         os.path.basename(pickle_path)),
     ]
     if python_frames_read(c):
         # the stand-in is installed as torch is (site-packages/torch): its

@@ -514,11 +514,11 @@ static void job_text(struct vt_report *rep, FILE *out, struct vt_site_bytes *top
                     vt_report_ledger_selected(rep, &rp->ledgers[k]))
                     ledger_details(rep, out, i, &rp->ledgers[k], top);
         if (rp->nmarks && !rep->opt->phase) {
-            char b[32], t[32];
+            char b[32], t[32], text[512];
             fputs("  marks (device bytes then):\n", out);
             for (size_t m = 0; m < rp->nmarks && m < rep->opt->top; m++)
                 fprintf(out, "    %-24s %12s %10s\n",
-                        vt_report_string(rep, i, rp->marks[m].name),
+                        vt_report_mark_text(rep, i, &rp->marks[m], text, sizeof text),
                         vt_format_bytes(rp->marks[m].device_bytes, b, sizeof b),
                         vt_format_reltime(rep, i, rp->marks[m].time_ns, t, sizeof t));
         }

@@ -99,6 +99,28 @@ static const char *b(uint64_t v, char *buf)
     return vt_format_bytes(v, buf, 32);
 }
 
+const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struct vt_mark *mk,
+                                char *buf, size_t n)
+{
+    const char *text = vt_report_string(rep, input, mk->name);
+    if (!text)
+        return "?";
+    if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0 ||
+        strncmp(text, "oom ", 4) != 0)
+        return text;
+    uint64_t obs = 0, dev = 0, alloc = 0, device_free = 0;
+    char snap[256], b1[32], b2[32];
+    if (!field_u64(text, "n", &obs) || !field_u64(text, "device", &dev) ||
+        !field_u64(text, "alloc", &alloc) || !field_u64(text, "device_free", &device_free))
+        return text;
+    if (!field(text, "snapshot", snap, sizeof snap) || !snap[0] || !strcmp(snap, "-"))
+        snprintf(snap, sizeof snap, "none written");
+    snprintf(buf, n, "PyTorch out of memory #%" PRIu64 " on device %" PRIu64 ": a %s segment "
+             "asked, %s free on the device; snapshot %s", obs + 1, dev, b(alloc, b1),
+             b(device_free, b2), snap);
+    return buf;
+}
+
 /* The what-if the advice is checked with (the runs `vramtrace simulate
  * -a recorded -a pytorch:expandable_segments:True -c CAPACITY SNAPSHOT`
  * makes): the snapshot's history replayed to its oom entry. */
