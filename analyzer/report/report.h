@@ -164,8 +164,8 @@ size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, siz
                         vt_frame_fn fn, void *ctx);
 
 /* The program's own innermost frame of a stack, "grow_kv_cache
- * (train.c:175)" (frame_class.h says what is not the program's); NULL if
- * none is known. */
+ * (train.c:175)": the name every view gives the site (stack_where.h,
+ * vt_stack_site_frame); NULL if none is known. */
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n);
 /* A thread's name ("main", "pt_autograd_0"...) or "thread N". */
