@@ -115,24 +115,17 @@ const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_
 }
 
 
-/* A stack of the report's, walked for the shared site naming. */
-struct report_stack_src {
-    struct vt_report *rep;
-    size_t input;
-    uint64_t stack;
-};
-
-static size_t report_stack_walk(void *src, vt_frame_fn fn, void *ctx)
+size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx)
 {
-    struct report_stack_src *s = src;
+    struct vt_report_stack *s = src;
     return vt_report_frames(s->rep, s->input, s->stack, 0, fn, ctx);
 }
 
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n)
 {
-    struct report_stack_src s = {rep, input, stack};
-    return vt_stack_site_frame(report_stack_walk, &s, buf, n);
+    struct vt_report_stack s = {rep, input, stack};
+    return vt_stack_site_frame(vt_report_stack_walk, &s, buf, n);
 }
 
 size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_peak *p,
