@@ -4,7 +4,9 @@
  *
  *     main (train.c:226);eval_generate (train.c:187);grow_kv_cache (train.c:175) 6442450944
  *
- * root frame first, the bytes that site held then last: what flamegraph.pl,
+ * root frame first, ending at the program's own frame that every view names
+ * the site by (the call's runtime frames left off: struct line says why),
+ * the bytes that site held then last: what flamegraph.pl,
  * inferno and speedscope read. The lines of a ledger add up to its live
  * bytes at that instant. The instant, per device ledger:
  *   peak      the ledger's peak (the report's peak_breakdown, every row)
@@ -23,6 +25,7 @@
 #include "export.h"
 #include "export_trace.h"
 #include "grow_array.h"
+#include "stack_where.h"
 
 struct site_bytes {
     uint64_t stack, bytes;
@@ -158,15 +161,37 @@ static void after_replay(struct folded *f, struct vt_export_trace *t, FILE *err)
 
 /* ---- writing ---- */
 
+/* A site's line keeps its whole stack, root first, as flame graphs want
+ * it - libc's start-up, PyTorch's Python, the interpreter between the
+ * program's frames - but ends at the frame that names the site in every
+ * other view (stack_where.h, vt_stack_site_frame): the frames inside the
+ * call that allocated (the CUDA runtime, the driver, the allocator,
+ * ctypes/libffi, CPython's native call path) are left off the tip. Every
+ * site's tower would otherwise end in the same "cudaMalloc
+ * (cudart.cpp:...)" (flamegraph.pl's and speedscope's search would light
+ * up all of them), a Python program's in eight frames of ctypes and
+ * libffi; memory profilers' flame graphs end at the program's call too
+ * (pprof's and jeprof's drop_frames of malloc, memray's, heaptrack's).
+ * A stack that is all folded frames (the runtime's own thread) is kept
+ * whole. */
 struct line {
     char **frames;            /* innermost first */
     size_t nframes, frames_cap;
+    size_t site_at;           /* the frame naming the site, if site_found */
+    bool site_found;
+    struct vt_frame_classifier cls;
+    bool python;              /* the stack has Python frames */
     bool out_of_memory;
 };
 
 static void collect_frame(void *ctx, const struct vt_frame *fr)
 {
     struct line *ln = ctx;
+    /* Every frame is classified (a static runtime is known by its callee). */
+    if (vt_stack_frame_names_site(&ln->cls, fr, ln->python) && !ln->site_found) {
+        ln->site_found = true;
+        ln->site_at = ln->nframes;
+    }
     char label[512];
     vt_export_frame_label(fr, label, sizeof label);
     /* ';' separates frames and the last blank the count: neither may be
@@ -196,14 +221,20 @@ static bool write_capture(struct folded *f, const struct capture *c, bool prefix
     qsort(c->sites, c->n, sizeof *c->sites, by_bytes_desc);
     struct line ln = {0};
     for (size_t i = 0; i < c->n && !ln.out_of_memory; i++) {
+        struct vt_export_stack src = {t, c->sites[i].stack};
         ln.nframes = 0;
+        ln.site_found = false;
+        ln.cls = (struct vt_frame_classifier){0};
+        ln.python = vt_stack_has_python(vt_export_stack_walk, &src);
         vt_export_frames(t, c->sites[i].stack, collect_frame, &ln);
         if (prefix)
             fprintf(out, "%s;", c->name);
         if (ln.nframes == 0)
             fputs("[no stack]", out);
+        size_t tip = ln.site_found ? ln.site_at : 0;
         for (size_t k = ln.nframes; k-- > 0;) {
-            fprintf(out, "%s%s", ln.frames[k], k ? ";" : "");
+            if (k >= tip)
+                fprintf(out, "%s%s", ln.frames[k], k > tip ? ";" : "");
             free(ln.frames[k]);
         }
         fprintf(out, " %" PRIu64 "\n", c->sites[i].bytes);

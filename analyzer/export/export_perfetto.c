@@ -327,15 +327,27 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
         vt_json_kv_bool(&p->j, "retry_of_previous", o->retry_of_previous);
         vt_json_kv_string(&p->j, "api", vt_reader_api(t->reader, o->api));
         vt_json_kv_string(&p->j, "phase", vt_reader_string(t->reader, o->phase));
+        /* The site as every view names it (the report's user_frame). */
+        char site[512];
+        vt_json_kv_string(&p->j, "site", vt_export_site_frame(t, o->stack, site, sizeof site));
         vt_json_end_object(&p->j);
         end_event(p);
     }
 }
 
-static void peak(struct perfetto *p, const struct vt_ledger *l)
+static void peak(struct perfetto *p, struct vt_export_trace *t, const struct vt_ledger *l)
 {
     if (!l->peak.has_peak)
         return;
+    /* The site that held most then, named as every view names it. */
+    uint64_t top_bytes = 0, top_stack = 0;
+    for (uint32_t i = 0; i < l->sites.nsites && i < l->peak.cap; i++)
+        if (l->peak.bytes[i] > top_bytes) {
+            top_bytes = l->peak.bytes[i];
+            top_stack = l->sites.sites[i].stack;
+        }
+    char site[512];
+    const char *top = top_bytes ? vt_export_site_frame(t, top_stack, site, sizeof site) : NULL;
     char ledger[64], bytes[32], name[128];
     snprintf(name, sizeof name, "peak %s: %s", vt_ledger_label(l, ledger, sizeof ledger),
              vt_format_bytes(l->peak.peak_bytes, bytes, sizeof bytes));
@@ -347,6 +359,8 @@ static void peak(struct perfetto *p, const struct vt_ledger *l)
     vt_json_kv_string(&p->j, "ledger", ledger);
     vt_json_kv_uint(&p->j, "peak_bytes", l->peak.peak_bytes);
     vt_json_kv_uint(&p->j, "live_allocations", l->peak.peak_count);
+    vt_json_kv_string(&p->j, "top_site", top);
+    vt_json_kv_uint(&p->j, "top_site_bytes", top_bytes);
     vt_json_end_object(&p->j);
     end_event(p);
 }
@@ -475,7 +489,7 @@ static int one_input(struct perfetto *p, const char *path, const struct input_pl
             flush_counter(p, l, &p->counters[i]);
             write_series(p, l, i);
             failures(p, &t, l);
-            peak(p, l);
+            peak(p, &t, l);
         }
         close_open(p, &t);
         if (!p->any_counter)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "stack_where.h"
 
 static void live_hook(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
                       const struct vt_live *e, bool begins)
@@ -91,6 +92,18 @@ size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_frame_fn f
     if (!t->sym)
         t->sym = vt_symbolizer_new(t->reader, t->sym_opt ? t->sym_opt : &none);
     return vt_stack_frames(t->reader, t->sym, stack, 0, fn, ctx);
+}
+
+size_t vt_export_stack_walk(void *src, vt_frame_fn fn, void *ctx)
+{
+    struct vt_export_stack *s = src;
+    return vt_export_frames(s->t, s->stack, fn, ctx);
+}
+
+const char *vt_export_site_frame(struct vt_export_trace *t, uint64_t stack, char *buf, size_t n)
+{
+    struct vt_export_stack s = {t, stack};
+    return vt_stack_site_frame(vt_export_stack_walk, &s, buf, n);
 }
 
 static const char *base_name(const char *path)

@@ -55,6 +55,15 @@ void vt_export_trace_free(struct vt_export_trace *t);
  * symbolizer made on first use); returns how many fn saw. */
 size_t vt_export_frames(struct vt_export_trace *t, uint64_t stack, vt_frame_fn fn,
                         void *ctx);
+/* A stack of an exporter's trace, walked as stack_where.h walks one. */
+struct vt_export_stack {
+    struct vt_export_trace *t;
+    uint64_t stack;
+};
+size_t vt_export_stack_walk(void *src, vt_frame_fn fn, void *ctx);
+/* The name every view gives the site of a stack (stack_where.h,
+ * vt_stack_site_frame): "grow_kv_cache (train.c:175)"; NULL if none. */
+const char *vt_export_site_frame(struct vt_export_trace *t, uint64_t stack, char *buf, size_t n);
 /* "function (file.c:60)", "function", "module+0x1a2b" or "0x7f00...". */
 const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "frame_class.h"
+#include "stack_where.h"
 
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
                     const struct vt_report_options *opt)
@@ -114,33 +115,17 @@ const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_
 }
 
 
-struct user_frame {
-    struct vt_frame_classifier cls;
-    char *buf;
-    size_t n;
-    bool found;
-};
-
-static void note_user_frame(void *ctx, const struct vt_frame *f)
+size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx)
 {
-    struct user_frame *u = ctx;
-    if (vt_frame_classify(&u->cls, f) != VT_FRAME_OWN || u->found || !f->function)
-        return;
-    const char *base = f->file ? strrchr(f->file, '/') : NULL;
-    if (f->file && f->line)
-        snprintf(u->buf, u->n, "%s (%s:%" PRIu64 ")", f->function, base ? base + 1 : f->file,
-                 (uint64_t)f->line);
-    else
-        snprintf(u->buf, u->n, "%s", f->function);
-    u->found = true;
+    struct vt_report_stack *s = src;
+    return vt_report_frames(s->rep, s->input, s->stack, 0, fn, ctx);
 }
 
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n)
 {
-    struct user_frame u = {.buf = buf, .n = n};
-    vt_report_frames(rep, input, stack, 0, note_user_frame, &u);
-    return u.found ? buf : NULL;
+    struct vt_report_stack s = {rep, input, stack};
+    return vt_stack_site_frame(vt_report_stack_walk, &s, buf, n);
 }
 
 size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_peak *p,

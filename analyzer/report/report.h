@@ -169,9 +169,19 @@ size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_pe
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx);
 
+/* A stack of the report's, for the walks of stack_where.h (a vt_stack_walk
+ * over vt_report_frames): vt_report_stack_walk(&(struct vt_report_stack){rep,
+ * input, stack}, fn, ctx). */
+struct vt_report_stack {
+    struct vt_report *rep;
+    size_t input;
+    uint64_t stack;
+};
+size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx);
+
 /* The program's own innermost frame of a stack, "grow_kv_cache
- * (train.c:175)" (frame_class.h says what is not the program's); NULL if
- * none is known. */
+ * (train.c:175)": the name every view gives the site (stack_where.h,
+ * vt_stack_site_frame); NULL if none is known. */
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n);
 /* A thread's name ("main", "pt_autograd_0"...) or "thread N". */

@@ -333,6 +333,10 @@ for (let pi = 0; pi < procs.length; pi++) {
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
         views: s.querySelectorAll(".vt-live-select option").length,
         siteNames: [...s.querySelectorAll("td.stack")].map((e) => e.textContent),
+        flameTips: flame && window.d3.select(flame).datum() ? (function tips(n) {
+          const kids = n.children || [];
+          return kids.length ? kids.flatMap(tips) : [(n.data && n.data.name) || n.name];
+        })(window.d3.select(flame).datum()) : [],
         canvas: !!s.querySelector("canvas"),
       };
     }, sec);
@@ -359,6 +363,9 @@ for (let pi = 0; pi < procs.length; pi++) {
       .map((f) => f.function)));
     for (const n of drawn.siteNames)
       if (foldedNames.has(n.split(" (")[0].split(" <- ")[0])) fail(`${where}: a site named by a folded frame: ${n}`);
+    // the flame graph's towers end at the site's frame, as the folded export's
+    for (const n of drawn.flameTips)
+      if (foldedNames.has(n.split(" (")[0])) fail(`${where}: a flame graph tower ends in a folded frame: ${n}`);
     const peakNames = drawn.siteNames.slice(0, d.peak_breakdown.length);
     const distinctStacks = new Set(d.peak_breakdown.map((r) => r.frames.filter((f) => !f.folded).slice(0, 2)
       .map((f) => f.function + ":" + f.line).join("|"))).size;
@@ -464,8 +471,9 @@ if (procs.length) {
     if (!tip.includes(d.ooms[0].verdict) || !tip.includes(d.ooms[0].narrative))
       fail(`the failure's tooltip reads ${JSON.stringify(tip)}`);
   }
-  // search a frame: the function of the peak's largest site
-  const frame = (d.peak_breakdown[0]?.frames || []).find((f) => f.function);
+  // search a frame: the function that names the peak's largest site (the
+  // flame graph's towers end there, report.js's liveTree)
+  const frame = (d.peak_breakdown[0]?.frames || []).find((f) => f.function && !f.folded);
   if (frame) {
     await tab.mouse.move(0, 0); // not over a frame once the page scrolls
     await tab.fill("#proc-0-ledger-0 .vt-search", frame.function);

@@ -107,7 +107,13 @@
     sites.forEach(function (s) {
       sum += s.bytes;
       var node = root;
-      var frames = (s.frames || []).slice().reverse();
+      /* Outermost first, ending at the frame that names the site (its
+       * label's): the call's runtime, allocator and ctypes frames are left
+       * off the tip, as the folded export leaves them (export_folded.c
+       * says why); a stack of nothing but folded frames is drawn whole. */
+      var all = s.frames || [], own = ownFrames(s);
+      var tip = own.length ? all.indexOf(own[0]) : 0;
+      var frames = all.slice(tip).reverse();
       if (!frames.length) frames = [{ function: noFrames(s) }];
       frames.forEach(function (f) {
         var name = frameName(f);

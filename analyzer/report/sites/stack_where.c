@@ -108,3 +108,46 @@ void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack
         fputs("(no stack recorded)", out);
 }
 
+
+bool vt_stack_has_python(vt_stack_walk walk, void *src)
+{
+    bool python = false;
+    walk(src, note_python, &python);
+    return python;
+}
+
+bool vt_stack_frame_names_site(struct vt_frame_classifier *cls, const struct vt_frame *f,
+                               bool python)
+{
+    return vt_frame_classify(cls, f) == VT_FRAME_OWN && (!python || is_python_frame(f));
+}
+
+struct site_frame {
+    struct vt_frame_classifier cls;
+    bool python, found;
+    char *buf;
+    size_t n;
+};
+
+static void note_site_frame(void *ctx, const struct vt_frame *f)
+{
+    struct site_frame *s = ctx;
+    /* Every frame is classified: a static runtime's entry is known by the
+     * frame before it. */
+    if (!vt_stack_frame_names_site(&s->cls, f, s->python) || s->found || !f->function)
+        return;
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    if (f->file && f->line)
+        snprintf(s->buf, s->n, "%s (%s:%" PRIu64 ")", f->function, base ? base + 1 : f->file,
+                 (uint64_t)f->line);
+    else
+        snprintf(s->buf, s->n, "%s", f->function);
+    s->found = true;
+}
+
+const char *vt_stack_site_frame(vt_stack_walk walk, void *src, char *buf, size_t n)
+{
+    struct site_frame s = {.python = vt_stack_has_python(walk, src), .buf = buf, .n = n};
+    walk(src, note_site_frame, &s);
+    return s.found ? buf : NULL;
+}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "frame_class.h"
 #include "symbolize.h"
 
 /* Calls fn(ctx, frame) for each frame of one stack, innermost first;
@@ -31,5 +32,20 @@ void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_wal
  * frame; ctypes called it), "via api". */
 void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                         void *src, const char *api);
+
+/* The frame that names a site in every view (the text report's and diff's
+ * first frame, the page's label, a failure's user_frame, the exports'
+ * labels): the program's own innermost frame - its innermost Python frame
+ * where the stack has Python frames - as "function (file.c:60)" (the
+ * file's directories left out) or "function". NULL (buf untouched) when
+ * every frame is folded or none has a function's name. */
+const char *vt_stack_site_frame(vt_stack_walk walk, void *src, char *buf, size_t n);
+/* Whether the frame names the site: own (not folded) and, when the stack
+ * has Python frames (python), one of them. cls: a classifier of this
+ * stack, fed every frame in order. */
+bool vt_stack_frame_names_site(struct vt_frame_classifier *cls, const struct vt_frame *f,
+                               bool python);
+/* Whether a stack (walk(src)) has Python frames. */
+bool vt_stack_has_python(vt_stack_walk walk, void *src);
 
 #endif

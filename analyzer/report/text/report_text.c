@@ -11,32 +11,19 @@
 #include "stack_line.h"
 #include "stack_where.h"
 
-/* A site's stack as every view names it (stack_where.h). */
-struct report_stack {
-    struct vt_report *rep;
-    size_t input;
-    uint64_t stack;
-};
-
-static size_t report_stack_frames(void *src, vt_frame_fn fn, void *ctx)
-{
-    struct report_stack *s = src;
-    return vt_report_frames(s->rep, s->input, s->stack, 0, fn, ctx);
-}
-
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
-    struct report_stack s = {rep, input, stack};
-    vt_stack_where(out, rep->opt->full_stacks, rep->opt->text_frames, report_stack_frames, &s);
+    struct vt_report_stack s = {rep, input, stack};
+    vt_stack_where(out, rep->opt->full_stacks, rep->opt->text_frames, vt_report_stack_walk, &s);
 }
 
 /* A failure's stack: its call is known, "via" it where no frame names it. */
 static void print_failure_where(struct vt_report *rep, FILE *out, size_t input,
                                 const struct vt_oom *o)
 {
-    struct report_stack s = {rep, input, o->stack};
+    struct vt_report_stack s = {rep, input, o->stack};
     const struct vt_reader *r = rep->a->inputs[input].reader;
-    vt_stack_where_via(out, rep->opt->full_stacks, rep->opt->text_frames, report_stack_frames, &s,
+    vt_stack_where_via(out, rep->opt->full_stacks, rep->opt->text_frames, vt_report_stack_walk, &s,
                        vt_reader_api(r, o->label ? o->label : o->api));
 }
 
