@@ -1,6 +1,6 @@
 /*
  * A process's memory over time, downsampled to a screen's resolution while
- * the replay runs: the series the HTML report draws (docs/REPORT.md, "HTML
+ * the replay runs: the series the HTML report draws (docs/user/REPORT.md, "HTML
  * report").
  *
  * The time from the process's first to its last event is cut into
