@@ -68,7 +68,7 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
                    size_t table_rows, struct vt_job_view *const *views, const size_t *index,
                    size_t nviews, const char *path, FILE *err);
 
-/* The page's job block (report_job_html.c, docs/user/REPORT.md "HTML report"):
+/* The page's job block (report_job_html.c, docs/internals/REPORT_INTERNALS.md):
  *   {"vramtrace_job_page": 1, "jobs": [{"job", "resolution_ns", "timed",
  *     "first_column", "merge", "columns", "rows": [{"pid", "rank", "local_rank",
  *     "host", "devices": [...], "first", "bytes": [...]}],
