@@ -8,7 +8,7 @@ times at a given unit must spend, whatever else it does. Reads the output of
 
 Prints the distribution of the deltas and their order-0 entropy, and the
 entropy given the previous delta and given the event's stack (bits/event and
-B/event). docs/PERFORMANCE.md, "Trace size against heaptrack".
+B/event). docs/internals/PERFORMANCE.md, "Trace size against heaptrack".
 """
 import collections
 import math

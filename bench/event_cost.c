@@ -17,7 +17,7 @@
  * (scripts/bench.sh does the arithmetic).
  *
  * --sizes K cycles through K sizes (BYTES, 2*BYTES, ... K*BYTES) instead
- * of one (bench/whole_process.py --pattern sizes: docs/PERFORMANCE.md).
+ * of one (bench/whole_process.py --pattern sizes: docs/internals/PERFORMANCE.md).
  *
  * --hook-lookups 1 (cuda only, untraced) adds the driver queries that
  * vramtrace's hooks make around each pair today (one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of an event with a deep Python stack (docs/PERFORMANCE.md).
+"""Cost of an event with a deep Python stack (docs/internals/PERFORMANCE.md).
 
     bench/py_event_cost.py [--build DIR] [--pythons P1,P2] [--depth 50]
                            [--pairs N] [--rounds R]

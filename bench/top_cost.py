@@ -6,7 +6,8 @@ rank a traced bench/live_writer on the simulated driver. After a warm-up
 was appended), top's own CPU time (utime + stime, /proc/PID/stat) over a
 measured span of wall time, its peak RSS (VmHWM), the events the ranks
 wrote (their own counts), and how old the newest event of rank 0 is when a
-frame is made (a second top with -p, its detail line says). docs/PERFORMANCE.md, "vramtrace top".
+frame is made (a second top with -p, its detail line says).
+docs/internals/PERFORMANCE.md, "vramtrace top".
 
     bench/top_cost.py --build BUILD [--ranks 64] [--rate 100000] [--warmup 10] [--measure 30]
 """

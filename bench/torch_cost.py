@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the Python bootstrap costs (docs/PYTORCH.md, "Cost").
+"""What the Python bootstrap costs (docs/user/PYTORCH.md, "Cost").
 
     vramtrace run -q -- python3 bench/torch_cost.py phases   # with a real torch (CPU is enough)
     python3 bench/torch_cost.py startup BUILD                # interpreter start-up, with and without

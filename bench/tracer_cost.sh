@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The tracer's cost per intercepted event, the two ways docs/PERFORMANCE.md
-# ("Where every target stands", runs B and C) and docs/performance-history.md
+# The tracer's cost per intercepted event, the two ways docs/internals/PERFORMANCE.md
+# ("Where every target stands", runs B and C) and docs/internals/performance-history.md
 # (section 1) report it: callgrind instruction counts (repeatable on a busy
 # machine) and wall-time medians of alternating runs. NOT part of the suite.
 #

@@ -1,7 +1,7 @@
 /*
  * The stack walk alone: unw_backtrace (libunwind) against the tracer's own
  * walker (preload/record/fast_unwind.h), from D frames of recursion, walked
- * N times each, alternately (docs/performance-history.md, section 1, "Own
+ * N times each, alternately (docs/internals/performance-history.md, section 1, "Own
  * unwinder").
  *
  *   walk_cost --depth D [--size S] [--walks N] [--frames fp|nofp]

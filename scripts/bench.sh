@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vramtrace benchmarks, side by side with heaptrack. NOT part of the test
-# suite; docs/PERFORMANCE.md gives its latest figures and the method,
-# docs/performance-history.md every earlier run and why each figure moved.
+# suite; docs/internals/PERFORMANCE.md gives its latest figures and the method,
+# docs/internals/performance-history.md every earlier run and why each figure moved.
 #
 #   scripts/bench.sh [--quick] [--rounds N] [--only LIST] [--out DIR]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A CPython built from its public source, for the python test suite
-# (docs/PYTHON.md, "Tests"): the upstream tarball as Debian's source
+# (docs/internals/PYTHON.md, "Tests"): the upstream tarball as Debian's source
 # package carries it (pythonX.Y_X.Y.Z.orig.tar.xz), or, where this machine's
 # Debian mirror does not serve it, Ubuntu's source package of the same
 # name (Ubuntu takes its python packages from Debian), then configured,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real CPython newer than the system's, for the python and pytorch test
-# suites (docs/PYTHON.md, "Tests"), without touching the system: Debian
+# suites (docs/internals/PYTHON.md, "Tests"), without touching the system: Debian
 # unstable's own build of it, unpacked into a scratch directory.
 #
 #   scripts/debian-python.sh [VERSION [DEST]]     # default: 3.14 /tmp/py314

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A long fuzzing session of the analyzer's harnesses (docs/RELIABILITY.md).
+# A long fuzzing session of the analyzer's harnesses (docs/internals/RELIABILITY.md).
 #   scripts/fuzz.sh [SECONDS_PER_HARNESS] [HARNESS...]
 # Default: 1200 s for each harness of tests/fuzz/meson.build, one after the
 # other on one core. Builds build-fuzz (clang, -Dfuzzing=true) if needed.

@@ -10,7 +10,7 @@
 # cuBLAS's workspace, two processes on one GPU).
 # Otherwise the same checks on the simulated GPU with the stand-in torch
 # (tests/pytorch/standin), so CI keeps the script working. Record a real
-# GPU's table in docs/GPU_VALIDATION.md (GPU, driver, CUDA, torch, date).
+# GPU's table in docs/internals/GPU_VALIDATION.md (GPU, driver, CUDA, torch, date).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"

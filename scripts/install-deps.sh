@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(gcc clang libclang-rt-dev pkg-config meson ninja-build python3
           python3-jsonschema libunwind-dev libzstd-dev libcmocka-dev libdw-dev libjansson-dev
           libncurses-dev tmux chromium
-          # the wheel and the tarball (docs/INSTALL.md, tests/install): meson-python,
+          # the wheel and the tarball (docs/user/INSTALL.md, tests/install): meson-python,
           # a venv to install into, patchelf for the libraries they carry, and
           # libbz2-dev, whose libbz2.a a static libdw needs (libdw-dev does not
           # pull it in)

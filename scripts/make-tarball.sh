@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the relocatable tarball, vramtrace-VERSION-linux-ARCH.tar.gz (bin/,
 # lib/, include/, share/): unpack it anywhere and run bin/vramtrace, no root
-# needed (docs/INSTALL.md). Built with -Dstatic-deps=true; the libraries
+# needed (docs/user/INSTALL.md). Built with -Dstatic-deps=true; the libraries
 # that cannot be linked statically travel in lib/ under private names
 # (scripts/packaging/bundle_libs.py).
 #

@@ -42,7 +42,7 @@ run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 
 # ThreadSanitizer over the tracer's reliability suite (threads, forks,
 # signals, load). Only that suite: the others add nothing TSan can see, and
-# libunwind's per-thread cache crashes inside TSan (docs/RELIABILITY.md).
+# libunwind's per-thread cache crashes inside TSan (docs/internals/RELIABILITY.md).
 run_tsan() {
     setup build-tsan -Db_sanitize=thread || return 1
     meson compile -C build-tsan || return 1

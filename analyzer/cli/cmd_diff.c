@@ -25,7 +25,8 @@ static void diff_usage(FILE *out)
           "  -n, --top N          call sites per device (default 10, 0: all)\n"
           VT_CLI_STACK_HELP
           "  -d, --device N       only device ordinal N\n"
-          "  -j, --json           JSON instead of text (docs/REPORT.md, \"Exports and diff\")\n"
+          "  -j, --json           JSON instead of text (docs/user/REPORT.md, \"Exports and\n"
+          "                       diff\")\n"
           VT_CLI_SYMBOL_HELP
           "                       (without symbols, sites are known by address: the runs\n"
           "                       of different builds do not match)\n"

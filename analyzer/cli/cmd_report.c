@@ -33,7 +33,7 @@ static void report_usage(FILE *out)
           "  -P, --pid PID        only this process\n"
           "  -r, --rank N         only the processes of rank N (RANK, OMPI_COMM_WORLD_RANK,\n"
           "                       PMI_RANK or SLURM_PROCID)\n"
-          "  -j, --json           JSON instead of text (see docs/REPORT.md)\n"
+          "  -j, --json           JSON instead of text (see docs/user/REPORT.md)\n"
           "      --html FILE      write an interactive page to FILE (one file, opens offline;\n"
           "                       - for stdout)\n"
           "      --summary FILE   write this node's part of the job as a small JSON summary to\n"

@@ -135,7 +135,7 @@ static bool make_output_dirs(const char *tmpl)
 
 /* Every process started under `run` carries VRAMTRACE_SESSION (and when,
  * where and what started it) in its environment, and the tracer records
- * them in the trace's process record (docs/FORMAT.md, "Sessions"). At exit
+ * them in the trace's process record (docs/internals/FORMAT.md, "Sessions"). At exit
  * the traces of the session are the ones that say so, whoever started them:
  * a grandchild, a daemon that left the process tree, a multiprocessing
  * worker. An id already in the environment is kept (the user joins a

@@ -27,7 +27,7 @@ static void simulate_usage(FILE *out)
           "  -d, --device N         device of the input (default: the first with events)\n"
           "      --samples N        rows of the timeline (default 12, 0: none, max 200)\n"
           "  -f, --frames N         Python frames shown per stack (default 6, 0: all)\n"
-          "  -j, --json             JSON instead of text (see docs/SNAPSHOTS.md)\n"
+          "  -j, --json             JSON instead of text (see docs/user/SNAPSHOTS.md)\n"
           "      --model-addresses  snapshot input: new segments get the model's own addresses\n"
           "                         (default: where the recorded segment_alloc put them)\n"
           "  -h, --help             this help\n\n"

@@ -2,7 +2,7 @@
  * Where `vramtrace run` finds what it puts into the traced program, the
  * tracer (libvramtrace.so) and the Python bootstrap: relative to this very
  * executable (/proc/self/exe), whichever layout it was installed in, with
- * no environment variable and no path compiled in (docs/INSTALL.md).
+ * no environment variable and no path compiled in (docs/user/INSTALL.md).
  */
 #ifndef VT_INSTALL_PATHS_H
 #define VT_INSTALL_PATHS_H

@@ -1,5 +1,5 @@
 /*
- * `vramtrace diff BEFORE AFTER`: two runs compared (docs/REPORT.md,
+ * `vramtrace diff BEFORE AFTER`: two runs compared (docs/user/REPORT.md,
  * "Exports and diff"). Each side is a trace, a directory (its traces and
  * snapshots) or a PyTorch memory snapshot, reduced to units - one per
  * device ledger (per process and device; a rank names its process, so that

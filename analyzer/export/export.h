@@ -1,6 +1,6 @@
 /*
  * `vramtrace export`: a trace's allocations in the files other viewers
- * open (docs/REPORT.md, "Exports and diff"):
+ * open (docs/user/REPORT.md, "Exports and diff"):
  *
  *   perfetto     Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing):
  *                a counter track per process and device, phases as slices,

@@ -32,7 +32,7 @@ struct vt_live_phase {
                                  open phase with the largest is the innermost */
 };
 
-/* What grows, the report's way (docs/REPORT.md, "Growth across
+/* What grows, the report's way (docs/user/REPORT.md, "Growth across
  * openings"): of the process's device ledgers' phases, the one that grows
  * the most per opening. */
 struct vt_live_growth {

@@ -43,7 +43,7 @@ struct vt_input {
 
 #define VT_NO_JOB SIZE_MAX
 
-/* The traces of one session (docs/FORMAT.md, "Sessions"): one job. Traces
+/* The traces of one session (docs/internals/FORMAT.md, "Sessions"): one job. Traces
  * of different sessions are never merged onto one GPU timeline. */
 struct vt_job {
     const char *session;  /* VRAMTRACE_SESSION, NULL: traces without one */

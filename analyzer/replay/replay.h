@@ -46,7 +46,7 @@
  * retry. A failed retry is recorded as a failure of its own that says so
  * (retry_of_previous, retries): the report folds such a chain into one
  * request.
- * The verdict (vt_oom_verdict_of) is documented in verdict.c and docs/REPORT.md.
+ * The verdict (vt_oom_verdict_of) is documented in verdict.c and docs/user/REPORT.md.
  * Contexts: the tracer records what creating a context cost (an estimate,
  * 0 when it could not be measured); the live contexts of the failing device
  * separate this process's context from the other processes' memory.
@@ -71,7 +71,7 @@
 #define VT_MARKS_MAX 256
 #define VT_LEDGERS_MAX 128 /* (device, category) pairs: 42 devices x 3 */
 
-enum vt_verdict {             /* docs/REPORT.md, "Verdicts": the first row that holds */
+enum vt_verdict {             /* docs/user/REPORT.md, "Verdicts": the first row that holds */
     VT_VERDICT_UNKNOWN = 0,      /* the driver's free/total were not available */
     VT_VERDICT_LARGER_THAN_DEVICE, /* the request alone exceeds the device */
     VT_VERDICT_FRAGMENTED,       /* enough was free, not in one piece */
@@ -222,7 +222,7 @@ void vt_replay_finish(struct vt_replay *rp);
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);
 
-/* The numbers a verdict is made of (docs/REPORT.md, "Verdicts"). */
+/* The numbers a verdict is made of (docs/user/REPORT.md, "Verdicts"). */
 struct vt_oom_numbers {
     uint64_t requested;       /* R */
     uint64_t free_bytes;      /* F, as the driver said */

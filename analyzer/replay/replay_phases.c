@@ -5,7 +5,7 @@
  * Why not simply offer every new total to every open name: that costs
  * O(open names) per allocation, and a 9 KB trace that opens 4,000 nested
  * ranges and then allocates 20,000 times took minutes to report
- * (docs/RELIABILITY.md, finding 4). Instead, "max since mark":
+ * (docs/internals/RELIABILITY.md, finding 4). Instead, "max since mark":
  *
  * A name's mark is the moment it opened (from closed). Its peak over that
  * open interval is the largest total of the ledger since its mark. Marks

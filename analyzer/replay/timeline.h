@@ -1,7 +1,7 @@
 /*
  * A process's memory over time, downsampled to a screen's resolution while
- * the replay runs: the series the HTML report draws (docs/REPORT.md, "HTML
- * report").
+ * the replay runs: the series the HTML report draws
+ * (docs/internals/REPORT_INTERNALS.md, "HTML report").
  *
  * The time from the process's first to its last event is cut into
  * `buckets` equal columns (about one pixel each), and every ledger's total

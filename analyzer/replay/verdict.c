@@ -1,5 +1,5 @@
 /*
- * Why an allocation failed: the decision table of docs/REPORT.md
+ * Why an allocation failed: the decision table of docs/user/REPORT.md
  * ("Verdicts"), on the numbers at the failure. R requested, F free on the
  * device, T its capacity, P this process's bytes on it (live and cached),
  * Ca of them cache its allocator gave back before retrying, K its

@@ -1,7 +1,7 @@
 /*
  * Rendering an analysis: text for people (report_text.c) and JSON for
  * programs (report_json.c), with the helpers both share (report.c).
- * docs/REPORT.md describes every number.
+ * docs/user/REPORT.md describes every number.
  */
 #ifndef VRAMTRACE_ANALYZER_REPORT_H
 #define VRAMTRACE_ANALYZER_REPORT_H
@@ -128,7 +128,7 @@ bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct v
 
 /* A failure's one verdict, as every view tells it (report_verdict.c): the
  * allocator's where its state at the failure is known, else the trace's
- * (the decision table of docs/REPORT.md, "Verdicts"); what the trace alone
+ * (the decision table of docs/user/REPORT.md, "Verdicts"); what the trace alone
  * infers is kept beside it, with why it gave way. */
 struct vt_verdict_told {
     const char *verdict;          /* the decided verdict's name */

@@ -1,6 +1,6 @@
 /*
  * `vramtrace report --at TIME | oom:N`: each ledger's live set at that
- * instant, told as the peak's section tells the peak (docs/REPORT.md,
+ * instant, told as the peak's section tells the peak (docs/user/REPORT.md,
  * "The live set at one instant"):
  *
  *   pid 5662 device 0 at +0.010s: 5.63 GiB live in 72 allocations; top stacks then:

@@ -42,7 +42,7 @@ int vt_report_document(const struct vt_report_inputs *in, const struct vt_report
 enum vt_report_format { VT_REPORT_TEXT, VT_REPORT_JSON, VT_REPORT_HTML };
 
 /* The same analysis as one self-contained HTML page written to path
- * (report_html.h; docs/REPORT.md, "HTML report"); 2 also when the build
+ * (report_html.h; docs/user/REPORT.md, "HTML report"); 2 also when the build
  * has no chart libraries (said on err, with how to install them). */
 int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
                             const char *path, FILE *err);

@@ -1,6 +1,6 @@
 /* Printing `vramtrace simulate` results: a side-by-side table of runs,
  * each failure explained, the check against the snapshot's own segment
- * events, and the reserved/allocated timeline (docs/SNAPSHOTS.md). */
+ * events, and the reserved/allocated timeline (docs/user/SNAPSHOTS.md). */
 #ifndef VRAMTRACE_SIMULATE_SIM_REPORT_H
 #define VRAMTRACE_SIMULATE_SIM_REPORT_H
 

@@ -2,7 +2,7 @@
  * What `vramtrace report` says about a memory snapshot, per device:
  * allocated and reserved peaks, who held memory at the allocated peak
  * (grouped by Python stack), phases, every OOM with the segment map at
- * that moment, and the segment map at the peak. docs/SNAPSHOTS.md
+ * that moment, and the segment map at the peak. docs/user/SNAPSHOTS.md
  * describes every number.
  */
 #ifndef VRAMTRACE_SNAPSHOT_SNAPSHOT_ANALYSIS_H

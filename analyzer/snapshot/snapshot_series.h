@@ -1,7 +1,7 @@
 /*
  * A snapshot device's allocated and reserved bytes over its trace, at a
  * screen's resolution: the timeline the HTML report draws for a snapshot
- * (docs/REPORT.md, "HTML report"). The trace's entries are replayed from
+ * (docs/internals/REPORT_INTERNALS.md, "HTML report"). The trace's entries are replayed from
  * the reconstructed start of the window with the analysis's own rule
  * (vt_snap_totals_step), and each total is downsampled by
  * common/column_series.h, so each series' maximum is the analysis's peak

@@ -2,7 +2,7 @@
  * The vramtrace trace format, defined once.
  *
  * The writer (preload/) and the reader (analyzer/) both follow this header;
- * docs/FORMAT.md explains it for people. Change the format only here, and
+ * docs/internals/FORMAT.md explains it for people. Change the format only here, and
  * bump VT_FORMAT_VERSION when an old reader could misread a new file.
  *
  *   file    := preamble chunk*
@@ -33,7 +33,7 @@
  * next value of the column (the column's values restart in every chunk, as
  * all delta state does). Times between events are noise that no record
  * repeats; apart from the records they no longer break the records' repeats
- * for zstd (docs/PERFORMANCE.md, "Trace size against heaptrack"). A reader
+ * for zstd (docs/internals/PERFORMANCE.md, "Trace size against heaptrack"). A reader
  * refuses a chunk whose L exceeds R - 4, whose column runs out before its
  * timed records do, or whose column has bytes left after them.
  * Versions 1 and 2 (VT_FORMAT_HAS_DT_COLUMN false): the decompressed chunk
@@ -44,7 +44,7 @@
  * z0 dts of 0, then v1, then z1 dts of 0, and so on (each v is not 0; zk
  * closes the column, 0 if the last dt was not 0). Most dts of a dense run
  * are 0: a count of them costs a fraction of a bit each, where a byte a
- * dt cost at least one bit after zstd's Huffman coding (docs/FORMAT.md,
+ * dt cost at least one bit after zstd's Huffman coding (docs/internals/FORMAT.md,
  * "The dt column").
  *
  * Version 4 (VT_FORMAT_HAS_SITES): the fields of a memory record that
@@ -53,7 +53,7 @@
  * VT_REC_SITE record; a MEM record is its site id, its time, its size and
  * its address.
  * The records of a loop then repeat byte for byte, and take a third fewer
- * of zstd's cycles (docs/FORMAT.md, "Sites"). Versions 1-3: every field in
+ * of zstd's cycles (docs/internals/FORMAT.md, "Sites"). Versions 1-3: every field in
  * the MEM record (VT_REC_MEM's first list below).
  *
  * A record is one type byte (enum vt_record_type) followed by its fields,
@@ -94,14 +94,14 @@
 #define VT_FORMAT_HAS_DT_RUNS(version) ((version) >= 4)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
- * repetitive trace's bytes, docs/performance-history.md, "Trace size",
+ * repetitive trace's bytes, docs/internals/performance-history.md, "Trace size",
  * "Before"); a microsecond is finer than any driver allocation takes and
  * is what PyTorch's own snapshots record (time_us). Order within a file
  * never depends on time. */
 #define VT_TIME_UNIT_NS_DEFAULT 1000
 /* The recorder's default time slack (VRAMTRACE_TIME_SLACK_US; 0: none).
  * With slack S, within a dense run of events the written time moves once
- * every S, not with each event (docs/FORMAT.md, "Time slack"): traces of
+ * every S, not with each event (docs/internals/FORMAT.md, "Time slack"): traces of
  * dense workloads shrink 5-15x, but times may be up to S early, and the
  * events of processes sharing a GPU may then merge out of order (a
  * combined peak off by what happened within S), so it is not the
@@ -209,7 +209,7 @@ enum vt_record_type {
  * a Python frame: VT_PY_FRAME_TAG | code id << 32 | line (0: unknown),
  * code id naming a VT_REC_PY_CODE record. No user-space return address has
  * the top bit set. The recorder puts a thread's Python frames where its
- * native stack enters the interpreter (docs/PYTHON.md). */
+ * native stack enters the interpreter (docs/internals/PYTHON.md). */
 #define VT_PY_FRAME_TAG (UINT64_C(1) << 63)
 #define VT_PY_CODE_ID_MAX 0x7fffffffu
 
@@ -253,7 +253,8 @@ enum vt_kind {
     VT_KIND_ARRAY = 8,        /* cuArrayCreate/3DCreate/Destroy: device memory, keyed by handle */
     VT_KIND_GRAPH = 9,        /* graph memory nodes (allocated by graph launches) */
     VT_KIND_IPC = 10,         /* memory of another process opened by IPC: not ours */
-    VT_KIND_CONTEXT = 11,     /* context create/destroy: size = estimated cost, 0 unknown (docs/HOOKS.md) */
+    VT_KIND_CONTEXT = 11,     /* context create/destroy: size = estimated cost, 0 unknown
+                                 (docs/internals/HOOKS.md) */
     VT_KIND_EXTERNAL = 12,    /* imported external memory */
     VT_KIND_COUNT_
 };

@@ -10,7 +10,7 @@
  * calls below become inline functions that look the symbols up at run time
  * with dlsym(RTLD_DEFAULT, ...) and do nothing when the tracer is not
  * loaded. From Python, the wheel's module `vramtrace` does this for you
- * (`with vramtrace.phase("eval"):`, docs/INSTALL.md); by hand:
+ * (`with vramtrace.phase("eval"):`, docs/user/INSTALL.md); by hand:
  *
  *     import ctypes
  *     vt = ctypes.CDLL(None)   # the process's global scope
@@ -35,7 +35,7 @@ void vramtrace_phase_pop(void);
 /* Records an instant marker. */
 void vramtrace_mark(const char *name);
 /* An instant marker in a domain of its own (NULL: the default domain).
- * The domain "vramtrace.torch" is the Python bootstrap's (docs/PYTORCH.md). */
+ * The domain "vramtrace.torch" is the Python bootstrap's (docs/user/PYTORCH.md). */
 void vramtrace_mark_in(const char *domain, const char *name);
 /* Opens a phase that any thread may close: returns its id (never 0). */
 unsigned long long vramtrace_range_start(const char *name);

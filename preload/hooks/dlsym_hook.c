@@ -24,7 +24,7 @@
  *                                          changed just before
  *   dlclose                             -> C: the caller does not matter.
  * On other architectures the C versions are used for everything (RTLD_NEXT
- * then answers relative to this library: documented in docs/HOOKS.md).
+ * then answers relative to this library: documented in docs/internals/HOOKS.md).
  */
 #define _GNU_SOURCE
 #include "hooks_internal.h"

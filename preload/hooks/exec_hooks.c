@@ -9,7 +9,7 @@
  * one writer round, waited for a bounded time, no lock taken), then calls
  * the real function: same arguments, its result and errno unchanged. If the
  * exec fails, tracing simply goes on. The new image starts its own trace
- * (same pid: the numbered alternative name, docs/RELIABILITY.md).
+ * (same pid: the numbered alternative name, docs/internals/RELIABILITY.md).
  *
  * The variadic execl, execlp and execle cannot forward their arguments:
  * they build the argv array (on the stack, as glibc does) and call the next

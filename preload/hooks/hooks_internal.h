@@ -74,7 +74,7 @@ unsigned vt_api_count(void);
  *
  * The library's own look-ups: each leaves no error behind for dlerror()
  * (a failed one clears what it set), so a program that checks dlerror()
- * after its own successful dlsym never sees ours (docs/HOOKS.md). */
+ * after its own successful dlsym never sees ours (docs/internals/HOOKS.md). */
 void *vt_real_dlsym(void *handle, const char *name);
 void *vt_real_dlopen(const char *file, int mode);
 int vt_real_dlclose(void *handle);

@@ -40,7 +40,7 @@ static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int devi
 /* ---- pre-call look-ups for frees (the pointer still exists) ----
  *
  * A free needs no device: the analyzer matches it to its allocation by
- * (kind, address) and charges the allocation's device (docs/REPORT.md),
+ * (kind, address) and charges the allocation's device (docs/user/REPORT.md),
  * so frees of the per-event paths record device -1 and ask the driver
  * only what can change the KIND, and only when it can: every driver query
  * here was a lock in the driver on every free. */

@@ -3,7 +3,7 @@
  * prctl(PR_SET_NAME). The recorder reads a thread's name (a system call)
  * once, and again only after one of these succeeded (vt_record_thread_renamed)
  * - before, it re-read every thread's name every 256 events, most of the
- * system calls the tracer made (docs/PERFORMANCE.md, "Whole process"). A
+ * system calls the tracer made (docs/internals/PERFORMANCE.md, "Whole process"). A
  * write to /proc/self/task/N/comm is not seen here; a slow periodic re-read
  * still catches it (record/thread_buffer.h, VT_NAME_CHECK_EVERY).
  *

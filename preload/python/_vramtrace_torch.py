@@ -1,5 +1,5 @@
 """What vramtrace's Python bootstrap does once a program has imported torch
-(docs/PYTORCH.md). Loaded by sitecustomize.py right after `import torch`
+(docs/user/PYTORCH.md). Loaded by sitecustomize.py right after `import torch`
 finished; nothing here imports torch, and nothing happens before CUDA is
 initialised (torch.cuda._lazy_call): a program that never uses the GPU is
 not touched.
@@ -94,7 +94,7 @@ def install(torch, say):
     cuda = getattr(torch, "cuda", None)
     lazy_call = getattr(cuda, "_lazy_call", None)
     if lazy_call is None:
-        return  # no way to wait for CUDA: nothing (docs/PYTORCH.md, versions)
+        return  # no way to wait for CUDA: nothing (docs/user/PYTORCH.md, versions)
 
     def at_cuda_init():
         try:

@@ -1,4 +1,4 @@
-"""vramtrace's Python bootstrap (docs/PYTORCH.md).
+"""vramtrace's Python bootstrap (docs/user/PYTORCH.md).
 
 `vramtrace run` puts this directory first on PYTHONPATH, so Python imports
 this file at start-up as `sitecustomize` (unless -S, -I or -E). It

@@ -11,7 +11,7 @@
  * a terminal, and not with VRAMTRACE_QUIET=1.
  *
  * The peak is the tracer's own count, by the report's rule for device
- * memory (docs/REPORT.md, "The live set"): the writer thread, which sees
+ * memory (docs/user/REPORT.md, "The live set"): the writer thread, which sees
  * every record in the trace's order, keeps the live device allocations by
  * (kind, address) and each device's total and largest total.
  */

@@ -11,7 +11,7 @@
 
 /* Environment variables worth keeping: they tell ranks, devices and the
  * allocator's configuration apart, and which `vramtrace run` session the
- * process belongs to (VRAMTRACE_SESSION*, docs/FORMAT.md "Sessions"). */
+ * process belongs to (VRAMTRACE_SESSION*, docs/internals/FORMAT.md "Sessions"). */
 #define VT_PROCESS_ENV_LIST(X) \
     X(RANK) X(LOCAL_RANK) X(WORLD_SIZE) X(LOCAL_WORLD_SIZE) X(GROUP_RANK)          \
     X(MASTER_ADDR) X(MASTER_PORT) X(CUDA_VISIBLE_DEVICES) X(CUDA_DEVICE_ORDER)      \

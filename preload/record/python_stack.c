@@ -1,7 +1,7 @@
 /*
  * Python frames of the hook's own thread; see python_stack.h.
  *
- * What this file never does, and why (docs/PYTHON.md):
+ * What this file never does, and why (docs/internals/PYTHON.md):
  *  - PyGILState_Ensure: the hook's thread often holds PyTorch's allocator
  *    mutex while another thread holds the GIL and waits for that mutex.
  *  - PyThreadState_GetFrame, PyFrame_GetBack, PyFrame_GetCode, any other
@@ -372,7 +372,7 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
              * read; the old array is a small block of CPython's mimalloc
              * heap, which stays mapped while its segment holds other
              * objects, so that a stale read gives at worst a wrong line
-             * (docs/PYTHON.md, Limits). */
+             * (docs/internals/PYTHON.md, Limits). */
             int32_t index = load_i32(frame, L->fr_tlbc_index);
             const uint8_t *tlbc = load_ptr(code, L->co_tlbc);
             if (!tlbc || index < 0 || index >= load_i64(tlbc, 0))
@@ -605,7 +605,7 @@ static const struct vt_py_layout *layout_from_debug_offsets(const uint8_t *rt, u
         return NULL;
     }
     /* Free-threaded: 3.13t and 3.14t, whose layouts were tried against the
-     * real interpreters (docs/PYTHON.md); later ones are unknown. */
+     * real interpreters (docs/internals/PYTHON.md); later ones are unknown. */
     bool ft = dbg_u64(rt, VT_PY_DBG_FREE_THREADED) != 0;
     if (ft && minor > 14) {
         *why = "free-threaded build not supported";

@@ -1,5 +1,5 @@
 /*
- * Python frames in the tracer's stacks (docs/PYTHON.md).
+ * Python frames in the tracer's stacks (docs/internals/PYTHON.md).
  *
  * In a Python program the native stack at cudaMalloc is mostly interpreter
  * frames; what the user needs is file:line of their own code. The hook's

@@ -222,9 +222,9 @@ void vt_record_mem(const struct vt_mem_event *ev)
     vt_in_tracer++;
     vt_fork_guard_enter();
     /* A free gets no stack: the analyzer charges it to its allocation's
-     * stack, never to its own (docs/REPORT.md, "The live set"), and the
-     * walk is most of an event's cost (docs/PERFORMANCE.md; why frees
-     * carry none: docs/performance-history.md, section 1, "After the
+     * stack, never to its own (docs/user/REPORT.md, "The live set"), and the
+     * walk is most of an event's cost (docs/internals/PERFORMANCE.md; why frees
+     * carry none: docs/internals/performance-history.md, section 1, "After the
      * tracer work"). */
     struct vt_raw_mem *m =
         ev->op != VT_OP_FREE && R.stack_depth

@@ -4,7 +4,7 @@
  * event to event - operation, kind, API, label, thread, device, stack,
  * result, aux - as one id, given in order of first appearance. With them a
  * memory record is its site, its time, its size and its address; the
- * records of a loop repeat byte for byte (docs/FORMAT.md, "Sites").
+ * records of a loop repeat byte for byte (docs/internals/FORMAT.md, "Sites").
  */
 #ifndef VRAMTRACE_SITE_TABLE_H
 #define VRAMTRACE_SITE_TABLE_H

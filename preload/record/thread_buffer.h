@@ -91,7 +91,7 @@ enum vt_name_check { VT_NAME_CHECK_SOMETIMES, VT_NAME_CHECK_NOW };
  * every this many-th such event, counted from its first event or its last
  * NOW - for a rename no hook sees (a write to /proc/self/task/N/comm). It
  * was 256: one prctl(PR_GET_NAME) system call per 256 events, most of the
- * tracer's system calls (docs/PERFORMANCE.md, "Whole process"). */
+ * tracer's system calls (docs/internals/PERFORMANCE.md, "Whole process"). */
 #define VT_NAME_CHECK_EVERY 65536
 
 /* A thread may have a new name (pthread_setname_np, prctl(PR_SET_NAME),

@@ -63,7 +63,7 @@ void vt_encoder_set_time_unit(struct vt_encoder *e, uint64_t unit_ns);
  * was written as T, is written with time T again when its own time is
  * less than slack_ns after T (0: off). So in a dense run of events the
  * times move once per slack_ns instead of with every event - per-event
- * clock noise that no coder can compress (docs/FORMAT.md, "Time slack") -
+ * clock noise that no coder can compress (docs/internals/FORMAT.md, "Time slack") -
  * while a time is never more than slack_ns early, never late, and an
  * event further than slack_ns from its predecessor's written time, a
  * failed allocation, a range or mark and the first event after one keep

@@ -16,7 +16,7 @@
 /* The counter, and how many threads are in (or about to enter) a wait on
  * it: a post makes the wake-up system call only when one is, so a hook
  * that hands the writer a full block while the writer is busy anyway pays
- * no system call (docs/PERFORMANCE.md, "Whole process"). Zero-initialised
+ * no system call (docs/internals/PERFORMANCE.md, "Whole process"). Zero-initialised
  * is ready. */
 struct vt_wake {
     atomic_uint word;

@@ -55,7 +55,7 @@
  * a busy program wakes the writer each time a buffer block fills, and a
  * chunk per block was ~3000 events - every chunk is its own zstd frame with
  * fresh deltas, and that cost 0.1 B/event, 10x the records of a repetitive
- * workload (docs/performance-history.md, "Trace size", "After the format's
+ * workload (docs/internals/performance-history.md, "Trace size", "After the format's
  * time unit and the writer's chunk policy"). The size bound keeps one busy
  * interval from making one huge chunk (and a huge loss if cut). */
 #define VT_CHUNK_TARGET_RAW (1u << 20)
@@ -66,7 +66,7 @@
 /* Recently seen stacks -> their trie node. Most events repeat a stack seen
  * a moment ago (a training loop's few sites); a hit costs a hash and a
  * compare instead of a walk down the trie, one probe per frame, which was
- * half the writer thread's instructions at 32 frames (docs/PERFORMANCE.md,
+ * half the writer thread's instructions at 32 frames (docs/internals/PERFORMANCE.md,
  * "Whole process"). Direct-mapped; a slot holds a stack and the node the
  * trie gave it, and the trie never forgets a node, so a hit is exact. */
 #define STACK_CACHE_SLOTS 512
@@ -729,7 +729,7 @@ static void wake_from_hook(void)
  * program forking right after the tracer started (or a child forking
  * again right after its own writer started) could copy a held allocator
  * lock into its child, whose next thread start then hung (the 20 s hang of
- * record_lifecycle under ASan, docs/RELIABILITY.md). From writer_main on,
+ * record_lifecycle under ASan, docs/internals/RELIABILITY.md). From writer_main on,
  * everything the thread does that a fork could catch is inside the guard. */
 #define VT_WRITER_START_WAIT_MS 2000
 

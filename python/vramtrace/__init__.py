@@ -1,4 +1,4 @@
-"""Phases and marks from Python for vramtrace (docs/INSTALL.md).
+"""Phases and marks from Python for vramtrace (docs/user/INSTALL.md).
 
     import vramtrace
 

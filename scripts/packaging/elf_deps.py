@@ -1,5 +1,5 @@
 """What the ELF files of an installed vramtrace need from the system
-(docs/INSTALL.md, "What the wheel needs"): each file's NEEDED entries, and
+(docs/user/INSTALL.md, "What the wheel needs"): each file's NEEDED entries, and
 the newest glibc symbol version it uses, which is the oldest glibc it runs on.
 
 Used by the wheel's build backend (the platform tag), the bundler and

@@ -1,5 +1,5 @@
 """The wheel's build backend (pyproject.toml): meson-python, then two steps
-meson-python does not take (docs/INSTALL.md):
+meson-python does not take (docs/user/INSTALL.md):
 
 1. the shared libraries the files need beyond glibc are carried inside the
    wheel, under private names (bundle_libs.py);

@@ -1,7 +1,7 @@
 /*
  * Writes the small hostile traces of tests/fuzz/crashes/trace_file/ that
  * once made `vramtrace report` run for minutes to hours
- * (docs/RELIABILITY.md, finding 4):
+ * (docs/internals/RELIABILITY.md, finding 4):
  *
  *   nested-phases-then-allocations.trace: 5,000 distinct phase names opened
  *     nested (2,500 NVTX pushes on one thread, 2,500 start/end ranges from

@@ -139,7 +139,7 @@ static void test_oom_verdicts(void **state)
     free(p2);
 }
 
-/* docs/REPORT.md's decision table, row by row, with each boundary on both
+/* docs/user/REPORT.md's decision table, row by row, with each boundary on both
  * sides. Units are arbitrary (T = 10 unless said). */
 static void test_verdict_rule(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Stacks a person reads (docs/REPORT.md, "Stacks"): which frames the table
+ * Stacks a person reads (docs/user/REPORT.md, "Stacks"): which frames the table
  * of analyzer/report/sites/frame_class.c folds, for the binaries the simulated
  * GPU cannot run (PyTorch's libc10_cuda.so with mangled names, a runtime
  * linked statically, libcudart.so), and how analyzer/report/sites/stack_line.c

@@ -1,4 +1,4 @@
-"""Runs every transcript of README.md and docs/EXAMPLES.md and compares
+"""Runs every transcript of README.md and docs/user/EXAMPLES.md and compares
 the figures the docs show with what the program prints today.
 
     check_doc_blocks.py --build BUILD_DIR --src SOURCE_DIR [--doc FILE ...]
@@ -22,7 +22,7 @@ show it (`...` where they leave lines out). Skipped, and why:
 How they run. The blocks under one heading share one fresh
 temporary directory W, in order, as a reader runs them: the run of one block
 writes the traces the next block's `report` reads. Each command runs under
-bash in W as docs/EXAMPLES.md sets up the shell: `vramtrace` is the build's
+bash in W as docs/user/EXAMPLES.md sets up the shell: `vramtrace` is the build's
 CLI, the simulated driver is on LD_LIBRARY_PATH, and
   - `build` is the build directory and `examples/`, `scripts/`, `tests/`
     the source tree's (symlinks in W, so that the report's command column
@@ -68,7 +68,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["README.md", "docs/EXAMPLES.md"]
+DOCS = ["README.md", "docs/user/EXAMPLES.md"]
 
 # Scripts the docs run by bare name from their own directory: where the
 # file is in the source tree, and the environment the docs' prose gives it.

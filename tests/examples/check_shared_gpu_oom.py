@@ -31,7 +31,7 @@ for n, (o, t) in enumerate(zip(ooms, truth)):
     run.equal(what + "outside_bytes", o["outside_bytes"], outside)
     run.equal(what + "released_after_bytes", o["released_after_bytes"], t["released"])
     run.equal(what + "retry", o["retry"], t["retry"])
-    # docs/REPORT.md's rule; the cache is what the flush before a retry released
+    # docs/user/REPORT.md's rule; the cache is what the flush before a retry released
     c = t["released"] if t["retry"] != "not_seen" else 0
     want_verdict = verdict_rule(t["requested"], t["free"], t["total"], t["process_bytes"], c)
     run.equal(what + "verdict", o["verdict"], want_verdict)

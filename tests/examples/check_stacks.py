@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Stacks a person reads (docs/REPORT.md, "Stacks"), on four examples run as
-docs/EXAMPLES.md documents them: cudaMallocAsync through the simulated
+"""Stacks a person reads (docs/user/REPORT.md, "Stacks"), on four examples run as
+docs/user/EXAMPLES.md documents them: cudaMallocAsync through the simulated
 runtime (1), pinned memory on a thread of its own (4), a library carrying a
 private copy of the runtime and a failed allocation (3), Python (6).
 

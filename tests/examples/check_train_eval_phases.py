@@ -41,7 +41,7 @@ kv_rows = [r for r in rows if any(f.get("function") == "grow_kv_cache" for f in 
 run.equal("eval: bytes allocated by grow_kv_cache at the peak", sum(r["bytes"] for r in kv_rows), kv)
 if rows and rows[0] not in kv_rows:
     run.fail("eval: the largest stack at the peak is not the key/value cache")
-# The tracer's own frames are left out of every stack (docs/REPORT.md).
+# The tracer's own frames are left out of every stack (docs/user/REPORT.md).
 for name, ph in got.items():
     for r in ph.get("peak_breakdown") or []:
         if any((f.get("module") or "").startswith("libvramtrace") for f in r["frames"]):

@@ -1,4 +1,4 @@
-"""Runs one example exactly as docs/EXAMPLES.md documents it, on the
+"""Runs one example exactly as docs/user/EXAMPLES.md documents it, on the
 simulated GPU, with the driver's ledger and the example's phase log in a
 fresh directory; then asks `vramtrace report` (text and --json) about the
 traces. A check script compares the report with ledger_truth.

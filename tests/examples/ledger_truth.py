@@ -1,8 +1,8 @@
 """The ground truth of an example run, from the simulated driver's ledger
-(docs/SIMULATED_GPU.md) and, for phases, from the example's own phase log
+(docs/user/SIMULATED_GPU.md) and, for phases, from the example's own phase log
 (examples/example_phases.h). Nothing here reads a trace or asks the analyzer.
 
-Figures follow docs/REPORT.md's definitions: a process's bytes in a ledger
+Figures follow docs/user/REPORT.md's definitions: a process's bytes in a ledger
 (pid, device, category) are the requested sizes of its live allocations;
 peaks are checked after every successful allocation.
 """
@@ -209,7 +209,7 @@ class Ledger:
 
 
 def verdict_rule(requested, free, total, process, cached=0, context=0):
-    """docs/REPORT.md's decision table ("Verdicts"), written independently
+    """docs/user/REPORT.md's decision table ("Verdicts"), written independently
     of the analyzer: the first row that holds. `process` is this process's
     bytes on the device (live and cached), `cached` the part its allocator
     released before retrying (0: unknown), `context` its measured contexts

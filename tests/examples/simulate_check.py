@@ -1,4 +1,4 @@
-"""`vramtrace simulate` on every example's traces (docs/SNAPSHOTS.md,
+"""`vramtrace simulate` on every example's traces (docs/user/SNAPSHOTS.md,
 "vramtrace trace"): the recorded run replays the trace's device allocations
 and the frees that end them, so its allocated peak must be the device's
 peak as `report --json` gives it and as the simulated driver's ledger gives

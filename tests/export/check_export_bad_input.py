@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`vramtrace export` on bad input and bad output: a clear error and no file
 left behind, or a valid empty file and a note - never a half-written file
-(docs/REPORT.md, "Exports and diff"). The traces are example 1's
+(docs/user/REPORT.md, "Exports and diff"). The traces are example 1's
 (examples/train_eval_phases.c), whose device peak is checked against the
 ledger first, so that "empty" below means the filter, not a broken run."""
 import json

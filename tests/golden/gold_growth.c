@@ -1,4 +1,4 @@
-/* What grows step over step (docs/REPORT.md, "Growth across openings").
+/* What grows step over step (docs/user/REPORT.md, "Growth across openings").
  * Ten steps of a phase "step", each with 256 MiB of activations it frees:
  *     gold_growth leak     each step also keeps 64 MiB (keep_step_output)
  *     gold_growth steady   the first four steps keep 32 MiB each (a warm-up

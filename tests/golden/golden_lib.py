@@ -1,7 +1,7 @@
 """What the golden tests share: running clients under libvramtrace.so on the
 simulated GPU, reading `vramtrace report --json` / `dump --json`, and the
 independent truth: figures computed from the simulated driver's ledger
-(docs/SIMULATED_GPU.md), never from the analyzer. Python 3 stdlib only."""
+(docs/user/SIMULATED_GPU.md), never from the analyzer. Python 3 stdlib only."""
 import glob
 import json
 import os

@@ -81,7 +81,7 @@ def _closings_of(entries, pid, out):
 
 
 def _growth_truth(closings):
-    """The rule of docs/REPORT.md, on the ledger's closings: the rises in a
+    """The rule of docs/user/REPORT.md, on the ledger's closings: the rises in a
     row up to the last closing; growth when there are at least three."""
     rises = 0
     for k in range(len(closings) - 1, 0, -1):

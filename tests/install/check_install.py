@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""vramtrace installed as its users install it (docs/INSTALL.md), checked
+"""vramtrace installed as its users install it (docs/user/INSTALL.md), checked
 with only the installed files: no build tree on PATH, LD_LIBRARY_PATH or
 PYTHONPATH.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tracer is invisible (issue 19; docs/RELIABILITY.md, "Invisible").
+"""The tracer is invisible (issue 19; docs/internals/RELIABILITY.md, "Invisible").
 
     invisible.py --lib LIB --simdir DIR --probe EXE --pyprobe PY --check EXE
                  --vramtrace BIN [--preload-first PATHS] SCENARIO [ARGS...]

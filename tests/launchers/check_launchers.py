@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Launcher stand-ins under `vramtrace run`, checked against the simulated
-driver's ledger (docs/LAUNCHERS.md names the test of each recipe).
+driver's ledger (docs/user/LAUNCHERS.md names the test of each recipe).
 
     check_launchers.py --build BUILD --src SRC --case CASE [--tamper]
 
@@ -218,7 +218,7 @@ for phys, pids in sorted(groups.items()):
         # The report merges the processes of a GPU by their recorded times.
         # A hook stamps after the driver returned: under load a process
         # descheduled in between stamps late, and two processes' events can
-        # cross against the ledger's order (docs/FORMAT.md, "Why times have
+        # cross against the ledger's order (docs/internals/FORMAT.md, "Why times have
         # a unit"). Then the truth is the merge in the recorded order, taken
         # here from the traces themselves, each tie of times either way.
         low, high = merged_peak_bounds([procs[q]["file"] for q in pids])

@@ -6,7 +6,7 @@ largest worker exit code.
 
 RANK and LOCAL_RANK are in each worker's environment from its start (set
 here before Process.start()): the tracer reads them when it starts, at the
-worker's start (docs/LAUNCHERS.md, "multiprocessing").
+worker's start (docs/user/LAUNCHERS.md, "multiprocessing").
 
     mp_launcher.py spawn|fork [N]
 """

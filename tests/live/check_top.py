@@ -34,7 +34,7 @@ P = Paths(A.build)
 VRAMTRACE, WORKER = P.vramtrace, P.worker
 FLUSH_MS = 50
 # What a frame may lag behind the driver: the flush interval, one round of
-# the tracer's writer thread (docs/RELIABILITY.md allows 150 ms for it) and
+# the tracer's writer thread (docs/internals/RELIABILITY.md allows 150 ms for it) and
 # 100 ms between the frame's making and its reading here (a loaded
 # machine). Less than a step (500 ms): a frame a step behind fails.
 LAG_NS = (FLUSH_MS + 150 + 100) * 1_000_000

@@ -8,7 +8,7 @@ driver's ledger (never the analyzer):
   - for both failures of oom_contexts on device 1: free, total, this
     process's bytes, its contexts, the other processes' bytes, the cache
     released between the failure and its retry, the retry's outcome, the
-    verdict by the documented rule (docs/REPORT.md) and the one-line
+    verdict by the documented rule (docs/user/REPORT.md) and the one-line
     narrative, word for word.
 
     check_oom.py --vramtrace V --lib L --simdir D --bindir B SCENARIO [--tamper]

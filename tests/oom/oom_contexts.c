@@ -1,4 +1,4 @@
-/* The OOM verdict's numbers (docs/REPORT.md "Allocation failures"), checked
+/* The OOM verdict's numbers (docs/user/REPORT.md "Allocation failures"), checked
  * by check_oom.py against the simulated driver's ledger.
  *
  *     oom_contexts run HOLD_MIB REQUEST_MIB FLUSH_MIB

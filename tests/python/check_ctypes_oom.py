@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A failure through ctypes is told as the program's own Python line, via
-the driver call it made (docs/REPORT.md, "Stacks"): never `ffi_call`, a
+the driver call it made (docs/user/REPORT.md, "Stacks"): never `ffi_call`, a
 libffi address or the interpreter's C frames. Runs ctypes_oom.py under
 `vramtrace run` on the simulated GPU; truth: the lines Python itself saw
 at each call (the client's output) and the simulated driver's ledger.
 
     check_ctypes_oom.py --build BUILD --src SRC [--preload-first LIBS] [--tamper]
 
-Exit 77 when the system Python's frames are not read (docs/PYTHON.md)."""
+Exit 77 when the system Python's frames are not read (docs/internals/PYTHON.md)."""
 import argparse
 import os
 import re

@@ -190,7 +190,7 @@ def main():
     # The text report shows each Python site as what the user wrote: its
     # Python frames, innermost first, then the API they called ("via
     # cudaMalloc"); the runtime's and the interpreter's frames are left out
-    # (docs/REPORT.md, "Stacks"). Every frame, at any width:
+    # (docs/user/REPORT.md, "Stacks"). Every frame, at any width:
     text = "" if args.expect_native else subprocess.run([vramtrace, "report", "--top", "50", "--frames", "0", "--width", "0",
                            out], env=env, capture_output=True, text=True, timeout=60).stdout
     for fact in facts:

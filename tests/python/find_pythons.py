@@ -2,7 +2,7 @@
 """Configure time: the interpreters the 'python' suite tests, one line each:
 NAME PATH INCLUDE_DIR ('-' for what is absent). NAME is 3.10 .. 3.15
 (pyenv's newest release of that version, under $PYENV_ROOT or ~/.pyenv,
-or the one at /tmp/py3MM/bin/python3.MM, where docs/PYTHON.md builds one
+or the one at /tmp/py3MM/bin/python3.MM, where docs/internals/PYTHON.md builds one
 from source), system-3.11 (/usr/bin/python3.11), and each interpreter
 named in $VRAMTRACE_TEST_PYTHONS (colon-separated paths): 3.MM, or 3.MMt
 for a free-threaded build, or, when that name is taken already (a pyenv

@@ -21,7 +21,7 @@ import threading
 MiB = 1 << 20
 # RTLD_LOCAL (ctypes' default), as Python loads extension modules: the
 # helper library's cudaMalloc reaches the tracer's runtime label hook, which
-# finds the runtime in the helper's own dependency tree (docs/HOOKS.md).
+# finds the runtime in the helper's own dependency tree (docs/internals/HOOKS.md).
 cudart = ctypes.CDLL("libsimcudart.so")
 cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 cudart.cudaSetDevice.argtypes = [ctypes.c_int]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""vramtrace's Python bootstrap with PyTorch (docs/PYTORCH.md), checked
+"""vramtrace's Python bootstrap with PyTorch (docs/user/PYTORCH.md), checked
 without a GPU: programs importing the stand-in torch (tests/pytorch/standin)
 run on the simulated GPU under `vramtrace run`, and what vramtrace wrote is
 compared with independent truth - the simulated driver's ledger, the
@@ -129,7 +129,7 @@ class Check(object):
         self.equal("%s: exit status under vramtrace" % what, traced.returncode, plain.returncode)
         ours = [l for l in traced.stderr.splitlines() if l.startswith("vramtrace: python bootstrap")]
         # The tracer's own note on an interpreter it reads no frames of
-        # (docs/PYTHON.md) is not the bootstrap's.
+        # (docs/internals/PYTHON.md) is not the bootstrap's.
         rest = [l for l in traced.stderr.splitlines()
                 if not l.startswith("vramtrace: python bootstrap") and
                 not re.match(r"vramtrace: Python 3\.\d+: version not supported", l)]
@@ -353,7 +353,7 @@ def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_fr
 
 
 def python_frames_read(c):
-    """Whether the tracer reads this interpreter's frames (docs/PYTHON.md:
+    """Whether the tracer reads this interpreter's frames (docs/internals/PYTHON.md:
     3.10 to 3.15; older and newer stay native)."""
     r = subprocess.run([c.args.python or sys.executable, "-c",
                         "import sys; print('%d %d' % sys.version_info[:2])"],
@@ -534,7 +534,7 @@ def case_diff(c):
 
 
 def growth_rule(values):
-    """docs/REPORT.md, "Growth across openings", on a series of totals at
+    """docs/user/REPORT.md, "Growth across openings", on a series of totals at
     closings: the rises in a row up to the last; growth from 3 of them."""
     rises = 0
     for k in range(len(values) - 1, 0, -1):

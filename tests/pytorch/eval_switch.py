@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A model switched to eval before any forward runs in it: the phases must
-follow the switch (docs/PYTORCH.md, "Phases"), not wait for a forward.
+follow the switch (docs/user/PYTORCH.md, "Phases"), not wait for a forward.
 
 Three training steps, each first freezing the model's first layer
 (`.eval()` on a part of the model: not a phase); then `model.eval()`, a

@@ -434,7 +434,7 @@ static int mode_vfork(int argc, char **argv)
  *
  * No fork handlers run for a raw clone, and with CLONE_VM the child shares
  * this process's memory - the recorder, its buffers, even this thread's
- * TLS. docs/RELIABILITY.md ("Limits"): its events are filed under the
+ * TLS. docs/internals/RELIABILITY.md ("Limits"): its events are filed under the
  * parent's pid (and thread), in the parent's trace. The parent waits while
  * the child allocates 2 MiB, so nothing runs beside it. */
 static char clone_stack[256 * 1024] __attribute__((aligned(64)));

@@ -7,7 +7,7 @@
 Every scenario runs rel_client (or other programs) under libvramtrace.so on
 the simulated driver and checks the result against independent truth: the
 driver's ledger (VTSIM_LEDGER), the client's own sequence numbers, or the
-same program run without the tracer. docs/RELIABILITY.md says which
+same program run without the tracer. docs/internals/RELIABILITY.md says which
 guarantee each scenario proves. Python 3 standard library only.
 """
 import argparse
@@ -507,7 +507,7 @@ def scenario_security():
 
 
 def scenario_clonevm():
-    """A known limit, pinned (docs/RELIABILITY.md, "Limits"; issue 26, item
+    """A known limit, pinned (docs/internals/RELIABILITY.md, "Limits"; issue 26, item
     7): a child made by a raw clone(CLONE_VM | SIGCHLD) runs no fork
     handlers and shares the parent's memory, so its events are filed under
     the parent's pid and thread, in the parent's trace. Checked against the

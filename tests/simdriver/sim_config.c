@@ -1,4 +1,4 @@
-/* Reads the VTSIM_* environment once (documented in docs/SIMULATED_GPU.md). */
+/* Reads the VTSIM_* environment once (documented in docs/user/SIMULATED_GPU.md). */
 #define _GNU_SOURCE
 #include "sim_internal.h"
 

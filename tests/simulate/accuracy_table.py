@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints docs/ACCURACY.md's table: each snapshot replayed through the
+"""Prints docs/internals/ACCURACY.md's table: each snapshot replayed through the
 allocator model with its own settings (unlimited capacity), against the
 snapshot's recorded segment events. Truth from snapshot_truth.py.
 

@@ -1,6 +1,6 @@
 /*
  * Which runtime does a label wrapper call? The one the caller would have
- * bound to without the tracer (docs/HOOKS.md, runtime entry points).
+ * bound to without the tracer (docs/internals/HOOKS.md, runtime entry points).
  *
  *   client_rt_scopes local  LIB_A LIB_B
  *     LIB_A and LIB_B (rt_user.c, each linked to its own copy of the

@@ -16,7 +16,7 @@ RT_USER_API int rt_user_set_device(int device)
 
 /* Hooked (label wrappers): must reach the same runtime as cudaSetDevice.
  * Like real callers these look at the result after the call, so the call
- * is a real call, not a tail jump (docs/HOOKS.md: a tail jump hides the
+ * is a real call, not a tail jump (docs/internals/HOOKS.md: a tail jump hides the
  * caller from the tracer). */
 RT_USER_API int rt_user_alloc(void **ptr, size_t size)
 {

@@ -1,5 +1,5 @@
 /*
- * The page of `vramtrace report --html` (docs/REPORT.md, "HTML report").
+ * The page of `vramtrace report --html` (docs/user/REPORT.md, "HTML report").
  * Everything it shows comes from three JSON blocks the analyzer wrote into
  * the page: #vt-report (the report's JSON document, docs/report.schema.json),
  * #vt-timeline (each ledger's series, downsampled in C: replay/timeline.h;
@@ -74,7 +74,7 @@
     if (site && site.stack_id !== undefined) return "stack " + site.stack_id;
     return "no frames recorded";
   }
-  /* A site as the text report names it (docs/REPORT.md, "Stacks"): the
+  /* A site as the text report names it (docs/user/REPORT.md, "Stacks"): the
    * program's own frames - its Python frames where recorded - past the
    * frames the report folds (the JSON's "folded"); the first two, so that
    * sites through one helper (device_alloc, tensor) read apart:
@@ -560,7 +560,7 @@
       views.push({ label: "at the peak of phase " + p.name + " (" + fmtBytes(p.peak_bytes) + ")",
                    title: "live at the peak of " + p.name, sites: p.peak_breakdown || [], total: p.peak_bytes });
     });
-    /* what grows step over step (docs/REPORT.md, "Growth across openings") */
+    /* what grows step over step (docs/user/REPORT.md, "Growth across openings") */
     (dev.phases || []).forEach(function (p) {
       var g = p.growth;
       if (!g) return;

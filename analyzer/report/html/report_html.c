@@ -204,7 +204,8 @@ static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
 /* {"vramtrace_timeline": 1, "buckets": N, "processes": [{"file", "origin_ns",
  *  "t0_ns", "t1_ns", "bucket_ns", "series": [...], "phases": [{"name", "spans"}]}],
  *  "snapshots": [...snapshots_json...]}
- * Times in the arrays are ns since t0_ns (docs/REPORT.md, "HTML report"). */
+ * Times in the arrays are ns since t0_ns (docs/internals/REPORT_INTERNALS.md,
+ * "HTML report"). */
 static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
                            const struct vt_snap_analysis *snaps, size_t nsnaps,
                            const struct vt_report_options *opt, struct vt_json *j, FILE *err)

@@ -1,5 +1,5 @@
 /*
- * `vramtrace report --html FILE`: one self-contained page (docs/REPORT.md,
+ * `vramtrace report --html FILE`: one self-contained page (docs/user/REPORT.md,
  * "HTML report"). The page inlines the chart libraries and its own script
  * (html_assets.h), the report's JSON document (docs/report.schema.json)
  * and, for traces, a timeline per process and ledger downsampled in C to a
@@ -68,7 +68,7 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
                    size_t table_rows, struct vt_job_view *const *views, const size_t *index,
                    size_t nviews, const char *path, FILE *err);
 
-/* The page's job block (report_job_html.c, docs/REPORT.md "HTML report"):
+/* The page's job block (report_job_html.c, docs/internals/REPORT_INTERNALS.md):
  *   {"vramtrace_job_page": 1, "jobs": [{"job", "resolution_ns", "timed",
  *     "first_column", "merge", "columns", "rows": [{"pid", "rank", "local_rank",
  *     "host", "devices": [...], "first", "bytes": [...]}],

@@ -3,7 +3,7 @@
  * --summary FILE` on a node writes a small JSON of its part of the job
  * (job_summary_write.c), and `vramtrace report` over the summaries of every
  * node prints the job's overview as over the traces themselves
- * (job_summary_read.c). docs/REPORT.md, "Summaries", is the format:
+ * (job_summary_read.c). docs/user/REPORT.md, "Summaries", is the format:
  *
  *   {"vramtrace_summary": 1, "resolution_ns": N,
  *    "jobs": [{"session", "session_start_unix_ns", "session_host",

@@ -1,5 +1,5 @@
 /*
- * A job as its overview tells it (docs/REPORT.md, "The job"), whatever it
+ * A job as its overview tells it (docs/user/REPORT.md, "The job"), whatever it
  * was read from: the traces themselves (job_view_traces.c) or the per-node
  * summaries `report --summary` writes (job_summary_read.c). One renderer
  * (report_job.c) prints both, so a report over the summaries of a job's
@@ -17,7 +17,7 @@
 
 #include "trace_reader.h" /* VT_UUID_SIZE */
 
-/* The summary format's version (docs/REPORT.md, "Summaries"). */
+/* The summary format's version (docs/user/REPORT.md, "Summaries"). */
 #define VT_SUMMARY_VERSION 1
 /* The timeline's column, by default: ten seconds of wall-clock time (a
  * ten-hour run: 3,600 numbers a rank). */
@@ -47,7 +47,7 @@ struct vt_jv_device {
 struct vt_jv_phase {
     char *name;
     uint64_t peak_bytes;
-    /* What it grew by per opening, from which opening (docs/REPORT.md,
+    /* What it grew by per opening, from which opening (docs/user/REPORT.md,
      * "Growth across openings"); 0: it does not grow. */
     uint64_t growth_per_opening, growth_from_opening;
 };

@@ -1,5 +1,5 @@
 /*
- * `vramtrace report --json`. The keys listed in docs/REPORT.md under
+ * `vramtrace report --json`. The keys listed in docs/user/REPORT.md under
  * "JSON" are a contract; new keys may be added, none renamed.
  */
 #include <inttypes.h>
@@ -28,7 +28,7 @@ static void frame_json(void *ctx, const struct vt_frame *f)
     vt_json_kv_string(j, "module", f->module);
     vt_json_kv_uint(j, "ip", f->ip);
     vt_json_kv_bool(j, "inlined", f->inlined);
-    /* The text report leaves these out (docs/REPORT.md, "Stacks"). */
+    /* The text report leaves these out (docs/user/REPORT.md, "Stacks"). */
     vt_json_kv_bool(j, "folded", cls != VT_FRAME_OWN);
     vt_json_kv_string(j, "folded_as", vt_frame_class_name(cls));
     vt_json_end_object(j);

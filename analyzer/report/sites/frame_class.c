@@ -71,7 +71,7 @@ static const struct frame_rule rules[] = {
     {VT_FRAME_FFI, NULL, "_ZN8pybind11*", NULL, false},
     /* CPython's native frames (the interpreter loop, calls, imports): the
      * program is in its Python frames, which the tracer merges in where it
-     * reads them (docs/PYTHON.md). */
+     * reads them (docs/internals/PYTHON.md). */
     {VT_FRAME_INTERPRETER, "libpython3*", NULL, NULL, false},
     {VT_FRAME_INTERPRETER, "python3*", "_Py*", NULL, false},
     {VT_FRAME_INTERPRETER, "python3*", "Py*", NULL, false},

@@ -3,7 +3,7 @@
  * driver, known allocators, the tracer, libc's start-up. One table
  * (frame_class.c) decides it for the text report (which folds them into
  * "via cudaMallocAsync") and the JSON report (which flags them, "folded").
- * docs/REPORT.md, "Stacks", says what is folded and how it is shown.
+ * docs/user/REPORT.md, "Stacks", says what is folded and how it is shown.
  */
 #ifndef VRAMTRACE_REPORT_FRAME_CLASS_H
 #define VRAMTRACE_REPORT_FRAME_CLASS_H

@@ -8,7 +8,7 @@
 #include "frame_class.h"
 #include "stack_line.h"
 
-/* A stack as a person reads it (docs/REPORT.md, "Stacks"): the program's
+/* A stack as a person reads it (docs/user/REPORT.md, "Stacks"): the program's
  * own frames first - its Python frames where recorded - then the API it
  * called, "via cudaMallocAsync"; the frames of the CUDA runtime, the
  * driver, known allocators and libc's start-up are left out (frame_class.c

@@ -1,6 +1,6 @@
 /*
  * A site's stack as a person reads it, the same in every view that names
- * sites in text (the report, `diff`; docs/REPORT.md, "Stacks"): the
+ * sites in text (the report, `diff`; docs/user/REPORT.md, "Stacks"): the
  * program's own frames first - its Python frames where recorded - then the
  * API it called, "via cudaMallocAsync"; the frames of the CUDA runtime,
  * the driver, known allocators and libc's start-up are left out

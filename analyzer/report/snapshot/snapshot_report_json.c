@@ -1,4 +1,4 @@
-/* The snapshot report as JSON (keys in docs/SNAPSHOTS.md). */
+/* The snapshot report as JSON (keys in docs/user/SNAPSHOTS.md). */
 #include <string.h>
 
 #include "json_writer.h"

@@ -1,6 +1,6 @@
 /*
  * A trace's allocation failure, told again with PyTorch's own numbers when
- * the Python bootstrap (python/, docs/PYTORCH.md) wrote the allocator's
+ * the Python bootstrap (python/, docs/user/PYTORCH.md) wrote the allocator's
  * snapshot at it: the "vramtrace.torch" mark that follows the failure
  * names the snapshot (beside the trace) and the observer's figures;
  * the snapshot is read and judged by the snapshot analysis's own rule

@@ -1,4 +1,4 @@
-/* Reading the simulated driver's ledger (format: docs/SIMULATED_GPU.md):
+/* Reading the simulated driver's ledger (format: docs/user/SIMULATED_GPU.md):
  * one event a line, tab-separated key=value fields, first field op=.
  * For tests and tools, in C.  Link with simledger_dep. */
 #ifndef VTSIM_LEDGER_READER_H
