@@ -294,6 +294,43 @@ static void view_free(struct torch_view *v)
     free(v->sim);
 }
 
+/* The view of the request told last. Text tells a failure twice (its
+ * headline's verdict, then the allocator's lines), JSON once per failure of
+ * the request (retries too) and again in allocator_view, the job view once
+ * more: each would read the snapshot and run the allocator model again.
+ * Requests are told one after another, so the last one is the cache. */
+struct vt_torch_cache {
+    size_t input, first;
+    const struct vt_ledger *l;
+    bool marked;                 /* the bootstrap left a mark at it (v is filled) */
+    struct torch_view v;
+};
+
+static const struct torch_view *view_of(struct vt_report *rep, size_t input,
+                                        const struct vt_ledger *l, size_t first, size_t end)
+{
+    struct vt_torch_cache *c = rep->torch;
+    if (c && c->input == input && c->l == l && c->first == first)
+        return c->marked ? &c->v : NULL;
+    if (!c && !(c = rep->torch = calloc(1, sizeof *c)))
+        return NULL;
+    if (c->marked)
+        view_free(&c->v);
+    c->input = input;
+    c->l = l;
+    c->first = first;
+    c->marked = view_load(rep, input, l, first, end, &c->v);
+    return c->marked ? &c->v : NULL;
+}
+
+void vt_report_torch_forget(struct vt_report *rep)
+{
+    if (rep->torch && rep->torch->marked)
+        view_free(&rep->torch->v);
+    free(rep->torch);
+    rep->torch = NULL;
+}
+
 /* The allocator setting the verdict calls for (NULL: none helps), and the
  * advice in words. */
 static const char *advice(const struct torch_view *v, char *setting, size_t n)
@@ -449,18 +486,17 @@ static const char *decided_next(const struct torch_view *v, char *buf, size_t n)
 bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                             size_t first, size_t end, struct vt_torch_decision *d)
 {
-    struct torch_view v;
     memset(d, 0, sizeof *d);
-    if (!view_load(rep, input, l, first, end, &v))
+    const struct torch_view *v = view_of(rep, input, l, first, end);
+    if (!v)
         return false;
-    bool judged = v.path[0] && !v.error[0] && v.has_device;
+    bool judged = v->path[0] && !v->error[0] && v->has_device;
     if (judged) {
-        d->verdict = vt_snap_verdict_name(v.o.verdict);
-        d->largest_free_block = v.o.largest_free_same_pool;
-        judged_story(&v, d->story, sizeof d->story);
-        decided_next(&v, d->next_step, sizeof d->next_step);
+        d->verdict = vt_snap_verdict_name(v->o.verdict);
+        d->largest_free_block = v->o.largest_free_same_pool;
+        judged_story(v, d->story, sizeof d->story);
+        decided_next(v, d->next_step, sizeof d->next_step);
     }
-    view_free(&v);
     return judged;
 }
 
@@ -481,21 +517,20 @@ static void print_judged(FILE *out, struct vt_report *rep, const struct torch_vi
 void vt_report_torch_oom_text(struct vt_report *rep, FILE *out, size_t input,
                               const struct vt_ledger *l, size_t first, size_t end)
 {
-    struct torch_view v;
-    if (!view_load(rep, input, l, first, end, &v))
+    const struct torch_view *v = view_of(rep, input, l, first, end);
+    if (!v)
         return;
-    if (!v.path[0])
+    if (!v->path[0])
         fprintf(out, "    PyTorch's allocator: out of memory seen (observer #%" PRIu64
-                     "), no snapshot written\n", v.m.n);
+                     "), no snapshot written\n", v->m.n);
     else
-        fprintf(out, "    PyTorch's allocator at this failure (snapshot %s):\n", v.path);
-    if (v.path[0] && v.error[0])
-        fprintf(out, "      not readable: %s\n", v.error);
-    else if (v.path[0] && !v.has_device)
-        fprintf(out, "      nothing of device %" PRId64 " in it\n", v.m.device);
-    else if (v.path[0])
-        print_judged(out, rep, &v);
-    view_free(&v);
+        fprintf(out, "    PyTorch's allocator at this failure (snapshot %s):\n", v->path);
+    if (v->path[0] && v->error[0])
+        fprintf(out, "      not readable: %s\n", v->error);
+    else if (v->path[0] && !v->has_device)
+        fprintf(out, "      nothing of device %" PRId64 " in it\n", v->m.device);
+    else if (v->path[0])
+        print_judged(out, rep, v);
 }
 
 static void sim_json(struct vt_json *j, const struct torch_view *v)
@@ -563,37 +598,37 @@ static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
 void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                               const struct vt_ledger *l, size_t first, size_t end)
 {
-    struct torch_view v;
     char setting[64], next[512];
     vt_json_key(j, "allocator_view");
-    if (!view_load(rep, input, l, first, end, &v)) {
+    const struct torch_view *v = view_of(rep, input, l, first, end);
+    if (!v) {
         vt_json_null(j);
         return;
     }
     vt_json_begin_object(j);
-    vt_json_kv_uint(j, "observer", v.m.n);
-    vt_json_kv_int(j, "device", v.m.device);
-    vt_json_kv_string(j, "snapshot", v.path[0] ? v.path : NULL);
-    const char *error = !v.path[0]     ? "no snapshot written"
-                        : v.error[0]   ? v.error
-                        : !v.has_device ? "nothing of this device in the snapshot"
+    vt_json_kv_uint(j, "observer", v->m.n);
+    vt_json_kv_int(j, "device", v->m.device);
+    vt_json_kv_string(j, "snapshot", v->path[0] ? v->path : NULL);
+    const char *error = !v->path[0]     ? "no snapshot written"
+                        : v->error[0]   ? v->error
+                        : !v->has_device ? "nothing of this device in the snapshot"
                                         : NULL;
     vt_json_kv_string(j, "error", error);
-    vt_json_kv_uint(j, "segment_bytes", v.m.alloc);
-    vt_json_kv_uint(j, "device_free_bytes", v.m.device_free);
+    vt_json_kv_uint(j, "segment_bytes", v->m.alloc);
+    vt_json_kv_uint(j, "device_free_bytes", v->m.device_free);
     if (!error) {
-        const struct vt_snap_oom *o = &v.o;
+        const struct vt_snap_oom *o = &v->o;
         vt_json_kv_uint(j, "reserved_bytes", o->state.reserved);
-        vt_json_kv_uint(j, "allocated_bytes", v.allocated);
+        vt_json_kv_uint(j, "allocated_bytes", v->allocated);
         vt_json_kv_uint(j, "reserved_unallocated_bytes", o->map.free_bytes);
-        vt_json_kv_uint(j, "partly_used_segments", v.partly_used);
+        vt_json_kv_uint(j, "partly_used_segments", v->partly_used);
         vt_json_kv_uint(j, "largest_free_block_bytes", o->largest_free_same_pool);
-        vt_json_kv_uint(j, "request_bytes", v.request);
-        vt_json_kv_bool(j, "request_known", v.request_known);
+        vt_json_kv_uint(j, "request_bytes", v->request);
+        vt_json_kv_bool(j, "request_known", v->request_known);
         vt_json_kv_string(j, "verdict", vt_snap_verdict_name(o->verdict));
         tensors_json(j, rep->opt, &o->state);
-        vt_json_kv_string(j, "advice", advice_text(&v, next, sizeof next));
-        advice(&v, setting, sizeof setting);
+        vt_json_kv_string(j, "advice", advice_text(v, next, sizeof next));
+        advice(v, setting, sizeof setting);
         vt_json_key(j, "advice_settings");
         vt_json_begin_array(j);
         if (o->verdict == VT_SNAP_FRAGMENTED)
@@ -601,8 +636,7 @@ void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t i
         if (setting[0])
             vt_json_string(j, setting);
         vt_json_end_array(j);
-        sim_json(j, &v);
+        sim_json(j, v);
     }
     vt_json_end_object(j);
-    view_free(&v);
 }
