@@ -22,7 +22,8 @@ void vt_report_free(struct vt_report *rep)
         vt_symbolizer_free(rep->sym[i]);
     free(rep->sym);
     rep->sym = NULL;
-    vt_report_torch_forget(rep);
+    if (rep->forget_torch)
+        rep->forget_torch(rep);
 }
 
 bool vt_report_input_selected(const struct vt_report *rep, size_t input)

@@ -56,15 +56,16 @@ struct vt_report {
     /* --at TIME: the live sets then, collected while the analysis ran */
     const struct vt_live_at *live_at;
     /* The allocator's view of the request told last (report_torch.c):
-     * its snapshot read and its model run once, whichever views tell it. */
+     * its snapshot read and its model run once, whichever views tell it;
+     * freed by vt_report_free through forget_torch, which report_torch.c
+     * sets when it makes one (report.c need not know it). */
     struct vt_torch_cache *torch;
+    void (*forget_torch)(struct vt_report *rep);
 };
 
 void vt_report_init(struct vt_report *rep, const struct vt_analysis *a,
                     const struct vt_report_options *opt);
 void vt_report_free(struct vt_report *rep);
-/* Frees what rep->torch holds (report_torch.c; vt_report_free calls it). */
-void vt_report_torch_forget(struct vt_report *rep);
 
 int vt_report_text(struct vt_report *rep, FILE *out);
 /* --at: a ledger's live set at that instant, as the peak's section tells

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -39,7 +40,8 @@ static bool tsc_readable(void)
 {
 #if defined(__x86_64__)
     int mode = 0;
-    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) != 0)
+    /* (the system call, not the hooks' prctl wrapper: thread_name_hooks.c) */
+    if (syscall(SYS_prctl, PR_GET_TSC, &mode, 0, 0, 0) != 0)
         return true; /* kernel without the control: nothing can forbid it */
     return mode == PR_TSC_ENABLE;
 #else

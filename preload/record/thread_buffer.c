@@ -180,7 +180,9 @@ static struct vt_block *block_get(void)
 static void read_thread_name(char name[VT_THREAD_NAME_LEN], uint32_t *len)
 {
     char buf[VT_THREAD_NAME_LEN + 1] = {0};
-    if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
+    /* The system call itself: prctl by name is the hooks' wrapper
+     * (hooks/thread_name_hooks.c), there for the program's renames. */
+    if (syscall(SYS_prctl, PR_GET_NAME, buf, 0, 0, 0) != 0)
         buf[0] = '\0';
     buf[VT_THREAD_NAME_LEN] = '\0';
     *len = (uint32_t)strnlen(buf, VT_THREAD_NAME_LEN);

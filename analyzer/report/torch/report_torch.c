@@ -306,6 +306,14 @@ struct vt_torch_cache {
     struct torch_view v;
 };
 
+static void forget(struct vt_report *rep)
+{
+    if (rep->torch && rep->torch->marked)
+        view_free(&rep->torch->v);
+    free(rep->torch);
+    rep->torch = NULL;
+}
+
 static const struct torch_view *view_of(struct vt_report *rep, size_t input,
                                         const struct vt_ledger *l, size_t first, size_t end)
 {
@@ -314,6 +322,7 @@ static const struct torch_view *view_of(struct vt_report *rep, size_t input,
         return c->marked ? &c->v : NULL;
     if (!c && !(c = rep->torch = calloc(1, sizeof *c)))
         return NULL;
+    rep->forget_torch = forget;
     if (c->marked)
         view_free(&c->v);
     c->input = input;
@@ -323,13 +332,6 @@ static const struct torch_view *view_of(struct vt_report *rep, size_t input,
     return c->marked ? &c->v : NULL;
 }
 
-void vt_report_torch_forget(struct vt_report *rep)
-{
-    if (rep->torch && rep->torch->marked)
-        view_free(&rep->torch->v);
-    free(rep->torch);
-    rep->torch = NULL;
-}
 
 /* The allocator setting the verdict calls for (NULL: none helps), and the
  * advice in words. */
