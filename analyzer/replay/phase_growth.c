@@ -28,6 +28,22 @@ static bool copy_sites(uint64_t **dst, size_t *cap, uint32_t *n,
     return true;
 }
 
+/* The rule itself: one more closing at total v; whether it rose. */
+static bool step(struct vt_growth *g, uint64_t v)
+{
+    bool rose = g->closings && v > g->last_bytes;
+    g->closings++;
+    g->last_bytes = v;
+    if (rose) {
+        g->rises++;
+    } else {
+        g->rises = 0;
+        g->run_start = g->closings;
+        g->run_start_bytes = v;
+    }
+    return rose;
+}
+
 void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, uint64_t *copied,
                      uint64_t time_ns)
 {
@@ -35,23 +51,15 @@ void vt_growth_close(struct vt_growth *g, const struct vt_ledger_sites *sites, u
         g->close_ns = malloc(VT_GROWTH_TIMES * sizeof *g->close_ns);
     if (g->close_ns)
         g->close_ns[g->closings % VT_GROWTH_TIMES] = time_ns;
-    uint64_t v = sites->total_bytes;
-    bool rose = g->closings && v > g->last_bytes;
-    g->closings++;
-    g->last_bytes = v;
-    if (!rose) {
-        g->rises = 0;
-        g->run_start = g->closings;
-        g->run_start_bytes = v;
-        if (!g->sites_dropped &&
-            !copy_sites(&g->start_sites, &g->start_cap, &g->nstart_sites, sites, copied))
-            g->sites_dropped = true;
+    bool rose = step(g, sites->total_bytes);
+    if (g->sites_dropped)
         return;
-    }
-    g->rises++;
-    if (g->rises >= VT_GROWTH_MIN_RISES && !g->sites_dropped &&
-        !copy_sites(&g->last_sites, &g->last_cap, &g->nlast_sites, sites, copied))
-        g->sites_dropped = true;
+    if (!rose)
+        g->sites_dropped =
+            !copy_sites(&g->start_sites, &g->start_cap, &g->nstart_sites, sites, copied);
+    else if (g->rises >= VT_GROWTH_MIN_RISES)
+        g->sites_dropped =
+            !copy_sites(&g->last_sites, &g->last_cap, &g->nlast_sites, sites, copied);
 }
 
 void vt_growth_free(struct vt_growth *g)
@@ -89,16 +97,9 @@ size_t vt_growth_times(const struct vt_growth *g, uint64_t *out)
 bool vt_growth_of_series(const uint64_t *totals, size_t n, struct vt_growth_result *r)
 {
     struct vt_growth g = {0};
-    struct vt_ledger_sites none = {0};
-    uint64_t copied = VT_GROWTH_COPY_BUDGET; /* no sites to copy */
-    g.sites_dropped = true;
-    for (size_t k = 0; k < n; k++) {
-        none.total_bytes = totals[k];
-        vt_growth_close(&g, &none, &copied, 0);
-    }
-    bool grows = vt_growth_of(&g, r);
-    vt_growth_free(&g);
-    return grows;
+    for (size_t k = 0; k < n; k++)
+        step(&g, totals[k]);
+    return vt_growth_of(&g, r);
 }
 
 static int by_growth(const void *a, const void *b)
