@@ -26,8 +26,7 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
 {
     memset(rp, 0, sizeof *rp);
     rp->reader = reader;
-    vt_live_set_init(&rp->live);
-    vt_pair_map_init(&rp->mappings);
+    vt_live_rule_init(&rp->live);
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
     vt_pair_map_init(&rp->ledger_index);
@@ -44,8 +43,7 @@ static void ledger_free(struct vt_ledger *l)
 
 void vt_replay_free(struct vt_replay *rp)
 {
-    vt_live_set_free(&rp->live);
-    vt_pair_map_free(&rp->mappings);
+    vt_live_rule_free(&rp->live);
     vt_pair_map_free(&rp->phase_stacks);
     vt_pair_map_free(&rp->ranges);
     vt_pair_map_free(&rp->ledger_index);
@@ -374,26 +372,6 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
     }
 }
 
-/* Finds and removes the live entry a free refers to in the other kinds of
- * its category (a graph allocation freed with cuMemFreeAsync, say): the
- * caller has looked for its own kind first. */
-static bool take_live_other_kind(struct vt_replay *rp, uint8_t kind, uint64_t addr,
-                                 struct vt_live *out)
-{
-    enum vt_category cat = vt_kind_category(kind);
-    for (unsigned k = 1; k < VT_KIND_COUNT_; k++) {
-        if (k == kind || vt_kind_category(k) != cat)
-            continue;
-        struct vt_live *e = vt_live_lookup(&rp->live, (uint8_t)k, addr);
-        if (e && e->refs) {
-            *out = *e;
-            vt_live_remove(&rp->live, e);
-            return true;
-        }
-    }
-    return false;
-}
-
 /* e: a copy of the entry that ended (removal moves slots). */
 static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp,
                                                            const struct vt_live *e,
@@ -414,70 +392,28 @@ static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp
     }
 }
 
-/*
- * A mapping (cuMemMap, aux = the handle) is one more reference to a VMM
- * physical handle: the driver keeps the memory of a released handle until
- * its last mapping goes (cuMemUnmap, which names only the address). The
- * mapping is remembered as address -> handle in rp->mappings.
- */
-static void unmap_at(struct vt_replay *rp, uint64_t addr, uint64_t time_ns)
-{
-    uint64_t handle;
-    if (!vt_pair_map_remove(&rp->mappings, addr, 0, &handle))
-        return;
-    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, handle);
-    if (!e || !e->refs)
-        return;
-    if (e->refs > 1) {
-        e->refs--;
-        return;
-    }
-    /* released while mapped: this unmap is when the memory really goes */
-    struct vt_live ended = *e;
-    vt_live_remove(&rp->live, e);
-    close_window_if_expired(&rp->ledgers[ended.ledger], time_ns);
-    free_live(rp, &ended, time_ns);
-}
-
+/* A mapping or unmap (live_rule.h says how they hold a VMM handle's
+ * memory): an unmap can be when a released handle's memory goes. */
 static void map_event(struct vt_replay *rp, const struct vt_replay_mem *ev, uint64_t result)
 {
-    if (result != 0)
-        return;
-    /* An unmap, or a new mapping over a mapped address (a missed unmap):
-     * the old mapping at that address goes. */
-    unmap_at(rp, ev->addr, ev->time_ns);
-    if (ev->op == VT_OP_FREE)
-        return;
-    struct vt_live *e = vt_live_lookup(&rp->live, VT_KIND_VMM_PHYSICAL, ev->aux);
-    if (!e || !e->refs)
-        return; /* a handle created before tracing: nothing to hold */
-    if (!vt_pair_map_put(&rp->mappings, ev->addr, 0, ev->aux)) {
-        rp->out_of_memory = true;
-        return;
+    struct vt_live ended;
+    if (vt_live_rule_map(&rp->live, ev->op, ev->addr, ev->aux, result, &ended,
+                         &rp->out_of_memory)) {
+        close_window_if_expired(&rp->ledgers[ended.ledger], ev->time_ns);
+        free_live(rp, &ended, ev->time_ns);
     }
-    e->refs++;
 }
 
 static inline __attribute__((always_inline)) void free_event(struct vt_replay *rp,
                                                             const struct vt_replay_mem *ev,
                                                             uint64_t result)
 {
-    if (result != 0) {
-        rp->failed_frees++;
-        return;
-    }
     struct vt_live ended;
-    struct vt_live *e = vt_live_lookup(&rp->live, ev->kind, ev->addr);
-    if (e && e->refs) {
-        if (e->refs > 1) {
-            e->refs--; /* another reference remains */
-            return;
-        }
-        ended = *e;
-        vt_live_remove(&rp->live, e);
-    } else if (!take_live_other_kind(rp, ev->kind, ev->addr, &ended)) {
-        rp->unmatched_frees++;
-        return;
+    switch (vt_live_rule_free_event(&rp->live, ev->kind, ev->addr, result, &ended)) {
+    case VT_LIVE_FREE_FAILED: rp->failed_frees++; return;
+    case VT_LIVE_FREE_UNMATCHED: rp->unmatched_frees++; return;
+    case VT_LIVE_FREE_REF: return; /* another reference remains */
+    case VT_LIVE_FREE_ENDED: break;
     }
     close_window_if_expired(&rp->ledgers[ended.ledger], ev->time_ns);
     free_live(rp, &ended, ev->time_ns);
@@ -488,13 +424,13 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
             enum vt_category cat)
 {
     uint8_t kind = ev->kind;
-    /* The entry if live, else the empty slot where it would go. */
-    struct vt_live *e = vt_live_lookup(&rp->live, kind, ev->addr);
-    bool live = e && e->refs;
-    if (live && (!rec || rec->u.mem.result == 0) && ev->size == 0) {
-        e->refs++; /* a retained handle: one more reference */
+    uint64_t result = rec ? rec->u.mem.result : 0;
+    /* The entry it replaces, or the empty slot where it goes. */
+    struct vt_live *e = NULL;
+    enum vt_live_alloc_step step = vt_live_rule_alloc(&rp->live, kind, ev->addr, ev->size,
+                                                      result, &e);
+    if (step == VT_LIVE_RETAINED)
         return;
-    }
     long li = get_ledger(rp, ev->device, cat);
     if (li < 0) {
         if (li == -2)
@@ -505,7 +441,7 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
     }
     struct vt_ledger *l = &rp->ledgers[li];
     close_window_if_expired(l, ev->time_ns);
-    if (rec && rec->u.mem.result != 0) {
+    if (step == VT_LIVE_FAILED) {
         record_oom(rp, l, rec);
         return;
     }
@@ -513,22 +449,22 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
         l->ooms[l->pending_oom].retry = VT_RETRY_SUCCEEDED;
         l->pending_oom = -1;
     }
-    if (live) {
-        /* The tracer missed a free (or the driver reused an address it had
-         * freed without telling us): the old allocation is gone, the new
-         * one takes its slot in the live set (which free_live does not
-         * touch, so e stays valid). */
-        rp->replaced_allocs++;
-        struct vt_live ended = *e;
-        free_live(rp, &ended, ev->time_ns);
-        l = &rp->ledgers[li];
-        e->refs = 1;
-    } else if (!(e = vt_live_insert(&rp->live, e, kind, ev->addr))) {
+    bool replaced;
+    struct vt_live ended;
+    if (!(e = vt_live_rule_take(&rp->live, e, kind, ev->addr, ev->size, &replaced, &ended))) {
         rp->out_of_memory = true;
         return;
     }
+    if (replaced) {
+        /* The tracer missed a free (or the driver reused an address it had
+         * freed without telling us): the old allocation is gone, the new
+         * one has its slot in the live set (which free_live does not
+         * touch, so e stays valid). */
+        rp->replaced_allocs++;
+        free_live(rp, &ended, ev->time_ns);
+        l = &rp->ledgers[li];
+    }
     long site = vt_sites_find_or_add(&l->sites, ev->stack, ev->thread);
-    e->size = ev->size;
     e->site = site < 0 ? VT_SITE_NONE : (uint32_t)site;
     e->ledger = (uint8_t)li;
     l->allocs++;

@@ -2,14 +2,10 @@
  * Replaying one process's trace: the live set, ledgers, phases and
  * out-of-memory diagnosis, in one streaming pass over its records.
  *
- * Live set: every successful ALLOC makes (kind, address-or-handle) live
- * with its size, stack and thread; the matching FREE ends it (the free's own
- * size is ignored: cuMemFree does not know it). A size-0 ALLOC of a key
- * that is live is a new reference to it (cuMemRetainAllocationHandle): the
- * memory ends with the last reference's FREE. A mapping (cuMemMap) of a
- * VMM handle is a reference too, ended by its cuMemUnmap: a handle released
- * while mapped holds its physical memory until then. A stream-ordered free
- * (cuMemFreeAsync) counts when it is issued. Failed frees change nothing.
+ * Live set: by the live-set rule the tracer's line at exit follows too
+ * (live_rule.h: allocations, retained handles, replacements, frees across
+ * kinds of a category, VMM mappings, failed calls), each allocation with
+ * its size, stack and thread.
  * Live bytes are summed per ledger = (device, category) where category is
  * vt_kind_category(kind): device memory (plain, VMM physical handles,
  * arrays, graph memory), managed, pinned host. Address reservations,
@@ -58,7 +54,7 @@
 #include <stdint.h>
 
 #include "ledger.h"
-#include "live_set.h"
+#include "live_rule.h"
 #include "pair_map.h"
 #include "peak_tracker.h"
 #include "replay_phases.h"
@@ -169,8 +165,7 @@ typedef void (*vt_range_fn)(void *ctx, struct vt_replay *rp, uint64_t name, uint
 
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
-    struct vt_live_set live;        /* (kind, addr) -> what is live there */
-    struct vt_pair_map mappings;    /* (VA_MAP address, 0) -> VMM handle */
+    struct vt_live_rule live;       /* what is live, by the shared rule (live_rule.h) */
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;

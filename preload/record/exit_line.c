@@ -11,19 +11,18 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "pair_map.h"
+#include "live_rule.h"
 
-#define VT_EXIT_DEVICES 64 /* device ordinals counted (0..63; more: not shown) */
-#define VT_REFS_KEY 0x100  /* added to a kind: the key of its refs and device */
+#define VT_EXIT_DEVICES 64   /* device ordinals counted (0..63; more: not shown) */
+#define VT_EXIT_UNCOUNTED 255 /* an entry's ledger when its device is not counted */
 
 static struct {
     bool say;                   /* decided at start (and cleared in a fork child) */
     bool parent_checked;        /* at the first record: is the parent traced? */
-    struct vt_pair_map live;    /* (kind, addr) -> size; (kind + VT_REFS_KEY, addr) -> device << 32 | refs */
+    struct vt_live_rule live;   /* the report's live set; an entry's ledger: its device */
     uint64_t now[VT_EXIT_DEVICES], peak[VT_EXIT_DEVICES];
     bool used[VT_EXIT_DEVICES];
     uint64_t failed;            /* allocation calls that failed */
-    bool out_of_memory;
 } X;
 
 /* Whether the parent process has this library loaded: then this process
@@ -57,7 +56,7 @@ void vt_exit_line_init(bool quiet)
     /* The parent is looked at once the process traces (its first record):
      * a shell or `timeout` that never uses CUDA reads nothing. */
     X.say = !quiet && isatty(2) && !(session && *session);
-    vt_pair_map_init(&X.live);
+    vt_live_rule_init(&X.live);
 }
 
 void vt_exit_line_after_fork_child(void)
@@ -65,9 +64,11 @@ void vt_exit_line_after_fork_child(void)
     X.say = false;
 }
 
-static void change(int64_t device, int64_t delta)
+/* A device's total and its largest (the report's peak of that device's
+ * ledger). */
+static void change(uint8_t device, int64_t delta)
 {
-    if (device < 0 || device >= VT_EXIT_DEVICES)
+    if (device >= VT_EXIT_DEVICES)
         return;
     X.used[device] = true;
     X.now[device] += (uint64_t)delta;
@@ -75,32 +76,15 @@ static void change(int64_t device, int64_t delta)
         X.peak[device] = X.now[device];
 }
 
-/* The allocation at (kind, addr) ends, whatever its references. */
-static void remove_live(uint8_t kind, uint64_t addr, uint64_t meta)
+/* Nothing said rather than a figure it cannot stand by. */
+static void out_of_memory(void)
 {
-    uint64_t size = 0;
-    vt_pair_map_remove(&X.live, kind + VT_REFS_KEY, addr, NULL);
-    vt_pair_map_remove(&X.live, kind, addr, &size);
-    change((int32_t)(meta >> 32), -(int64_t)size);
+    X.say = false;
+    vt_live_rule_free(&X.live);
 }
 
-/* A free of (kind, addr): its last reference ends it. False if none is live. */
-static bool end_live(uint8_t kind, uint64_t addr)
-{
-    uint64_t *meta = vt_pair_map_get(&X.live, kind + VT_REFS_KEY, addr);
-    if (!meta)
-        return false;
-    if ((*meta & 0xffffffffu) > 1)
-        --*meta; /* another reference remains */
-    else
-        remove_live(kind, addr, *meta);
-    return true;
-}
-
-/* The report's live-set rule for device memory (analyzer/replay/replay.c):
- * a failed call changes nothing, an allocation at a live key of size 0 is
- * one more reference and otherwise replaces it, a free ends its own kind's
- * entry or else another device kind's at that address. */
+/* Device memory by the report's live-set rule (live_rule.h, the same code
+ * the analyzer's replay runs): what ends, ends in its own device's total. */
 void vt_exit_line_note(const struct vt_mem_record *r)
 {
     if (!X.say)
@@ -112,35 +96,39 @@ void vt_exit_line_note(const struct vt_mem_record *r)
             return;
         }
     }
+    struct vt_live ended;
+    if (r->kind == VT_KIND_VA_MAP) { /* a mapping holds a VMM handle's memory */
+        bool oom = false;
+        if (vt_live_rule_map(&X.live, r->op, r->addr, r->aux, r->result, &ended, &oom))
+            change(ended.ledger, -(int64_t)ended.size);
+        if (oom)
+            out_of_memory();
+        return;
+    }
     if (vt_kind_category(r->kind) != VT_CAT_DEVICE)
         return;
     if (r->op == VT_OP_FREE) {
-        if (r->result != 0 || end_live(r->kind, r->addr))
-            return;
-        for (unsigned k = 1; k < VT_KIND_COUNT_; k++)
-            if (k != r->kind && vt_kind_category(k) == VT_CAT_DEVICE && end_live((uint8_t)k, r->addr))
-                return;
+        if (vt_live_rule_free_event(&X.live, r->kind, r->addr, r->result, &ended) ==
+            VT_LIVE_FREE_ENDED)
+            change(ended.ledger, -(int64_t)ended.size);
         return;
     }
-    if (r->result != 0) {
-        X.failed++;
+    struct vt_live *e = NULL;
+    switch (vt_live_rule_alloc(&X.live, r->kind, r->addr, r->size, r->result, &e)) {
+    case VT_LIVE_RETAINED: return;
+    case VT_LIVE_FAILED: X.failed++; return;
+    case VT_LIVE_TAKES: break;
+    }
+    bool replaced;
+    if (!(e = vt_live_rule_take(&X.live, e, r->kind, r->addr, r->size, &replaced, &ended))) {
+        out_of_memory();
         return;
     }
-    uint64_t *meta = vt_pair_map_get(&X.live, r->kind + VT_REFS_KEY, r->addr);
-    if (meta && r->size == 0) {
-        ++*meta; /* a retained handle */
-        return;
-    }
-    if (meta)
-        remove_live(r->kind, r->addr, *meta); /* replaced: a free the tracer did not see */
-    if (!vt_pair_map_put(&X.live, r->kind, r->addr, r->size) ||
-        !vt_pair_map_put(&X.live, r->kind + VT_REFS_KEY, r->addr,
-                         (uint64_t)(uint32_t)r->device << 32 | 1)) {
-        X.out_of_memory = true;
-        X.say = false; /* a figure it cannot stand by is not said */
-        return;
-    }
-    change(r->device, (int64_t)r->size);
+    if (replaced) /* a free the tracer did not see */
+        change(ended.ledger, -(int64_t)ended.size);
+    e->ledger = r->device >= 0 && r->device < VT_EXIT_DEVICES ? (uint8_t)r->device
+                                                               : VT_EXIT_UNCOUNTED;
+    change(e->ledger, (int64_t)r->size);
 }
 
 void vt_exit_line_say(const char *trace_path)

@@ -10,10 +10,11 @@
  * run` (which says its own lines: VRAMTRACE_SESSION) - only when stderr is
  * a terminal, and not with VRAMTRACE_QUIET=1.
  *
- * The peak is the tracer's own count, by the report's rule for device
- * memory (docs/user/REPORT.md, "The live set"): the writer thread, which sees
- * every record in the trace's order, keeps the live device allocations by
- * (kind, address) and each device's total and largest total.
+ * The peak is the report's: the writer thread, which sees every record in
+ * the trace's order, follows the live device allocations by the live-set
+ * rule the analyzer's replay runs (live_rule/live_rule.h, one
+ * implementation for both) and keeps each device's total and largest
+ * total.
  */
 #ifndef VRAMTRACE_PRELOAD_EXIT_LINE_H
 #define VRAMTRACE_PRELOAD_EXIT_LINE_H

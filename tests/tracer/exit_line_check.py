@@ -10,11 +10,17 @@ without one, against the simulated driver's ledger:
   - stderr not a terminal (a pipe): nothing; VRAMTRACE_QUIET=1: nothing;
   - example 5 (a launcher forks and execs four ranks that allocate; it
     allocates nothing itself): nothing from the children;
-  - under `vramtrace run` (a session): run's own lines, not this one.
+  - under `vramtrace run` (a session): run's own lines, not this one;
+  - the line's peaks and failures are the report's (`vramtrace report
+    --json` on the trace it names): examples 1 and 3, example 2's
+    allocator alone on a smaller GPU (a cache flush frees, two calls
+    fail), and gold_vmm (a VMM handle released while mapped holds its
+    memory until the unmap: 48 MiB, not 32).
 
     exit_line_check.py --vramtrace V --lib LIB --simdir DIR --build BUILD --src SRC
 """
 import argparse
+import json
 import os
 import pty
 import re
@@ -72,6 +78,31 @@ def fail(msg):
     failures.append(msg)
 
 
+def said_is_reported(name, err, d):
+    """The line's device peaks and failed calls against the report's JSON
+    on the trace the line names (the live-set rule is one implementation,
+    live_rule/; this checks that both sides really follow it)."""
+    lines = LINE.findall(err)
+    if len(lines) != 1:
+        fail("%s: want one line to compare with the report, got %r" % (name, err))
+        return
+    path, what, _ = lines[0]
+    rep = subprocess.run([args.vramtrace, "report", "--json", os.path.join(d, path)],
+                         capture_output=True, text=True, timeout=120)
+    if rep.returncode not in (0, 1):
+        fail("%s: report --json exit %d: %s" % (name, rep.returncode, rep.stderr))
+        return
+    devices = [v for p in json.loads(rep.stdout)["processes"] for v in p["devices"]
+               if v["kind"] == "device"]
+    want = "; ".join("device %d peak %s" % (v["device"], format_bytes(v["peak_bytes"]))
+                     for v in sorted(devices, key=lambda v: v["device"]))
+    failed = sum(v["failed_allocations"] for v in devices)
+    if failed:
+        want += "; %d allocation call%s failed" % (failed, "" if failed == 1 else "s")
+    if what != want:
+        fail("%s: the line says %r, the report %r" % (name, what, want))
+
+
 example = lambda name: os.path.join(os.path.abspath(args.build), "examples", name)  # noqa: E731
 
 # ---- example 1 on a terminal --------------------------------------------
@@ -94,6 +125,7 @@ else:
         fail("example 1: the line says %r, the ledger's peak is %r" % (what, want))
     if what != "device 0 peak 11.63 GiB":
         fail("example 1: 11.625 GiB said as %r" % what)
+    said_is_reported("example 1", err, d)
 if (status, out) != (plain.returncode, plain.stdout):
     fail("example 1: status/stdout %r/%r, without the tracer %r/%r" % (status, out[:80],
                                                                        plain.returncode,
@@ -111,6 +143,24 @@ if status != 1:
     fail("example 3: exit status %d, want 1 (the program's own)" % status)
 if len(lines) != 1 or lines[0][1] != want:
     fail("example 3: want one line saying %r, got %r" % (want, err))
+said_is_reported("example 3", err, d)
+
+# ---- frees, failures and a VMM mapping: the report's figures -------------
+status, out, err, d = run([example("cache_flush_oom")], tty=True,
+                          extra={"VTSIM_MEMORY": "8.28GiB"})
+ledger = Ledger(os.path.join(d, "ledger.txt"))
+frees = ledger.free_count(ledger.pids[0])
+failed = sum(1 for e in ledger.lines if e["op"] == "alloc" and int(e["result"]) != 0)
+if frees < 1 or failed < 2:
+    fail("example 2's allocator at 8.28 GiB: %d frees, %d failed calls (want the flush's free "
+         "and two failures)" % (frees, failed))
+said_is_reported("example 2's allocator", err, d)
+status, out, err, d = run([os.path.join(os.path.abspath(args.build), "tests", "golden",
+                                        "gold_vmm")], tty=True)
+said_is_reported("gold_vmm", err, d)
+if "device 0 peak 48.00 MiB" not in err:
+    fail("gold_vmm: the physical peak holds a released handle still mapped: want 48.00 MiB, "
+         "got %r" % err)
 
 # ---- no terminal, or quiet: nothing --------------------------------------
 status, out, err, d = run([example("train_eval_phases")], tty=False)
