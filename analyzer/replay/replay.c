@@ -126,10 +126,20 @@ static inline long get_ledger(struct vt_replay *rp, int64_t device, enum vt_cate
     return get_other_ledger(rp, device, cat);
 }
 
+/* The event being fed carries data (vt_replay_data_end): its time, or
+ * the latest time before it if the trace is out of order, so that nothing
+ * drawn lies past the end. */
+static inline void note_data(struct vt_replay *rp)
+{
+    rp->last_data_ns = rp->last_time_ns;
+    rp->has_data = true;
+}
+
 /* ---- ranges (phases themselves: replay_phases.c) ---- */
 
 static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 {
+    note_data(rp);
     if (rp->on_range)
         rp->on_range(rp->on_range_ctx, rp, name, time_ns, true);
     if (!vt_phases_open(&rp->phases, rp->ledgers, rp->nledgers, name, time_ns))
@@ -138,6 +148,7 @@ static void phase_open(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 
 static void phase_close(struct vt_replay *rp, uint64_t name, uint64_t time_ns)
 {
+    note_data(rp);
     if (rp->on_range)
         rp->on_range(rp->on_range_ctx, rp, name, time_ns, false);
     if (!vt_phases_close(&rp->phases, rp->ledgers, rp->nledgers, name, time_ns))
@@ -211,6 +222,7 @@ static void range_end(struct vt_replay *rp, const struct vt_record *rec)
 static void mark(struct vt_replay *rp, const struct vt_record *rec)
 {
     rp->marks_total++;
+    note_data(rp);
     if (rp->nmarks == VT_MARKS_MAX)
         return;
     struct vt_mark *m = &rp->marks[rp->nmarks++];
@@ -290,6 +302,7 @@ static bool is_retry_of(const struct vt_oom *o, uint64_t size, uint64_t thread)
 static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct vt_record *rec)
 {
     l->failed_allocs++;
+    note_data(rp);
     bool is_retry = false;
     uint32_t retries = 0;
     if (l->pending_oom >= 0) {
@@ -349,6 +362,7 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
               int64_t bytes, int64_t count, uint64_t time_ns)
 {
     uint64_t old = l->sites.total_bytes;
+    note_data(rp);
     vt_sites_change_at(&l->sites, site, bytes, count);
     if (kind < VT_KIND_COUNT_)
         l->kind_bytes[kind] += (uint64_t)bytes;

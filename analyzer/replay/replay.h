@@ -186,6 +186,8 @@ struct vt_replay {
 
     uint64_t first_time_ns, last_time_ns;
     bool has_time;
+    uint64_t last_data_ns;           /* see vt_replay_data_end */
+    bool has_data;
     uint64_t mem_events, lost_events;
     uint64_t unmatched_frees, failed_frees, replaced_allocs, unmatched_pops, untracked_events;
     uint64_t ooms_dropped;
@@ -249,5 +251,17 @@ void vt_oom_diagnose(struct vt_oom *o);
 const char *vt_category_name(enum vt_category c);
 /* "device 0", "managed 1", "pinned host": how people name a ledger. */
 const char *vt_ledger_label(const struct vt_ledger *l, char *buf, size_t n);
+
+/* Where a process's data ends: its last event that the page draws or
+ * marks - a change of a ledger's bytes, a failed allocation, a phase
+ * boundary (a range opening or closing) or a mark - so that the time axis
+ * of its timeline ends with the data (docs/user/REPORT.md, "HTML
+ * report"), not with the tracer's trailer, a context's release or a free of
+ * nothing live that came later. Without such an event, its last event of
+ * any kind. */
+static inline uint64_t vt_replay_data_end(const struct vt_replay *rp)
+{
+    return rp->has_data ? rp->last_data_ns : rp->last_time_ns;
+}
 
 #endif

@@ -5,7 +5,8 @@
 // (each peak label, the phases, the failures and their verdicts, the flame
 // graph's root at every view, the snapshot's largest free block), and with
 // the text report (each peak label reads as its "peak X at T"); the axes
-// (bytes a power of two apart, labels that fit, time to the last event);
+// (bytes a power of two apart, labels that fit, time to the trace's last
+// event that carries data, found in its raw records by vramtrace dump);
 // saves a PNG screenshot.
 //
 //   node check_html.mjs --build BUILD --src SRC --scenario NAME [--screenshot PNG]
@@ -411,14 +412,40 @@ for (const p of procs) {
   }
 }
 
+// The last event of a trace that carries data, read from its raw records
+// (`vramtrace dump --json`, not the replay): an allocation call of a kind
+// the report counts (a failed one too; not a size-0 retain of a handle), a
+// free that succeeded, a phase boundary or a mark. The page's rule
+// (vt_replay_data_end, analyzer/replay/replay.h) counts a free only when
+// it ends something live: the same here when no free is unmatched, which
+// the caller checks with the report's unmatched_frees.
+const COUNTED_KINDS = new Set(["device", "managed", "host_pinned", "host_registered", "vmm_physical",
+                               "array", "graph"]);
+const PHASE_RECORDS = new Set(["range_push", "range_pop", "range_start", "range_end", "mark"]);
+function lastDataNs(file) {
+  let last = null;
+  for (const line of run([vramtrace, "dump", "--json", file], reportEnv).stdout.split("\n")) {
+    if (!line) continue;
+    const r = JSON.parse(line);
+    const data = PHASE_RECORDS.has(r.type) || (r.type === "mem" && COUNTED_KINDS.has(r.kind) &&
+      (r.op === "alloc" ? r.result !== 0 || r.size > 0 : r.result === 0));
+    if (data && (last === null || r.time_ns > last)) last = r.time_ns;
+  }
+  return last;
+}
+
 // The axes: bytes in round steps (a power of two of bytes apart), every
 // label as wide as the axis lets it be; time from the first event to the
-// process's last, the memory drawn to it (a last value, even one the last
-// event set, has a width: a process stopped right after allocating is not
-// drawn flat at 0).
+// trace's last event that carries data (not its trailer, written at exit,
+// nor a context's release), the memory drawn to it (a last value, even one
+// the last event set, has a width: a process stopped right after
+// allocating is not drawn flat at 0).
 for (let pi = 0; pi < procs.length; pi++) {
   const p = procs[pi];
   const tp = tl.processes.find((t) => t.file === p.file);
+  const lastNs = tp && p.devices.length ? lastDataNs(p.file) : null;
+  if (tp && p.unmatched_frees)
+    fail(`pid ${p.pid}: ${p.unmatched_frees} unmatched frees: the axis check cannot read the trace's end from its records`);
   for (let di = 0; tp && di < p.devices.length; di++) {
     const d = p.devices[di];
     const where = `pid ${p.pid} ${d.kind} ${d.device} axes`;
@@ -442,10 +469,10 @@ for (let pi = 0; pi < procs.length; pi++) {
     ax.widths.forEach((w, k) => {
       if (w + 10 > ax.size) fail(`${where}: the label ${ax.labels[k]} (${w.toFixed(0)} px) does not fit the axis (${ax.size} px)`);
     });
-    const origin = (tp.t0_ns - tp.origin_ns) / 1e9, last = (tp.t1_ns - tp.origin_ns) / 1e9;
+    const origin = (tp.t0_ns - tp.origin_ns) / 1e9, last = (lastNs - tp.origin_ns) / 1e9;
     const n = ax.xs.length, span = last - origin;
-    if (ax.xMax < last - 1e-9 || ax.xMax > last + span / 20 + 1e-6)
-      fail(`${where}: the time axis ends at ${ax.xMax}, the process's last event is at ${last}`);
+    if (lastNs === null || ax.xMax < last - 1e-9 || ax.xMax > last + span / 20 + 1e-6)
+      fail(`${where}: the time axis ends at ${ax.xMax}, the trace's last event that carries data is at ${last}`);
     check(`${where} memory drawn at the last event`, ax.total[n - 1], d.final_bytes);
     if (!(ax.xs[n - 1] > ax.xs[n - 2]) || ax.total[n - 2] !== d.final_bytes)
       fail(`${where}: the last value is drawn ${ax.xs[n - 1] - ax.xs[n - 2]} s wide`);

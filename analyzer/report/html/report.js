@@ -424,10 +424,13 @@
 
   /* ---- the timeline of one ledger: bytes live, stacked by site ---- */
 
-  /* The series drawn to the process's last event: each value holds until
-   * the next point, so the last one gets a point at the end - past it by a
-   * sliver when the last event is itself a change (a process stopped right
-   * after an allocation would else draw its memory zero wide). */
+  /* The series drawn to the end of the axis, t1_ns: the process's last
+   * event that carries data (a change, a failure, a phase boundary or a
+   * mark: vt_replay_data_end in analyzer/replay/replay.h). Each value holds
+   * until the next point, so the last one gets a point at the end - past
+   * it by a sliver when the last event is itself a change (a process
+   * stopped right after an allocation would else draw its memory zero
+   * wide). */
   function toLastEvent(tp, series) {
     var n = series.t.length, end = tp.t1_ns - tp.t0_ns;
     if (!n) return series;

@@ -59,7 +59,9 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
     size_t npaths = 0;
     for (size_t i = 0; i < a->ninputs; i++) {
         const struct vt_replay *rp = &a->inputs[i].replay;
-        vt_timeline_init(&tl[i], rp->first_time_ns, rp->last_time_ns, VT_TIMELINE_BUCKETS_DEFAULT);
+        /* the axis ends with the data (replay.h) */
+        vt_timeline_init(&tl[i], rp->first_time_ns, vt_replay_data_end(rp),
+                         VT_TIMELINE_BUCKETS_DEFAULT);
         if (!vt_report_input_detailed(rep, i))
             continue;
         input[npaths] = i;
