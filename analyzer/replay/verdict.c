@@ -1,10 +1,10 @@
 /*
- * Why an allocation failed: the decision table of docs/user/REPORT.md
- * ("Verdicts"), on the numbers at the failure. R requested, F free on the
- * device, T its capacity, P this process's bytes on it (live and cached),
- * Ca of them cache its allocator gave back before retrying, K its
- * contexts, X = T - F - P - K everything else (other processes). The
- * first row that holds is the verdict:
+ * Why an allocation failed: the decision table of
+ * docs/internals/REPORT_INTERNALS.md ("Verdicts"), on the numbers at the
+ * failure. R requested, F free on the device, T its capacity, P this
+ * process's bytes on it (live and cached), Ca of them cache its allocator
+ * gave back before retrying, K its contexts, X = T - F - P - K everything
+ * else (other processes). The first row that holds is the verdict:
  *
  *   unknown             F and T were not captured
  *   larger_than_device  R > T: no amount of freeing makes it fit

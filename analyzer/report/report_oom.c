@@ -7,8 +7,9 @@
  *   block not visible in a trace); its CUDA contexts 384.00 MiB; other
  *   processes held 15.24 GiB; the retry after the flush failed
  *
- * Every figure is a field of struct vt_oom (docs/user/REPORT.md says how each is
- * made); a figure that is not known is said to be unknown, never guessed.
+ * Every figure is a field of struct vt_oom (docs/internals/REPORT_INTERNALS.md,
+ * "Allocation failures", says how each is made); a figure that is not known
+ * is said to be unknown, never guessed.
  *
  * And what to do next, one or two lines per verdict with the numbers that
  * matter for it (docs/user/REPORT.md, "Verdicts").

@@ -139,8 +139,8 @@ static void test_oom_verdicts(void **state)
     free(p2);
 }
 
-/* docs/user/REPORT.md's decision table, row by row, with each boundary on both
- * sides. Units are arbitrary (T = 10 unless said). */
+/* docs/internals/REPORT_INTERNALS.md's decision table ("Verdicts"), row by
+ * row, with each boundary on both sides. Units are arbitrary (T = 10 unless said). */
 static void test_verdict_rule(void **state)
 {
     (void)state;

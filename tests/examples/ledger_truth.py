@@ -209,7 +209,7 @@ class Ledger:
 
 
 def verdict_rule(requested, free, total, process, cached=0, context=0):
-    """docs/user/REPORT.md's decision table ("Verdicts"), written independently
+    """docs/internals/REPORT_INTERNALS.md's decision table ("Verdicts"), written independently
     of the analyzer: the first row that holds. `process` is this process's
     bytes on the device (live and cached), `cached` the part its allocator
     released before retrying (0: unknown), `context` its measured contexts

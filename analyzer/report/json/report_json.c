@@ -1,6 +1,8 @@
 /*
- * `vramtrace report --json`. The keys listed in docs/user/REPORT.md under
- * "JSON" are a contract; new keys may be added, none renamed.
+ * `vramtrace report --json`. The keys listed in
+ * docs/internals/REPORT_INTERNALS.md under "JSON" (and in
+ * docs/report.schema.json) are a contract; new keys may be added, none
+ * renamed.
  */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * driver, known allocators, the tracer, libc's start-up. One table
  * (frame_class.c) decides it for the text report (which folds them into
  * "via cudaMallocAsync") and the JSON report (which flags them, "folded").
- * docs/user/REPORT.md, "Stacks", says what is folded and how it is shown.
+ * docs/internals/REPORT_INTERNALS.md, "Stacks", says what is folded and how
+ * it is shown (docs/user/REPORT.md, "Stacks", in short).
  */
 #ifndef VRAMTRACE_REPORT_FRAME_CLASS_H
 #define VRAMTRACE_REPORT_FRAME_CLASS_H

@@ -11,7 +11,8 @@
  * more". When the files are what keeps frames off the line, the line
  * leaves them out instead ("grow_kv_cache:175"); if not even the first
  * frame fits, it is shown by its name alone, and the line is longer than
- * the width only when that name is. docs/user/REPORT.md, "Stacks".
+ * the width only when that name is. docs/internals/REPORT_INTERNALS.md,
+ * "Stacks".
  */
 #ifndef VRAMTRACE_REPORT_STACK_LINE_H
 #define VRAMTRACE_REPORT_STACK_LINE_H
