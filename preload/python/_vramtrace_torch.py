@@ -192,6 +192,8 @@ class _OomObserver(object):
             self.said.once("oom", "OOM snapshot failed: %s: %s" % (type(e).__name__, e))
 
     def oom(self, n, device, alloc, device_allocated, device_free):
+        if self.parts is not None:
+            self.parts.census("oom")  # first: the closest to the failure
         trace = self.tracer.trace_path()
         written = "-"
         if trace is None:
@@ -206,8 +208,6 @@ class _OomObserver(object):
         text = "oom n=%d device=%d alloc=%d device_allocated=%d device_free=%d snapshot=%s" % (
             n, device, alloc, device_allocated, device_free, written)
         self.tracer.mark_fn(DOMAIN, os.fsencode(text))
-        if self.parts is not None:
-            self.parts.census("oom")
 
     def write(self, trace, n):
         import pickle
@@ -252,6 +252,7 @@ class _Phases(object):
         self.step_id = 0
         self.root = None
         self.model = None  # weakref to the outermost module forwarded last
+        self.parts = None  # the census taker (_Parts), told of the first forward
 
     def install(self):
         t = self.torch
@@ -400,6 +401,9 @@ class _Phases(object):
             # forward stays open until the next phase: the loss (often a
             # module of its own) is part of it.
             self.root = None
+            if self.parts is not None and self.model is not None and \
+                    self.model() is module:
+                self.parts.first_forward()
             if self.is_grad_enabled():
                 self.watch_backward(output)
         except Exception as e:
@@ -482,10 +486,13 @@ class _Parts(object):
         self.optimizers = weakref.WeakSet()
         self.steps = 0
         self.number = 0
+        self.forwarded = False
         self.lock = threading.Lock()
 
     def install(self, phases):
         self.phases = phases
+        if phases is not None:
+            phases.parts = self
         opt = getattr(getattr(self.torch, "optim", None), "optimizer", None)
         post = getattr(opt, "register_optimizer_step_post_hook", None)
         if post is None:
@@ -506,6 +513,13 @@ class _Parts(object):
             self.said.once("partstep", "parts: %s: %s" % (type(e).__name__, e))
         return None
 
+    def first_forward(self):
+        """The end of the model's first forward: what a model that never
+        steps (inference, or a failure before the first step) is made of."""
+        if not self.forwarded:
+            self.forwarded = True
+            self.census("first-forward")
+
     def model(self):
         ph = self.phases
         ref = ph.model if ph is not None else None
@@ -523,7 +537,9 @@ class _Parts(object):
         model = self.model()
         optimizers = list(self.optimizers)
         saw = (SAW_MODEL if model is not None else 0) | (SAW_OPTIMIZER if optimizers else 0)
-        self.tracer.part_fn(number, PART_CENSUS, -1, 0, saw, self.steps, None, why.encode())
+        kinds = sorted(set(type(o).__name__ for o in optimizers))
+        self.tracer.part_fn(number, PART_CENSUS, -1, 0, saw, self.steps,
+                            ",".join(kinds).encode() or None, why.encode())
         told = set()  # (address, bytes) told in this census
         budget = [PARTS_MAX]
         names = {}  # id(parameter) -> its name, for its state's names
