@@ -443,6 +443,8 @@ class _Phases(object):
         try:
             if self.step == "backward":
                 self.switch(None)
+            if self.parts is not None:
+                self.parts.first_backward()
         except Exception as e:
             self.said.once("bwdend", "phase hook: %s: %s" % (type(e).__name__, e))
 
@@ -486,7 +488,7 @@ class _Parts(object):
         self.optimizers = weakref.WeakSet()
         self.steps = 0
         self.number = 0
-        self.forwarded = False
+        self.forwarded = self.backwarded = False
         self.lock = threading.Lock()
 
     def install(self, phases):
@@ -519,6 +521,13 @@ class _Parts(object):
         if not self.forwarded:
             self.forwarded = True
             self.census("first-forward")
+
+    def first_backward(self):
+        """The end of the first backward: the gradients of a model trained
+        without an optimizer the bootstrap sees."""
+        if not self.backwarded:
+            self.backwarded = True
+            self.census("first-backward")
 
     def model(self):
         ph = self.phases

@@ -88,7 +88,7 @@ static void theory(struct vt_report *rep, FILE *out, size_t input, const struct 
     /* The largest differences: each part against its hand figure, and what
      * the hand arithmetic leaves out at the peak. */
     struct { const char *what; uint64_t got, want; bool has_rule; } d[] = {
-        {"gradients", t.grad_bytes, t.hand_grads, true},
+        {"gradients", t.grad_bytes, t.hand_grads, t.grads_seen},
         {"optimizer state", t.state_bytes, t.hand_state, t.state_rule},
     };
     const char *worst = NULL;
@@ -101,12 +101,15 @@ static void theory(struct vt_report *rep, FILE *out, size_t input, const struct 
             worst = d[k].what, worst_by = by, worst_got = d[k].got, worst_want = d[k].want;
         }
     }
+    if (!t.grads_seen)
+        fputs("    no gradients then (inference, or before a backward): the hand arithmetic's "
+              "gradients and optimizer state are not in this memory\n", out);
     if (worst)
         fprintf(out, "    largest difference from the hand arithmetic: %s, %s observed against "
                      "%s by hand\n",
                 worst, vt_format_bytes(worst_got, b1, sizeof b1),
                 vt_format_bytes(worst_want, b2, sizeof b2));
-    else
+    else if (t.grads_seen)
         fputs("    parameters, gradients and optimizer state as the hand arithmetic has them\n", out);
     if (peak && peak->known) {
         uint64_t beyond = peak->rows[VT_SPLIT_REST] + peak->rows[VT_SPLIT_LIBRARY];
