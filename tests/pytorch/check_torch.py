@@ -847,6 +847,33 @@ def case_parts(c):
     if "no model seen" not in text:
         c.fail("no_model: the text does not say no model was seen:\n" + text)
 
+    # Two ranks of one job: each rank's peak split, in the job view from
+    # the traces and from a node's summary.
+    c.fresh("parts_job")
+    prog = os.path.join(HERE, "parts_train.py")
+    job = "RANK=0 WORLD_SIZE=2 %s %s full & RANK=1 WORLD_SIZE=2 %s %s no_model & wait" % (
+        c.args.python, prog, c.args.python, prog)
+    c.run(["bash", "-c", job], True, env={"PYTHONPATH": STANDIN, "VTSIM_MEMORY": "2GiB"})
+    want_ranks = {0: dict(PARTS_BYTES),
+                  1: {"parameters": 32 * MiB, "buffers": 0, "gradients": 32 * MiB,
+                      "optimizer_state": 64 * MiB}}
+    if c.args.tamper:
+        want_ranks[1]["parameters"] += MiB
+    rep = c.report(*c.traces())
+    jobs = rep.get("jobs") or [{}]
+    c.equal("job: each rank's parts at its peak",
+            {x["rank"]: x["parts"] for x in jobs[0].get("parts", [])}, want_ranks)
+    summary = os.path.join(c.tmp, "node.summary.json")
+    r = subprocess.run([c.vramtrace, "report", "--summary", summary] + c.traces(),
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        c.fail("report --summary: %s" % r.stderr.strip())
+    else:
+        rep = c.report(summary)
+        jobs = rep.get("jobs") or [{}]
+        c.equal("job from a summary: each rank's parts",
+                {x["rank"]: x["parts"] for x in jobs[0].get("parts", [])}, want_ranks)
+
     dev, text, peak = parts_run(c, "fail_early")
     ooms = (dev or {}).get("ooms") or []
     fp = (ooms[0].get("parts") if ooms else None) or {}

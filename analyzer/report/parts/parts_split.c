@@ -43,6 +43,11 @@ static const enum vt_split_row row_of_part[VT_PART_COUNT_] = {
     [VT_PART_OPTIMIZER_STATE] = VT_SPLIT_OPTIMIZER_STATE,
 };
 
+enum vt_split_row vt_split_row_of_part(unsigned part)
+{
+    return row_of_part[part < VT_PART_COUNT_ ? part : VT_PART_PARAMETER];
+}
+
 /* ---- library workspaces: a native frame in one of these ---- */
 
 static const char *const library_modules[] = {

@@ -53,6 +53,9 @@ enum vt_split_row {
 const char *vt_split_row_name(enum vt_split_row r);
 const char *vt_split_row_key(enum vt_split_row r);
 
+/* The row of a part (enum vt_part, not VT_PART_CENSUS). */
+enum vt_split_row vt_split_row_of_part(unsigned part);
+
 struct vt_split {
     bool known;               /* a census of this process exists */
     bool tensor_level;        /* the allocator's blocks were at hand */
