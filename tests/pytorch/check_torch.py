@@ -874,6 +874,24 @@ def case_parts(c):
         c.equal("job from a summary: each rank's parts",
                 {x["rank"]: x["parts"] for x in jobs[0].get("parts", [])}, want_ranks)
 
+    # diff: which part grew from no_optimizer to full (AdamW's state).
+    before = glob.glob(os.path.join(c.tmp, "parts_no_optimizer", "*.vtrace"))
+    after = glob.glob(os.path.join(c.tmp, "parts_full", "*.vtrace"))
+    r = subprocess.run([c.vramtrace, "diff", "--json"] + before + after, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0 or len(before) != 1 or len(after) != 1:
+        c.fail("diff --json: %s" % r.stderr.strip())
+    else:
+        units = json.loads(r.stdout).get("units") or [{}]
+        grew = {x["part"]: x["change_bytes"] for x in units[0].get("parts") or []}
+        c.equal("diff: what each part changed by", {k: grew.get(k) for k in PARTS_BYTES},
+                {"parameters": 0, "buffers": 0, "gradients": 0,
+                 "optimizer_state": want["optimizer_state"]})
+        text = subprocess.run([c.vramtrace, "diff"] + before + after, capture_output=True,
+                              text=True, timeout=60).stdout
+        if "the part that grew most: optimizer state, +80.00 MiB" not in text:
+            c.fail("diff does not name the part that grew:\n" + text)
+
     dev, text, peak = parts_run(c, "fail_early")
     ooms = (dev or {}).get("ooms") or []
     fp = (ooms[0].get("parts") if ooms else None) or {}
