@@ -14,6 +14,7 @@ parameter's dtype, 80 MiB.
 full          one training step (the peak: AdamW's state made), then a
               request too large for the GPU, caught (an OOM with every
               part live)
+train         the training step alone
 no_optimizer  forward and backward, no optimizer
 inference     forward only, under no_grad
 no_model      AdamW over bare tensors whose .grad the program sets: no
@@ -62,7 +63,7 @@ def main():
             out = model(batch())
         print("inference: %d bytes out" % out.nbytes)
         return
-    opt = torch.optim.AdamW(model.parameters()) if mode in ("full", "fail_early") else None
+    opt = torch.optim.AdamW(model.parameters()) if mode in ("full", "train", "fail_early") else None
     model.train()
     loss = model(batch()).sum()
     if mode == "fail_early":
@@ -73,6 +74,8 @@ def main():
         return
     opt.step()
     print("step done")
+    if mode == "train":
+        return
     try:
         torch.empty(4096 * MiB, device="cuda")
     except torch.cuda.OutOfMemoryError:
