@@ -847,6 +847,18 @@ def case_parts(c):
     if "no model seen" not in text:
         c.fail("no_model: the text does not say no model was seen:\n" + text)
 
+    # fp32 master weights kept in the optimizer's state: the theory names
+    # the difference and its likely cause.
+    dev, text, peak = parts_run(c, "mixed")
+    th = ((dev or {}).get("parts") or {}).get("theory") or {}
+    c.equal("mixed: optimizer state observed (AdamW's 80 MiB + 48 MiB of fp32 copies)",
+            th.get("optimizer_state_bytes"), want["optimizer_state"] + 48 * MiB)
+    c.equal("mixed: optimizer state by hand", (th.get("by_hand") or {}).get("optimizer_state_bytes"),
+            80 * MiB)
+    if "largest difference from the hand arithmetic: optimizer state" not in text or \
+            "fp32 master weights" not in text:
+        c.fail("mixed: the text does not name the difference and its cause:\n" + text)
+
     # Two ranks of one job: each rank's peak split, in the job view from
     # the traces and from a node's summary.
     c.fresh("parts_job")

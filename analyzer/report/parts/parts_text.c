@@ -52,6 +52,20 @@ static void rows(FILE *out, const char *indent, const struct vt_split *s)
     }
 }
 
+/* What commonly makes a part differ from the hand arithmetic, in words. */
+static const char *difference_reason(const char *what, bool more)
+{
+    if (!strcmp(what, "gradients"))
+        return more ? "gradients wider than their parameters: fp32 gradients of 16-bit "
+                      "parameters, or a second copy"
+                    : "parameters without a gradient: frozen, or gradients sharded across "
+                      "ranks (ZeRO-2, FSDP)";
+    return more ? "state wider than two copies of the parameters: fp32 master weights or fp32 "
+                  "states under mixed precision, or an optimizer with more states"
+                : "state smaller than two copies: sharded across ranks (ZeRO-1, FSDP), an "
+                  "8-bit optimizer, or not made yet for every parameter";
+}
+
 static void theory(struct vt_report *rep, FILE *out, size_t input, const struct vt_split *peak)
 {
     struct vt_theory t;
@@ -106,17 +120,21 @@ static void theory(struct vt_report *rep, FILE *out, size_t input, const struct 
               "gradients and optimizer state are not in this memory\n", out);
     if (worst)
         fprintf(out, "    largest difference from the hand arithmetic: %s, %s observed against "
-                     "%s by hand\n",
+                     "%s by hand (%s)\n",
                 worst, vt_format_bytes(worst_got, b1, sizeof b1),
-                vt_format_bytes(worst_want, b2, sizeof b2));
+                vt_format_bytes(worst_want, b2, sizeof b2),
+                difference_reason(worst, worst_got > worst_want));
     else if (t.grads_seen)
         fputs("    parameters, gradients and optimizer state as the hand arithmetic has them\n", out);
     if (peak && peak->known) {
         uint64_t beyond = peak->rows[VT_SPLIT_REST] + peak->rows[VT_SPLIT_LIBRARY];
         fprintf(out, "    not in the hand arithmetic at the peak: %s of %s (%.0f%%) are neither "
-                     "parameters, gradients nor optimizer state\n",
+                     "parameters, gradients nor optimizer state%s\n",
                 vt_format_bytes(beyond, b3, sizeof b3), vt_format_bytes(peak->total, b4, sizeof b4),
-                peak->total ? 100.0 * (double)beyond / (double)peak->total : 0.0);
+                peak->total ? 100.0 * (double)beyond / (double)peak->total : 0.0,
+                2 * beyond > peak->total ? ": activations, temporaries and the allocator's cache "
+                                           "dominate"
+                                         : "");
     }
 }
 
