@@ -741,14 +741,14 @@ def ledger_peak(c, ledger):
     return peak
 
 
-def parts_run(c, mode):
-    """parts_train.py MODE, traced and not: the same output and exit; its
-    report (JSON, text) and the ledger's peak."""
-    c.fresh("parts_" + mode)
+def parts_run(c, mode, options=(), tag=""):
+    """parts_train.py MODE, traced (with options) and not: the same output
+    and exit; its report (JSON, text) and the ledger's peak."""
+    c.fresh("parts_" + mode + tag)
     ledger = os.path.join(c.tmp, "ledger-%s.txt" % mode)
     env = {"VTSIM_LEDGER": ledger, "PYTHONPATH": STANDIN}
     argv = [c.args.python, os.path.join(HERE, "parts_train.py"), mode]
-    c.same_as_untraced(argv, env=env, what="parts_train.py " + mode)
+    c.same_as_untraced(argv, env=env, options=options, what="parts_train.py " + mode)
     traces = c.traces()
     if len(traces) != 1:
         c.fail("%s: want one trace, found %r" % (mode, os.listdir(c.out)))
@@ -846,6 +846,16 @@ def case_parts(c):
     c.equal("no_model: model seen", (at.get("census") or {}).get("saw_model"), False)
     if "no model seen" not in text:
         c.fail("no_model: the text does not say no model was seen:\n" + text)
+
+    # With the allocator's history the peak is told at the tensor level:
+    # its blocks replayed to the peak.
+    dev, text, peak = parts_run(c, "full", options=["--torch-history"], tag="_history")
+    at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+    c.equal("full, history: level at the peak", at.get("level"), "tensor")
+    got = at.get("bytes") or {}
+    c.equal("full, history: parts at the peak (tensor level)", {k: got.get(k) for k in want}, want)
+    if at:
+        check_split_sums(c, "full, history, at the peak", at)
 
     # fp32 master weights kept in the optimizer's state: the theory names
     # the difference and its likely cause.

@@ -90,7 +90,7 @@ void vt_parts_json(struct vt_report *rep, struct vt_json *j, size_t input,
                    const struct vt_ledger *l)
 {
     struct vt_split s;
-    vt_split_at_peak(rep, input, l, &s);
+    vt_split_at_peak_tensors(rep, input, l, &s);
     vt_json_key(j, "parts");
     if (!s.known) {
         vt_json_null(j);

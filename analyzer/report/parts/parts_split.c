@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapshot_analysis.h"
 #include "snapshot_timeline.h"
 
 static const char *const row_names[VT_SPLIT_ROWS_] = {
@@ -259,6 +260,68 @@ void vt_split_at_failure(struct vt_report *rep, size_t input, const struct vt_le
     if (st && census != SIZE_MAX && tensor_level(s, replay_of(rep, input)->parts, st, flushed))
         return;
     segment_rest(s);
+}
+
+static bool is_segment_event(enum vt_snap_action a)
+{
+    return a == VT_SNAP_SEGMENT_ALLOC || a == VT_SNAP_SEGMENT_FREE || a == VT_SNAP_SEGMENT_MAP ||
+           a == VT_SNAP_SEGMENT_UNMAP || a == VT_SNAP_OOM;
+}
+
+/* A monotonic instant of the process as Unix-epoch microseconds (PyTorch's
+ * history stamps time_us); false without the process's two clocks. */
+static bool wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *out)
+{
+    if (!p || !p->start_realtime_ns || !p->start_mono_ns)
+        return false;
+    *out = ((int64_t)p->start_realtime_ns + ((int64_t)mono_ns - (int64_t)p->start_mono_ns)) / 1000;
+    return true;
+}
+
+void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                              struct vt_split *s)
+{
+    vt_split_at_peak(rep, input, l, s);
+    char path[4096], err[512];
+    if (!s->known || !vt_report_torch_last_snapshot(rep, input, l->device, path, sizeof path))
+        return;
+    struct vt_snap_analysis a;
+    if (vt_snap_analysis_run(&a, path, err, sizeof err) != 0) {
+        vt_snap_analysis_free(&a);
+        return;
+    }
+    const struct vt_snap_device *d = NULL;
+    for (size_t k = 0; k < a.ndevices; k++)
+        if (a.devices[k].device == l->device)
+            d = &a.devices[k];
+    const struct vt_process_info *p = vt_reader_process(replay_of(rep, input)->reader);
+    int64_t at, first, last, when;
+    /* the history must reach back to the peak (it is a ring) */
+    if (d && d->tl.nev && wall_us(p, s->time_ns, &at) && vt_snap_time_at(d, 0, &first) &&
+        vt_snap_time_at(d, d->tl.nev - 1, &last) && first <= at && at <= last) {
+        /* The driver's peak lasts until the allocator's next segment
+         * event; within it the allocator's state at its most allocated
+         * (at the peak's own instant the tensor the new segment is for
+         * may not be placed yet) */
+        const struct vt_snap_timeline *t = &d->tl;
+        uint64_t allocated = t->initial.allocated, reserved = t->initial.reserved;
+        size_t upto = 0;
+        while (upto < t->nev && vt_snap_time_at(d, upto, &when) && when <= at)
+            vt_snap_totals_step(t, &t->ev[upto++], &allocated, &reserved);
+        size_t best = upto;
+        uint64_t most = allocated;
+        for (size_t i = upto; i < t->nev && !is_segment_event(t->ev[i].action); i++) {
+            vt_snap_totals_step(t, &t->ev[i], &allocated, &reserved);
+            if (allocated > most)
+                most = allocated, best = i + 1;
+        }
+        upto = best;
+        struct vt_snap_state st;
+        if (vt_snap_state_at(&d->tl, upto, &st))
+            tensor_level(s, replay_of(rep, input)->parts, &st, 0);
+        vt_snap_state_free(&st);
+    }
+    vt_snap_analysis_free(&a);
 }
 
 /* ---- the theory ---- */

@@ -72,6 +72,12 @@ struct vt_split {
 /* At l's peak. */
 void vt_split_at_peak(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                       struct vt_split *s);
+/* At l's peak, at the tensor level where the last OOM snapshot's history
+ * (--torch-history) reaches back to it (the allocator's state replayed to
+ * the peak's microsecond); else as vt_split_at_peak. Reads the snapshot:
+ * for the report's own peak, not for every rank of a job. */
+void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct vt_ledger *l,
+                              struct vt_split *s);
 /* At the failure ooms[first .. end) of l (tensor level with its OOM
  * snapshot). */
 void vt_split_at_failure(struct vt_report *rep, size_t input, const struct vt_ledger *l,

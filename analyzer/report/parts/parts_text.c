@@ -141,7 +141,7 @@ static void theory(struct vt_report *rep, FILE *out, size_t input, const struct 
 void vt_parts_text(struct vt_report *rep, FILE *out, size_t input, const struct vt_ledger *l)
 {
     struct vt_split s;
-    vt_split_at_peak(rep, input, l, &s);
+    vt_split_at_peak_tensors(rep, input, l, &s);
     if (!s.known)
         return;
     fprintf(out, "  what the peak is made of (%s; ", level_words(&s));
