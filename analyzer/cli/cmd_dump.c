@@ -189,6 +189,20 @@ static void dump_range(struct line_out *o, struct vt_reader *r, const struct vt_
         f_str(o, "name", vt_reader_string(r, rec->u.range.name));
 }
 
+static void dump_part(struct line_out *o, struct vt_reader *r, const struct vt_record *rec)
+{
+    f_uint(o, "time_ns", rec->time_ns);
+    f_uint(o, "thread", rec->u.part.thread);
+    f_uint(o, "census", rec->u.part.census);
+    f_uint(o, "part", rec->u.part.part);
+    f_int(o, "device", rec->u.part.device);
+    f_hex(o, "addr", rec->u.part.addr);
+    f_uint(o, "bytes", rec->u.part.bytes);
+    f_uint(o, "elements", rec->u.part.elements);
+    f_str(o, "dtype", vt_reader_string(r, rec->u.part.dtype));
+    f_str(o, "name", vt_reader_string(r, rec->u.part.name));
+}
+
 static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt_record *rec)
 {
     begin_line(o, rec);
@@ -253,6 +267,9 @@ static void dump_record(struct line_out *o, struct vt_reader *r, const struct vt
     case VT_REC_RANGE_END:
     case VT_REC_MARK:
         dump_range(o, r, rec);
+        break;
+    case VT_REC_PART:
+        dump_part(o, r, rec);
         break;
     case VT_REC_LOST:
         f_uint(o, "count", rec->u.lost.count);

@@ -63,6 +63,9 @@ static void run_usage(FILE *out)
           "      --torch-history[=N] PyTorch: record the allocator's history (last N events,\n"
           "                          default 100000) for the OOM snapshots\n"
           "      --no-torch-phases   PyTorch: no phases from the model's hooks\n"
+          "      --torch-parts-every N  PyTorch: a census of parameters, gradients and\n"
+          "                          optimizer state every N optimizer steps (default 100;\n"
+          "                          0: only at the first step and at each OOM)\n"
           "      --no-python-bootstrap  no sitecustomize in front of Python processes\n"
           "                          (no PyTorch OOM snapshots, history or phases)\n"
           "  -h, --help              this help\n\n"
@@ -442,7 +445,8 @@ static int set_preload(const char *lib)
  * follow in their order; an empty PYTHONPATH stays without an empty entry,
  * which would mean the current directory), and its settings into the
  * environment. Quietly nothing if it is not installed. */
-static void set_python_bootstrap(bool on, const char *history, bool phases)
+static void set_python_bootstrap(bool on, const char *history, bool phases,
+                                 const char *parts_every)
 {
     char dir[PATH_MAX];
     if (!on || !vt_find_python_bootstrap(dir, sizeof dir))
@@ -463,6 +467,8 @@ static void set_python_bootstrap(bool on, const char *history, bool phases)
         setenv("VRAMTRACE_TORCH_HISTORY", history, 1);
     if (!phases)
         setenv("VRAMTRACE_TORCH_PHASES", "0", 1);
+    if (parts_every)
+        setenv("VRAMTRACE_TORCH_PARTS_EVERY", parts_every, 1);
 }
 
 int vt_cmd_run(int argc, char **argv)
@@ -473,6 +479,7 @@ int vt_cmd_run(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"torch-history", optional_argument, NULL, 'H'},
         {"no-torch-phases", no_argument, NULL, 'P'},
+        {"torch-parts-every", required_argument, NULL, 'N'},
         {"no-python-bootstrap", no_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -480,7 +487,7 @@ int vt_cmd_run(int argc, char **argv)
     const char *tmpl = getenv("VRAMTRACE_OUTPUT");
     const char *depth = NULL;
     bool quiet = false, bootstrap = true, torch_phases = true;
-    const char *torch_history = NULL;
+    const char *torch_history = NULL, *parts_every = NULL;
     int c;
     optind = 1;
     static const char shortopts[] = "+o:s:qh";
@@ -512,6 +519,13 @@ int vt_cmd_run(int argc, char **argv)
         case 'P':
             torch_phases = false;
             break;
+        case 'N': {
+            uint64_t v;
+            if (!vt_cli_uint("run", "torch-parts-every", NULL, optarg, 0, 1000000000, &v))
+                return 2;
+            parts_every = optarg;
+            break;
+        }
         case 'B':
             bootstrap = false;
             break;
@@ -547,7 +561,7 @@ int vt_cmd_run(int argc, char **argv)
         fputs("vramtrace run: cannot set the environment\n", stderr);
         return 2;
     }
-    set_python_bootstrap(bootstrap, torch_history, torch_phases);
+    set_python_bootstrap(bootstrap, torch_history, torch_phases, parts_every);
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
     if (nvtx && *nvtx && strcmp(nvtx, lib) != 0)
         fprintf(stderr, "vramtrace run: warning: NVTX_INJECTION64_PATH is already set (%s): NVTX "

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "grow_array.h"
 #include "json_writer.h"
+#include "parts_split.h"
 #include "report.h"
 #include "snapshot_analysis.h"
 #include "snapshot_render.h"
@@ -38,9 +39,19 @@ struct failure {
     uint64_t requested;
 };
 
+/* The rows of the peak's split diff compares (segment level, the same
+ * on both sides: parts_split.h). */
+static const enum vt_split_row diff_rows[] = {
+    VT_SPLIT_PARAMETERS, VT_SPLIT_BUFFERS, VT_SPLIT_GRADIENTS, VT_SPLIT_OPTIMIZER_STATE,
+    VT_SPLIT_LIBRARY,    VT_SPLIT_REST,
+};
+#define DIFF_PARTS (sizeof diff_rows / sizeof diff_rows[0])
+
 struct unit {
     char name[96];
     uint64_t peak;
+    bool parts_known;           /* a census: the peak's split below */
+    uint64_t parts[DIFF_PARTS];
     struct site *sites;
     size_t nsites, sites_cap;
     struct phase *phases;
@@ -221,6 +232,11 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
             if (!u)
                 break;
             u->peak = l->peak.peak_bytes;
+            struct vt_split split;
+            vt_split_at_peak(&rep, i, l, &split);
+            u->parts_known = split.known;
+            for (size_t k = 0; k < DIFF_PARTS; k++)
+                u->parts[k] = split.rows[diff_rows[k]];
             const struct vt_peak_snapshot *snap = &l->peak;
             for (uint32_t k = 0; k < l->sites.nsites && k < snap->cap; k++)
                 if (snap->bytes[k])
@@ -560,6 +576,55 @@ static void json_side_failures(struct vt_json *j, const char *key, const struct 
     vt_json_end_array(j);
 }
 
+/* Which part grew: the peak's split on both sides (a side without a
+ * census has none: the table is left out). */
+static bool parts_both(const struct pair *pr)
+{
+    return pr->before && pr->after && pr->before->parts_known && pr->after->parts_known;
+}
+
+static void text_parts(FILE *out, const struct pair *pr)
+{
+    if (!parts_both(pr))
+        return;
+    char sb[32], sa[32], sd[40], pc[32];
+    size_t grew = DIFF_PARTS;
+    int64_t most = 0;
+    fprintf(out, "  parts at the peak (segment level):\n    %-36s %12s %12s %12s %8s\n", "part",
+            "before", "after", "change", "");
+    for (size_t k = 0; k < DIFF_PARTS; k++) {
+        uint64_t b = pr->before->parts[k], a = pr->after->parts[k];
+        int64_t d = delta(b, a);
+        if (d > most)
+            most = d, grew = k;
+        fprintf(out, "    %-36s %12s %12s %12s %8s\n", vt_split_row_name(diff_rows[k]),
+                vt_format_bytes(b, sb, sizeof sb), vt_format_bytes(a, sa, sizeof sa),
+                signed_bytes(d, sd, sizeof sd), percent(b, a, pc, sizeof pc));
+    }
+    if (grew < DIFF_PARTS)
+        fprintf(out, "  the part that grew most: %s, %s\n", vt_split_row_name(diff_rows[grew]),
+                signed_bytes(most, sd, sizeof sd));
+}
+
+static void json_parts(struct vt_json *j, const struct pair *pr)
+{
+    vt_json_key(j, "parts");
+    if (!parts_both(pr)) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < DIFF_PARTS; k++) {
+        vt_json_begin_object(j);
+        vt_json_kv_string(j, "part", vt_split_row_key(diff_rows[k]));
+        vt_json_kv_uint(j, "before_bytes", pr->before->parts[k]);
+        vt_json_kv_uint(j, "after_bytes", pr->after->parts[k]);
+        vt_json_kv_int(j, "change_bytes", delta(pr->before->parts[k], pr->after->parts[k]));
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+}
+
 static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_options *opt)
 {
     uint64_t b = pr->before ? pr->before->peak : 0, a = pr->after ? pr->after->peak : 0;
@@ -570,6 +635,7 @@ static void text_unit(FILE *out, const struct pair *pr, const struct vt_diff_opt
             signed_bytes(delta(b, a), sd, sizeof sd), percent(b, a, pc, sizeof pc),
             exceeds(opt, b, a) ? "  ** above --fail-above **" : "");
     text_failures(out, pr);
+    text_parts(out, pr);
     size_t nrows;
     struct phase_row *rows = phase_rows(pr->before, pr->after, &nrows);
     for (size_t i = 0; rows && i < nrows; i++) {
@@ -626,6 +692,7 @@ static void json_unit(struct vt_json *j, const struct pair *pr, const struct vt_
     vt_json_kv_bool(j, "above_limit", exceeds(opt, b, a));
     json_side_failures(j, "failures_before", pr->before);
     json_side_failures(j, "failures_after", pr->after);
+    json_parts(j, pr);
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
     size_t nrows;

@@ -52,6 +52,7 @@ void vt_replay_free(struct vt_replay *rp)
         ledger_free(&rp->ledgers[i]);
     free(rp->ledgers);
     free(rp->contexts);
+    vt_parts_free(rp->parts);
     memset(rp, 0, sizeof *rp);
 }
 
@@ -399,6 +400,8 @@ static inline __attribute__((always_inline)) void free_live(struct vt_replay *rp
         ledger_change(rp, l, e->kind, e->site, -(int64_t)e->size, -1, time_ns);
         if (rp->on_live)
             rp->on_live(rp->on_live_ctx, rp, l, e, false);
+        if (rp->parts && l->category == VT_CAT_DEVICE)
+            vt_parts_live(rp->parts, e, false, time_ns);
     }
     if (l->pending_oom >= 0) {
         l->ooms[l->pending_oom].released_bytes += e->size;
@@ -489,6 +492,8 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
     ledger_change(rp, l, kind, (uint32_t)site, (int64_t)ev->size, 1, ev->time_ns);
     if (rp->on_live)
         rp->on_live(rp->on_live_ctx, rp, l, e, true);
+    if (rp->parts && cat == VT_CAT_DEVICE)
+        vt_parts_live(rp->parts, e, true, ev->time_ns);
 }
 
 /* rec: the whole record, or NULL for an event that succeeded (the fields
@@ -561,6 +566,31 @@ void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem 
     }
 }
 
+/* Only a Python process of format version 5 or later can have censuses
+ * of parts (the bootstrap's): for those, the allocations' begin times are
+ * kept from the start (parts.h). */
+static void process_record(struct vt_replay *rp, const struct vt_record *rec)
+{
+    if (rp->parts || vt_reader_version(rp->reader) < 5)
+        return;
+    const char *exe = rec->u.process->exe;
+    const char *base = exe ? strrchr(exe, '/') : NULL;
+    base = base ? base + 1 : exe;
+    if (base && !strncmp(base, "python", 6) && !(rp->parts = vt_parts_new(true)))
+        rp->out_of_memory = true;
+}
+
+static void part_record(struct vt_replay *rp, const struct vt_record *rec)
+{
+    if (!rp->parts && !(rp->parts = vt_parts_new(false))) {
+        rp->out_of_memory = true;
+        return;
+    }
+    vt_parts_record(rp->parts, rp, rec);
+    if (rp->parts->out_of_memory)
+        rp->out_of_memory = true;
+}
+
 static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
                                                  const struct vt_record *rec)
 {
@@ -572,6 +602,8 @@ static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
     case VT_REC_RANGE_START: range_start(rp, rec); break;
     case VT_REC_RANGE_END: range_end(rp, rec); break;
     case VT_REC_MARK: mark(rp, rec); break;
+    case VT_REC_PROCESS: process_record(rp, rec); break;
+    case VT_REC_PART: part_record(rp, rec); break;
     case VT_REC_LOST: rp->lost_events += rec->u.lost.count; break;
     case VT_REC_TRAILER:
         if (rec->u.trailer.lost > rp->lost_events)

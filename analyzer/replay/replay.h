@@ -56,6 +56,7 @@
 #include "ledger.h"
 #include "live_rule.h"
 #include "pair_map.h"
+#include "parts.h"
 #include "peak_tracker.h"
 #include "replay_phases.h"
 #include "trace_reader.h"
@@ -179,6 +180,10 @@ struct vt_replay {
 
     struct vt_context_entry *contexts; /* live contexts (few) */
     size_t ncontexts, contexts_cap;
+
+    /* The censuses of parts (parts.h): made at the process record of a
+     * Python process of format version 5, or at the first census. */
+    struct vt_parts *parts;
 
     struct vt_mark marks[VT_MARKS_MAX];
     size_t nmarks;

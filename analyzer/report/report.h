@@ -105,6 +105,14 @@ struct vt_torch_decision {
 bool vt_report_torch_decide(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                             size_t first, size_t end, struct vt_torch_decision *d);
 
+/* The allocator's state at a failure: its OOM snapshot's, after the
+ * flush (report_torch.c); NULL when the bootstrap wrote none for it. The
+ * report keeps it until it tells another failure. */
+struct vt_snap_state;
+const struct vt_snap_state *vt_report_torch_state(struct vt_report *rep, size_t input,
+                                                  const struct vt_ledger *l, size_t first,
+                                                  size_t end);
+
 /* A mark as a person reads it: the bootstrap's "oom n=0 device=0 alloc=..."
  * in words, any other mark as it was recorded (report_torch.c). */
 struct vt_mark;

@@ -1347,6 +1347,28 @@ static void decode_range(struct vt_reader *r, struct cursor *c, struct vt_record
     rec->u.range.range_id = range_id;
 }
 
+static void decode_part(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t thread = get_uv(c);
+    rec->time_ns = get_time(r, c);
+    rec->u.part.thread = thread;
+    rec->u.part.census = get_uv(c);
+    rec->u.part.part = get_byte(c);
+    uint64_t device = get_uv(c);
+    rec->u.part.device = device ? (int64_t)(device - 1) : -1;
+    rec->u.part.addr = get_uv(c);
+    rec->u.part.bytes = get_uv(c);
+    rec->u.part.elements = get_uv(c);
+    rec->u.part.dtype = get_uv(c);
+    rec->u.part.name = get_uv(c);
+    CHECK(r->version >= 5, "a part record in a trace of format version 4 or older");
+    CHECK(rec->u.part.part < VT_PART_COUNT_, "unknown part");
+    CHECK(device <= INT32_MAX, "device ordinal out of range");
+    check_thread(r, c, thread);
+    check_string(r, c, rec->u.part.dtype);
+    check_string(r, c, rec->u.part.name);
+}
+
 /* Everything but the fast path of vt_reader_next: the end of a chunk, other
  * record types, and records the fast path refuses (they may be errors). */
 static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt_record *rec)
@@ -1425,6 +1447,9 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
     case VT_REC_RANGE_END:
     case VT_REC_MARK:
         decode_range(r, c, rec);
+        break;
+    case VT_REC_PART:
+        decode_part(r, c, rec);
         break;
     case VT_REC_LOST:
         rec->u.lost.count = get_uv(c);
@@ -1596,7 +1621,7 @@ const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_
     X(VT_REC_RANGE_PUSH, "range_push") X(VT_REC_RANGE_POP, "range_pop")                        \
     X(VT_REC_RANGE_START, "range_start") X(VT_REC_RANGE_END, "range_end")                      \
     X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")      \
-    X(VT_REC_PY_CODE, "py_code") X(VT_REC_SITE, "site")
+    X(VT_REC_PY_CODE, "py_code") X(VT_REC_SITE, "site") X(VT_REC_PART, "part")
 
 #define VT_KINDS(X)                                                                              \
     X(VT_KIND_DEVICE, "device") X(VT_KIND_MANAGED, "managed") X(VT_KIND_HOST_PINNED, "host_pinned") \

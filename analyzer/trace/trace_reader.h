@@ -105,7 +105,7 @@ struct vt_device_info {
     uint64_t total_bytes;
 };
 
-/* Records that carry a time: MEM, RANGE_*, MARK, TRAILER. */
+/* Records that carry a time: MEM, RANGE_*, MARK, TRAILER, PART. */
 static inline bool vt_record_is_timed(enum vt_record_type t)
 {
     switch (t) {
@@ -116,6 +116,7 @@ static inline bool vt_record_is_timed(enum vt_record_type t)
     case VT_REC_RANGE_END:
     case VT_REC_MARK:
     case VT_REC_TRAILER:
+    case VT_REC_PART:
         return true;
     default:
         return false;
@@ -162,6 +163,13 @@ struct vt_record {
          * (range_id only for START/END; name only for PUSH/START/MARK;
          * domain not for END). */
         struct { uint64_t thread, domain, name, range_id; } range;
+        struct {
+            uint64_t thread, census;
+            uint8_t part;          /* enum vt_part */
+            int64_t device;        /* ordinal, -1 if unknown */
+            uint64_t addr, bytes, elements;
+            uint64_t dtype, name;  /* string ids, 0: none */
+        } part;                                  /* VT_REC_PART (version 5) */
         struct { uint64_t count; } lost;         /* VT_REC_LOST */
         struct { uint64_t events, chunks, lost; } trailer; /* VT_REC_TRAILER */
     } u;

@@ -83,8 +83,10 @@
 #define VT_PREAMBLE_SIZE 16
 /* Version 2: the preamble's time unit (version 1 files: always 1 ns).
  * Version 3: each chunk's dt fields as a column after its records.
- * Version 4: allocation sites (VT_REC_SITE). */
-#define VT_FORMAT_VERSION 4
+ * Version 4: allocation sites (VT_REC_SITE).
+ * Version 5: what memory is made of: parameters, buffers, gradients and
+ *   optimizer state by address (VT_REC_PART, the Python bootstrap's). */
+#define VT_FORMAT_VERSION 5
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
@@ -203,7 +205,33 @@ enum vt_record_type {
      * uv aux - the MEM fields of versions 1-3 above, less time, address
      * and size. */
     VT_REC_SITE = 18,
+    /* Version 5: one tensor of a census of what device memory is made of
+     * (parameters, buffers, gradients, optimizer state), taken by the
+     * Python bootstrap at the first optimizer step, at each out-of-memory
+     * error and every N steps (docs/user/PYTORCH.md, "Parts").
+     * uv thread id, dt time, uv census (numbers the census, from 1),
+     * raw[1] part (enum vt_part), uv device ordinal + 1 (0: unknown),
+     * uv address, uv bytes (the tensor's: its elements x element size),
+     * uv elements, uv dtype string id, uv name string id (0: none).
+     * A census opens with a VT_PART_CENSUS record of its number: name
+     * why it was taken ("first-step", "oom", "every"), elements the
+     * optimizer steps seen so far, bytes what the bootstrap had seen
+     * (VT_PART_SAW_*), address and dtype 0; its tensors follow. */
+    VT_REC_PART = 19,
 };
+
+/* What a VT_REC_PART record is. */
+enum vt_part {
+    VT_PART_CENSUS = 0,          /* a census begins (above) */
+    VT_PART_PARAMETER = 1,       /* a module's parameter (named_parameters) */
+    VT_PART_BUFFER = 2,          /* a module's buffer (named_buffers) */
+    VT_PART_GRADIENT = 3,        /* a parameter's .grad */
+    VT_PART_OPTIMIZER_STATE = 4, /* a tensor of optimizer.state */
+    VT_PART_COUNT_,
+};
+/* A census's bytes field: what the bootstrap had seen when it took it. */
+#define VT_PART_SAW_MODEL 1u     /* a model (the outermost module forwarded) */
+#define VT_PART_SAW_OPTIMIZER 2u /* an optimizer (its step hooks ran) */
 
 /* A stack node's ip with the top bit set is not an instruction pointer but
  * a Python frame: VT_PY_FRAME_TAG | code id << 32 | line (0: unknown),

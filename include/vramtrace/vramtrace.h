@@ -47,6 +47,14 @@ void vramtrace_range_end(unsigned long long id);
  * was not created yet (at most a second). For files that belong beside the
  * trace. */
 long vramtrace_trace_path(char *buf, unsigned long len);
+/* One record of a census of what device memory is made of (the Python
+ * bootstrap's, docs/user/PYTORCH.md "Parts"; the record is VT_REC_PART of
+ * vramtrace/trace_format.h, which says what each field means): census
+ * numbers the census, part is an enum vt_part, the tensor's device,
+ * address, bytes, element count, dtype and name (NULL: none). */
+void vramtrace_part(unsigned long long census, unsigned part, int device,
+                    unsigned long long addr, unsigned long long bytes,
+                    unsigned long long elements, const char *dtype, const char *name);
 
 #else /* look the functions up at run time */
 
@@ -101,6 +109,20 @@ static inline long vramtrace_trace_path(char *buf, unsigned long len)
     long (*fn)(char *, unsigned long) =
         (long (*)(char *, unsigned long))dlsym(RTLD_DEFAULT, "vramtrace_trace_path");
     return fn ? fn(buf, len) : -1;
+}
+
+static inline void vramtrace_part(unsigned long long census, unsigned part, int device,
+                                  unsigned long long addr, unsigned long long bytes,
+                                  unsigned long long elements, const char *dtype,
+                                  const char *name)
+{
+    void (*fn)(unsigned long long, unsigned, int, unsigned long long, unsigned long long,
+               unsigned long long, const char *, const char *) =
+        (void (*)(unsigned long long, unsigned, int, unsigned long long, unsigned long long,
+                  unsigned long long, const char *, const char *))dlsym(RTLD_DEFAULT,
+                                                                      "vramtrace_part");
+    if (fn)
+        fn(census, part, device, addr, bytes, elements, dtype, name);
 }
 
 #endif

@@ -46,6 +46,18 @@ VT_EXPORT void vramtrace_range_end(unsigned long long id)
         vt_record_range_end(id);
 }
 
+VT_EXPORT void vramtrace_part(unsigned long long census, unsigned part, int device,
+                              unsigned long long addr, unsigned long long bytes,
+                              unsigned long long elements, const char *dtype, const char *name)
+{
+    if (part >= VT_PART_COUNT_)
+        return; /* not a part this format knows: nothing a reader could read */
+    struct vt_part_event ev = {.census = census, .addr = addr, .bytes = bytes,
+                               .elements = elements, .device = device < 0 ? -1 : device,
+                               .part = (uint8_t)part};
+    vt_record_part(&ev, dtype, name);
+}
+
 VT_EXPORT long vramtrace_trace_path(char *buf, unsigned long len)
 {
     const char *path = vt_record_trace_file();

@@ -18,7 +18,13 @@ At CUDA initialisation:
   the next phase: the loss is part of it),
   backward (from the moment autograd reaches the output's grad_fn to the
   end of that backward pass) and optimizer (the global optimizer step
-  hooks), as vramtrace ranges.
+  hooks), as vramtrace ranges;
+- parts (class _Parts): at the end of the first optimizer step, at every
+  OOM and every VRAMTRACE_TORCH_PARTS_EVERY steps (default 100; 0: only
+  the first step and OOMs), a census of which device addresses are the
+  model's parameters and buffers, their gradients and the optimizer's
+  state, as VT_REC_PART records (vramtrace_part) - read through public
+  tensor methods only, no tensor kept or changed.
 
 Every failure is one line on stderr, once; never an exception of the
 program's.
@@ -49,6 +55,12 @@ class _Tracer(object):
         self.end_fn = lib.vramtrace_range_end
         self.end_fn.argtypes = [ctypes.c_ulonglong]
         self.end_fn.restype = None
+        self.part_fn = getattr(lib, "vramtrace_part", None)
+        if self.part_fn is not None:
+            self.part_fn.argtypes = [ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_int,
+                                     ctypes.c_ulonglong, ctypes.c_ulonglong,
+                                     ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p]
+            self.part_fn.restype = None
 
     def trace_path(self):
         buf = self.ctypes.create_string_buffer(4096)
@@ -127,13 +139,18 @@ def _at_cuda_init(torch, tracer, said):
         said.once("oom-api", "PyTorch %s has no %s: no OOM snapshots"
                   % (torch.__version__, "_cuda_attach_out_of_memory_observer"
                      if attach is None else "torch.cuda.memory._snapshot"))
-    else:
-        attach(_OomObserver(tracer, snapshot, said))
+    parts = _Parts(torch, tracer, said) if tracer.part_fn is not None else None
+    if attach is not None and snapshot is not None:
+        attach(_OomObserver(tracer, snapshot, said, parts))
     history = _env_int("VRAMTRACE_TORCH_HISTORY", 0)
     if history > 0:
         _record_history(torch, memory, history, said)
+    phases = None
     if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
-        _Phases(torch, tracer, said).install()
+        phases = _Phases(torch, tracer, said)
+        phases.install()
+    if parts is not None:
+        parts.install(phases)
 
 
 def _record_history(torch, memory, entries, said):
@@ -157,10 +174,11 @@ class _OomObserver(object):
     reserved (or the memory fraction's limit); device_free cudaMemGetInfo's
     free bytes."""
 
-    def __init__(self, tracer, snapshot, said):
+    def __init__(self, tracer, snapshot, said, parts):
         self.tracer = tracer
         self.snapshot = snapshot
         self.said = said
+        self.parts = parts
         self.count = 0
         self.lock = threading.Lock()
 
@@ -174,6 +192,8 @@ class _OomObserver(object):
             self.said.once("oom", "OOM snapshot failed: %s: %s" % (type(e).__name__, e))
 
     def oom(self, n, device, alloc, device_allocated, device_free):
+        if self.parts is not None:
+            self.parts.census("oom")  # first: the closest to the failure
         trace = self.tracer.trace_path()
         written = "-"
         if trace is None:
@@ -232,6 +252,7 @@ class _Phases(object):
         self.step_id = 0
         self.root = None
         self.model = None  # weakref to the outermost module forwarded last
+        self.parts = None  # the census taker (_Parts), told of the first forward
 
     def install(self):
         t = self.torch
@@ -380,6 +401,9 @@ class _Phases(object):
             # forward stays open until the next phase: the loss (often a
             # module of its own) is part of it.
             self.root = None
+            if self.parts is not None and self.model is not None and \
+                    self.model() is module:
+                self.parts.first_forward()
             if self.is_grad_enabled():
                 self.watch_backward(output)
         except Exception as e:
@@ -419,6 +443,8 @@ class _Phases(object):
         try:
             if self.step == "backward":
                 self.switch(None)
+            if self.parts is not None:
+                self.parts.first_backward()
         except Exception as e:
             self.said.once("bwdend", "phase hook: %s: %s" % (type(e).__name__, e))
 
@@ -438,6 +464,137 @@ class _Phases(object):
         except Exception as e:
             self.said.once("optpost", "phase hook: %s: %s" % (type(e).__name__, e))
         return None
+
+# enum vt_part (include/vramtrace/trace_format.h, VT_REC_PART)
+PART_CENSUS, PART_PARAMETER, PART_BUFFER, PART_GRADIENT, PART_OPTIMIZER_STATE = range(5)
+SAW_MODEL, SAW_OPTIMIZER = 1, 2
+PARTS_MAX = 100000  # tensors told per census, at most (its cost stays bounded)
+
+
+class _Parts(object):
+    """A census of what device memory is made of: which addresses are the
+    model's parameters and buffers (named_parameters, named_buffers), their
+    gradients (.grad) and the optimizer's state (optimizer.state), each with
+    its name and dtype. Read through public tensor methods only (data_ptr,
+    numel, element_size, dtype, get_device); the model and the optimizers
+    are held by weak references, and no tensor outlives a census."""
+
+    def __init__(self, torch, tracer, said):
+        self.torch = torch
+        self.tracer = tracer
+        self.said = said
+        self.every = max(_env_int("VRAMTRACE_TORCH_PARTS_EVERY", 100), 0)
+        self.phases = None
+        self.optimizers = weakref.WeakSet()
+        self.steps = 0
+        self.number = 0
+        self.forwarded = self.backwarded = False
+        self.lock = threading.Lock()
+
+    def install(self, phases):
+        self.phases = phases
+        if phases is not None:
+            phases.parts = self
+        opt = getattr(getattr(self.torch, "optim", None), "optimizer", None)
+        post = getattr(opt, "register_optimizer_step_post_hook", None)
+        if post is None:
+            self.said.once("parts", "PyTorch %s has no optimizer step hooks: parts only at "
+                           "an OOM" % self.torch.__version__)
+            return
+        post(self.step_done)
+
+    def step_done(self, optimizer, args, kwargs):
+        try:
+            self.optimizers.add(optimizer)
+            self.steps += 1
+            if self.steps == 1:
+                self.census("first-step")
+            elif self.every and self.steps % self.every == 0:
+                self.census("every")
+        except Exception as e:
+            self.said.once("partstep", "parts: %s: %s" % (type(e).__name__, e))
+        return None
+
+    def first_forward(self):
+        """The end of the model's first forward: what a model that never
+        steps (inference, or a failure before the first step) is made of."""
+        if not self.forwarded:
+            self.forwarded = True
+            self.census("first-forward")
+
+    def first_backward(self):
+        """The end of the first backward: the gradients of a model trained
+        without an optimizer the bootstrap sees."""
+        if not self.backwarded:
+            self.backwarded = True
+            self.census("first-backward")
+
+    def model(self):
+        ph = self.phases
+        ref = ph.model if ph is not None else None
+        return ref() if ref is not None else None
+
+    def census(self, why):
+        try:
+            with self.lock:
+                self.number += 1
+                self.take(self.number, why)
+        except Exception as e:
+            self.said.once("census", "parts census failed: %s: %s" % (type(e).__name__, e))
+
+    def take(self, number, why):
+        model = self.model()
+        optimizers = list(self.optimizers)
+        saw = (SAW_MODEL if model is not None else 0) | (SAW_OPTIMIZER if optimizers else 0)
+        kinds = sorted(set(type(o).__name__ for o in optimizers))
+        self.tracer.part_fn(number, PART_CENSUS, -1, 0, saw, self.steps,
+                            ",".join(kinds).encode() or None, why.encode())
+        told = set()  # (address, bytes) told in this census
+        budget = [PARTS_MAX]
+        names = {}  # id(parameter) -> its name, for its state's names
+
+        def tell(part, name, t):
+            if budget[0] <= 0 or not self.is_tensor(t):
+                return
+            device = t.get_device()
+            if device < 0:
+                return  # not on a GPU
+            n = t.numel()
+            addr = t.data_ptr()
+            nbytes = n * t.element_size()
+            if not nbytes or (addr, nbytes) in told:
+                return
+            told.add((addr, nbytes))
+            budget[0] -= 1
+            dtype = str(t.dtype)
+            if dtype.startswith("torch."):
+                dtype = dtype[6:]
+            self.tracer.part_fn(number, part, device, addr, nbytes, n, dtype.encode(),
+                                name.encode("utf-8", "replace"))
+
+        if model is not None:
+            for name, p in model.named_parameters():
+                names[id(p)] = name
+                tell(PART_PARAMETER, name, p)
+                tell(PART_GRADIENT, name, p.grad)
+            for name, b in model.named_buffers():
+                tell(PART_BUFFER, name, b)
+        for k, opt in enumerate(optimizers):
+            for g, group in enumerate(opt.param_groups):
+                for i, p in enumerate(group["params"]):
+                    if id(p) not in names:  # not the model's: only the optimizer knows it
+                        names[id(p)] = "param_groups[%d][%d]" % (g, i)
+                        tell(PART_PARAMETER, names[id(p)], p)
+                        tell(PART_GRADIENT, names[id(p)], p.grad)
+            for p, state in opt.state.items():
+                base = names.get(id(p), "state")
+                for key, v in state.items():
+                    tell(PART_OPTIMIZER_STATE, "%s.%s" % (base, key), v)
+        if budget[0] <= 0:
+            self.said.once("partsmax", "parts: a census stops at %d tensors" % PARTS_MAX)
+
+    def is_tensor(self, x):
+        return x is not None and self.torch.is_tensor(x)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,6 +49,15 @@ struct vt_raw_range {
     uint8_t pad[6];
 };
 
+/* VT_REC_PART; followed by dtype_len bytes of dtype, then name_len bytes
+ * of name. */
+struct vt_raw_part {
+    struct vt_raw_header h;
+    struct vt_part_event ev;
+    uint32_t dtype_len;
+    uint32_t name_len;
+};
+
 /* VT_REC_DEVICE; followed by name_len bytes of name. */
 struct vt_raw_device {
     struct vt_raw_header h;

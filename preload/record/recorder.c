@@ -326,6 +326,34 @@ void vt_record_mark(const char *domain, const char *name)
     record_range(VT_REC_MARK, 0, domain, name);
 }
 
+/* A census's records come in a burst from one Python thread, between
+ * steps: rare, and never on a memory event's path. */
+void vt_record_part(const struct vt_part_event *ev, const char *dtype, const char *name)
+{
+    if (!ev || !may_record())
+        return;
+    vt_in_tracer++;
+    vt_fork_guard_enter();
+    size_t dlen = dtype ? strnlen(dtype, VT_MAX_NAME_LEN) : 0;
+    size_t nlen = name ? strnlen(name, VT_MAX_NAME_LEN) : 0;
+    uint32_t size = vt_raw_round(vt_raw_round(sizeof(struct vt_raw_part)) + dlen + nlen);
+    struct vt_raw_part *p = (struct vt_raw_part *)vt_tb_begin(VT_REC_PART, size, 0,
+                                                              VT_NAME_CHECK_SOMETIMES);
+    if (p) {
+        p->ev = *ev;
+        p->dtype_len = (uint32_t)dlen;
+        p->name_len = (uint32_t)nlen;
+        char *text = (char *)p + vt_raw_round(sizeof *p);
+        if (dlen)
+            memcpy(text, dtype, dlen);
+        if (nlen)
+            memcpy(text + dlen, name, nlen);
+        vt_tb_commit();
+    }
+    vt_fork_guard_leave();
+    vt_in_tracer--;
+}
+
 void vt_record_modules_changed(void)
 {
     vt_writer_modules_changed();

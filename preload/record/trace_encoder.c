@@ -382,6 +382,21 @@ void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
     put_uv(e, name);
 }
 
+void vt_encode_part(struct vt_encoder *e, const struct vt_part_record *p)
+{
+    begin(e, VT_REC_PART);
+    put_uv(e, p->thread);
+    put_dt(e, p->time_ns);
+    put_uv(e, p->census);
+    put_byte(e, p->part);
+    put_uv(e, p->device < 0 ? 0 : (uint64_t)p->device + 1);
+    put_uv(e, p->addr);
+    put_uv(e, p->bytes);
+    put_uv(e, p->elements);
+    put_uv(e, p->dtype);
+    put_uv(e, p->name);
+}
+
 void vt_encode_lost(struct vt_encoder *e, uint64_t count)
 {
     begin(e, VT_REC_LOST);

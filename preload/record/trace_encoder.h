@@ -142,6 +142,15 @@ void vt_encode_range_end(struct vt_encoder *e, uint64_t thread, uint64_t time_ns
                          uint64_t range_id);
 void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
                     uint64_t domain, uint64_t name);
+/* A VT_REC_PART record, strings already interned (ids, 0: none). */
+struct vt_part_record {
+    uint64_t thread, time_ns, census;
+    uint8_t part;         /* enum vt_part */
+    int64_t device;       /* ordinal, -1 if unknown */
+    uint64_t addr, bytes, elements;
+    uint64_t dtype, name;
+};
+void vt_encode_part(struct vt_encoder *e, const struct vt_part_record *p);
 void vt_encode_lost(struct vt_encoder *e, uint64_t count);
 void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
                        uint64_t chunks, uint64_t lost);

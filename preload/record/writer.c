@@ -483,6 +483,26 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         W.events++;
         break;
     }
+    case VT_REC_PART: {
+        const struct vt_raw_part *p = (const void *)h;
+        const char *dtype = (const char *)p + vt_raw_round(sizeof *p);
+        const char *name = dtype + p->dtype_len;
+        struct vt_part_record r = {
+            .thread = thread_id(tb),
+            .time_ns = time_ns,
+            .census = p->ev.census,
+            .part = p->ev.part,
+            .device = p->ev.device,
+            .addr = p->ev.addr,
+            .bytes = p->ev.bytes,
+            .elements = p->ev.elements,
+        };
+        r.dtype = string_id(dtype, p->dtype_len, p->dtype_len > 0);
+        r.name = string_id(name, p->name_len, p->name_len > 0);
+        vt_encode_part(&W.enc, &r);
+        W.events++;
+        break;
+    }
     case VT_REC_DEVICE: {
         const struct vt_raw_device *d = (const void *)h;
         const char *name = (const char *)d + vt_raw_round(sizeof *d);

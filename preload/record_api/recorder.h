@@ -64,6 +64,15 @@ void vt_record_range_start(uint64_t range_id, const char *domain, const char *na
 void vt_record_range_end(uint64_t range_id);
 void vt_record_mark(const char *domain, const char *name);
 
+/* One record of a census of what memory is made of (VT_REC_PART). */
+struct vt_part_event {
+    uint64_t census, addr, bytes, elements;
+    int32_t device;       /* ordinal, -1 if unknown */
+    uint8_t part;         /* enum vt_part */
+};
+/* dtype and name may be NULL; they are copied. */
+void vt_record_part(const struct vt_part_event *ev, const char *dtype, const char *name);
+
 /* The trace file this process writes, for files that go beside it (the
  * Python bootstrap's PyTorch snapshots, python/). If events are waiting but
  * the file is not created yet, the writer does a round first (waited for

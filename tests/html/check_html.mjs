@@ -163,6 +163,10 @@ switch (scenario) {
   case "growth": inputs = traceExample([path.join(build, "tests", "golden", "gold_growth"), "leak"]); break;
   case "oom": inputs = traceExample([path.join(build, "examples", "deepspeed_init_oom")], { VTSIM_MEMORY: "31.50GiB" }, [1]); break;
   case "ranks": inputs = traceExample([path.join(build, "examples", "launch_ranks"), "4"]); break;
+  // a model, its gradients and AdamW of known sizes on the stand-in torch
+  // (tests/pytorch/parts_train.py): the timeline stacked by part
+  case "parts": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "parts_train.py"), "train"],
+    { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB" }); break;
   case "stopped": inputs = await stoppedAfterAllocating(); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
@@ -339,10 +343,29 @@ for (let pi = 0; pi < procs.length; pi++) {
           return kids.length ? kids.flatMap(tips) : [(n.data && n.data.name) || n.name];
         })(window.d3.select(flame).datum()) : [],
         canvas: !!s.querySelector("canvas"),
+        parts: (function () {
+          const c = document.querySelector(sec + "-parts .vt-parts-chart");
+          if (!c) return null;
+          const o = {};
+          for (const k of ["parameters", "buffers", "gradients", "optimizer_state"])
+            o[k] = +c.getAttribute("data-peak-" + k);
+          o.canvas = !!c.querySelector("canvas");
+          return o;
+        })(),
       };
     }, sec);
     if (!drawn) { fail(`${where}: no section ${sec}`); continue; }
     if (!drawn.canvas) fail(`${where}: no timeline drawn`);
+    // the timeline by part: drawn where the report has parts, and at the
+    // peak it stacks what the report's split at the peak says
+    const atPeak = d.parts && d.parts.at_peak;
+    check(`${where} timeline by part drawn`, !!drawn.parts, !!atPeak);
+    if (atPeak && drawn.parts) {
+      if (!drawn.parts.canvas) fail(`${where}: the timeline by part has no canvas`);
+      for (const k of ["parameters", "buffers", "gradients", "optimizer_state"])
+        check(`${where} ${k} at the peak, by part`, drawn.parts[k], atPeak.bytes[k]);
+    }
+    if (scenario === "parts" && d.kind === "device" && !atPeak) fail(`${where}: scenario broken: no parts`);
     check(`${where} peak label bytes`, drawn.labelBytes, String(d.peak_bytes));
     if (!drawn.label || !drawn.label.startsWith(`peak ${fmtBytes(d.peak_bytes)} at `))
       fail(`${where}: the peak label reads ${JSON.stringify(drawn.label)}, the report's peak is ${fmtBytes(d.peak_bytes)}`);

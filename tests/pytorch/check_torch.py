@@ -722,7 +722,211 @@ def case_real_torch(c):
     c.equal("files written", os.listdir(c.out), [])
 
 
-CASES = {"oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff,
+# parts_train.py's sizes (its docstring): the truth the split must give.
+PARTS_PARAMS = {"float32": 2 * 1024 * 4096, "bfloat16": 1024 * 4096}
+PARTS_BYTES = {"parameters": 40 * MiB, "buffers": 12 * MiB, "gradients": 40 * MiB,
+               "optimizer_state": 80 * MiB}
+
+
+def ledger_peak(c, ledger):
+    """The traced run's peak of device bytes, from the simulated driver's
+    ledger (the traced run wrote last)."""
+    rows = c.ledger(ledger)
+    pid = rows[-1]["pid"]
+    held = peak = 0
+    for r in rows:
+        if r["pid"] == pid and r["op"] in ("alloc", "free") and r.get("kind") == "device":
+            held += int(r["delta"])
+            peak = max(peak, held)
+    return peak
+
+
+def parts_run(c, mode, options=(), tag=""):
+    """parts_train.py MODE, traced (with options) and not: the same output
+    and exit; its report (JSON, text) and the ledger's peak."""
+    c.fresh("parts_" + mode + tag)
+    ledger = os.path.join(c.tmp, "ledger-%s.txt" % mode)
+    env = {"VTSIM_LEDGER": ledger, "PYTHONPATH": STANDIN}
+    argv = [c.args.python, os.path.join(HERE, "parts_train.py"), mode]
+    c.same_as_untraced(argv, env=env, options=options, what="parts_train.py " + mode)
+    traces = c.traces()
+    if len(traces) != 1:
+        c.fail("%s: want one trace, found %r" % (mode, os.listdir(c.out)))
+        return None, "", 0
+    rep = c.report(traces[0])
+    errs = schema_errors(rep) if rep else []
+    if errs:
+        c.fail("%s: the report breaks its schema: %s" % (mode, errs[:3]))
+    text = subprocess.run([c.vramtrace, "report", traces[0]], capture_output=True, text=True,
+                          timeout=60).stdout
+    devs = [d for p in rep.get("processes", []) for d in p.get("devices", [])
+            if d.get("kind") == "device"]
+    return (devs[0] if devs else None), text, ledger_peak(c, ledger)
+
+
+def check_split_sums(c, what, split):
+    """The shown rows (less the context, outside the total) add up to it."""
+    rows = {k: v for k, v in split["bytes"].items() if v is not None and k != "context"}
+    c.equal("%s: the parts add up to the total" % what, sum(rows.values()), split["total_bytes"])
+
+
+def case_parts(c):
+    """parts_train.py (a model, gradients and AdamW of known sizes): at the
+    peak (segment level) and at a caught OOM (tensor level, the allocator's
+    own blocks in its snapshot) each part is the known bytes, the parameter
+    count is exact; without an optimizer, without a model, in inference
+    and at a failure before the first step the report says what it knows
+    and what not."""
+    dev, text, peak = parts_run(c, "full")
+    if not dev:
+        return
+    want = dict(PARTS_BYTES)
+    if c.args.tamper:
+        want["optimizer_state"] += MiB
+    at = (dev.get("parts") or {}).get("at_peak") or {}
+    c.equal("full: level at the peak", at.get("level"), "segment")
+    c.equal("full: total at the peak = the ledger's peak", at.get("total_bytes"), peak)
+    c.equal("full: the census at the peak", (at.get("census") or {}).get("why"), "first-step")
+    got = at.get("bytes") or {}
+    c.equal("full: parts at the peak", {k: got.get(k) for k in want}, want)
+    if at:
+        check_split_sums(c, "full at the peak", at)
+    th = (dev.get("parts") or {}).get("theory") or {}
+    c.equal("full: parameter count", th.get("parameter_count"), sum(PARTS_PARAMS.values()))
+    c.equal("full: parameters by dtype",
+            {d["dtype"]: d["count"] for d in th.get("parameters_by_dtype", [])}, PARTS_PARAMS)
+    c.equal("full: optimizer", th.get("optimizer"), "AdamW")
+    n = sum(PARTS_PARAMS.values())
+    c.equal("full: AdamW bytes per parameter (8 for float32, 4 for bfloat16), 4 decimals",
+            round(th.get("optimizer_state_bytes_per_parameter") or 0, 4), round(80 * MiB / n, 4))
+    c.equal("full: by hand = observed", (th.get("by_hand") or {}).get("optimizer_state_bytes"),
+            th.get("optimizer_state_bytes"))
+    if "beside the theory" not in text or "float32 8388608, bfloat16 4194304" not in text:
+        c.fail("full: the text report has no theory with the count by dtype:\n" + text)
+    ooms = dev.get("ooms") or []
+    fp = (ooms[0].get("parts") if ooms else None) or {}
+    c.equal("full: the OOM's level", fp.get("level"), "tensor")
+    got = fp.get("bytes") or {}
+    c.equal("full: parts at the OOM (tensor level)", {k: got.get(k) for k in want}, want)
+    pickles = glob.glob(os.path.join(c.out, "*.oom0.pickle"))
+    if pickles and fp:
+        with open(pickles[0], "rb") as f:
+            snap = pickle.load(f)
+        live = sum(b["requested_size"] for s in snap["segments"] for b in s["blocks"]
+                   if b["state"] == "active_allocated")
+        c.equal("full: activations at the OOM = the snapshot's live blocks less the parts",
+                got.get("activations"), live - sum(PARTS_BYTES.values()))
+        check_split_sums(c, "full at the OOM", fp)
+
+    dev, text, peak = parts_run(c, "no_optimizer")
+    at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+    got = at.get("bytes") or {}
+    c.equal("no_optimizer: parts at the peak",
+            {k: got.get(k) for k in PARTS_BYTES},
+            dict(PARTS_BYTES, optimizer_state=0))
+    c.equal("no_optimizer: optimizer seen", (at.get("census") or {}).get("saw_optimizer"), False)
+    if "no optimizer seen" not in text:
+        c.fail("no_optimizer: the text does not say no optimizer was seen:\n" + text)
+
+    dev, text, peak = parts_run(c, "inference")
+    at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+    got = at.get("bytes") or {}
+    c.equal("inference: parts at the peak", {k: got.get(k) for k in PARTS_BYTES},
+            dict(PARTS_BYTES, gradients=0, optimizer_state=0))
+    c.equal("inference: total = the ledger's peak", at.get("total_bytes"), peak)
+    if "no gradients then" not in text:
+        c.fail("inference: the text does not say there were no gradients:\n" + text)
+
+    dev, text, peak = parts_run(c, "no_model")
+    at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+    got = at.get("bytes") or {}
+    c.equal("no_model: parts at the peak", {k: got.get(k) for k in PARTS_BYTES},
+            {"parameters": 32 * MiB, "buffers": 0, "gradients": 32 * MiB,
+             "optimizer_state": 64 * MiB})
+    c.equal("no_model: model seen", (at.get("census") or {}).get("saw_model"), False)
+    if "no model seen" not in text:
+        c.fail("no_model: the text does not say no model was seen:\n" + text)
+
+    # With the allocator's history the peak is told at the tensor level:
+    # its blocks replayed to the peak.
+    dev, text, peak = parts_run(c, "full", options=["--torch-history"], tag="_history")
+    at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+    c.equal("full, history: level at the peak", at.get("level"), "tensor")
+    got = at.get("bytes") or {}
+    c.equal("full, history: parts at the peak (tensor level)", {k: got.get(k) for k in want}, want)
+    if at:
+        check_split_sums(c, "full, history, at the peak", at)
+
+    # fp32 master weights kept in the optimizer's state: the theory names
+    # the difference and its likely cause.
+    dev, text, peak = parts_run(c, "mixed")
+    th = ((dev or {}).get("parts") or {}).get("theory") or {}
+    c.equal("mixed: optimizer state observed (AdamW's 80 MiB + 48 MiB of fp32 copies)",
+            th.get("optimizer_state_bytes"), want["optimizer_state"] + 48 * MiB)
+    c.equal("mixed: optimizer state by hand", (th.get("by_hand") or {}).get("optimizer_state_bytes"),
+            80 * MiB)
+    if "largest difference from the hand arithmetic: optimizer state" not in text or \
+            "fp32 master weights" not in text:
+        c.fail("mixed: the text does not name the difference and its cause:\n" + text)
+
+    # Two ranks of one job: each rank's peak split, in the job view from
+    # the traces and from a node's summary.
+    c.fresh("parts_job")
+    prog = os.path.join(HERE, "parts_train.py")
+    job = "RANK=0 WORLD_SIZE=2 %s %s full & RANK=1 WORLD_SIZE=2 %s %s no_model & wait" % (
+        c.args.python, prog, c.args.python, prog)
+    c.run(["bash", "-c", job], True, env={"PYTHONPATH": STANDIN, "VTSIM_MEMORY": "2GiB"})
+    want_ranks = {0: dict(PARTS_BYTES),
+                  1: {"parameters": 32 * MiB, "buffers": 0, "gradients": 32 * MiB,
+                      "optimizer_state": 64 * MiB}}
+    if c.args.tamper:
+        want_ranks[1]["parameters"] += MiB
+    rep = c.report(*c.traces())
+    jobs = rep.get("jobs") or [{}]
+    c.equal("job: each rank's parts at its peak",
+            {x["rank"]: x["parts"] for x in jobs[0].get("parts", [])}, want_ranks)
+    summary = os.path.join(c.tmp, "node.summary.json")
+    r = subprocess.run([c.vramtrace, "report", "--summary", summary] + c.traces(),
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        c.fail("report --summary: %s" % r.stderr.strip())
+    else:
+        rep = c.report(summary)
+        jobs = rep.get("jobs") or [{}]
+        c.equal("job from a summary: each rank's parts",
+                {x["rank"]: x["parts"] for x in jobs[0].get("parts", [])}, want_ranks)
+
+    # diff: which part grew from no_optimizer to full (AdamW's state).
+    before = glob.glob(os.path.join(c.tmp, "parts_no_optimizer", "*.vtrace"))
+    after = glob.glob(os.path.join(c.tmp, "parts_full", "*.vtrace"))
+    r = subprocess.run([c.vramtrace, "diff", "--json"] + before + after, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0 or len(before) != 1 or len(after) != 1:
+        c.fail("diff --json: %s" % r.stderr.strip())
+    else:
+        units = json.loads(r.stdout).get("units") or [{}]
+        grew = {x["part"]: x["change_bytes"] for x in units[0].get("parts") or []}
+        c.equal("diff: what each part changed by", {k: grew.get(k) for k in PARTS_BYTES},
+                {"parameters": 0, "buffers": 0, "gradients": 0,
+                 "optimizer_state": want["optimizer_state"]})
+        text = subprocess.run([c.vramtrace, "diff"] + before + after, capture_output=True,
+                              text=True, timeout=60).stdout
+        if "the part that grew most: optimizer state, +80.00 MiB" not in text:
+            c.fail("diff does not name the part that grew:\n" + text)
+
+    dev, text, peak = parts_run(c, "fail_early")
+    ooms = (dev or {}).get("ooms") or []
+    fp = (ooms[0].get("parts") if ooms else None) or {}
+    cen = fp.get("census") or {}
+    c.equal("fail_early: the failure's census",
+            (cen.get("why"), cen.get("optimizer_steps"), cen.get("saw_optimizer")),
+            ("oom", 0, False))
+    got = fp.get("bytes") or {}
+    c.equal("fail_early: parts at the failure", {k: got.get(k) for k in PARTS_BYTES},
+            dict(PARTS_BYTES, gradients=0, optimizer_state=0))
+
+
+CASES = {"parts": case_parts, "oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff,
          "slow_leak": case_slow_leak, "history": case_history, "no_phases": case_no_phases,
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,

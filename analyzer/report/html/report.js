@@ -437,8 +437,13 @@
     var last = series.t[n - 1];
     if (last >= end) end = last + Math.max(1, Math.round((last - series.t[0]) / 25));
     function hold(col) { return col.concat([col[n - 1]]); }
+    var parts = null;
+    if (series.part_bytes) {
+      parts = {};
+      Object.keys(series.part_bytes).forEach(function (k) { parts[k] = hold(series.part_bytes[k]); });
+    }
     return { device: series.device, kind: series.kind, sites: series.sites, t: series.t.concat([end]),
-             total: hold(series.total), site_bytes: series.site_bytes.map(hold) };
+             total: hold(series.total), site_bytes: series.site_bytes.map(hold), part_bytes: parts };
   }
 
   function timelineChart(proc, dev, tp, series) {
@@ -495,6 +500,53 @@
       note: "each column of pixels keeps its maximum (exact, split by site) and its last value" });
   }
 
+  /* ---- the same timeline stacked by part (docs/user/PYTORCH.md, "Parts"):
+   * parameters, buffers, gradients, optimizer state by the census nearest
+   * each point, and the rest of the bytes live (segment level) ---- */
+
+  var PARTS = [["parameters", "parameters", "#3a7ca5"], ["buffers", "buffers", "#81c3d7"],
+               ["gradients", "gradients", "#d9a441"], ["optimizer_state", "optimizer state", "#c44536"]];
+
+  function partsChart(proc, dev, tp, series) {
+    var origin = (tp.t0_ns - tp.origin_ns) / 1e9;
+    series = toLastEvent(tp, series);
+    var xs = series.t.map(function (t) { return origin + t / 1e9; });
+    var n = xs.length, cum = [], acc = new Array(n).fill(0);
+    PARTS.forEach(function (p) {
+      var col = series.part_bytes[p[0]];
+      acc = acc.map(function (a, i) { return a + col[i]; });
+      cum.push(acc);
+    });
+    var rest = series.total.map(function (t, i) { return Math.max(0, t - cum[cum.length - 1][i]); });
+    var layers = [{ label: "the rest: activations, temporaries, cache", color: OTHER_COLOR, stroke: "#8a817c",
+                    top: series.total, value: function (i) { return fmtBytes(rest[i]); } }];
+    for (var k = PARTS.length - 1; k >= 0; k--) {
+      (function (k) {
+        layers.push({ label: PARTS[k][1], color: PARTS[k][2], top: cum[k],
+                      value: function (i) { return fmtBytes(series.part_bytes[PARTS[k][0]][i]); } });
+      })(k);
+    }
+    /* the point at the peak: what the chart draws there, for readers and tests */
+    var atPeak = 0;
+    var peakT = dev.peak_time_ns - tp.t0_ns;
+    series.t.forEach(function (t, i) { if (t <= peakT) atPeak = i; });
+    function hover(i, y) {
+      var under = "the rest";
+      for (var k = 0; k < PARTS.length; k++) if (y <= cum[k][i]) { under = PARTS[k][1]; break; }
+      return fmtSecs(xs[i]) + ": " + fmtBytes(series.total[i]) + " live\n" + PARTS.map(function (p) {
+        return p[1] + " " + fmtBytes(series.part_bytes[p[0]][i]);
+      }).join(", ") + ", the rest " + fmtBytes(rest[i]) + "\nunder the cursor: " + under;
+    }
+    var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
+    var box = memoryChart({ xs: xs, xLabel: "time", xValue: fmtSecs, layers: layers, yMax: dev.peak_bytes,
+      peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes), attrs: {} }],
+      failures: [], phases: [], hover: hover,
+      note: "by part (segment level): the census nearest each point; the rest is every other byte live" });
+    box.classList.add("vt-parts-chart");
+    PARTS.forEach(function (p) { box.setAttribute("data-peak-" + p[0], String(series.part_bytes[p[0]][atPeak])); });
+    return box;
+  }
+
   /* ---- the timeline of a snapshot's device: allocated and reserved ---- */
 
   function snapshotChart(d, sd) {
@@ -548,10 +600,18 @@
     sec.appendChild(el("h3", { text: ledgerTitle(dev) + ": peak " + fmtBytes(dev.peak_bytes) + " at " +
       fmtNs(dev.peak_time_ns - origin) + (dev.total_bytes ? " of " + fmtBytes(dev.total_bytes) : "") +
       ", " + dev.peak_count + " allocations live" + failed }));
-    var chart = null;
+    var chart = null, byPart = null, partsBox = null;
     if (series && series.t.length) {
       chart = timelineChart(proc, dev, tp, series);
       sec.appendChild(chart);
+      if (series.part_bytes) {
+        /* beside the timeline by site, in a box of its own (the ledger's
+         * section keeps one plot: its selectors stay whole) */
+        byPart = partsChart(proc, dev, tp, series);
+        partsBox = el("section", { cls: "vt-ledger-parts", id: "proc-" + pi + "-ledger-" + di + "-parts" }, [
+          el("h4", { text: ledgerTitle(dev) + " by part: parameters, buffers, gradients, optimizer state, the rest" }),
+          byPart]);
+      }
     }
     var views = [{ label: "at the peak (" + fmtBytes(dev.peak_bytes) + ")", title: "live at the peak",
                    sites: dev.peak_breakdown || [], total: dev.peak_bytes }];
@@ -576,7 +636,7 @@
     });
     var live = liveSetView(views);
     sec.appendChild(live);
-    return { sec: sec, chart: chart, live: live };
+    return { sec: sec, chart: chart, byPart: byPart, partsBox: partsBox, live: live };
   }
 
   function jobOverview(procs) {
@@ -1079,7 +1139,9 @@
       (p.devices || []).forEach(function (d, di) {
         var l = ledgerSection(p, pi, d, di);
         sec.appendChild(l.sec);
+        if (l.partsBox) sec.appendChild(l.partsBox);
         if (l.chart) charts.push(l.chart);
+        if (l.byPart) charts.push(l.byPart);
         lives.push(l.live);
       });
       app.appendChild(sec);

@@ -9,6 +9,7 @@
 #include "job_view.h"
 #include "output_file.h"
 #include "snapshot_render.h"
+#include "parts_split.h"
 #include "snapshot_series.h"
 #include "timeline.h"
 
@@ -102,6 +103,44 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
     return true;
 }
 
+/* "part_bytes": the parts (parameters, buffers, gradients, optimizer
+ * state) at each point of the series, by the census nearest it, as the
+ * report splits an instant (parts_split.h, segment level); null without a
+ * census. The page stacks them beside the sites. */
+static void part_bytes_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                            const struct vt_timeline_series *s)
+{
+    struct vt_replay *rp = (struct vt_replay *)&rep->a->inputs[input].replay;
+    struct vt_ledger *l = vt_replay_ledger(rp, s->device, s->category);
+    const struct vt_column_series *c = &s->cols;
+    vt_json_key(j, "part_bytes");
+    if (!l || !rp->parts || !rp->parts->ncensuses || s->category != VT_CAT_DEVICE) {
+        vt_json_null(j);
+        return;
+    }
+    uint64_t *v = calloc(c->npoints * (VT_PART_COUNT_ - 1) + 1, sizeof *v);
+    if (!v) {
+        vt_json_null(j);
+        return;
+    }
+    for (size_t p = 0; p < c->npoints; p++) {
+        struct vt_parts_at at;
+        vt_parts_at(rp->parts, (size_t)(l - rp->ledgers), c->t[p], &at);
+        for (unsigned q = VT_PART_PARAMETER; q < VT_PART_COUNT_; q++)
+            v[p * (VT_PART_COUNT_ - 1) + q - 1] = at.bytes[q];
+    }
+    vt_json_begin_object(j);
+    for (unsigned q = VT_PART_PARAMETER; q < VT_PART_COUNT_; q++) {
+        vt_json_key(j, vt_split_row_key(vt_split_row_of_part(q)));
+        vt_json_begin_array(j);
+        for (size_t p = 0; p < c->npoints; p++)
+            vt_json_uint(j, v[p * (VT_PART_COUNT_ - 1) + q - 1]);
+        vt_json_end_array(j);
+    }
+    vt_json_end_object(j);
+    free(v);
+}
+
 static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_timeline *tl, const struct vt_timeline_series *s)
 {
@@ -143,6 +182,7 @@ static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_end_array(j);
     }
     vt_json_end_array(j);
+    part_bytes_json(rep, j, input, s);
     vt_json_end_object(j);
 }
 

@@ -129,13 +129,29 @@ static bool want_object(struct reader *r, const char *where, json_t *v)
     return json_is_object(v) ? true : fail(r, where, "wants an object");
 }
 
+/* "parts": absent (a summary older than parts) or null: not known. */
+static bool read_parts(struct reader *r, const char *where, json_t *o, struct vt_jv_device *d)
+{
+    json_t *v = json_object_get(o, "parts");
+    if (!v || json_is_null(v))
+        return true;
+    if (!want_object(r, where, v))
+        return false;
+    for (size_t k = 0; k < VT_PART_COUNT_ - 1; k++)
+        if (!get_uint(r, where, v, vt_jv_part_keys[k], &d->parts[k]))
+            return false;
+    d->parts_known = true;
+    return true;
+}
+
 static bool read_device(struct reader *r, const char *where, json_t *o, struct vt_jv_device *d)
 {
     return want_object(r, where, o) && get_int(r, where, o, "device", &d->device) &&
            get_gpu(r, where, o, &d->gpu) && get_string(r, where, o, "gpu_name", &d->gpu_name) &&
            get_uint(r, where, o, "capacity_bytes", &d->capacity_bytes) &&
            get_uint(r, where, o, "peak_bytes", &d->peak_bytes) &&
-           get_uint(r, where, o, "failed_requests", &d->failed_requests);
+           get_uint(r, where, o, "failed_requests", &d->failed_requests) &&
+           read_parts(r, where, o, d);
 }
 
 static bool read_timeline(struct reader *r, const char *where, json_t *o, struct vt_jv_timeline *tl)

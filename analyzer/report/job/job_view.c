@@ -1,6 +1,7 @@
 /* A job's view and the figures derived from it; see job_view.h. */
 #define _GNU_SOURCE /* qsort_r */
 #include "job_view.h"
+#include "json_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,22 @@ bool vt_job_view_merge(struct vt_job_view *dst, struct vt_job_view *src)
     src->nprocesses = src->nfailures = 0;
     vt_job_view_free(src);
     return true;
+}
+
+const char *const vt_jv_part_keys[VT_PART_COUNT_ - 1] = {"parameters", "buffers", "gradients",
+                                                         "optimizer_state"};
+
+void vt_jv_parts_json(struct vt_json *j, const struct vt_jv_device *d)
+{
+    vt_json_key(j, "parts");
+    if (!d->parts_known) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    for (size_t k = 0; k < VT_PART_COUNT_ - 1; k++)
+        vt_json_kv_uint(j, vt_jv_part_keys[k], d->parts[k]);
+    vt_json_end_object(j);
 }
 
 bool vt_jv_process_peak(const struct vt_jv_process *p, uint64_t *peak)

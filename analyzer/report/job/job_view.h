@@ -40,6 +40,11 @@ struct vt_jv_device {
     uint64_t capacity_bytes; /* 0: unknown */
     uint64_t peak_bytes;
     uint64_t failed_requests;
+    /* What the peak is made of (parts_split.h, segment level): parameters,
+     * buffers, gradients, optimizer state (enum vt_part - 1); parts_known
+     * false: no census (or a summary older than parts). */
+    bool parts_known;
+    uint64_t parts[VT_PART_COUNT_ - 1];
 };
 
 /* A phase's peak of device bytes in one process (the largest over its
@@ -132,6 +137,12 @@ struct vt_job_figures {
     uint64_t *column_max;
     size_t ncolumns;
 };
+
+/* A device's "parts" key (summaries and the job's JSON): null, or the
+ * bytes under vt_jv_part_keys; (job_view.c). */
+extern const char *const vt_jv_part_keys[VT_PART_COUNT_ - 1];
+struct vt_json;
+void vt_jv_parts_json(struct vt_json *j, const struct vt_jv_device *d);
 
 void vt_job_view_free(struct vt_job_view *v);
 /* Moves src's processes and failures into dst (same session); src is left

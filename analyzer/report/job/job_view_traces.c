@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job_view.h"
+#include "parts_split.h"
 #include "report.h"
 
 static const struct vt_process_info *proc(const struct vt_report *rep, size_t i)
@@ -229,6 +230,11 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         d->gpu_name = copy(dev ? dev->name : gp ? gp->name : NULL);
         d->peak_bytes = l->peak.peak_bytes;
         d->failed_requests = vt_ledger_failed_requests(l);
+        struct vt_split split;
+        vt_split_at_peak(rep, i, l, &split);
+        d->parts_known = split.known;
+        for (unsigned q = VT_PART_PARAMETER; q < VT_PART_COUNT_; q++)
+            d->parts[q - 1] = split.known ? split.rows[vt_split_row_of_part(q)] : 0;
         for (size_t ph = 0; ph < l->nphases; ph++) {
             const char *name = vt_report_string(rep, i, l->phases[ph].name);
             if (name && !add_phase(p, name, &l->phases[ph]))

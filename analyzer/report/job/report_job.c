@@ -173,6 +173,62 @@ static void growth_json(const struct vt_job_view *v, const struct vt_job_figures
     vt_json_end_array(j);
 }
 
+/* Each rank's peak split into parts (ZeRO and FSDP shard parameters and
+ * state: the split shows it), for the processes with a census. */
+static void parts_text(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
+{
+    bool header = false;
+    char w[64], b[5][32];
+    for (size_t k = 0; k < v->nprocesses; k++) {
+        const struct vt_jv_process *p = &v->processes[f->order[k]];
+        for (size_t m = 0; m < p->ndevices; m++) {
+            const struct vt_jv_device *d = &p->devices[m];
+            if (!d->parts_known)
+                continue;
+            if (!header) {
+                fprintf(out, "  what each peak is made of (segment level):\n    %-24s %6s %12s "
+                             "%12s %12s %12s %12s\n",
+                        "", "device", "parameters", "gradients", "opt. state", "buffers",
+                        "the rest");
+                header = true;
+            }
+            uint64_t sum = 0;
+            for (size_t q = 0; q < VT_PART_COUNT_ - 1; q++)
+                sum += d->parts[q];
+            fprintf(out, "    %-24s %6" PRId64 " %12s %12s %12s %12s %12s\n", who(p, w, sizeof w),
+                    d->device, vt_format_bytes(d->parts[0], b[0], sizeof b[0]),
+                    vt_format_bytes(d->parts[2], b[1], sizeof b[1]),
+                    vt_format_bytes(d->parts[3], b[2], sizeof b[2]),
+                    vt_format_bytes(d->parts[1], b[3], sizeof b[3]),
+                    vt_format_bytes(d->peak_bytes > sum ? d->peak_bytes - sum : 0, b[4],
+                                    sizeof b[4]));
+        }
+    }
+}
+
+static void parts_json(const struct vt_job_view *v, const struct vt_job_figures *f,
+                       struct vt_json *j)
+{
+    vt_json_key(j, "parts");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < v->nprocesses; k++) {
+        const struct vt_jv_process *p = &v->processes[f->order[k]];
+        for (size_t m = 0; m < p->ndevices; m++) {
+            const struct vt_jv_device *d = &p->devices[m];
+            if (!d->parts_known)
+                continue;
+            vt_json_begin_object(j);
+            vt_json_kv_uint(j, "pid", p->pid);
+            vt_json_kv_int_or_null(j, "rank", p->rank >= 0, p->rank);
+            vt_json_kv_int(j, "device", d->device);
+            vt_json_kv_uint(j, "peak_bytes", d->peak_bytes);
+            vt_jv_parts_json(j, d);
+            vt_json_end_object(j);
+        }
+    }
+    vt_json_end_array(j);
+}
+
 /* "largest 9.50 GiB (rank 0, pid 3294), median 9.25 GiB, smallest ...;
  * spread 10.5% of the largest" */
 static void spread(const struct vt_job_view *v, uint64_t largest, size_t largest_process,
@@ -228,6 +284,7 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out)
     if (f.more_phases && shown)
         fprintf(out, "    ... and %zu more phase names\n", f.more_phases);
     growth_text(v, &f, out);
+    parts_text(v, &f, out);
     fputc('\n', out);
     vt_job_figures_free(&f);
 }
@@ -328,6 +385,7 @@ static void job_json(const struct vt_job_view *v, struct vt_json *j)
     }
     vt_json_end_array(j);
     growth_json(v, &f, j);
+    parts_json(v, &f, j);
     vt_json_key(j, "timeline");
     if (v->has_timelines) {
         vt_json_begin_object(j);

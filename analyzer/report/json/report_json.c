@@ -11,6 +11,7 @@
 #include "cuda_errors.h"
 #include "frame_class.h"
 #include "json_writer.h"
+#include "parts_split.h"
 #include "report.h"
 
 struct frames_ctx {
@@ -162,8 +163,11 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     sites_json(rep, j, input, o->top, n);
     if (i == first) {
         vt_report_torch_oom_json(rep, j, input, l, first, end);
+        vt_parts_failure_json(rep, j, input, l, first, end);
     } else {
         vt_json_key(j, "allocator_view");
+        vt_json_null(j);
+        vt_json_key(j, "parts");
         vt_json_null(j);
     }
     vt_json_end_object(j);
@@ -281,6 +285,7 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_key(j, "peak_breakdown");
     size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
     sites_json(rep, j, input, top, n);
+    vt_parts_json(rep, j, input, l);
     phases_json(rep, j, input, l, top);
     vt_json_key(j, "live_at_exit");
     n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parts_split.h"
 #include "report.h"
 #include "stack_line.h"
 #include "stack_where.h"
@@ -274,6 +275,7 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
         fprintf(out, "    (the trace alone would say %s: %s)\n", told.trace_verdict,
                 VT_TRACE_VERDICT_REASON);
     vt_report_torch_oom_text(rep, out, i, l, first, end);
+    vt_parts_failure_text(rep, out, i, l, first, end);
     if (o->driver_info)
         fprintf(out, "    driver: %s free of %s; this process held %s; outside it %s\n",
                 vt_format_bytes(o->free_bytes, b1, sizeof b1),
@@ -419,6 +421,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
                 vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), l->peak.peak_count);
         size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
         print_sites(rep, out, i, "  ", top, n);
+        vt_parts_text(rep, out, i, l);
     }
     bool header = false;
     for (size_t k = 0; k < l->nphases; k++) {

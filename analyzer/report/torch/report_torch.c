@@ -332,6 +332,13 @@ static const struct torch_view *view_of(struct vt_report *rep, size_t input,
     return c->marked ? &c->v : NULL;
 }
 
+const struct vt_snap_state *vt_report_torch_state(struct vt_report *rep, size_t input,
+                                                  const struct vt_ledger *l, size_t first,
+                                                  size_t end)
+{
+    const struct torch_view *v = view_of(rep, input, l, first, end);
+    return v && v->has_device ? &v->o.state : NULL;
+}
 
 /* The allocator setting the verdict calls for (NULL: none helps), and the
  * advice in words. */
