@@ -65,11 +65,11 @@ static int by_addr(const void *a, const void *b)
 static struct vt_parts_held *live_device(const struct vt_replay *rp, size_t *n)
 {
     *n = 0;
-    struct vt_parts_held *out = malloc((rp->live.count + 1) * sizeof *out);
+    struct vt_parts_held *out = malloc((rp->live.live.count + 1) * sizeof *out);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < rp->live.cap; i++) {
-        const struct vt_live *e = &rp->live.slots[i];
+    for (size_t i = 0; i < rp->live.live.cap; i++) {
+        const struct vt_live *e = &rp->live.live.slots[i];
         if (!e->refs || e->site == VT_SITE_NONE)
             continue;
         if (rp->ledgers[e->ledger].category != VT_CAT_DEVICE)
