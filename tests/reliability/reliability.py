@@ -547,6 +547,39 @@ def scenario_clonevm():
               (child, parent))
 
 
+# ---- the program's own file on the tracer's descriptor number ----
+
+def scenario_dup2own(runs, rounds):
+    """A program that puts its own file on every descriptor number (dup2),
+    the tracer's included, while the writer writes a chunk every
+    millisecond (issue 26, item 1): its file holds only its own lines, its
+    stderr has no line of ours, and the trace is complete against the
+    driver's ledger. The client checks its file; this checks the rest."""
+    bad = []
+    for run in range(runs):
+        with tempfile.TemporaryDirectory(prefix="vt-rel-dup2-") as tmp:
+            env = traced_env(tmp, flush_ms=1)
+            own = os.path.join(tmp, "own.txt")
+            p = subprocess.run([A.client, "dup2own", own, str(rounds)], env=env,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+            if p.returncode != 0 or p.stderr or not p.stdout.startswith("dup2own "):
+                bad.append("run %d: exit %d, stdout %r, stderr %r" %
+                           (run, p.returncode, p.stdout, p.stderr))
+                continue
+            found = traces(tmp)
+            if len(found) != 1:
+                bad.append("run %d: %d trace files" % (run, len(found)))
+                continue
+            r = subprocess.run([A.check, "ledger", found[0], os.path.join(tmp, "ledger.txt"),
+                                "--complete"], capture_output=True, text=True, timeout=TIMEOUT)
+            if r.returncode != 0:
+                bad.append("run %d: trace incomplete: %s%s" % (run, r.stdout, r.stderr))
+                continue
+            print("ok: run %d: %s; %s" % (run, p.stdout.strip(), r.stdout.strip()))
+    if bad:
+        fail("%d of %d runs:\n  %s" % (len(bad), runs, "\n  ".join(bad)))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -589,6 +622,8 @@ def main():
         scenario_security()
     elif s == "exec":
         scenario_exec(args)
+    elif s == "dup2own":
+        scenario_dup2own(int(args[0]), int(args[1]))
     else:
         fail("unknown scenario " + s)
 
