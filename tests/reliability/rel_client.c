@@ -494,11 +494,14 @@ static int mode_names(void)
  * VRAMTRACE_FLUSH_MS=1, writes a chunk every millisecond) while the main
  * thread, from before the first allocation on, puts its own file on every
  * descriptor number 3 to min(RLIMIT_NOFILE, 1024) - 1 but its own and the
- * simulated driver's ledger, the tracer's included, writes one line through it, and closes those numbers
- * again, ROUNDS times. Then it reads its file back: only its own lines, in
- * order, may be there (issue 26, item 1: a trace chunk was written into
- * it). Prints "dup2own LINES lines, PAIRS pairs". */
+ * simulated driver's ledger - the tracer's included -, writes one line
+ * through it, and closes those numbers again, at least ROUNDS times. Then
+ * it checks that none of its descriptors is the trace file (the tracer's
+ * is not in the program's table), and reads its file back: only its own
+ * lines, in order, may be there (issue 26, item 1: a trace chunk was
+ * written into it). Prints "dup2own LINES lines, PAIRS pairs". */
 static atomic_int dup_stop;
+#define DUP_MIN_PAIRS 1000
 
 static void *dup_allocator(void *arg)
 {
@@ -556,7 +559,11 @@ static int mode_dup2own(int argc, char **argv)
     atomic_ulong pairs = 0;
     pthread_t t;
     char buf[32];
-    for (int r = 0; r < rounds; r++) {
+    /* at least ROUNDS rounds, and on until the writer has had
+     * DUP_MIN_PAIRS pairs to write meanwhile (a loaded machine may keep
+     * the allocating thread off the CPU) */
+    int r;
+    for (r = 0; r < rounds || (atomic_load(&pairs) < DUP_MIN_PAIRS && r < 100 * rounds); r++) {
         for (int fd = 3; fd < top; fd++)
             if (!spare[fd])
                 put_own(own, fd);
@@ -570,6 +577,18 @@ static int mode_dup2own(int argc, char **argv)
     }
     atomic_store(&dup_stop, 1);
     CHECK(pthread_join(t, NULL) == 0);
+    rounds = r;
+    /* none of the program's descriptors is the trace (the tracer's lives
+     * in a table of its own); said at the end, the rest is worth knowing */
+    char trace[4096];
+    struct stat tst;
+    int trace_fd = -1;
+    if (vramtrace_trace_path(trace, sizeof trace) > 0 && stat(trace, &tst) == 0)
+        for (int fd = 0; fd < top; fd++) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && st.st_dev == tst.st_dev && st.st_ino == tst.st_ino)
+                trace_fd = fd;
+        }
     /* read back: exactly the lines written, nothing else */
     off_t size = lseek(own, 0, SEEK_END);
     size_t want = (size_t)rounds * strlen(own_line(0, buf));
@@ -592,6 +611,10 @@ static int mode_dup2own(int argc, char **argv)
     }
     free(text);
     close(own);
+    if (trace_fd >= 0) {
+        fprintf(stderr, "dup2own: descriptor %d of the program's was the trace\n", trace_fd);
+        return 92;
+    }
     printf("dup2own %d lines, %lu pairs\n", rounds, (unsigned long)atomic_load(&pairs));
     return 0;
 }

@@ -549,18 +549,19 @@ def scenario_clonevm():
 
 # ---- the program's own file on the tracer's descriptor number ----
 
-def scenario_dup2own(runs, rounds):
+def scenario_dup2own(runs, rounds, prefix=()):
     """A program that puts its own file on every descriptor number (dup2),
     the tracer's included, while the writer writes a chunk every
     millisecond (issue 26, item 1): its file holds only its own lines, its
     stderr has no line of ours, and the trace is complete against the
-    driver's ledger. The client checks its file; this checks the rest."""
+    driver's ledger. The client checks its file; this checks the rest.
+    prefix: a launcher to run the client under (refuse_syscalls)."""
     bad = []
     for run in range(runs):
         with tempfile.TemporaryDirectory(prefix="vt-rel-dup2-") as tmp:
             env = traced_env(tmp, flush_ms=1)
             own = os.path.join(tmp, "own.txt")
-            p = subprocess.run([A.client, "dup2own", own, str(rounds)], env=env,
+            p = subprocess.run(list(prefix) + [A.client, "dup2own", own, str(rounds)], env=env,
                                capture_output=True, text=True, timeout=TIMEOUT)
             if p.returncode != 0 or p.stderr or not p.stdout.startswith("dup2own "):
                 bad.append("run %d: exit %d, stdout %r, stderr %r" %
@@ -580,6 +581,31 @@ def scenario_dup2own(runs, rounds):
         fail("%d of %d runs:\n  %s" % (len(bad), runs, "\n  ".join(bad)))
 
 
+def scenario_refused():
+    """Under seccomp profiles. close_range refused (kernels before 5.9,
+    older container profiles): the keeper unshares its table and closes the
+    copies by /proc's list - the program's file still never gets a byte.
+    close_range and unshare refused (Docker's default profile refuses
+    unshare): the trace goes through a descriptor of the program's, as
+    before the keeper, complete, and VRAMTRACE_VERBOSE says so."""
+    scenario_dup2own(3, 300, [A.refuse, "close_range"])
+    print("ok: close_range refused: the file is the program's alone, the traces complete")
+    with tempfile.TemporaryDirectory(prefix="vt-rel-refused-") as tmp:
+        for refused, shared in (("close_range,unshare", True), ("unshare", False)):
+            env = traced_env(tmp, ledger=False, extra={"VRAMTRACE_VERBOSE": "1"})
+            p = subprocess.run([A.refuse, refused, A.client, "load", "2", "20000"], env=env,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+            if p.returncode != 0:
+                fail("%s refused: exit %d: %s" % (refused, p.returncode, p.stderr))
+            said = [l for l in p.stderr.splitlines() if " writing " in l]
+            if len(said) != 1 or ("descriptor of the program's" in said[0]) != shared:
+                fail("%s refused: VRAMTRACE_VERBOSE said %r" % (refused, said))
+            line = check("seq", one_trace(tmp), 2, 20000)
+            for path in traces(tmp):
+                os.unlink(path)
+            print("ok: %s refused: %s; said: %s" % (refused, line, said[0]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -589,6 +615,7 @@ def main():
     ap.add_argument("--client", required=True)
     ap.add_argument("--check", required=True)
     ap.add_argument("--preload-first", default="")
+    ap.add_argument("--refuse", default="", help="refuse_syscalls: a seccomp launcher")
     ap.add_argument("--margin-ms", type=int, default=150,
                     help="time a writer round may take beyond the flush interval")
     ap.add_argument("--crash-margin-ms", type=int, default=50,
@@ -624,6 +651,8 @@ def main():
         scenario_exec(args)
     elif s == "dup2own":
         scenario_dup2own(int(args[0]), int(args[1]))
+    elif s == "refused":
+        scenario_refused()
     else:
         fail("unknown scenario " + s)
 
