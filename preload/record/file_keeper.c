@@ -8,8 +8,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ enum keeper_mode { MODE_NONE, MODE_KEEPER, MODE_SHARED };
 
 static struct {
     enum keeper_mode mode;
+    char why_shared[96]; /* MODE_SHARED: why */
     int fd; /* in the keeper's table (MODE_KEEPER) or the program's */
     struct vt_fd_identity id;
     pthread_t thread;
@@ -243,20 +245,25 @@ static void start(void)
     atomic_store(&K.answer.waiters, 0);
     atomic_store(&K.private_table, 0);
     pthread_attr_t attr;
-    bool started = false;
-    if (pthread_attr_init(&attr) == 0) {
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
         pthread_attr_setstacksize(&attr, VT_KEEPER_STACK);
         /* signals stay blocked: the writer's mask (writer.c) is inherited */
-        started = pthread_create(&K.thread, &attr, keeper_main, NULL) == 0;
+        rc = pthread_create(&K.thread, &attr, keeper_main, NULL);
         pthread_attr_destroy(&attr);
     }
-    if (started) {
+    if (rc == 0) {
         wait_answered(1);
         if (atomic_load(&K.private_table)) {
             K.mode = MODE_KEEPER;
             return;
         }
         pthread_join(K.thread, NULL);
+        snprintf(K.why_shared, sizeof K.why_shared,
+                 "the kernel refused a descriptor table of its own");
+    } else {
+        snprintf(K.why_shared, sizeof K.why_shared, "no thread for a table of its own: %s",
+                 strerror(rc));
     }
     K.mode = MODE_SHARED;
 }
@@ -300,9 +307,9 @@ bool vt_keeper_is_open(void)
     return K.fd >= 0;
 }
 
-bool vt_keeper_is_private(void)
+const char *vt_keeper_why_shared(void)
 {
-    return K.mode == MODE_KEEPER;
+    return K.mode == MODE_SHARED ? K.why_shared : NULL;
 }
 
 int vt_keeper_write(const uint8_t *p, size_t len)

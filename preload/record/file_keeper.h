@@ -56,8 +56,9 @@ int vt_keeper_create(const char *path, char *actual, size_t actual_len, unsigned
                      struct vt_safe_path_refusal *refusal, struct vt_fd_identity *id);
 /* Whether a file is open (created and not closed since). */
 bool vt_keeper_is_open(void);
-/* Whether the file is in a table of its own (false: the program's). */
-bool vt_keeper_is_private(void);
+/* NULL when the file is in a table of its own; else why it is in the
+ * program's (for VRAMTRACE_VERBOSE). */
+const char *vt_keeper_why_shared(void);
 /* Writes all of p. Returns 0 or an errno value; EBADF when the descriptor
  * in the program's table is no longer the file (never written then). */
 int vt_keeper_write(const uint8_t *p, size_t len);

@@ -243,10 +243,12 @@ static int ensure_open(void)
     snprintf(W.path, sizeof W.path, "%s", actual);
     snprintf(W.created_path, sizeof W.created_path, "%s", actual);
     atomic_store_explicit(&W.created, 1, memory_order_release);
-    if (W.verbose)
-        vt_say(2, "vramtrace: pid %ld writing %s%s\n", (long)getpid(), W.path,
-               vt_keeper_is_private() ? "" : " (through a descriptor of the program's: "
-               "the kernel refused the writer a table of its own)");
+    if (W.verbose) {
+        const char *why = vt_keeper_why_shared();
+        vt_say(2, "vramtrace: pid %ld writing %s%s%s%s\n", (long)getpid(), W.path,
+               why ? " (through a descriptor of the program's: " : "", why ? why : "",
+               why ? ")" : "");
+    }
     uint8_t preamble[VT_PREAMBLE_SIZE];
     vt_encode_preamble(preamble, W.enc.time_unit_ns);
     int err = write_trace(preamble, sizeof preamble);
