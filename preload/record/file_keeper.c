@@ -4,14 +4,12 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,10 +27,6 @@
 /* The keeper runs the safe path walk and a few system calls: a small stack
  * (the writer's default one is 8 MiB of address space). */
 #define VT_KEEPER_STACK (256u * 1024u)
-/* Kept above the standard streams in the keeper's table too: whatever
- * writes to fd 2 from that thread (a sanitizer's report) never lands in the
- * trace. */
-#define VT_KEEPER_LOWEST_FD 3
 
 enum keeper_op { OP_NONE, OP_CREATE, OP_WRITE, OP_CLOSE, OP_QUIT };
 enum keeper_mode { MODE_NONE, MODE_KEEPER, MODE_SHARED };
@@ -123,31 +117,6 @@ static int write_all(int fd, const uint8_t *p, size_t len)
     return 0;
 }
 
-/* The file's (device, inode), and the descriptor moved out of 0-2. */
-static int keep(int fd)
-{
-    if (fd < VT_KEEPER_LOWEST_FD) {
-        int moved = fcntl(fd, F_DUPFD_CLOEXEC, VT_KEEPER_LOWEST_FD);
-        int err = errno;
-        close(fd);
-        if (moved < 0) {
-            errno = err;
-            return -1;
-        }
-        fd = moved;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    K.id.dev = st.st_dev;
-    K.id.ino = st.st_ino;
-    return fd;
-}
-
 /* Created but no descriptor kept: the file goes (it is empty, and ours),
  * and the error is the descriptor's, not the name's. Keeps errno. */
 static void not_kept(const char *actual, unsigned *alternatives,
@@ -165,7 +134,10 @@ static void serve(void)
     switch (K.op) {
     case OP_CREATE: {
         int fd = vt_trace_file_create(K.path, K.actual, K.actual_len, K.alternatives, K.refusal);
-        if (fd >= 0 && (fd = keep(fd)) < 0)
+        /* moved high as in the program's table: out of 0-2 at least, so
+         * that whatever writes to fd 2 from this thread (a sanitizer's
+         * report) never lands in the trace */
+        if (fd >= 0 && (fd = vt_fd_move_high(fd, &K.id)) < 0)
             not_kept(K.actual, K.alternatives, K.refusal);
         K.err = fd < 0 ? errno : 0;
         K.fd = fd;
