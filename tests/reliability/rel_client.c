@@ -619,6 +619,31 @@ static int mode_dup2own(int argc, char **argv)
     return 0;
 }
 
+/* closeout MS: once its trace file exists, closes its stdout (a pipe to
+ * the harness) and allocates on for MS milliseconds: the harness must see
+ * the end of the pipe MS before the process ends - no copy of the
+ * program's descriptor may be held by the tracer (file_keeper.h). */
+static int mode_closeout(int argc, char **argv)
+{
+    CHECK(argc > 2);
+    int ms = atoi(argv[2]);
+    init_driver();
+    one_pair(4096);
+    char trace[4096];
+    for (int i = 0; i < 2000 && vramtrace_trace_path(trace, sizeof trace) <= 0; i++)
+        usleep(1000);
+    CHECK(vramtrace_trace_path(trace, sizeof trace) > 0);
+    printf("closing\n");
+    fflush(stdout);
+    close(1);
+    uint64_t end = mono_ns() + (uint64_t)ms * 1000000ull;
+    while (mono_ns() < end) {
+        one_pair(8192);
+        usleep(1000);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -647,9 +672,11 @@ int main(int argc, char **argv)
         return mode_clonevm();
     if (!strcmp(mode, "dup2own"))
         return mode_dup2own(argc, argv);
+    if (!strcmp(mode, "closeout"))
+        return mode_closeout(argc, argv);
     if (!strcmp(mode, "noop"))
         return 0;
     fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
-                    "exec|execimage|vfork|clonevm|dup2own|noop ...\n");
+                    "exec|execimage|vfork|clonevm|dup2own|closeout|noop ...\n");
     return 2;
 }

@@ -590,6 +590,24 @@ def scenario_refused():
     before the keeper, complete, and VRAMTRACE_VERBOSE says so."""
     scenario_dup2own(3, 300, [A.refuse, "close_range"])
     print("ok: close_range refused: the file is the program's alone, the traces complete")
+    # the copies unshare made are let go: a pipe the program closes ends
+    # for its reader then, not when the process exits
+    with tempfile.TemporaryDirectory(prefix="vt-rel-refused-") as tmp:
+        p = subprocess.Popen([A.refuse, "close_range", A.client, "closeout", "1500"],
+                             env=traced_env(tmp, ledger=False), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        out = p.stdout.read()
+        t_eof = time.monotonic()
+        p.wait(timeout=TIMEOUT)
+        t_exit = time.monotonic()
+        err = p.stderr.read()
+        if p.returncode != 0 or out != b"closing\n" or err:
+            fail("closeout: exit %d, stdout %r, stderr %r" % (p.returncode, out, err))
+        if t_exit - t_eof < 0.75:
+            fail("close_range refused: the program's closed stdout ended only %.2f s before "
+                 "it exited (1.5 s expected): a copy of it was held" % (t_exit - t_eof))
+        print("ok: close_range refused: the program's closed stdout ended %.2f s before it "
+              "exited" % (t_exit - t_eof))
     with tempfile.TemporaryDirectory(prefix="vt-rel-refused-") as tmp:
         for refused, shared in (("close_range,unshare", True), ("unshare", False)):
             env = traced_env(tmp, ledger=False, extra={"VRAMTRACE_VERBOSE": "1"})
