@@ -37,6 +37,7 @@ static struct {
     int fd; /* in the keeper's table (MODE_KEEPER) or the program's */
     struct vt_fd_identity id;
     pthread_t thread;
+    atomic_int tid; /* the keeper's thread id while it runs, else 0 */
     /* one request at a time: the writer fills it, bumps asked and waits
      * until answered catches up */
     struct vt_wake ask, answer;
@@ -167,8 +168,11 @@ static void *keeper_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
+    atomic_store(&K.tid, (int)gettid());
     bool ok = own_table();
     atomic_store(&K.private_table, ok);
+    if (!ok)
+        atomic_store(&K.tid, 0);
     answer(1);
     if (!ok)
         return NULL;
@@ -181,6 +185,8 @@ static void *keeper_main(void *arg)
         }
         enum keeper_op op = K.op;
         serve();
+        if (op == OP_QUIT)
+            atomic_store(&K.tid, 0);
         answer(++done);
         if (op == OP_QUIT)
             return NULL; /* its table, with anything left in it, goes with it */
@@ -279,6 +285,11 @@ bool vt_keeper_is_open(void)
     return K.fd >= 0;
 }
 
+bool vt_keeper_is_calling_thread(void)
+{
+    return atomic_load(&K.tid) == (int)gettid();
+}
+
 const char *vt_keeper_why_shared(void)
 {
     return K.mode == MODE_SHARED ? K.why_shared : NULL;
@@ -331,4 +342,5 @@ void vt_keeper_after_fork_child(void)
         close(K.fd);
     K.fd = -1;
     K.mode = MODE_NONE;
+    atomic_store(&K.tid, 0);
 }

@@ -56,6 +56,9 @@ int vt_keeper_create(const char *path, char *actual, size_t actual_len, unsigned
                      struct vt_safe_path_refusal *refusal, struct vt_fd_identity *id);
 /* Whether a file is open (created and not closed since). */
 bool vt_keeper_is_open(void);
+/* Whether the calling thread is the keeper (a crash there: the writer
+ * would wait for it, so there is nobody to flush). Signal-safe. */
+bool vt_keeper_is_calling_thread(void);
 /* NULL when the file is in a table of its own; else why it is in the
  * program's (for VRAMTRACE_VERBOSE). */
 const char *vt_keeper_why_shared(void);

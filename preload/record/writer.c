@@ -821,8 +821,8 @@ void vt_writer_emergency_flush(int timeout_ms)
 {
     if (!W.running || atomic_load(&W.failed))
         return;
-    if (pthread_equal(pthread_self(), W.thread))
-        return; /* the writer itself crashed: nobody to flush */
+    if (pthread_equal(pthread_self(), W.thread) || vt_keeper_is_calling_thread())
+        return; /* the writer itself crashed, or its keeper: nobody to flush */
     if (atomic_load(&W.stop)) {
         /* The process is exiting and the writer writing its last round: a
          * signal now (a launcher's SIGTERM to a rank that is exiting after
