@@ -6,7 +6,11 @@
  * under min(RLIMIT_NOFILE, 1024), close-on-exec; and since a program may
  * still close it (a daemon closing every descriptor) and even reuse the
  * number, the writer checks it is still the file it created before every
- * write: never a byte into a descriptor that is no longer ours.
+ * write: never a byte into a descriptor that is no longer ours - unless the
+ * number changes between the check and the write, which no check can
+ * prevent. So this is only the fallback: the trace file normally lives in
+ * a descriptor table of its own, out of the program's reach
+ * (file_keeper.h), and this serves where the kernel refuses one.
  */
 #ifndef VRAMTRACE_PRELOAD_PRIVATE_FD_H
 #define VRAMTRACE_PRELOAD_PRIVATE_FD_H

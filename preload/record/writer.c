@@ -39,9 +39,9 @@
 
 #include "event_clock.h"
 #include "exit_line.h"
+#include "file_keeper.h"
 #include "fork_guard.h"
 #include "modules.h"
-#include "private_fd.h"
 #include "python_codes.h"
 #include "recorder.h"
 #include "stack_trie.h"
@@ -79,8 +79,7 @@ struct stack_cache_slot {
 };
 
 static struct {
-    int fd;
-    struct vt_fd_identity fd_id; /* what fd must still be before a write */
+    struct vt_fd_identity fd_id; /* the file created (file_keeper.h) */
     bool header_written;     /* the file holds a readable trace (preamble,
                               * first chunk): from then on it is kept */
     char path[4096];         /* the name asked for; then the one created */
@@ -122,7 +121,7 @@ static struct {
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
-} W = {.fd = -1};
+} W;
 
 static uint64_t now_ns(void)
 {
@@ -135,23 +134,6 @@ bool vt_writer_failed(void)
 }
 
 /* ---- output ---- */
-
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (n == 0)
-            return EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
 {
@@ -170,9 +152,7 @@ static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
 static void stop_recording(void)
 {
     atomic_store(&vt_tb_active, 0);
-    if (W.fd >= 0 && vt_fd_still_ours(W.fd, &W.fd_id))
-        close(W.fd);
-    W.fd = -1;
+    vt_keeper_close(); /* a close error does not matter any more */
     vt_tb_for_each(discard_buffer, NULL);
     vt_tb_trim_pool();
 }
@@ -217,16 +197,11 @@ static void fail(int err)
     give_up();
 }
 
-/* Writes to the trace's descriptor, which the program may have closed and
- * even reused (private_fd.h): checked first, once per write (a chunk), and
- * never a byte into a descriptor that is not the file any more. */
+/* Writes to the trace file, through a descriptor the program cannot reach
+ * (file_keeper.h). */
 static int write_trace(const uint8_t *p, size_t len)
 {
-    if (!vt_fd_still_ours(W.fd, &W.fd_id)) {
-        W.fd = -1; /* not ours: never closed, never written */
-        return EBADF;
-    }
-    return write_all(W.fd, p, len);
+    return vt_keeper_write(p, len);
 }
 
 /* Every process creates its file when it has its first event: a process
@@ -237,22 +212,12 @@ static int write_trace(const uint8_t *p, size_t len)
  * now, once (fail), and tracing steps aside. */
 static int ensure_open(void)
 {
-    if (W.fd >= 0)
+    if (vt_keeper_is_open())
         return 0;
     char actual[sizeof W.path];
     unsigned alternatives;
     struct vt_safe_path_refusal refusal;
-    int fd = vt_trace_file_create(W.path, actual, sizeof actual, &alternatives, &refusal);
-    if (fd >= 0) {
-        fd = vt_fd_move_high(fd, &W.fd_id);
-        if (fd < 0) {
-            int err = errno;
-            unlink(actual); /* created just now, empty */
-            fail(err);
-            return -1;
-        }
-    }
-    if (fd < 0) {
+    if (vt_keeper_create(W.path, actual, sizeof actual, &alternatives, &refusal, &W.fd_id) != 0) {
         int err = errno;
         if (alternatives > 0) {
             char last[sizeof W.path];
@@ -278,9 +243,12 @@ static int ensure_open(void)
     snprintf(W.path, sizeof W.path, "%s", actual);
     snprintf(W.created_path, sizeof W.created_path, "%s", actual);
     atomic_store_explicit(&W.created, 1, memory_order_release);
-    if (W.verbose)
-        vt_say(2, "vramtrace: pid %ld writing %s\n", (long)getpid(), W.path);
-    W.fd = fd;
+    if (W.verbose) {
+        const char *why = vt_keeper_why_shared();
+        vt_say(2, "vramtrace: pid %ld writing %s%s%s%s\n", (long)getpid(), W.path,
+               why ? " (through a descriptor of the program's: " : "", why ? why : "",
+               why ? ")" : "");
+    }
     uint8_t preamble[VT_PREAMBLE_SIZE];
     vt_encode_preamble(preamble, W.enc.time_unit_ns);
     int err = write_trace(preamble, sizeof preamble);
@@ -293,7 +261,7 @@ static int ensure_open(void)
 
 static void flush_chunk(void)
 {
-    if (W.enc.records == 0 || atomic_load(&W.failed) || W.fd < 0)
+    if (W.enc.records == 0 || atomic_load(&W.failed) || !vt_keeper_is_open())
         return; /* no file until the first event (create_file) */
     if (vt_chunk_frame(&W.enc, W.cctx, &W.frame) != 0) {
         fail(ENOMEM);
@@ -595,7 +563,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
         }
         if (!best)
             break;
-        if (W.fd < 0 && create_file() != 0)
+        if (!vt_keeper_is_open() && create_file() != 0)
             return;
         uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);
         /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
@@ -689,19 +657,19 @@ static void *writer_main(void *arg)
          * stopped (vt_tb_note_refused) are counted as lost: the trailer is
          * the last thing the file can say. */
         uint64_t lost = atomic_load(&vt_tb_lost);
-        if (lost > W.lost_reported && W.fd >= 0) {
+        if (lost > W.lost_reported && vt_keeper_is_open()) {
             vt_encode_lost(&W.enc, lost - W.lost_reported);
             W.lost_reported = lost;
         }
-        if (W.fd >= 0) {
+        if (vt_keeper_is_open()) {
             vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
             flush_chunk();
         }
-        if (!atomic_load(&W.failed) && W.fd >= 0) {
-            if (close(W.fd) != 0)
-                fail(errno);
-            W.fd = -1;
-        }
+    }
+    if (!atomic_load(&W.failed)) {
+        int err = vt_keeper_close(); /* and the keeper ends, inside the guard */
+        if (err)
+            fail(err);
     }
     atomic_store(&W.finished, 1);
     vt_wake_post(&W.done);
@@ -710,14 +678,6 @@ static void *writer_main(void *arg)
 }
 
 /* ---- control ---- */
-
-/* The trace's descriptor, closed only while it is still the file. */
-static void close_trace_fd(void)
-{
-    if (W.fd >= 0 && vt_fd_still_ours(W.fd, &W.fd_id))
-        close(W.fd);
-    W.fd = -1;
-}
 
 static void free_state(void)
 {
@@ -772,7 +732,6 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
 {
-    W.fd = -1;
     W.header_written = false;
     W.verbose = verbose;
     W.api_name = api_name;
@@ -831,7 +790,6 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
 
 fail_state:
     free_state();
-    W.fd = -1;
     return err;
 }
 
@@ -854,7 +812,7 @@ void vt_writer_stop(void)
     pthread_join(W.thread, NULL);
     W.running = false;
     vt_tb_wake_writer = NULL;
-    close_trace_fd();
+    vt_keeper_forget();
     free_state();
 }
 
@@ -883,8 +841,8 @@ void vt_writer_emergency_flush(int timeout_ms)
 {
     if (!W.running || atomic_load(&W.failed))
         return;
-    if (pthread_equal(pthread_self(), W.thread))
-        return; /* the writer itself crashed: nobody to flush */
+    if (pthread_equal(pthread_self(), W.thread) || vt_keeper_is_calling_thread())
+        return; /* the writer itself crashed, or its keeper: nobody to flush */
     if (atomic_load(&W.stop)) {
         /* The process is exiting and the writer writing its last round: a
          * signal now (a launcher's SIGTERM to a rank that is exiting after
@@ -937,7 +895,7 @@ void vt_writer_after_fork_child(void)
      * in this process, and start clean. */
     W.running = false;
     vt_tb_wake_writer = NULL;
-    close_trace_fd();
+    vt_keeper_after_fork_child();
     atomic_store(&W.finished, 0);
     memset(&W.enc, 0, sizeof W.enc);
     memset(&W.frame, 0, sizeof W.frame);

@@ -16,10 +16,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -485,6 +488,162 @@ static int mode_names(void)
     return 0;
 }
 
+/* ---- the program's own file on every descriptor number ---- */
+
+/* dup2own FILE ROUNDS: one thread allocates (the writer, at
+ * VRAMTRACE_FLUSH_MS=1, writes a chunk every millisecond) while the main
+ * thread, from before the first allocation on, puts its own file on every
+ * descriptor number 3 to min(RLIMIT_NOFILE, 1024) - 1 but its own and the
+ * simulated driver's ledger - the tracer's included -, writes one line
+ * through it, and closes those numbers again, at least ROUNDS times. Then
+ * it checks that none of its descriptors is the trace file (the tracer's
+ * is not in the program's table), and reads its file back: only its own
+ * lines, in order, may be there (issue 26, item 1: a trace chunk was
+ * written into it). Prints "dup2own LINES lines, PAIRS pairs". */
+static atomic_int dup_stop;
+#define DUP_MIN_PAIRS 1000
+
+static void *dup_allocator(void *arg)
+{
+    atomic_ulong *pairs = arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    for (uint64_t i = 0; !atomic_load(&dup_stop); i++) {
+        one_pair(4096 + (i % 64) * 512);
+        atomic_fetch_add(pairs, 1);
+        if (i % 4 == 3)
+            usleep(100);
+    }
+    return NULL;
+}
+
+static const char *own_line(int round, char buf[32])
+{
+    snprintf(buf, 32, "own line %06d\n", round);
+    return buf;
+}
+
+/* EBUSY: another thread is opening a file at that number (dup2(2)) */
+static void put_own(int own, int fd)
+{
+    int rc;
+    while ((rc = dup2(own, fd)) < 0 && errno == EBUSY)
+        sched_yield();
+    if (rc != fd) {
+        fprintf(stderr, "dup2own: dup2 onto %d: %s\n", fd, strerror(errno));
+        exit(90);
+    }
+}
+
+static int mode_dup2own(int argc, char **argv)
+{
+    CHECK(argc > 3);
+    int rounds = atoi(argv[3]);
+    int own = open(argv[2], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHECK(own >= 0);
+    struct rlimit rl;
+    int top = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)top)
+        top = (int)rl.rlim_cur;
+    init_driver();
+    /* the driver's ledger is the program's too (the test's truth): spared */
+    static bool spare[1024];
+    struct stat ledger;
+    const char *ledger_path = getenv("VTSIM_LEDGER");
+    if (ledger_path && stat(ledger_path, &ledger) == 0)
+        for (int fd = 3; fd < top; fd++) {
+            struct stat st;
+            spare[fd] = fstat(fd, &st) == 0 && st.st_dev == ledger.st_dev &&
+                        st.st_ino == ledger.st_ino;
+        }
+    spare[own] = true;
+    atomic_ulong pairs = 0;
+    pthread_t t;
+    char buf[32];
+    /* at least ROUNDS rounds, and on until the writer has had
+     * DUP_MIN_PAIRS pairs to write meanwhile (a loaded machine may keep
+     * the allocating thread off the CPU) */
+    int r;
+    for (r = 0; r < rounds || (atomic_load(&pairs) < DUP_MIN_PAIRS && r < 100 * rounds); r++) {
+        for (int fd = 3; fd < top; fd++)
+            if (!spare[fd])
+                put_own(own, fd);
+        if (r == 0)
+            CHECK(pthread_create(&t, NULL, dup_allocator, &pairs) == 0);
+        const char *line = own_line(r, buf);
+        CHECK(write(own, line, strlen(line)) == (ssize_t)strlen(line));
+        for (int fd = 3; fd < top; fd++)
+            if (!spare[fd])
+                close(fd);
+    }
+    atomic_store(&dup_stop, 1);
+    CHECK(pthread_join(t, NULL) == 0);
+    rounds = r;
+    /* none of the program's descriptors is the trace (the tracer's lives
+     * in a table of its own); said at the end, the rest is worth knowing */
+    char trace[4096];
+    struct stat tst;
+    int trace_fd = -1;
+    if (vramtrace_trace_path(trace, sizeof trace) > 0 && stat(trace, &tst) == 0)
+        for (int fd = 0; fd < top; fd++) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && st.st_dev == tst.st_dev && st.st_ino == tst.st_ino)
+                trace_fd = fd;
+        }
+    /* read back: exactly the lines written, nothing else */
+    off_t size = lseek(own, 0, SEEK_END);
+    size_t want = (size_t)rounds * strlen(own_line(0, buf));
+    char *text = malloc((size_t)size + 1);
+    CHECK(text && pread(own, text, (size_t)size, 0) == (ssize_t)size);
+    size_t at = 0;
+    for (int r = 0; r < rounds && at < (size_t)size; r++) {
+        const char *line = own_line(r, buf);
+        size_t n = strlen(line);
+        if ((size_t)size - at < n || memcmp(text + at, line, n) != 0) {
+            fprintf(stderr, "dup2own: the file differs at byte %zu (line %d): %zu bytes, "
+                            "expected %zu\n", at, r, (size_t)size, want);
+            return 91;
+        }
+        at += n;
+    }
+    if ((size_t)size != want) {
+        fprintf(stderr, "dup2own: the file has %zu bytes, expected %zu\n", (size_t)size, want);
+        return 91;
+    }
+    free(text);
+    close(own);
+    if (trace_fd >= 0) {
+        fprintf(stderr, "dup2own: descriptor %d of the program's was the trace\n", trace_fd);
+        return 92;
+    }
+    printf("dup2own %d lines, %lu pairs\n", rounds, (unsigned long)atomic_load(&pairs));
+    return 0;
+}
+
+/* closeout MS: once its trace file exists, closes its stdout (a pipe to
+ * the harness) and allocates on for MS milliseconds: the harness must see
+ * the end of the pipe MS before the process ends - no copy of the
+ * program's descriptor may be held by the tracer (file_keeper.h). */
+static int mode_closeout(int argc, char **argv)
+{
+    CHECK(argc > 2);
+    int ms = atoi(argv[2]);
+    init_driver();
+    one_pair(4096);
+    char trace[4096];
+    for (int i = 0; i < 2000 && vramtrace_trace_path(trace, sizeof trace) <= 0; i++)
+        usleep(1000);
+    CHECK(vramtrace_trace_path(trace, sizeof trace) > 0);
+    printf("closing\n");
+    fflush(stdout);
+    close(1);
+    uint64_t end = mono_ns() + (uint64_t)ms * 1000000ull;
+    while (mono_ns() < end) {
+        one_pair(8192);
+        usleep(1000);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -511,9 +670,13 @@ int main(int argc, char **argv)
         return mode_vfork(argc, argv);
     if (!strcmp(mode, "clonevm"))
         return mode_clonevm();
+    if (!strcmp(mode, "dup2own"))
+        return mode_dup2own(argc, argv);
+    if (!strcmp(mode, "closeout"))
+        return mode_closeout(argc, argv);
     if (!strcmp(mode, "noop"))
         return 0;
     fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
-                    "exec|execimage|vfork|clonevm|noop ...\n");
+                    "exec|execimage|vfork|clonevm|dup2own|closeout|noop ...\n");
     return 2;
 }

@@ -547,6 +547,83 @@ def scenario_clonevm():
               (child, parent))
 
 
+# ---- the program's own file on the tracer's descriptor number ----
+
+def scenario_dup2own(runs, rounds, prefix=()):
+    """A program that puts its own file on every descriptor number (dup2),
+    the tracer's included, while the writer writes a chunk every
+    millisecond (issue 26, item 1): its file holds only its own lines, its
+    stderr has no line of ours, and the trace is complete against the
+    driver's ledger. The client checks its file; this checks the rest.
+    prefix: a launcher to run the client under (refuse_syscalls)."""
+    bad = []
+    for run in range(runs):
+        with tempfile.TemporaryDirectory(prefix="vt-rel-dup2-") as tmp:
+            env = traced_env(tmp, flush_ms=1)
+            own = os.path.join(tmp, "own.txt")
+            p = subprocess.run(list(prefix) + [A.client, "dup2own", own, str(rounds)], env=env,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+            if p.returncode != 0 or p.stderr or not p.stdout.startswith("dup2own "):
+                bad.append("run %d: exit %d, stdout %r, stderr %r" %
+                           (run, p.returncode, p.stdout, p.stderr))
+                continue
+            found = traces(tmp)
+            if len(found) != 1:
+                bad.append("run %d: %d trace files" % (run, len(found)))
+                continue
+            r = subprocess.run([A.check, "ledger", found[0], os.path.join(tmp, "ledger.txt"),
+                                "--complete"], capture_output=True, text=True, timeout=TIMEOUT)
+            if r.returncode != 0:
+                bad.append("run %d: trace incomplete: %s%s" % (run, r.stdout, r.stderr))
+                continue
+            print("ok: run %d: %s; %s" % (run, p.stdout.strip(), r.stdout.strip()))
+    if bad:
+        fail("%d of %d runs:\n  %s" % (len(bad), runs, "\n  ".join(bad)))
+
+
+def scenario_refused():
+    """Under seccomp profiles. close_range refused (kernels before 5.9,
+    older container profiles): the keeper unshares its table and closes the
+    copies by /proc's list - the program's file still never gets a byte.
+    close_range and unshare refused (Docker's default profile refuses
+    unshare): the trace goes through a descriptor of the program's, as
+    before the keeper, complete, and VRAMTRACE_VERBOSE says so."""
+    scenario_dup2own(3, 300, [A.refuse, "close_range"])
+    print("ok: close_range refused: the file is the program's alone, the traces complete")
+    # the copies unshare made are let go: a pipe the program closes ends
+    # for its reader then, not when the process exits
+    with tempfile.TemporaryDirectory(prefix="vt-rel-refused-") as tmp:
+        p = subprocess.Popen([A.refuse, "close_range", A.client, "closeout", "1500"],
+                             env=traced_env(tmp, ledger=False), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        out = p.stdout.read()
+        t_eof = time.monotonic()
+        p.wait(timeout=TIMEOUT)
+        t_exit = time.monotonic()
+        err = p.stderr.read()
+        if p.returncode != 0 or out != b"closing\n" or err:
+            fail("closeout: exit %d, stdout %r, stderr %r" % (p.returncode, out, err))
+        if t_exit - t_eof < 0.75:
+            fail("close_range refused: the program's closed stdout ended only %.2f s before "
+                 "it exited (1.5 s expected): a copy of it was held" % (t_exit - t_eof))
+        print("ok: close_range refused: the program's closed stdout ended %.2f s before it "
+              "exited" % (t_exit - t_eof))
+    with tempfile.TemporaryDirectory(prefix="vt-rel-refused-") as tmp:
+        for refused, shared in (("close_range,unshare", True), ("unshare", False)):
+            env = traced_env(tmp, ledger=False, extra={"VRAMTRACE_VERBOSE": "1"})
+            p = subprocess.run([A.refuse, refused, A.client, "load", "2", "20000"], env=env,
+                               capture_output=True, text=True, timeout=TIMEOUT)
+            if p.returncode != 0:
+                fail("%s refused: exit %d: %s" % (refused, p.returncode, p.stderr))
+            said = [l for l in p.stderr.splitlines() if " writing " in l]
+            if len(said) != 1 or ("descriptor of the program's" in said[0]) != shared:
+                fail("%s refused: VRAMTRACE_VERBOSE said %r" % (refused, said))
+            line = check("seq", one_trace(tmp), 2, 20000)
+            for path in traces(tmp):
+                os.unlink(path)
+            print("ok: %s refused: %s; said: %s" % (refused, line, said[0]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -556,6 +633,7 @@ def main():
     ap.add_argument("--client", required=True)
     ap.add_argument("--check", required=True)
     ap.add_argument("--preload-first", default="")
+    ap.add_argument("--refuse", default="", help="refuse_syscalls: a seccomp launcher")
     ap.add_argument("--margin-ms", type=int, default=150,
                     help="time a writer round may take beyond the flush interval")
     ap.add_argument("--crash-margin-ms", type=int, default=50,
@@ -589,6 +667,10 @@ def main():
         scenario_security()
     elif s == "exec":
         scenario_exec(args)
+    elif s == "dup2own":
+        scenario_dup2own(int(args[0]), int(args[1]))
+    elif s == "refused":
+        scenario_refused()
     else:
         fail("unknown scenario " + s)
 

@@ -1,0 +1,346 @@
+/* The trace file's descriptor, out of the program's reach. See file_keeper.h. */
+#define _GNU_SOURCE
+#include "file_keeper.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder.h"
+#include "trace_file.h"
+#include "wake_word.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436 /* the same number on every architecture but alpha */
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+
+/* The keeper runs the safe path walk and a few system calls: a small stack
+ * (the writer's default one is 8 MiB of address space). */
+#define VT_KEEPER_STACK (256u * 1024u)
+
+enum keeper_op { OP_NONE, OP_CREATE, OP_WRITE, OP_CLOSE, OP_QUIT };
+enum keeper_mode { MODE_NONE, MODE_KEEPER, MODE_SHARED };
+
+static struct {
+    enum keeper_mode mode;
+    char why_shared[96]; /* MODE_SHARED: why */
+    int fd; /* in the keeper's table (MODE_KEEPER) or the program's */
+    struct vt_fd_identity id;
+    pthread_t thread;
+    atomic_int tid; /* the keeper's thread id while it runs, else 0 */
+    /* one request at a time: the writer fills it, bumps asked and waits
+     * until answered catches up */
+    struct vt_wake ask, answer;
+    atomic_uint asked, answered;
+    atomic_int private_table; /* the keeper's first answer: 1 it has one */
+    enum keeper_op op;
+    const char *path;
+    char *actual;
+    size_t actual_len;
+    unsigned *alternatives;
+    struct vt_safe_path_refusal *refusal;
+    const uint8_t *data;
+    size_t len;
+    int rc, err;
+} K = {.fd = -1};
+
+/* ---- the keeper's own table ---- */
+
+/* Closes every descriptor of the calling thread's (unshared) table, by the
+ * list in /proc: the copies unshare(CLONE_FILES) made of the program's. */
+static bool close_listed(void)
+{
+    DIR *d = opendir("/proc/thread-self/fd");
+    if (!d)
+        return false;
+    int own = dirfd(d);
+    int fds[256];
+    size_t n;
+    do {
+        n = 0;
+        rewinddir(d);
+        struct dirent *e;
+        while (n < sizeof fds / sizeof fds[0] && (e = readdir(d)) != NULL) {
+            char *end;
+            long fd = strtol(e->d_name, &end, 10);
+            if (*end == '\0' && end != e->d_name && fd != own)
+                fds[n++] = (int)fd;
+        }
+        for (size_t i = 0; i < n; i++)
+            close(fds[i]);
+    } while (n > 0);
+    closedir(d);
+    return true;
+}
+
+/* A table of the thread's own holding none of the program's files. */
+static bool own_table(void)
+{
+    /* Linux 5.9: a new table, only the descriptors below 0 copied (none) */
+    if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
+        return true;
+    if (unshare(CLONE_FILES) != 0)
+        return false;
+    /* A copy of the program's table: let go of every one of its files
+     * (nothing of the program's changes: its POSIX locks belong to its own
+     * table, and its files stay open there). */
+    if (syscall(SYS_close_range, 0u, ~0u, 0u) == 0 || close_listed())
+        return true;
+    return false; /* copies left: the thread's exit lets them go */
+}
+
+/* ---- requests ---- */
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Created but no descriptor kept: the file goes (it is empty, and ours),
+ * and the error is the descriptor's, not the name's. Keeps errno. */
+static void not_kept(const char *actual, unsigned *alternatives,
+                     struct vt_safe_path_refusal *refusal)
+{
+    int err = errno;
+    unlink(actual);
+    *alternatives = 0;
+    refusal->text[0] = '\0';
+    errno = err;
+}
+
+static void serve(void)
+{
+    switch (K.op) {
+    case OP_CREATE: {
+        int fd = vt_trace_file_create(K.path, K.actual, K.actual_len, K.alternatives, K.refusal);
+        /* moved high as in the program's table: out of 0-2 at least, so
+         * that whatever writes to fd 2 from this thread (a sanitizer's
+         * report) never lands in the trace */
+        if (fd >= 0 && (fd = vt_fd_move_high(fd, &K.id)) < 0)
+            not_kept(K.actual, K.alternatives, K.refusal);
+        K.err = fd < 0 ? errno : 0;
+        K.fd = fd;
+        K.rc = fd < 0 ? -1 : 0;
+        break;
+    }
+    case OP_WRITE:
+        K.err = write_all(K.fd, K.data, K.len);
+        break;
+    case OP_CLOSE:
+        K.err = close(K.fd) != 0 ? errno : 0;
+        K.fd = -1;
+        break;
+    case OP_NONE:
+    case OP_QUIT:
+        break;
+    }
+}
+
+static void answer(unsigned n)
+{
+    atomic_store(&K.answered, n);
+    vt_wake_post(&K.answer);
+}
+
+static void *keeper_main(void *arg)
+{
+    (void)arg;
+    vt_in_tracer = 1; /* nothing this thread does is the program's */
+    atomic_store(&K.tid, (int)gettid());
+    bool ok = own_table();
+    atomic_store(&K.private_table, ok);
+    if (!ok)
+        atomic_store(&K.tid, 0);
+    answer(1);
+    if (!ok)
+        return NULL;
+    unsigned done = 1;
+    for (;;) {
+        unsigned seen = vt_wake_seen(&K.ask);
+        if (atomic_load(&K.asked) == done) {
+            vt_wake_wait(&K.ask, seen, 1000);
+            continue;
+        }
+        enum keeper_op op = K.op;
+        serve();
+        if (op == OP_QUIT)
+            atomic_store(&K.tid, 0);
+        answer(++done);
+        if (op == OP_QUIT)
+            return NULL; /* its table, with anything left in it, goes with it */
+    }
+}
+
+/* Waits (no bound: a write may block, as the writer's did) until the
+ * keeper has answered n requests. */
+static void wait_answered(unsigned n)
+{
+    for (;;) {
+        unsigned seen = vt_wake_seen(&K.answer);
+        if (atomic_load(&K.answered) == n)
+            return;
+        vt_wake_wait(&K.answer, seen, 1000);
+    }
+}
+
+static void call(enum keeper_op op)
+{
+    K.op = op;
+    unsigned n = atomic_load(&K.asked) + 1;
+    atomic_store(&K.asked, n);
+    vt_wake_post(&K.ask);
+    wait_answered(n);
+}
+
+/* Starts the keeper; MODE_SHARED where it cannot have a table of its own. */
+static void start(void)
+{
+    atomic_store(&K.asked, 1); /* its first answer: whether it has a table */
+    atomic_store(&K.answered, 0);
+    atomic_store(&K.ask.waiters, 0);
+    atomic_store(&K.answer.waiters, 0);
+    atomic_store(&K.private_table, 0);
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        pthread_attr_setstacksize(&attr, VT_KEEPER_STACK);
+        /* signals stay blocked: the writer's mask (writer.c) is inherited */
+        rc = pthread_create(&K.thread, &attr, keeper_main, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc == 0) {
+        wait_answered(1);
+        if (atomic_load(&K.private_table)) {
+            K.mode = MODE_KEEPER;
+            return;
+        }
+        pthread_join(K.thread, NULL);
+        snprintf(K.why_shared, sizeof K.why_shared,
+                 "the kernel refused a descriptor table of its own");
+    } else {
+        snprintf(K.why_shared, sizeof K.why_shared, "no thread for a table of its own: %s",
+                 strerror(rc));
+    }
+    K.mode = MODE_SHARED;
+}
+
+/* ---- the writer's side ---- */
+
+int vt_keeper_create(const char *path, char *actual, size_t actual_len, unsigned *alternatives,
+                     struct vt_safe_path_refusal *refusal, struct vt_fd_identity *id)
+{
+    if (K.mode == MODE_NONE)
+        start();
+    if (K.mode == MODE_SHARED) {
+        int fd = vt_trace_file_create(path, actual, actual_len, alternatives, refusal);
+        if (fd >= 0) {
+            fd = vt_fd_move_high(fd, &K.id);
+            if (fd < 0)
+                not_kept(actual, alternatives, refusal);
+        }
+        if (fd < 0)
+            return -1;
+        K.fd = fd;
+        *id = K.id;
+        return 0;
+    }
+    K.path = path;
+    K.actual = actual;
+    K.actual_len = actual_len;
+    K.alternatives = alternatives;
+    K.refusal = refusal;
+    call(OP_CREATE);
+    if (K.rc != 0) {
+        errno = K.err;
+        return -1;
+    }
+    *id = K.id;
+    return 0;
+}
+
+bool vt_keeper_is_open(void)
+{
+    return K.fd >= 0;
+}
+
+bool vt_keeper_is_calling_thread(void)
+{
+    return atomic_load(&K.tid) == (int)gettid();
+}
+
+const char *vt_keeper_why_shared(void)
+{
+    return K.mode == MODE_SHARED ? K.why_shared : NULL;
+}
+
+int vt_keeper_write(const uint8_t *p, size_t len)
+{
+    if (K.fd < 0)
+        return EBADF;
+    if (K.mode == MODE_SHARED) {
+        /* the program's table: checked first, once per write (a chunk) */
+        if (!vt_fd_still_ours(K.fd, &K.id)) {
+            K.fd = -1; /* not ours: never closed, never written */
+            return EBADF;
+        }
+        return write_all(K.fd, p, len);
+    }
+    K.data = p;
+    K.len = len;
+    call(OP_WRITE);
+    return K.err;
+}
+
+int vt_keeper_close(void)
+{
+    int err = 0;
+    if (K.mode == MODE_KEEPER) {
+        if (K.fd >= 0) {
+            call(OP_CLOSE);
+            err = K.err;
+        }
+        call(OP_QUIT);
+        pthread_join(K.thread, NULL);
+    } else if (K.fd >= 0 && vt_fd_still_ours(K.fd, &K.id)) {
+        err = close(K.fd) != 0 ? errno : 0;
+    }
+    K.fd = -1;
+    K.mode = MODE_NONE;
+    return err;
+}
+
+void vt_keeper_forget(void)
+{
+    vt_keeper_close();
+}
+
+void vt_keeper_after_fork_child(void)
+{
+    if (K.mode == MODE_SHARED && K.fd >= 0 && vt_fd_still_ours(K.fd, &K.id))
+        close(K.fd);
+    K.fd = -1;
+    K.mode = MODE_NONE;
+    atomic_store(&K.tid, 0);
+}
