@@ -15,8 +15,11 @@ default over 1 thread (wall). The load average before and after each
 case is printed: on a loaded machine CPU ratios are the figures to trust.
 NOT part of the suite (1024x100000: 513 MB of traces, minutes).
 
-    bench/job_cost.py [--build DIR] [--dir SCRATCH] [--rounds R] [CASE ...]
-                      (default CASE: 64x20000 1024x100000)
+    bench/job_cost.py [--build DIR] [--against DIR] [--dir SCRATCH] [--rounds R]
+                      [--settings 1,2,default] [CASE ...]   (default CASE: 64x20000 1024x100000)
+
+--against DIR: another build's vramtrace (main's, say) in the same rounds,
+its ratios to this build's beside its lines.
 """
 import argparse
 import os
@@ -27,6 +30,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
+ap.add_argument("--against", help="another build, measured in the same rounds")
 ap.add_argument("--dir", default="/tmp/vt-job-cost")
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--single-max", type=int, default=10000000)
@@ -58,19 +62,26 @@ def load():
 
 
 def measure(label, cmd, events, settings):
-    runs = {s: [] for s in settings}
+    """cmd: the command after the vramtrace binary; each build and setting once a round."""
+    builds = [vt] + ([os.path.join(A.against, "analyzer", "vramtrace")] if A.against else [])
+    keys = [(b, s) for b in builds for s in settings]
+    runs = {k: [] for k in keys}
     for _ in range(A.rounds):
-        for s in settings:  # alternating: each round runs every setting once
-            runs[s].append(run(cmd, s))
-    med = {s: tuple(statistics.median(r[i] for r in runs[s]) for i in range(3)) for s in settings}
-    base = med.get("1")
-    for s in settings:
-        wall, cpu, rss = med[s]
+        for k in keys:  # alternating: each round runs every build and setting once
+            runs[k].append(run([k[0]] + cmd, k[1]))
+    med = {k: tuple(statistics.median(r[i] for r in runs[k]) for i in range(3)) for k in keys}
+    for b, s in keys:
+        wall, cpu, rss = med[(b, s)]
+        base = med.get((b, "1"))
         extra = ""
         if base and s != "1":
             extra = ", %.2fx one thread (wall), CPU %.2fx" % (base[0] / wall, cpu / base[1])
-        print("  %-28s threads %-7s wall %7.2f s  CPU %7.2f s (%5.1f ns/event)  max RSS %6.0f MiB%s"
-              % (label, s, wall, cpu, cpu * 1e9 / events, rss, extra))
+        if b != vt:
+            mine = med[(vt, s)]
+            extra += "; this build: CPU %.2fx, wall %.2fx of it" % (mine[1] / cpu, mine[0] / wall)
+        print("  %-24s %-6s threads %-7s wall %7.2f s  CPU %7.2f s (%5.1f ns/event)  max RSS %6.0f "
+              "MiB%s" % (label, "" if b == vt else "other", s, wall, cpu, cpu * 1e9 / events, rss,
+                         extra))
 
 
 settings = A.settings.split(",")
@@ -93,7 +104,7 @@ for case in A.cases:
     print("%s: %d ranks x %d events (%d events, %.0f MB of traces); load %s"
           % (case, ranks, events, total,
              sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6, load()))
-    measure("report", [vt, "report", "--no-symbols", job], total, settings)
-    measure("report --summary", [vt, "report", "--summary", summary, job], total, settings)
-    measure("one trace, report", [vt, "report", "--no-symbols", single], single_events, settings)
+    measure("report", ["report", "--no-symbols", job], total, settings)
+    measure("report --summary", ["report", "--summary", summary, job], total, settings)
+    measure("one trace, report", ["report", "--no-symbols", single], single_events, settings)
     print("  (one trace: %d events; load after: %s)" % (single_events, load()))

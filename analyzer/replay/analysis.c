@@ -372,6 +372,12 @@ static void merged_change(void *ctx, struct vt_input *in, size_t li, uint64_t de
     }
 }
 
+static long merged_gpu_of(void *ctx, const struct vt_input *in, size_t li)
+{
+    (void)ctx;
+    return in->ledger_gpu[li];
+}
+
 static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
 {
     (void)ctx;
@@ -423,7 +429,7 @@ static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
     for (size_t k = 0; k < grp->n; k++)
         in[k] = &a->inputs[grp->members[k]];
     grp->by_notes = true; /* the ledgers stay unpointed: their changes are notes */
-    struct vt_gpu_feed feed = {merged_change, merged_oom, NULL};
+    struct vt_gpu_feed feed = {merged_change, merged_oom, merged_gpu_of, NULL};
     bool ok = vt_group_merge(in, grp->n, grp->threads, &feed);
     free(in);
     return ok;

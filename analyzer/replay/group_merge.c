@@ -32,6 +32,8 @@ struct lane {
     uint64_t next_ns;             /* ... at this time */
     int pos, nb;                  /* batch[pos] is next; pos == nb: in->peek is */
     uint64_t fed;                 /* events fed in this window */
+    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
+    long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
     struct vt_replay_mem batch[BATCH];
 };
 
@@ -59,6 +61,7 @@ static void note(struct lane *ln, struct note nt)
         return;
     }
     ln->notes[ln->n++] = nt;
+    ln->ledgers[nt.ledger >> 6 & 1] |= 1ull << (nt.ledger & 63);
 }
 
 static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t old_total,
@@ -256,16 +259,16 @@ static inline bool mergeable(const struct lane *ln, struct bound b)
     return ln->head < ln->n && at_most(ln->notes[ln->head].time_ns, ln->index, b);
 }
 
-/* Hands the notes up to b (none before base, none past base + MAX_SPAN_NS)
- * to the GPU totals in the merge's order; returns how many. h: room for a
- * key per lane. */
-static size_t merge_notes(struct lane *lanes, size_t nlanes, uint64_t *h, uint64_t base,
-                          struct bound b, const struct vt_gpu_feed *feed)
+/* Hands the notes up to b of the lanes of set (none before base, none
+ * past base + MAX_SPAN_NS) to the GPU totals in the merge's order; returns
+ * how many. h: room for a key per lane. */
+static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
 {
     size_t n = 0, handed = 0;
-    for (size_t k = 0; k < nlanes; k++)
-        if (mergeable(&lanes[k], b))
-            h[n++] = key_of(&lanes[k], base);
+    for (size_t k = 0; k < nset; k++)
+        if (mergeable(set[k], b))
+            h[n++] = key_of(set[k], base);
     for (size_t i = n / 2; i-- > 0;)
         sift_down(h, n, i);
     while (n > 0) {
@@ -286,6 +289,58 @@ static size_t merge_notes(struct lane *lanes, size_t nlanes, uint64_t *h, uint64
             h[0] = h[--n];
         if (n > 0)
             sift_down(h, n, 0);
+    }
+    return handed;
+}
+
+/* Each lane's one GPU, from the ledgers of its queued notes; false if a
+ * ledger has none yet (placing it creates the group's GPUs in the merge's
+ * order) or a lane has notes on two GPUs: then the window's notes are
+ * merged all together. */
+static bool one_gpu_each(struct lane *lanes, size_t n, const struct vt_gpu_feed *feed)
+{
+    if (!feed->gpu_of)
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        struct lane *ln = &lanes[k];
+        ln->gpu = -1;
+        for (unsigned w = 0; w < 2; w++)
+            for (uint64_t bits = ln->ledgers[w]; bits; bits &= bits - 1) {
+                long g = feed->gpu_of(feed->ctx, ln->in, w * 64 + (size_t)__builtin_ctzll(bits));
+                if (g == 0 || (g > 0 && ln->gpu >= 0 && g != ln->gpu))
+                    return false;
+                if (g > 0)
+                    ln->gpu = g;
+            }
+    }
+    return true;
+}
+
+static int by_gpu(const void *pa, const void *pb)
+{
+    const struct lane *a = *(struct lane *const *)pa, *b = *(struct lane *const *)pb;
+    if (a->gpu != b->gpu)
+        return a->gpu < b->gpu ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The window's notes up to b: GPU by GPU where each lane has one (a GPU's
+ * totals depend only on its own lanes' order: a smaller heap, and fewer
+ * queues read at once), else all together. set: room for a lane pointer
+ * per lane. */
+static size_t merge_window(struct lane *lanes, size_t nlanes, struct lane **set, uint64_t *h,
+                           uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
+{
+    for (size_t k = 0; k < nlanes; k++)
+        set[k] = &lanes[k];
+    if (!one_gpu_each(lanes, nlanes, feed))
+        return merge_notes(lanes, set, nlanes, h, base, b, feed);
+    qsort(set, nlanes, sizeof *set, by_gpu);
+    size_t handed = 0;
+    for (size_t i = 0, j; i < nlanes; i = j) {
+        for (j = i + 1; j < nlanes && set[j]->gpu == set[i]->gpu; j++)
+            ;
+        handed += merge_notes(lanes, set + i, j - i, h, base, b, feed);
     }
     return handed;
 }
@@ -311,6 +366,8 @@ static void compact(struct lane *lanes, size_t nlanes)
             ln->n -= ln->head;
             ln->head = 0;
         }
+        if (!ln->n)
+            ln->ledgers[0] = ln->ledgers[1] = 0;
     }
 }
 
@@ -335,7 +392,7 @@ static bool earliest(const struct lane *lanes, size_t n, uint64_t *t)
     return any;
 }
 
-static void run_windows(struct crew *c, size_t helpers, uint64_t *h,
+static void run_windows(struct crew *c, size_t helpers, struct lane **set, uint64_t *h,
                         const struct vt_gpu_feed *feed)
 {
     uint64_t span = FIRST_SPAN_NS, t0;
@@ -353,7 +410,7 @@ static void run_windows(struct crew *c, size_t helpers, uint64_t *h,
         uint64_t fed = 0;
         for (size_t k = 0; k < c->nlanes; k++)
             fed += c->lanes[k].fed;
-        size_t handed = ordered ? merge_notes(c->lanes, c->nlanes, h, t0, b, feed) : 0;
+        size_t handed = ordered ? merge_window(c->lanes, c->nlanes, set, h, t0, b, feed) : 0;
         if (!handed && (!fed || !ordered))
             merge_rest(c->lanes, c->nlanes, feed); /* only with times that go backwards */
         compact(c->lanes, c->nlanes);
@@ -370,9 +427,11 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
 {
     struct lane *lanes = calloc(n, sizeof *lanes);
     uint64_t *h = malloc(n * sizeof *h);
-    if (!lanes || !h || n > MAX_LANES) {
+    struct lane **set = malloc(n * sizeof *set);
+    if (!lanes || !h || !set || n > MAX_LANES) { /* (a million traces: files run out first) */
         free(lanes);
         free(h);
+        free(set);
         return false;
     }
     for (size_t k = 0; k < n; k++) {
@@ -395,7 +454,7 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
     for (; t && helpers + 1 < want; helpers++)
         if (pthread_create(&t[helpers], NULL, crew_main, &c) != 0)
             break; /* fewer threads: the same figures */
-    run_windows(&c, helpers, h, feed);
+    run_windows(&c, helpers, set, h, feed);
     pthread_mutex_lock(&c.lock);
     c.quit = true;
     pthread_cond_broadcast(&c.go);
@@ -418,5 +477,6 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
             lanes[k].in->replay.out_of_memory = true;
     free(lanes);
     free(h);
+    free(set);
     return true;
 }

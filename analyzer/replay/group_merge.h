@@ -47,6 +47,10 @@ struct vt_gpu_feed {
                    uint64_t time_ns);
     /* a device allocation of ledger failed: its ooms[oom] */
     void (*oom)(void *ctx, struct vt_input *in, size_t ledger, size_t oom);
+    /* ledger's GPU: > 0 one of the group's (GPUs are told apart only by
+     * these numbers), 0 not known yet, < 0 none (its changes and failures
+     * touch no GPU). NULL: notes are merged across all GPUs at once. */
+    long (*gpu_of)(void *ctx, const struct vt_input *in, size_t ledger);
     void *ctx;
 };
 
