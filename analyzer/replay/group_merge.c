@@ -139,26 +139,47 @@ static void lane_run(struct lane *ln, struct bound *b)
     }
 }
 
-/* ---- the threads that replay a window's lanes ---- */
+/* ---- the threads that replay a window's lanes, and merge its GPUs ---- */
+
+static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
 
 struct crew {
     struct lane *lanes;
     size_t nlanes;
     pthread_mutex_t lock;
     pthread_cond_t go, done;
-    uint64_t round;          /* windows started */
-    size_t busy;             /* threads still replaying this window */
+    uint64_t round;          /* rounds started */
+    size_t busy;             /* threads still at this round */
     bool quit;
+    _Atomic size_t next;     /* the next lane (or GPU) to take */
+    /* a round of replaying */
     struct bound start;      /* the window's end as set */
     struct bound end;        /* ... lowered by full queues */
-    _Atomic size_t next;     /* the next lane to take */
+    /* a round of merging: GPU p's lanes are set[parts[p]..parts[p + 1]) */
+    bool merging;
+    struct lane **set;
+    size_t *parts, nparts;
+    uint64_t *h;             /* heap room, a key per lane (a GPU's at its lanes' place) */
+    uint64_t base;
+    struct bound upto;
+    const struct vt_gpu_feed *feed;
+    _Atomic size_t handed;
 };
 
-/* Takes lanes until none is left; returns its lowest end. */
+/* Takes lanes (or GPUs) until none is left; returns its lowest end. */
 static struct bound crew_work(struct crew *c)
 {
     struct bound b = c->start;
     size_t k;
+    if (c->merging) {
+        while ((k = atomic_fetch_add(&c->next, 1)) < c->nparts) {
+            size_t i = c->parts[k], n = c->parts[k + 1] - i;
+            atomic_fetch_add(&c->handed, merge_notes(c->lanes, c->set + i, n, c->h + i, c->base,
+                                                     c->upto, c->feed));
+        }
+        return b;
+    }
     while ((k = atomic_fetch_add(&c->next, 1)) < c->nlanes)
         lane_run(&c->lanes[k], &b);
     return b;
@@ -192,12 +213,13 @@ static void *crew_main(void *arg)
     return NULL;
 }
 
-/* Replays every lane up to b on the crew's threads and the caller's; the
- * window's end, lowered where a queue filled. */
-static struct bound crew_window(struct crew *c, size_t helpers, struct bound b)
+/* A round on the crew's threads and the caller's: every lane replayed up
+ * to c->start (returns the window's end, lowered where a queue filled), or
+ * every GPU's notes merged. */
+static struct bound crew_round(struct crew *c, size_t helpers)
 {
     atomic_store(&c->next, 0);
-    c->start = c->end = b;
+    c->end = c->start;
     if (helpers) {
         pthread_mutex_lock(&c->lock);
         c->busy = helpers;
@@ -210,7 +232,7 @@ static struct bound crew_window(struct crew *c, size_t helpers, struct bound b)
     crew_lower(c, mine);
     while (c->busy)
         pthread_cond_wait(&c->done, &c->lock);
-    b = c->end;
+    struct bound b = c->end;
     pthread_mutex_unlock(&c->lock);
     return b;
 }
@@ -325,24 +347,31 @@ static int by_gpu(const void *pa, const void *pb)
 }
 
 /* The window's notes up to b: GPU by GPU where each lane has one (a GPU's
- * totals depend only on its own lanes' order: a smaller heap, and fewer
- * queues read at once), else all together. set: room for a lane pointer
- * per lane. */
-static size_t merge_window(struct lane *lanes, size_t nlanes, struct lane **set, uint64_t *h,
-                           uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
+ * totals depend only on its own lanes' order: a smaller heap, fewer queues
+ * read at once, and GPUs merged on the crew's threads), else all
+ * together. */
+static size_t merge_window(struct crew *c, size_t helpers, uint64_t base, struct bound b,
+                           const struct vt_gpu_feed *feed)
 {
-    for (size_t k = 0; k < nlanes; k++)
-        set[k] = &lanes[k];
-    if (!one_gpu_each(lanes, nlanes, feed))
-        return merge_notes(lanes, set, nlanes, h, base, b, feed);
-    qsort(set, nlanes, sizeof *set, by_gpu);
-    size_t handed = 0;
-    for (size_t i = 0, j; i < nlanes; i = j) {
-        for (j = i + 1; j < nlanes && set[j]->gpu == set[i]->gpu; j++)
-            ;
-        handed += merge_notes(lanes, set + i, j - i, h, base, b, feed);
-    }
-    return handed;
+    struct lane **set = c->set;
+    for (size_t k = 0; k < c->nlanes; k++)
+        set[k] = &c->lanes[k];
+    if (!one_gpu_each(c->lanes, c->nlanes, feed))
+        return merge_notes(c->lanes, set, c->nlanes, c->h, base, b, feed);
+    qsort(set, c->nlanes, sizeof *set, by_gpu);
+    c->nparts = 0;
+    for (size_t i = 0; i < c->nlanes; i++)
+        if (!i || set[i]->gpu != set[i - 1]->gpu)
+            c->parts[c->nparts++] = i;
+    c->parts[c->nparts] = c->nlanes;
+    c->merging = true;
+    c->base = base;
+    c->upto = b;
+    c->feed = feed;
+    atomic_store(&c->handed, 0);
+    crew_round(c, c->nparts > 1 ? helpers : 0);
+    c->merging = false;
+    return atomic_load(&c->handed);
 }
 
 /* Timestamps that went backwards left notes the windows cannot order:
@@ -392,8 +421,7 @@ static bool earliest(const struct lane *lanes, size_t n, uint64_t *t)
     return any;
 }
 
-static void run_windows(struct crew *c, size_t helpers, struct lane **set, uint64_t *h,
-                        const struct vt_gpu_feed *feed)
+static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed *feed)
 {
     uint64_t span = FIRST_SPAN_NS, t0;
     while (earliest(c->lanes, c->nlanes, &t0)) {
@@ -406,11 +434,12 @@ static void run_windows(struct crew *c, size_t helpers, struct lane **set, uint6
             live += c->lanes[k].live;
             c->lanes[k].fed = 0;
         }
-        b = crew_window(c, helpers, b);
+        c->start = b;
+        b = crew_round(c, helpers);
         uint64_t fed = 0;
         for (size_t k = 0; k < c->nlanes; k++)
             fed += c->lanes[k].fed;
-        size_t handed = ordered ? merge_window(c->lanes, c->nlanes, set, h, t0, b, feed) : 0;
+        size_t handed = ordered ? merge_window(c, helpers, t0, b, feed) : 0;
         if (!handed && (!fed || !ordered))
             merge_rest(c->lanes, c->nlanes, feed); /* only with times that go backwards */
         compact(c->lanes, c->nlanes);
@@ -428,10 +457,13 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
     struct lane *lanes = calloc(n, sizeof *lanes);
     uint64_t *h = malloc(n * sizeof *h);
     struct lane **set = malloc(n * sizeof *set);
-    if (!lanes || !h || !set || n > MAX_LANES) { /* (a million traces: files run out first) */
+    size_t *parts = malloc((n + 1) * sizeof *parts);
+    /* more than MAX_LANES traces: the files run out long before */
+    if (!lanes || !h || !set || !parts || n > MAX_LANES) {
         free(lanes);
         free(h);
         free(set);
+        free(parts);
         return false;
     }
     for (size_t k = 0; k < n; k++) {
@@ -444,7 +476,7 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
         ln->in->replay.on_change_ctx = ln;
         lane_next(ln);
     }
-    struct crew c = {.lanes = lanes, .nlanes = n};
+    struct crew c = {.lanes = lanes, .nlanes = n, .set = set, .parts = parts, .h = h};
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.go, NULL);
     pthread_cond_init(&c.done, NULL);
@@ -454,7 +486,7 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
     for (; t && helpers + 1 < want; helpers++)
         if (pthread_create(&t[helpers], NULL, crew_main, &c) != 0)
             break; /* fewer threads: the same figures */
-    run_windows(&c, helpers, set, h, feed);
+    run_windows(&c, helpers, feed);
     pthread_mutex_lock(&c.lock);
     c.quit = true;
     pthread_cond_broadcast(&c.go);
@@ -478,5 +510,6 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
     free(lanes);
     free(h);
     free(set);
+    free(parts);
     return true;
 }
