@@ -16,7 +16,8 @@ case is printed: on a loaded machine CPU ratios are the figures to trust.
 NOT part of the suite (1024x100000: 513 MB of traces, minutes).
 
     bench/job_cost.py [--build DIR] [--against DIR] [--dir SCRATCH] [--rounds R]
-                      [--settings 1,2,default] [CASE ...]   (default CASE: 64x20000 1024x100000)
+                      [--settings 1,2,default] [--what report,summary,single]
+                      [CASE ...]   (default CASE: 64x20000 1024x100000)
 
 --against DIR: another build's vramtrace (main's, say) in the same rounds,
 its ratios to this build's beside its lines.
@@ -35,6 +36,8 @@ ap.add_argument("--dir", default="/tmp/vt-job-cost")
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--single-max", type=int, default=10000000)
 ap.add_argument("--settings", default="1,2,default", help="thread settings, comma-separated")
+ap.add_argument("--what", default="report,summary,single",
+                help="which of report, summary (report --summary) and single (one trace) to run")
 ap.add_argument("cases", nargs="*", default=["64x20000", "1024x100000"])
 A = ap.parse_args()
 vt = os.path.join(A.build, "analyzer", "vramtrace")
@@ -104,7 +107,11 @@ for case in A.cases:
     print("%s: %d ranks x %d events (%d events, %.0f MB of traces); load %s"
           % (case, ranks, events, total,
              sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6, load()))
-    measure("report", ["report", "--no-symbols", job], total, settings)
-    measure("report --summary", ["report", "--summary", summary, job], total, settings)
-    measure("one trace, report", ["report", "--no-symbols", single], single_events, settings)
+    what = A.what.split(",")
+    if "report" in what:
+        measure("report", ["report", "--no-symbols", job], total, settings)
+    if "summary" in what:
+        measure("report --summary", ["report", "--summary", summary, job], total, settings)
+    if "single" in what:
+        measure("one trace, report", ["report", "--no-symbols", single], single_events, settings)
     print("  (one trace: %d events; load after: %s)" % (single_events, load()))
