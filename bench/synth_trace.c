@@ -31,11 +31,17 @@
  * 1 TiB (out of memory), which counts as an event. The export test of
  * issue 29 uses both: a long trace whose every phase and failure must be
  * kept. --devices G: slot k's allocations on device k % G (default 1).
+ *
+ * Job form only: --dense-rank R: rank R writes 32 times the events, 32 times
+ * as fast (many in one microsecond, as a busy rank beside quiet ones);
+ * --truth FILE: the GPUs' combined peaks and each failure's other processes
+ * as the events were written (synth_job_truth.h), the merged replay's truth.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "synth_job_truth.h"
 #include "trace_encoder.h"
 
 #define CHUNK_RAW (1u << 20)
@@ -129,6 +135,10 @@ struct rank_info {
 struct extras {
     long long phase_every, fail_every;
     long devices;
+    long dense_rank;       /* -1: none */
+    int truth;             /* note every change for --truth */
+    long rank;             /* the rank being written, and its GPU's UUID */
+    uint8_t uuid[VT_UUID_SIZE];
     uint64_t next_phase, next_fail; /* the event counts they next turn at */
     /* what was written, printed for the tests' truth */
     uint64_t pushes, starts, failures, live_bytes, peak_bytes;
@@ -137,13 +147,29 @@ struct extras {
 static int write_trace(const char *path, long long events, long live, unsigned nstacks,
                        unsigned depth, const struct rank_info *ri, struct extras *x);
 
+/* A time as the trace keeps it: in whole time units. */
+static uint64_t stored_time(const struct synth *s, uint64_t time_ns)
+{
+    return time_ns / s->enc.time_unit_ns * s->enc.time_unit_ns;
+}
+
+/* For --truth: a change of the rank's bytes on its device's GPU. */
+static void note_truth(const struct synth *s, const struct extras *x, long device,
+                       uint64_t time_ns, int64_t delta, int failed)
+{
+    uint8_t uuid[VT_UUID_SIZE];
+    memcpy(uuid, x->uuid, sizeof uuid);
+    uuid[6] = (uint8_t)device;
+    truth_event(x->rank, uuid, stored_time(s, time_ns), delta, failed);
+}
+
 int main(int argc, char **argv)
 {
     long long events = 1000000;
     long live = 1000, ranks = 0, gpus = 0;
     unsigned nstacks = 512, depth = 24;
-    const char *path = NULL, *dir = NULL;
-    struct extras x = {.devices = 1};
+    const char *path = NULL, *dir = NULL, *truth = NULL;
+    struct extras x = {.devices = 1, .dense_rank = -1};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -169,6 +195,10 @@ int main(int argc, char **argv)
             x.fail_every = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--devices"))
             x.devices = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--dense-rank"))
+            x.dense_rank = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--truth"))
+            truth = argv[++i];
         else
             usage(argv[0]);
     }
@@ -182,12 +212,21 @@ int main(int argc, char **argv)
     }
     if (path || ranks < 1 || gpus < 1 || ranks % gpus)
         usage(argv[0]);
+    x.truth = truth != NULL;
     for (long r = 0; r < ranks; r++) {
         char name[4096];
         snprintf(name, sizeof name, "%s/job.rank%04ld.vtrace", dir, r);
         struct rank_info ri = {r, ranks, gpus};
-        if (write_trace(name, events, live, nstacks, depth, &ri, &x) != 0)
+        long long n = r == x.dense_rank ? 32 * events : events;
+        if (write_trace(name, n, live, nstacks, depth, &ri, &x) != 0)
             return 1;
+    }
+    if (truth) {
+        FILE *f = fopen(truth, "w");
+        if (!f || truth_write(f) != 0 || fclose(f) != 0) {
+            perror(truth);
+            return 1;
+        }
     }
     return 0;
 }
@@ -225,6 +264,8 @@ static void failure(struct synth *s, struct extras *x, uint64_t stack)
     s->time_ns += 1000;
     m.time_ns = s->time_ns;
     vt_encode_mem(&s->enc, &m);
+    if (x->truth)
+        note_truth(s, x, 0, m.time_ns, 0, 1);
     s->events++;
     x->failures++;
 }
@@ -287,6 +328,8 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         uuid[4] = (uint8_t)(gpu >> 8);
         uuid[5] = (uint8_t)gpu;
     }
+    memcpy(x->uuid, uuid, sizeof uuid);
+    x->rank = ri ? ri->rank : 0;
     for (long d = 0; d < x->devices; d++) {
         uuid[6] = (uint8_t)d;
         vt_encode_device(&s.enc, (uint64_t)d, uuid, "Synthetic GPU", 13, 80ull << 30);
@@ -304,6 +347,7 @@ static int write_trace(const char *path, long long events, long live, unsigned n
     static const uint64_t unit[4] = {512, 4096, 1u << 20, 16u << 20};
     struct vt_mem_record m = {.kind = VT_KIND_DEVICE, .thread = THREAD_ID, .device = 0};
     long long k_next = 0;
+    unsigned speed = ri && ri->rank == x->dense_rank ? 32 : 1;
     while (s.events < (uint64_t)events) {
         uint64_t r = next_random(&s);
         long k;
@@ -318,9 +362,11 @@ static int write_trace(const char *path, long long events, long live, unsigned n
             m.size = slot_size[k];
             m.stack = slot_stack[k];
             x->live_bytes -= m.size;
-            s.time_ns += 1000 + (r >> 40) % 3000;
+            s.time_ns += (1000 + (r >> 40) % 3000) / speed;
             m.time_ns = s.time_ns;
             vt_encode_mem(&s.enc, &m);
+            if (x->truth)
+                note_truth(&s, x, (long)m.device, m.time_ns, -(int64_t)m.size, 0);
             s.events++;
             r = next_random(&s);
         }
@@ -337,9 +383,11 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         x->live_bytes += m.size;
         if (x->live_bytes > x->peak_bytes)
             x->peak_bytes = x->live_bytes;
-        s.time_ns += 1000 + (r >> 44) % 3000;
+        s.time_ns += (1000 + (r >> 44) % 3000) / speed;
         m.time_ns = s.time_ns;
         vt_encode_mem(&s.enc, &m);
+        if (x->truth)
+            note_truth(&s, x, (long)m.device, m.time_ns, (int64_t)m.size, 0);
         s.events++;
         phases(&s, x, &epoch);
         if (s.events < (uint64_t)events)

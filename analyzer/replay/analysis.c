@@ -5,16 +5,18 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "grow_array.h"
+#include "group_merge.h"
 #include "input_files.h"
+#include "thread_count.h"
 
 const char *vt_process_env(const struct vt_process_info *p, const char *name)
 {
@@ -125,6 +127,8 @@ struct vt_analysis_group {
     size_t nplaces, places_cap;
     bool out_of_memory;
     bool too_many_files; /* more traces than files may be open: not read */
+    size_t threads;      /* that replay its traces (group_merge.h) */
+    bool by_notes;       /* merged by notes: the replay does not add to its GPUs */
 };
 
 static void repoint_ledgers(struct vt_analysis *a, struct vt_analysis_group *grp);
@@ -160,7 +164,7 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
         size_t cap = grp->gpus_cap;
         if (!vt_grow_array((void **)&grp->gpus, &grp->gpus_cap, grp->ngpus + 1, sizeof *grp->gpus))
             return -1;
-        if (grp->gpus_cap != cap)
+        if (grp->gpus_cap != cap && !grp->by_notes)
             repoint_ledgers(a, grp); /* grown, so it may have moved */
         struct vt_gpu *gp = &grp->gpus[g];
         memset(gp, 0, sizeof *gp);
@@ -257,22 +261,31 @@ static void repoint_ledgers(struct vt_analysis *a, struct vt_analysis_group *grp
 }
 
 /* A ledger's first change (or a retry after running out of memory): finds
- * its GPU, adds the change and hands the later ones to the replay. */
-static void place_ledger(struct vt_input *in, struct vt_ledger *l, size_t li, uint64_t delta,
+ * its GPU and adds the change; false if it is not placed (no device, or
+ * out of memory: tried again at the next change). */
+static bool place_on_gpu(struct vt_input *in, struct vt_ledger *l, size_t li, uint64_t delta,
                          uint64_t time_ns)
 {
     if (l->device < 0) {
         in->ledger_gpu[li] = -1; /* no device: it cannot be placed on a GPU */
-        return;
+        return false;
     }
     struct vt_analysis_group *grp = in->group;
     long g = gpu_for(in->analysis, in->index, l->device);
     if (g < 0 || !add_to_gpu(&grp->gpus[g], in->index, delta, time_ns)) {
         grp->out_of_memory = true; /* tried again at the next change */
-        return;
+        return false;
     }
     in->ledger_gpu[li] = g + 1;
-    point_ledger(grp->gpus, in, l, g);
+    return true;
+}
+
+/* The same, and the replay adds the ledger's later changes itself. */
+static void place_ledger(struct vt_input *in, struct vt_ledger *l, size_t li, uint64_t delta,
+                         uint64_t time_ns)
+{
+    if (place_on_gpu(in, l, li, delta, time_ns))
+        point_ledger(in->group->gpus, in, l, in->ledger_gpu[li] - 1);
 }
 
 /* A change of a ledger not placed yet (once placed, the replay adds its
@@ -300,10 +313,8 @@ static void on_device_peak(void *ctx, struct vt_replay *rp, struct vt_ledger *l,
 
 /* A device allocation failed: which other traced processes held memory on
  * its GPU at that instant, largest first (the report names them). */
-static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
+static void note_others(struct vt_input *in, const struct vt_ledger *l, struct vt_oom *o)
 {
-    (void)rp;
-    struct vt_input *in = ctx;
     struct vt_analysis *a = in->analysis;
     if (l->category != VT_CAT_DEVICE || l->device < 0)
         return;
@@ -330,6 +341,50 @@ static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct 
     }
 }
 
+static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
+{
+    (void)rp;
+    note_others(ctx, l, o);
+}
+
+/* ---- a group's GPU totals from the merge's notes ---- */
+
+/* The group merge's notes (group_merge.h), in the group's time order: the
+ * GPU totals as the replay and the hooks above keep them for one trace. */
+static void merged_change(void *ctx, struct vt_input *in, size_t li, uint64_t delta,
+                          uint64_t time_ns)
+{
+    (void)ctx;
+    long g = in->ledger_gpu[li];
+    if (g == 0) {
+        place_on_gpu(in, &in->replay.ledgers[li], li, delta, time_ns);
+        return;
+    }
+    if (g < 0)
+        return;
+    struct vt_gpu *gp = &in->group->gpus[g - 1];
+    gp->now_bytes += delta; /* a decrease wraps, and the wrap cancels out */
+    gp->proc_now[in->index] += delta;
+    if (gp->now_bytes > gp->peak_bytes) {
+        gp->peak_bytes = gp->now_bytes;
+        gp->peak_time_ns = time_ns;
+        copy_peak(gp);
+    }
+}
+
+static long merged_gpu_of(void *ctx, const struct vt_input *in, size_t li)
+{
+    (void)ctx;
+    return in->ledger_gpu[li];
+}
+
+static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
+{
+    (void)ctx;
+    struct vt_ledger *l = &in->replay.ledgers[li];
+    note_others(in, l, &l->ooms[oom]);
+}
+
 /* ---- the merged pass ---- */
 
 /* Traces read ahead on threads of their own: up to this many in a group
@@ -344,21 +399,6 @@ static void on_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct 
 /* A trace's head read for its process record (host, session): a process
  * record with its environment fits; a bigger one is read in full. */
 #define VT_HEAD_BYTES (64u << 10)
-
-/* Feeds untimed records (definitions) at once and stops at the next timed
- * one, which waits in in->peek for its turn in the merge. */
-static void advance(struct vt_input *in)
-{
-    int rc;
-    while ((rc = vt_reader_next(in->reader, &in->peek)) > 0) {
-        if (vt_record_is_timed(in->peek.type)) {
-            in->state = 1;
-            return;
-        }
-        vt_replay_feed(&in->replay, &in->peek);
-    }
-    in->state = rc;
-}
 
 /* One trace: nothing to merge, its records go in file order; the memory
  * events that succeeded (nearly all) in their compact form, anything else
@@ -379,99 +419,20 @@ static void run_alone(struct vt_input *in)
     in->state = rc;
 }
 
-/* A trace in the merge: its next timed record, a memory event of a batch
- * decoded at once (the form the single trace's path feeds) or else a whole
- * record in in->peek. */
-struct merging {
-    struct vt_input *in;
-    uint64_t time_ns;     /* of the next timed record */
-    int pos, n;           /* batch[pos] is next; pos == n: in->peek is */
-    struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
-};
-
-/* Feeds definitions at once and stops at the next timed record. Returns
- * false at the end (or an error: in->state says which). */
-static bool merging_next(struct merging *m)
-{
-    struct vt_input *in = m->in;
-    if (m->pos + 1 < m->n) {
-        m->time_ns = m->batch[++m->pos].time_ns;
-        return true;
-    }
-    int n = vt_reader_next_mem_events(in->reader, m->batch, VT_ANALYSIS_BATCH);
-    if (n > 0) {
-        m->n = n;
-        m->pos = 0;
-        m->time_ns = m->batch[0].time_ns;
-        return true;
-    }
-    m->n = m->pos = 0;
-    advance(in); /* definitions, then a timed record or the end */
-    m->time_ns = in->peek.time_ns;
-    return in->state == 1;
-}
-
-static inline void merging_feed(struct merging *m)
-{
-    if (m->pos < m->n)
-        vt_replay_feed_mem_events(&m->in->replay, &m->batch[m->pos], 1);
-    else
-        vt_replay_feed(&m->in->replay, &m->in->peek);
-}
-
-/* The merge's order: time, then input (the earlier trace first). */
-static inline bool before(const struct merging *x, const struct merging *y)
-{
-    return x->time_ns < y->time_ns || (x->time_ns == y->time_ns && x->in->index < y->in->index);
-}
-
-static void sift_down(struct merging **h, size_t n, size_t i)
-{
-    struct merging *x = h[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(h[c + 1], h[c]))
-            c++;
-        if (!before(h[c], x))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-}
-
-/* Several traces merged by time: a heap of each one's next timed record. */
+/* Several traces: in windows of time, their device ledgers' notes merged
+ * into the GPU totals (group_merge.h). */
 static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
-    struct merging *m = malloc(grp->n * sizeof *m);
-    struct merging **h = malloc(grp->n * sizeof *h);
-    if (!m || !h) {
-        free(m);
-        free(h);
+    struct vt_input **in = malloc(grp->n * sizeof *in);
+    if (!in)
         return false;
-    }
-    size_t n = 0;
-    for (size_t k = 0; k < grp->n; k++) {
-        m[k].in = &a->inputs[grp->members[k]];
-        m[k].pos = m[k].n = 0;
-        if (merging_next(&m[k]))
-            h[n++] = &m[k];
-    }
-    for (size_t i = n / 2; i-- > 0;)
-        sift_down(h, n, i);
-    while (n > 0) {
-        struct merging *next = h[0];
-        merging_feed(next);
-        if (!merging_next(next))
-            h[0] = h[--n];
-        if (n > 0)
-            sift_down(h, n, 0);
-    }
-    free(m);
-    free(h);
-    return true;
+    for (size_t k = 0; k < grp->n; k++)
+        in[k] = &a->inputs[grp->members[k]];
+    grp->by_notes = true; /* the ledgers stay unpointed: their changes are notes */
+    struct vt_gpu_feed feed = {merged_change, merged_oom, merged_gpu_of, NULL};
+    bool ok = vt_group_merge(in, grp->n, grp->threads, &feed);
+    free(in);
+    return ok;
 }
 
 /* The group's traces are read: their buffers and files go, so that memory
@@ -537,24 +498,6 @@ static void pool_run(size_t nthreads, size_t n, void (*work)(void *, size_t), vo
     for (size_t k = 0; k < started; k++)
         pthread_join(t[k], NULL);
     free(t);
-}
-
-/* Threads the analysis may use: VRAMTRACE_ANALYZER_THREADS, else the CPUs
- * this process may run on. */
-static size_t thread_limit(void)
-{
-    const char *v = getenv("VRAMTRACE_ANALYZER_THREADS");
-    if (v && *v) {
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (!*end && x >= 1)
-            return (size_t)x;
-    }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (size_t)CPU_COUNT(&set);
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (size_t)c : 1;
 }
 
 /* ---- groups ---- */
@@ -854,6 +797,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         return 2;
     }
     a->nfiles = files.n;
+    uint64_t work_bytes = 0; /* of the traces: how many threads pay */
     for (size_t i = 0; i < files.n; i++) {
         struct vt_read_error e;
         struct vt_reader *r;
@@ -865,12 +809,15 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
             continue;
         }
         vt_reader_suspend(r); /* its file is opened again when its group is read */
+        struct stat st;
+        if (stat(files.paths[i], &st) == 0 && st.st_size > 0)
+            work_bytes += (uint64_t)st.st_size;
         struct vt_input *in = &a->inputs[a->ninputs++];
         in->path = files.paths[i];
         in->reader = r;
     }
     free(files.paths);
-    size_t nthreads = thread_limit();
+    size_t nthreads = vt_analysis_threads(work_bytes);
     if (!make_groups(a, nthreads)) {
         fprintf(err, "vramtrace: out of memory\n");
         free_groups(a);
@@ -880,8 +827,12 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         /* Decompression on threads of their own too (best effort): a chunk
          * buffer more per trace, so only for small groups, and only where
          * the groups leave threads unused. */
+    {
         a->groups[g].read_ahead = a->groups[g].n <= VT_READ_AHEAD_INPUTS && nthreads > 1 &&
                                   (a->ngroups == 1 || a->ngroups < nthreads);
+        /* Threads the groups leave unused replay a group's traces. */
+        a->groups[g].threads = a->ngroups < nthreads ? nthreads / a->ngroups : 1;
+    }
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
         vt_replay_init(&in->replay, in->reader);

@@ -1,6 +1,7 @@
 /*
- * Analyzing a set of traces together: one replay per trace (process), fed
- * in one merged pass ordered by the records' monotonic timestamps, so that
+ * Analyzing a set of traces together: one replay per trace (process); the
+ * changes of their device ledgers are merged in the order of the records'
+ * monotonic timestamps (then the trace's index, then file order), so that
  * processes sharing one GPU form one timeline of that GPU.
  *
  * GPUs are identified by (hostname, device UUID): CLOCK_MONOTONIC is
@@ -90,9 +91,12 @@ struct vt_analysis {
  *
  * Traces that cannot share a GPU (another host or session: the process
  * record's, read from each trace's head first) are independent groups,
- * replayed on a pool of threads, one group per thread at a time, as many
- * threads as the CPUs this process may run on (VRAMTRACE_ANALYZER_THREADS=N
- * caps them; 1: everything on the calling thread, no read-ahead either).
+ * replayed on a pool of threads, one group per thread at a time; threads
+ * the groups leave over replay the traces of a group (group_merge.h: each
+ * trace on its own in windows of time, their GPU notes merged). How many
+ * threads: thread_count.h (the CPUs free of other work, 1 for small work;
+ * VRAMTRACE_ANALYZER_THREADS=N sets it; 1: everything on the calling
+ * thread, no read-ahead either).
  * A group's chunk buffers are freed when it ends, so memory holds the
  * groups in flight, not every trace's. The figures are the same for any
  * number of threads.

@@ -1,0 +1,515 @@
+/* The merged pass over one group of traces, in windows of time; see
+ * group_merge.h. */
+#include "group_merge.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow_array.h"
+
+/* Records decoded at once: few enough to stay in the first-level cache. */
+#define BATCH 32
+#define NOT_OOM UINT32_MAX
+/* The first window's span; it then follows VT_MERGE_WINDOW_EVENTS. */
+#define FIRST_SPAN_NS 1000000ull
+
+/* What a device ledger did, for the GPU totals. */
+struct note {
+    uint64_t time_ns, delta;
+    uint32_t ledger, oom; /* oom: NOT_OOM for a change */
+};
+
+/* One trace in the merge. */
+struct lane {
+    struct vt_input *in;
+    uint32_t index;               /* in the group: the merge's tie order */
+    struct note *notes;           /* the queue: notes[head..n) */
+    size_t head, n, cap;
+    bool lost;                    /* a note could not be kept (out of memory) */
+    bool live;                    /* a timed record is next (else the end) */
+    uint64_t next_ns;             /* ... at this time */
+    int pos, nb;                  /* batch[pos] is next; pos == nb: in->peek is */
+    uint64_t fed;                 /* events fed in this window */
+    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
+    long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
+    struct vt_replay_mem batch[BATCH];
+};
+
+/* Records and notes before a window's end: (time, lane) < (t, lane). */
+struct bound {
+    uint64_t t;
+    uint32_t lane;
+};
+
+static inline bool below(uint64_t t, uint32_t lane, struct bound b)
+{
+    return t < b.t || (t == b.t && lane < b.lane);
+}
+
+static inline bool at_most(uint64_t t, uint32_t lane, struct bound b)
+{
+    return t < b.t || (t == b.t && lane <= b.lane);
+}
+
+static void note(struct lane *ln, struct note nt)
+{
+    if (ln->n == ln->cap &&
+        !vt_grow_array((void **)&ln->notes, &ln->cap, ln->n + 1, sizeof *ln->notes)) {
+        ln->lost = true;
+        return;
+    }
+    ln->notes[ln->n++] = nt;
+    ln->ledgers[nt.ledger >> 6 & 1] |= 1ull << (nt.ledger & 63);
+}
+
+static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t old_total,
+                        uint64_t time_ns)
+{
+    note(ctx, (struct note){time_ns, l->sites.total_bytes - old_total,
+                            (uint32_t)(l - rp->ledgers), NOT_OOM});
+}
+
+static void note_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
+{
+    if (l->category == VT_CAT_DEVICE && l->device >= 0)
+        note(ctx, (struct note){o->time_ns, 0, (uint32_t)(l - rp->ledgers),
+                                (uint32_t)(o - l->ooms)});
+}
+
+/* Feeds definitions at once and stops at the next timed record, which
+ * waits in in->peek. */
+static void advance(struct vt_input *in)
+{
+    int rc;
+    while ((rc = vt_reader_next(in->reader, &in->peek)) > 0) {
+        if (vt_record_is_timed(in->peek.type)) {
+            in->state = 1;
+            return;
+        }
+        vt_replay_feed(&in->replay, &in->peek);
+    }
+    in->state = rc;
+}
+
+/* The lane's next timed record: a memory event of a batch decoded at once,
+ * or else a whole record in in->peek (ln->live false at the end). */
+static void lane_next(struct lane *ln)
+{
+    if (ln->pos + 1 < ln->nb) {
+        ln->next_ns = ln->batch[++ln->pos].time_ns;
+        return;
+    }
+    int n = vt_reader_next_mem_events(ln->in->reader, ln->batch, BATCH);
+    if (n > 0) {
+        ln->nb = n;
+        ln->pos = 0;
+        ln->next_ns = ln->batch[0].time_ns;
+        return;
+    }
+    ln->nb = ln->pos = 0;
+    advance(ln->in);
+    ln->next_ns = ln->in->peek.time_ns;
+    ln->live = ln->in->state == 1;
+}
+
+/* Replays the lane's records before *b, a run at a time. A full queue ends
+ * the window at the lane's next record (*b lowered to it). */
+static void lane_run(struct lane *ln, struct bound *b)
+{
+    struct vt_replay *rp = &ln->in->replay;
+    while (ln->live && below(ln->next_ns, ln->index, *b)) {
+        if (ln->n - ln->head >= VT_MERGE_NOTES_MAX) {
+            *b = (struct bound){ln->next_ns, ln->index};
+            return;
+        }
+        if (ln->pos < ln->nb) {
+            int end = ln->pos + 1;
+            while (end < ln->nb && below(ln->batch[end].time_ns, ln->index, *b))
+                end++;
+            vt_replay_feed_mem_events(rp, &ln->batch[ln->pos], (size_t)(end - ln->pos));
+            ln->fed += (uint64_t)(end - ln->pos);
+            ln->pos = end - 1;
+        } else {
+            vt_replay_feed(rp, &ln->in->peek);
+            ln->fed++;
+        }
+        lane_next(ln);
+    }
+}
+
+/* ---- the threads that replay a window's lanes, and merge its GPUs ---- */
+
+static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
+
+struct crew {
+    struct lane *lanes;
+    size_t nlanes;
+    pthread_mutex_t lock;
+    pthread_cond_t go, done;
+    uint64_t round;          /* rounds started */
+    size_t busy;             /* threads still at this round */
+    bool quit;
+    _Atomic size_t next;     /* the next lane (or GPU) to take */
+    /* a round of replaying */
+    struct bound start;      /* the window's end as set */
+    struct bound end;        /* ... lowered by full queues */
+    /* a round of merging: GPU p's lanes are set[parts[p]..parts[p + 1]) */
+    bool merging;
+    struct lane **set;
+    size_t *parts, nparts;
+    uint64_t *h;             /* heap room, a key per lane (a GPU's at its lanes' place) */
+    uint64_t base;
+    struct bound upto;
+    const struct vt_gpu_feed *feed;
+    _Atomic size_t handed;
+};
+
+/* Takes lanes (or GPUs) until none is left; returns its lowest end. */
+static struct bound crew_work(struct crew *c)
+{
+    struct bound b = c->start;
+    size_t k;
+    if (c->merging) {
+        while ((k = atomic_fetch_add(&c->next, 1)) < c->nparts) {
+            size_t i = c->parts[k], n = c->parts[k + 1] - i;
+            atomic_fetch_add(&c->handed, merge_notes(c->lanes, c->set + i, n, c->h + i, c->base,
+                                                     c->upto, c->feed));
+        }
+        return b;
+    }
+    while ((k = atomic_fetch_add(&c->next, 1)) < c->nlanes)
+        lane_run(&c->lanes[k], &b);
+    return b;
+}
+
+static void crew_lower(struct crew *c, struct bound b)
+{
+    if (below(b.t, b.lane, c->end))
+        c->end = b;
+}
+
+static void *crew_main(void *arg)
+{
+    struct crew *c = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (c->round == seen && !c->quit)
+            pthread_cond_wait(&c->go, &c->lock);
+        if (c->quit)
+            break;
+        seen = c->round;
+        pthread_mutex_unlock(&c->lock);
+        struct bound b = crew_work(c);
+        pthread_mutex_lock(&c->lock);
+        crew_lower(c, b);
+        if (--c->busy == 0)
+            pthread_cond_signal(&c->done);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* A round on the crew's threads and the caller's: every lane replayed up
+ * to c->start (returns the window's end, lowered where a queue filled), or
+ * every GPU's notes merged. */
+static struct bound crew_round(struct crew *c, size_t helpers)
+{
+    atomic_store(&c->next, 0);
+    c->end = c->start;
+    if (helpers) {
+        pthread_mutex_lock(&c->lock);
+        c->busy = helpers;
+        c->round++;
+        pthread_cond_broadcast(&c->go);
+        pthread_mutex_unlock(&c->lock);
+    }
+    struct bound mine = crew_work(c);
+    pthread_mutex_lock(&c->lock);
+    crew_lower(c, mine);
+    while (c->busy)
+        pthread_cond_wait(&c->done, &c->lock);
+    struct bound b = c->end;
+    pthread_mutex_unlock(&c->lock);
+    return b;
+}
+
+/* ---- the notes, merged ---- */
+
+/* A lane's next note in the merge, as one number: its time after the
+ * window's start, then its lane (the tie order), so that the heap compares
+ * one integer. */
+#define LANE_BITS 20
+#define MAX_LANES (1u << LANE_BITS)
+#define MAX_SPAN_NS (1ull << (63 - LANE_BITS))
+
+static inline uint64_t key_of(const struct lane *ln, uint64_t base)
+{
+    return (ln->notes[ln->head].time_ns - base) << LANE_BITS | ln->index;
+}
+
+static void sift_down(uint64_t *h, size_t n, size_t i)
+{
+    uint64_t x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= x)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static inline void hand_over(const struct vt_gpu_feed *feed, struct lane *ln, const struct note *nt)
+{
+    if (nt->oom == NOT_OOM)
+        feed->change(feed->ctx, ln->in, nt->ledger, nt->delta, nt->time_ns);
+    else
+        feed->oom(feed->ctx, ln->in, nt->ledger, nt->oom);
+}
+
+static inline bool mergeable(const struct lane *ln, struct bound b)
+{
+    return ln->head < ln->n && at_most(ln->notes[ln->head].time_ns, ln->index, b);
+}
+
+/* Hands the notes up to b of the lanes of set (none before base, none
+ * past base + MAX_SPAN_NS) to the GPU totals in the merge's order; returns
+ * how many. h: room for a key per lane. */
+static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
+{
+    size_t n = 0, handed = 0;
+    for (size_t k = 0; k < nset; k++)
+        if (mergeable(set[k], b))
+            h[n++] = key_of(set[k], base);
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+    while (n > 0) {
+        struct lane *ln = &lanes[h[0] & (MAX_LANES - 1)];
+        /* the lane's notes while they come before every other lane's */
+        uint64_t limit = n > 1 ? h[1] : UINT64_MAX;
+        if (n > 2 && h[2] < limit)
+            limit = h[2];
+        /* the lane's next turn is after the others': its next line on the way */
+        __builtin_prefetch(&ln->notes[ln->head + 64 / sizeof *ln->notes + 1]);
+        do {
+            hand_over(feed, ln, &ln->notes[ln->head++]);
+            handed++;
+        } while (mergeable(ln, b) && key_of(ln, base) < limit);
+        if (mergeable(ln, b))
+            h[0] = key_of(ln, base);
+        else
+            h[0] = h[--n];
+        if (n > 0)
+            sift_down(h, n, 0);
+    }
+    return handed;
+}
+
+/* Each lane's one GPU, from the ledgers of its queued notes; false if a
+ * ledger has none yet (placing it creates the group's GPUs in the merge's
+ * order) or a lane has notes on two GPUs: then the window's notes are
+ * merged all together. */
+static bool one_gpu_each(struct lane *lanes, size_t n, const struct vt_gpu_feed *feed)
+{
+    if (!feed->gpu_of)
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        struct lane *ln = &lanes[k];
+        ln->gpu = -1;
+        for (unsigned w = 0; w < 2; w++)
+            for (uint64_t bits = ln->ledgers[w]; bits; bits &= bits - 1) {
+                long g = feed->gpu_of(feed->ctx, ln->in, w * 64 + (size_t)__builtin_ctzll(bits));
+                if (g == 0 || (g > 0 && ln->gpu >= 0 && g != ln->gpu))
+                    return false;
+                if (g > 0)
+                    ln->gpu = g;
+            }
+    }
+    return true;
+}
+
+static int by_gpu(const void *pa, const void *pb)
+{
+    const struct lane *a = *(struct lane *const *)pa, *b = *(struct lane *const *)pb;
+    if (a->gpu != b->gpu)
+        return a->gpu < b->gpu ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The window's notes up to b: GPU by GPU where each lane has one (a GPU's
+ * totals depend only on its own lanes' order: a smaller heap, fewer queues
+ * read at once, and GPUs merged on the crew's threads), else all
+ * together. */
+static size_t merge_window(struct crew *c, size_t helpers, uint64_t base, struct bound b,
+                           const struct vt_gpu_feed *feed)
+{
+    struct lane **set = c->set;
+    for (size_t k = 0; k < c->nlanes; k++)
+        set[k] = &c->lanes[k];
+    if (!one_gpu_each(c->lanes, c->nlanes, feed))
+        return merge_notes(c->lanes, set, c->nlanes, c->h, base, b, feed);
+    qsort(set, c->nlanes, sizeof *set, by_gpu);
+    c->nparts = 0;
+    for (size_t i = 0; i < c->nlanes; i++)
+        if (!i || set[i]->gpu != set[i - 1]->gpu)
+            c->parts[c->nparts++] = i;
+    c->parts[c->nparts] = c->nlanes;
+    c->merging = true;
+    c->base = base;
+    c->upto = b;
+    c->feed = feed;
+    atomic_store(&c->handed, 0);
+    crew_round(c, c->nparts > 1 ? helpers : 0);
+    c->merging = false;
+    return atomic_load(&c->handed);
+}
+
+/* Timestamps that went backwards left notes the windows cannot order:
+ * they go lane by lane. */
+static size_t merge_rest(struct lane *lanes, size_t nlanes, const struct vt_gpu_feed *feed)
+{
+    size_t handed = 0;
+    for (size_t k = 0; k < nlanes; k++)
+        for (; lanes[k].head < lanes[k].n; handed++)
+            hand_over(feed, &lanes[k], &lanes[k].notes[lanes[k].head++]);
+    return handed;
+}
+
+/* What is left of each queue moves to its front. */
+static void compact(struct lane *lanes, size_t nlanes)
+{
+    for (size_t k = 0; k < nlanes; k++) {
+        struct lane *ln = &lanes[k];
+        if (ln->head) {
+            memmove(ln->notes, ln->notes + ln->head, (ln->n - ln->head) * sizeof *ln->notes);
+            ln->n -= ln->head;
+            ln->head = 0;
+        }
+        if (!ln->n)
+            ln->ledgers[0] = ln->ledgers[1] = 0;
+    }
+}
+
+/* ---- the pass ---- */
+
+/* The earliest record or note of any lane; false when all are done. */
+static bool earliest(const struct lane *lanes, size_t n, uint64_t *t)
+{
+    bool any = false;
+    *t = UINT64_MAX;
+    for (size_t k = 0; k < n; k++) {
+        const struct lane *ln = &lanes[k];
+        if (ln->live && ln->next_ns <= *t) {
+            *t = ln->next_ns;
+            any = true;
+        }
+        if (ln->head < ln->n && ln->notes[ln->head].time_ns <= *t) {
+            *t = ln->notes[ln->head].time_ns;
+            any = true;
+        }
+    }
+    return any;
+}
+
+static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed *feed)
+{
+    uint64_t span = FIRST_SPAN_NS, t0;
+    while (earliest(c->lanes, c->nlanes, &t0)) {
+        struct bound b = {t0 + span, 0};
+        bool ordered = b.t > t0;
+        if (!ordered) /* past the clock's end */
+            b = (struct bound){UINT64_MAX, UINT32_MAX};
+        size_t live = 0;
+        for (size_t k = 0; k < c->nlanes; k++) {
+            live += c->lanes[k].live;
+            c->lanes[k].fed = 0;
+        }
+        c->start = b;
+        b = crew_round(c, helpers);
+        uint64_t fed = 0;
+        for (size_t k = 0; k < c->nlanes; k++)
+            fed += c->lanes[k].fed;
+        size_t handed = ordered ? merge_window(c, helpers, t0, b, feed) : 0;
+        if (!handed && (!fed || !ordered))
+            merge_rest(c->lanes, c->nlanes, feed); /* only with times that go backwards */
+        compact(c->lanes, c->nlanes);
+        uint64_t want = (uint64_t)VT_MERGE_WINDOW_EVENTS * (live ? live : 1);
+        if (fed < want / 2 && span < MAX_SPAN_NS / 2)
+            span *= 2;
+        else if (fed > 2 * want && span > 1)
+            span /= 2;
+    }
+}
+
+bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
+                    const struct vt_gpu_feed *feed)
+{
+    struct lane *lanes = calloc(n, sizeof *lanes);
+    uint64_t *h = malloc(n * sizeof *h);
+    struct lane **set = malloc(n * sizeof *set);
+    size_t *parts = malloc((n + 1) * sizeof *parts);
+    /* more than MAX_LANES traces: the files run out long before */
+    if (!lanes || !h || !set || !parts || n > MAX_LANES) {
+        free(lanes);
+        free(h);
+        free(set);
+        free(parts);
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        struct lane *ln = &lanes[k];
+        ln->in = inputs[k];
+        ln->index = (uint32_t)k;
+        ln->live = true;
+        ln->in->replay.on_change = note_change;
+        ln->in->replay.on_oom = note_oom;
+        ln->in->replay.on_change_ctx = ln;
+        lane_next(ln);
+    }
+    struct crew c = {.lanes = lanes, .nlanes = n, .set = set, .parts = parts, .h = h};
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.go, NULL);
+    pthread_cond_init(&c.done, NULL);
+    size_t want = nthreads > n ? n : nthreads;
+    pthread_t *t = want > 1 ? calloc(want - 1, sizeof *t) : NULL;
+    size_t helpers = 0;
+    for (; t && helpers + 1 < want; helpers++)
+        if (pthread_create(&t[helpers], NULL, crew_main, &c) != 0)
+            break; /* fewer threads: the same figures */
+    run_windows(&c, helpers, feed);
+    pthread_mutex_lock(&c.lock);
+    c.quit = true;
+    pthread_cond_broadcast(&c.go);
+    pthread_mutex_unlock(&c.lock);
+    for (size_t k = 0; k < helpers; k++)
+        pthread_join(t[k], NULL);
+    free(t);
+    pthread_cond_destroy(&c.done);
+    pthread_cond_destroy(&c.go);
+    pthread_mutex_destroy(&c.lock);
+    bool lost = false;
+    for (size_t k = 0; k < n; k++) {
+        lost |= lanes[k].lost;
+        lanes[k].in->replay.on_change = NULL;
+        lanes[k].in->replay.on_oom = NULL;
+        free(lanes[k].notes);
+    }
+    if (lost)
+        for (size_t k = 0; k < n; k++)
+            lanes[k].in->replay.out_of_memory = true;
+    free(lanes);
+    free(h);
+    free(set);
+    free(parts);
+    return true;
+}
