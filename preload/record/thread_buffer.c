@@ -529,6 +529,36 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     return h;
 }
 
+struct vt_raw_header *vt_tb_begin_with_stack(uint8_t type, uint32_t body, const uint64_t *ips,
+                                             size_t n, bool python, enum vt_name_check check)
+{
+    uint32_t stack_bytes = (uint32_t)(n * sizeof *ips);
+    /* Room for the frames is reserved first and given back when they
+     * repeat: only inside the buffer is self.tb surely the buffer the
+     * event goes to (begin may register a fresh one). */
+    struct vt_raw_header *h = vt_tb_begin(type, body + stack_bytes, (uint16_t)n, check);
+    if (!h)
+        return NULL; /* not in the buffer: the last stack sent stays the last */
+    struct vt_thread_buf *tb = self.tb;
+    uint8_t flags = python ? VT_RAW_PY_FRAMES : 0;
+    if (vt_tb_remembers_stack(flags, n)) {
+        if (n == tb->last_n && !memcmp(tb->last_ips, ips, stack_bytes)) {
+            /* the event is the last one reserved in the current block */
+            tb->current->used -= stack_bytes;
+            h->size = body;
+            h->nips = 0;
+            h->flags = VT_RAW_SAME_STACK;
+            return h;
+        }
+        memcpy(tb->last_ips, ips, stack_bytes);
+        tb->last_n = (uint32_t)n;
+    }
+    if (n)
+        memcpy((uint8_t *)h + body, ips, stack_bytes);
+    h->flags = flags;
+    return h;
+}
+
 void vt_tb_note_rename(void)
 {
     atomic_fetch_add_explicit(&rename_generation, 1, memory_order_relaxed);

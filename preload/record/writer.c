@@ -450,10 +450,16 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
-        r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
-                                 ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
-                                 : ips,
-                             h->nips);
+        if (h->flags & VT_RAW_SAME_STACK) {
+            r.stack = tb->last_stack;
+        } else {
+            r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
+                                     ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
+                                     : ips,
+                                 h->nips);
+            if (vt_tb_remembers_stack(h->flags, h->nips))
+                tb->last_stack = r.stack;
+        }
         vt_encode_mem(&W.enc, &r);
         vt_exit_line_note(&r);
         W.events++;
