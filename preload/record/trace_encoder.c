@@ -6,8 +6,6 @@
 
 #include <zstd.h>
 
-#define VT_ZSTD_LEVEL 3
-
 void vt_bytes_free(struct vt_bytes *b)
 {
     free(b->data);
@@ -406,6 +404,8 @@ void *vt_chunk_cctx_new(void)
     if (!c)
         return NULL;
     if (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, VT_ZSTD_HASH_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, VT_ZSTD_CHAIN_LOG)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1))) {
         ZSTD_freeCCtx(c);

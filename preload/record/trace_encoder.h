@@ -163,8 +163,19 @@ static inline size_t vt_encoder_chunk_size(const struct vt_encoder *e)
  * 0, or -1 if memory ran out or zstd failed. */
 int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out);
 
-/* A compression context set up the way vt_chunk_frame expects (level 3,
- * checksum on); free with vt_chunk_cctx_free. NULL if out of memory. */
+/* zstd's level and match-finder tables for a chunk. Level 3's own tables
+ * for a 1 MiB chunk (hash 2^17, chain 2^16 entries: 768 KiB) were 190 of
+ * the page faults the tracer adds to a process; 2^14 each (128 KiB) cost
+ * 0.2% in size on a repetitive trace and 2.8% on random addresses, and
+ * compress 22-35% faster (bench/trace_recode hlog=, clog=;
+ * docs/internals/PERFORMANCE.md, "Page faults"). */
+#define VT_ZSTD_LEVEL 3
+#define VT_ZSTD_HASH_LOG 14
+#define VT_ZSTD_CHAIN_LOG 14
+
+/* A compression context set up the way vt_chunk_frame expects (the
+ * settings above, checksum on); free with vt_chunk_cctx_free. NULL if out
+ * of memory. */
 void *vt_chunk_cctx_new(void);
 void vt_chunk_cctx_free(void *cctx);
 
