@@ -38,7 +38,9 @@
 __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
 __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
-/* Memory the buffers may take before hooks wait for the writer. */
+/* Memory the buffers may take before hooks wait for the writer, however
+ * many threads record (below it: two blocks a thread and a spare 512 KiB,
+ * thread_buffer.c). */
 #define VT_BUFFER_MEMORY_MAX (32u << 20)
 /* Frames of the recorder itself on top of every captured stack when it is
  * linked into a program (tests): capture_stack, begin_mem_with_stack and

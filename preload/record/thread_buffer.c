@@ -25,12 +25,25 @@ void (*vt_tb_wake_writer)(void);
  * thread that waits here inside dlopen), so the wait must be bounded. */
 #define VT_POOL_WAIT_MS 2000
 
+/* Blocks the pool lends before a hook waits for the writer: two a thread
+ * (the one it fills, the one the writer reads) and a spare 512 KiB (at
+ * least two blocks) for a burst, never more than max_blocks. Each block
+ * lent for the first time is a first touch of its pages (64 page faults
+ * at 256 KiB); bounded by max_blocks alone (32 MiB), the pool grew to
+ * 10-50 blocks in a 400k-event burst while the writer waited for a core
+ * of a loaded machine (docs/internals/PERFORMANCE.md, "Page faults").
+ * The writer drains a block in well under a millisecond once it runs. */
+#define VT_POOL_SPARE_BYTES (1u << 19)
+#define VT_POOL_SPARE_MIN_BLOCKS 2
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     struct vt_block *free;
     size_t total;       /* blocks allocated */
-    size_t max;         /* before hooks wait */
+    size_t max;         /* before hooks wait, whatever the threads */
+    size_t spare;       /* blocks lent beyond two a thread before hooks wait */
+    size_t threads;     /* buffers registered */
     size_t block_bytes; /* data bytes of one block */
 } pool;
 
@@ -120,6 +133,10 @@ int vt_tb_init(size_t block_bytes, size_t max_blocks)
     pool.total = 0;
     pool.max = max_blocks;
     pool.block_bytes = block_bytes & ~(size_t)7;
+    pool.spare = VT_POOL_SPARE_BYTES / (pool.block_bytes ? pool.block_bytes : 1);
+    if (pool.spare < VT_POOL_SPARE_MIN_BLOCKS)
+        pool.spare = VT_POOL_SPARE_MIN_BLOCKS;
+    pool.threads = 0;
     atomic_store(&vt_tb_lost, 0);
     return 0;
 }
@@ -138,6 +155,13 @@ void vt_tb_block_put(struct vt_block *b)
     pthread_mutex_unlock(&pool.lock);
 }
 
+/* Under pool.lock. */
+static bool pool_at_limit(void)
+{
+    size_t limit = pool.spare + 2 * pool.threads;
+    return pool.total >= (limit < pool.max ? limit : pool.max);
+}
+
 static struct vt_block *block_get(void)
 {
     struct timespec deadline;
@@ -149,7 +173,7 @@ static struct vt_block *block_get(void)
         deadline.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&pool.lock);
-    while (!pool.free && pool.total >= pool.max && atomic_load(&vt_tb_active)) {
+    while (!pool.free && pool_at_limit() && atomic_load(&vt_tb_active)) {
         if (vt_tb_wake_writer)
             vt_tb_wake_writer();
         if (pthread_cond_timedwait(&pool.cond, &pool.lock, &deadline) == ETIMEDOUT)
@@ -202,6 +226,9 @@ static struct vt_thread_buf *register_thread(void)
     tb->next = list_head;
     list_head = tb;
     pthread_mutex_unlock(&list_lock);
+    pthread_mutex_lock(&pool.lock);
+    pool.threads++;
+    pthread_mutex_unlock(&pool.lock);
     self.tb = tb;
     self.gen = atomic_load(&generation);
     self.announced = false;
@@ -632,6 +659,9 @@ void vt_tb_reap_exited(void)
         bool done = tb->exited && !tb->current && !tb->ready_head && !tb->wq_head;
         pthread_mutex_unlock(&tb->lock); /* exited: its owner appends no more */
         if (done) {
+            pthread_mutex_lock(&pool.lock);
+            pool.threads--;
+            pthread_mutex_unlock(&pool.lock);
             *link = tb->next;
             pthread_mutex_destroy(&tb->lock);
             free(tb);
@@ -673,6 +703,7 @@ void vt_tb_release_all(void)
     struct vt_block *b = pool.free;
     pool.free = NULL;
     pool.total = 0;
+    pool.threads = 0;
     pthread_mutex_unlock(&pool.lock);
     free_blocks(b);
     self.tb = NULL;
@@ -691,5 +722,6 @@ void vt_tb_after_fork_child(void)
     pool_init_locks();
     pool.free = NULL;
     pool.total = 0;
+    pool.threads = 0;
     self.tb = NULL;
 }

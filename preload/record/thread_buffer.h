@@ -77,7 +77,8 @@ extern atomic_ullong vt_tb_lost;
 extern void (*vt_tb_wake_writer)(void);
 
 /* Sets up the pool and the list. block_bytes is the size of one block;
- * max_blocks bounds the pool before hooks wait. */
+ * hooks wait for the writer when the pool has lent two blocks a thread and
+ * a spare 512 KiB, or max_blocks, whichever is fewer. */
 int vt_tb_init(size_t block_bytes, size_t max_blocks);
 /* Frees every buffer and block (only when no thread can append any more). */
 void vt_tb_release_all(void);
