@@ -122,6 +122,7 @@ static struct {
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
+    struct vt_clock_line cal_line; /* between them */
 } W = {.fd = -1};
 
 static uint64_t now_ns(void)
@@ -546,6 +547,7 @@ static void calibrate(void)
 {
     W.cal_lo = W.cal_hi;
     W.cal_hi = vt_clock_calibrate();
+    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
 }
 
 /* One round. A normal round calibrates first and writes the events stamped
@@ -583,7 +585,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
             break;
         if (W.fd < 0 && create_file() != 0)
             return;
-        uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);
+        uint64_t time_ns = vt_clock_to_ns(&W.cal_line, best_h->ticks);
         /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
          * after it was collected: an event is on disk FLUSH_MS after it,
          * as the option promises, whatever round picked it up. */
@@ -783,6 +785,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
      * parent's points are the parent's writer's). */
     W.cal_hi = vt_clock_calibrate();
     W.cal_lo = W.cal_hi;
+    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
     vt_encoder_init(&W.enc);
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     vt_encoder_set_time_slack(&W.enc, time_slack_ns);
