@@ -17,8 +17,9 @@
  *   strategy=S    zstd strategy 1..9 (fast .. btultra2; 0: the level's)
  *   ldm=1         long-distance matching
  *   hlog=H clog=C zstd hash and chain table logs (14, 14; 0: the level's)
- *   wlog=W        window log (0: the level's; a frame never needs more
- *                 than its content, so above log2(chunk) it changes nothing)
+ *   wlog=W        window log (17, the tracer's; 0: the level's; a frame
+ *                 never needs more than its content, so above log2(chunk)
+ *                 it changes nothing)
  *   unit=NS       time unit (1000)
  *   drop=1|2      1: times zero; 2: also addresses zero
  *   coalesce=US   an event less than US microseconds after the last time
@@ -139,7 +140,8 @@ static size_t parse_size(const char *s)
 static void parse_spec(const char *spec, struct variant *v)
 {
     *v = (struct variant){.chunk_raw = 1u << 20, .level = VT_ZSTD_LEVEL,
-                          .hlog = VT_ZSTD_HASH_LOG, .clog = VT_ZSTD_CHAIN_LOG, .time_unit = 1000};
+                          .hlog = VT_ZSTD_HASH_LOG, .clog = VT_ZSTD_CHAIN_LOG,
+                          .wlog = VT_ZSTD_WINDOW_LOG, .time_unit = 1000};
     snprintf(v->label, sizeof v->label, "%s", spec);
     char buf[400];
     snprintf(buf, sizeof buf, "%s", spec);

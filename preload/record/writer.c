@@ -799,6 +799,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     W.cctx = vt_chunk_cctx_new();
     if (!W.cctx)
         goto fail_state;
+    vt_encoder_stream(&W.enc, W.cctx);
     vt_encode_process(&W.enc, facts);
 
     /* The writer must never take a signal meant for the program (nor
