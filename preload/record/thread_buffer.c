@@ -13,6 +13,7 @@
 
 #include "asym_fence.h"
 #include "event_clock.h"
+#include "fork_guard.h"
 
 atomic_int vt_tb_active;
 atomic_ullong vt_tb_lost;
@@ -172,12 +173,34 @@ static struct vt_block *block_get(void)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
+    /* A hook waits outside the fork guard (fork_guard.h): a fork would
+     * otherwise wait for this hook, which waits for the writer, which the
+     * fork keeps out of the guard - a stall of VT_POOL_WAIT_MS. It holds
+     * nothing meanwhile (its buffer was left, the pool's lock is the
+     * wait's); only an outermost hook steps out (a nested one's outer
+     * call may be mid-event), and it steps back in before it allocates. */
+    bool stepped_out = false;
     pthread_mutex_lock(&pool.lock);
     while (!pool.free && pool_at_limit() && atomic_load(&vt_tb_active)) {
+        if (!stepped_out && vt_fork_guard_self.depth == 1) {
+            pthread_mutex_unlock(&pool.lock);
+            vt_fork_guard_leave();
+            stepped_out = true;
+            pthread_mutex_lock(&pool.lock);
+            continue;
+        }
         if (vt_tb_wake_writer)
             vt_tb_wake_writer();
         if (pthread_cond_timedwait(&pool.cond, &pool.lock, &deadline) == ETIMEDOUT)
             break; /* take more memory rather than stall (see VT_POOL_WAIT_MS) */
+    }
+    if (stepped_out) {
+        /* back in (waiting for a fork under way, if one is), and only then
+         * the pool's lock again: a fork waits for the writer, which may
+         * want that lock to give a block back */
+        pthread_mutex_unlock(&pool.lock);
+        vt_fork_guard_enter();
+        pthread_mutex_lock(&pool.lock);
     }
     struct vt_block *b = pool.free;
     if (b) {
