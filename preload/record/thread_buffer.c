@@ -21,12 +21,16 @@ atomic_ullong vt_tb_lost;
 static atomic_int closing;
 void (*vt_tb_wake_writer)(void);
 
-/* How long a hook waits for a free block before it takes more memory: the
- * writer may itself be waiting (for the loader lock, say, held by the very
- * thread that waits here inside dlopen), so the wait must be bounded. */
+/* How long a hook waits for a free block at max_blocks before it takes
+ * more memory: the writer may itself be waiting (for the loader lock, say,
+ * held by the very thread that waits here inside dlopen), so the wait
+ * must be bounded. */
 #define VT_POOL_WAIT_MS 2000
+/* ... and below max_blocks, past the blocks the pool lends at once. */
+#define VT_POOL_SOFT_WAIT_MS 10
 
-/* Blocks the pool lends before a hook waits for the writer: two a thread
+/* Blocks the pool lends before a hook waits (VT_POOL_SOFT_WAIT_MS at most)
+ * for the writer: two a thread
  * (the one it fills, the one the writer reads) and a spare 512 KiB (at
  * least two blocks) for a burst, never more than max_blocks. Each block
  * lent for the first time is a first touch of its pages (64 page faults
@@ -156,32 +160,38 @@ void vt_tb_block_put(struct vt_block *b)
     pthread_mutex_unlock(&pool.lock);
 }
 
-/* Under pool.lock. */
-static bool pool_at_limit(void)
+/* Under pool.lock: how long a hook with no free block waits for one
+ * before it takes more memory (0: it need not wait). At the lending bound
+ * a short while - the writer, woken, usually gives a block back within
+ * it - so that a writer held up for long (a write to a stalled disk) costs
+ * memory, up to max_blocks, and not the program's time; at max_blocks
+ * the long bounded wait. */
+static int pool_wait_ms(void)
 {
-    size_t limit = pool.spare + 2 * pool.threads;
-    return pool.total >= (limit < pool.max ? limit : pool.max);
+    if (pool.total >= pool.max)
+        return VT_POOL_WAIT_MS;
+    return pool.total >= pool.spare + 2 * pool.threads ? VT_POOL_SOFT_WAIT_MS : 0;
 }
 
 static struct vt_block *block_get(void)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += VT_POOL_WAIT_MS / 1000;
-    deadline.tv_nsec += (VT_POOL_WAIT_MS % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
     /* A hook waits outside the fork guard (fork_guard.h): a fork would
      * otherwise wait for this hook, which waits for the writer, which the
-     * fork keeps out of the guard - a stall of VT_POOL_WAIT_MS. It holds
+     * fork keeps out of the guard - a stall of the whole wait. It holds
      * nothing meanwhile (its buffer was left, the pool's lock is the
      * wait's); only an outermost hook steps out (a nested one's outer
      * call may be mid-event), and it steps back in before it allocates. */
     bool stepped_out = false;
     pthread_mutex_lock(&pool.lock);
-    while (!pool.free && pool_at_limit() && atomic_load(&vt_tb_active)) {
+    int wait_ms = pool.free ? 0 : pool_wait_ms();
+    struct timespec deadline;
+    if (wait_ms) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_nsec += (long)wait_ms * 1000000L;
+        deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+        deadline.tv_nsec %= 1000000000L;
+    }
+    while (wait_ms && !pool.free && atomic_load(&vt_tb_active)) {
         if (!stepped_out && vt_fork_guard_self.depth == 1) {
             pthread_mutex_unlock(&pool.lock);
             vt_fork_guard_leave();
@@ -192,7 +202,7 @@ static struct vt_block *block_get(void)
         if (vt_tb_wake_writer)
             vt_tb_wake_writer();
         if (pthread_cond_timedwait(&pool.cond, &pool.lock, &deadline) == ETIMEDOUT)
-            break; /* take more memory rather than stall (see VT_POOL_WAIT_MS) */
+            break; /* take more memory rather than stall (pool_wait_ms) */
     }
     if (stepped_out) {
         /* back in (waiting for a fork under way, if one is), and only then

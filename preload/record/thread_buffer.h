@@ -77,8 +77,8 @@ extern atomic_ullong vt_tb_lost;
 extern void (*vt_tb_wake_writer)(void);
 
 /* Sets up the pool and the list. block_bytes is the size of one block;
- * hooks wait for the writer when the pool has lent two blocks a thread and
- * a spare 512 KiB, or max_blocks, whichever is fewer. */
+ * a hook waits for the writer to give one back 10 ms at most once the pool
+ * has lent two blocks a thread and a spare 512 KiB, 2 s at max_blocks. */
 int vt_tb_init(size_t block_bytes, size_t max_blocks);
 /* Frees every buffer and block (only when no thread can append any more). */
 void vt_tb_release_all(void);

@@ -294,10 +294,12 @@ def scenario_procs(what):
 def scenario_fork_pool_full():
     """Forks while two threads allocate as fast as they can, with no ledger
     to slow them: the hooks outrun the writer and wait for buffer blocks.
-    A fork waits for the hooks to leave the tracer (fork_guard.h); a hook
-    waiting for a block must not hold it up for its whole bounded wait (2 s,
-    VT_POOL_WAIT_MS) while the fork keeps the writer, which would give the
-    block back, out. Every process still exits 0."""
+    A fork waits for the hooks to leave the tracer (fork_guard.h), and a
+    hook waiting for a block must not hold it up while the fork keeps the
+    writer, which would give the block back, out: with a 2 s wait inside
+    the guard at the pool's lending bound every run had a fork of 2.00 s.
+    (Now the hook steps out of the guard, and waits 10 ms at that bound;
+    either alone passes.) Every process still exits 0."""
     with tempfile.TemporaryDirectory(prefix="vt-rel-forkwait-") as tmp:
         env = traced_env(tmp, ledger=False)
         p = subprocess.run([A.client, "forkbusy", "30"], env=env, capture_output=True,
