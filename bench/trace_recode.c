@@ -16,8 +16,10 @@
  *   level=L       zstd level (3)
  *   strategy=S    zstd strategy 1..9 (fast .. btultra2; 0: the level's)
  *   ldm=1         long-distance matching
- *   wlog=W        window log (0: the level's; a frame never needs more
- *                 than its content, so above log2(chunk) it changes nothing)
+ *   hlog=H clog=C zstd hash and chain table logs (14, 14; 0: the level's)
+ *   wlog=W        window log (17, the tracer's; 0: the level's; a frame
+ *                 never needs more than its content, so above log2(chunk)
+ *                 it changes nothing)
  *   unit=NS       time unit (1000)
  *   drop=1|2      1: times zero; 2: also addresses zero
  *   coalesce=US   an event less than US microseconds after the last time
@@ -84,7 +86,7 @@ enum { L_SPLIT = 1, L_SERIAL = 2, L_SITE = 4, L_V2 = 8 };
 struct variant {
     char label[200];
     size_t chunk_raw;
-    int level, strategy, ldm, wlog;
+    int level, strategy, ldm, wlog, hlog, clog;
     uint64_t time_unit;
     int drop;
     int dict;        /* 0 none, 1 raw, 2 zdict */
@@ -137,7 +139,9 @@ static size_t parse_size(const char *s)
 
 static void parse_spec(const char *spec, struct variant *v)
 {
-    *v = (struct variant){.chunk_raw = 1u << 20, .level = 3, .time_unit = 1000};
+    *v = (struct variant){.chunk_raw = 1u << 20, .level = VT_ZSTD_LEVEL,
+                          .hlog = VT_ZSTD_HASH_LOG, .clog = VT_ZSTD_CHAIN_LOG,
+                          .wlog = VT_ZSTD_WINDOW_LOG, .time_unit = 1000};
     snprintf(v->label, sizeof v->label, "%s", spec);
     char buf[400];
     snprintf(buf, sizeof buf, "%s", spec);
@@ -158,6 +162,10 @@ static void parse_spec(const char *spec, struct variant *v)
             v->ldm = atoi(val);
         else if (!strcmp(kv, "wlog"))
             v->wlog = atoi(val);
+        else if (!strcmp(kv, "hlog"))
+            v->hlog = atoi(val);
+        else if (!strcmp(kv, "clog"))
+            v->clog = atoi(val);
         else if (!strcmp(kv, "unit"))
             v->time_unit = strtoull(val, NULL, 10);
         else if (!strcmp(kv, "coalesce"))
@@ -531,6 +539,10 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_enableLongDistanceMatching, 1);
     if (v->wlog)
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_windowLog, v->wlog);
+    if (v->hlog)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_hashLog, v->hlog);
+    if (v->clog)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_chainLog, v->clog);
     struct vt_record rec;
     int rc;
     uint64_t chunk_start = 0, anchor = 0;

@@ -104,25 +104,52 @@ struct vt_clock_point vt_clock_calibrate(void)
     return best;
 }
 
-uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi,
-                              uint64_t ticks)
+void vt_clock_line_init(struct vt_clock_line *l, struct vt_clock_point lo,
+                        struct vt_clock_point hi)
+{
+    l->lo = lo;
+    l->hi = hi;
+    l->span_ticks = l->span_ns = l->whole = l->frac = 0;
+    if (hi.ticks <= lo.ticks || hi.ns <= lo.ns)
+        return; /* degenerate: vt_clock_line_ns answers an end */
+    l->span_ticks = hi.ticks - lo.ticks;
+    l->span_ns = hi.ns - lo.ns;
+#if defined(__SIZEOF_INT128__)
+    l->whole = l->span_ns / l->span_ticks;
+    l->frac = (uint64_t)(((unsigned __int128)(l->span_ns % l->span_ticks) << 64) / l->span_ticks);
+#endif
+}
+
+uint64_t vt_clock_line_ns(const struct vt_clock_line *l, uint64_t ticks)
 {
     /* Outside the bracket (and a degenerate one, lo.ticks == hi.ticks):
      * the nearer end. A 64-bit TSC does not wrap in a machine's life. */
-    if (ticks <= lo.ticks || hi.ns <= lo.ns)
-        return lo.ns;
-    if (ticks >= hi.ticks)
-        return hi.ns;
-    uint64_t span_ticks = hi.ticks - lo.ticks; /* > 0: lo.ticks < ticks < hi.ticks */
-    uint64_t span_ns = hi.ns - lo.ns;
-    uint64_t dt = ticks - lo.ticks;
+    if (ticks <= l->lo.ticks || l->hi.ns <= l->lo.ns)
+        return l->lo.ns;
+    if (ticks >= l->hi.ticks)
+        return l->hi.ns;
+    uint64_t dt = ticks - l->lo.ticks; /* 0 < dt < span_ticks */
 #if defined(__SIZEOF_INT128__)
-    /* floor(dt * span_ns / span_ticks): exact, monotone in dt, and the
-     * product of a minute's ticks and ns does not fit 64 bits */
-    return lo.ns + (uint64_t)((unsigned __int128)dt * span_ns / span_ticks);
+    /* floor(dt * span_ns / span_ticks), exact and monotone in dt (the
+     * product of a minute's ticks and ns does not fit 64 bits): dt * whole
+     * <= span_ns, and frac is short of the true fraction by less than
+     * 2^-64, so the estimate is the floor or one below it; two products
+     * tell which. */
+    uint64_t q = dt * l->whole + (uint64_t)(((unsigned __int128)dt * l->frac) >> 64);
+    if ((unsigned __int128)(q + 1) * l->span_ticks <= (unsigned __int128)dt * l->span_ns)
+        q++;
+    return l->lo.ns + q;
 #else
-    long double f = (long double)dt * (long double)span_ns / (long double)span_ticks;
-    uint64_t add = f >= (long double)span_ns ? span_ns : (uint64_t)f;
-    return lo.ns + add;
+    long double f = (long double)dt * (long double)l->span_ns / (long double)l->span_ticks;
+    uint64_t add = f >= (long double)l->span_ns ? l->span_ns : (uint64_t)f;
+    return l->lo.ns + add;
 #endif
+}
+
+uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi,
+                              uint64_t ticks)
+{
+    struct vt_clock_line l;
+    vt_clock_line_init(&l, lo, hi);
+    return vt_clock_line_ns(&l, ticks);
 }

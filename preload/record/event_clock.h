@@ -91,20 +91,36 @@ struct vt_clock_point {
  * returns, so they serve as the writer's cutoff. */
 struct vt_clock_point vt_clock_calibrate(void);
 
+/* The line between two points, its slope divided out once: a writer's
+ * round converts all its events between the same two points, and a
+ * 128-bit division per event was most of the conversion's cost. */
+struct vt_clock_line {
+    struct vt_clock_point lo, hi;
+    uint64_t span_ticks, span_ns; /* 0, 0: degenerate (every tick -> an end) */
+    uint64_t whole, frac;         /* span_ns / span_ticks as whole + frac / 2^64,
+                                   * frac rounded down */
+};
+
+void vt_clock_line_init(struct vt_clock_line *l, struct vt_clock_point lo,
+                        struct vt_clock_point hi);
+
 /* ticks as ns by linear interpolation between lo and hi (lo earlier),
- * clamped to [lo.ns, hi.ns] outside them; exact at both points, never
- * decreasing in ticks, no division by zero when lo.ticks == hi.ticks. */
+ * floor(dt * span_ns / span_ticks) exactly, clamped to [lo.ns, hi.ns]
+ * outside them; exact at both points, never decreasing in ticks, no
+ * division by zero when lo.ticks == hi.ticks. */
+uint64_t vt_clock_line_ns(const struct vt_clock_line *l, uint64_t ticks);
+
+/* The same for one conversion. */
 uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi,
                               uint64_t ticks);
 
-/* An event's stamp as CLOCK_MONOTONIC ns: vt_clock_interpolate with the
- * TSC, the stamp itself without. */
-static inline uint64_t vt_clock_to_ns(struct vt_clock_point lo, struct vt_clock_point hi,
-                                      uint64_t ticks)
+/* An event's stamp as CLOCK_MONOTONIC ns: vt_clock_line_ns with the TSC,
+ * the stamp itself without. */
+static inline uint64_t vt_clock_to_ns(const struct vt_clock_line *l, uint64_t ticks)
 {
     if (!atomic_load_explicit(&vt_clock_tsc, memory_order_relaxed))
         return ticks;
-    return vt_clock_interpolate(lo, hi, ticks);
+    return vt_clock_line_ns(l, ticks);
 }
 
 #endif

@@ -16,8 +16,8 @@
  * tracer lock, no allocator lock (some allocators - the sanitizers' - are
  * not fork-safe) is held by the tracer at that moment. The flag is raised
  * before the wait, so a stream of hooks cannot starve a fork; the longest a
- * fork can wait is one writer round, or a hook's bounded wait for a buffer
- * block. Enter/leave nest (a signal handler's hook inside a hook) and cost
+ * fork can wait is one writer round (a hook waiting for a buffer block
+ * steps out meanwhile: thread_buffer.c, block_get). Enter/leave nest (a signal handler's hook inside a hook) and cost
  * a recording call two plain stores (fork_guard.c says how).
  */
 #ifndef VRAMTRACE_PRELOAD_FORK_GUARD_H

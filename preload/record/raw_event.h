@@ -30,6 +30,9 @@ struct vt_raw_header {
 /* The stack was merged with the thread's Python frames (python_stack.h):
  * the writer looks for them (python_codes.h) only then. */
 #define VT_RAW_PY_FRAMES 1
+/* VT_REC_MEM without frames: its stack is the thread's last one sent
+ * (thread_buffer.h, vt_tb_begin_with_stack) */
+#define VT_RAW_SAME_STACK 2
 
 /* VT_REC_MEM; followed by nips uint64_t return addresses, innermost first. */
 struct vt_raw_mem {

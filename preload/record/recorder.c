@@ -38,7 +38,9 @@
 __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
 __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
-/* Memory the buffers may take before hooks wait for the writer. */
+/* Memory the buffers may take before hooks wait for the writer, however
+ * many threads record (below it: two blocks a thread and a spare 512 KiB,
+ * thread_buffer.c). */
 #define VT_BUFFER_MEMORY_MAX (32u << 20)
 /* Frames of the recorder itself on top of every captured stack when it is
  * linked into a program (tests): capture_stack, begin_mem_with_stack and
@@ -205,14 +207,9 @@ static __attribute__((noinline)) struct vt_raw_mem *begin_mem_with_stack(void)
     const uint64_t *kept = NULL;
     bool python = false;
     size_t n = capture_stack(buf, ips, &kept, &python);
-    uint32_t size = vt_raw_round(sizeof(struct vt_raw_mem)) + (uint32_t)(n * sizeof ips[0]);
-    struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, size, (uint16_t)n,
-                                                            VT_NAME_CHECK_SOMETIMES);
-    if (m && n)
-        memcpy((uint8_t *)m + vt_raw_round(sizeof *m), kept, n * sizeof ips[0]);
-    if (m && python)
-        m->h.flags |= VT_RAW_PY_FRAMES;
-    return m;
+    return (struct vt_raw_mem *)vt_tb_begin_with_stack(
+        VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)), kept, n, python,
+        VT_NAME_CHECK_SOMETIMES);
 }
 
 void vt_record_mem(const struct vt_mem_event *ev)

@@ -13,6 +13,7 @@
 
 #include "asym_fence.h"
 #include "event_clock.h"
+#include "fork_guard.h"
 
 atomic_int vt_tb_active;
 atomic_ullong vt_tb_lost;
@@ -20,17 +21,34 @@ atomic_ullong vt_tb_lost;
 static atomic_int closing;
 void (*vt_tb_wake_writer)(void);
 
-/* How long a hook waits for a free block before it takes more memory: the
- * writer may itself be waiting (for the loader lock, say, held by the very
- * thread that waits here inside dlopen), so the wait must be bounded. */
+/* How long a hook waits for a free block at max_blocks before it takes
+ * more memory: the writer may itself be waiting (for the loader lock, say,
+ * held by the very thread that waits here inside dlopen), so the wait
+ * must be bounded. */
 #define VT_POOL_WAIT_MS 2000
+/* ... and below max_blocks, past the blocks the pool lends at once. */
+#define VT_POOL_SOFT_WAIT_MS 10
+
+/* Blocks the pool lends before a hook waits (VT_POOL_SOFT_WAIT_MS at most)
+ * for the writer: two a thread
+ * (the one it fills, the one the writer reads) and a spare 512 KiB (at
+ * least two blocks) for a burst, never more than max_blocks. Each block
+ * lent for the first time is a first touch of its pages (64 page faults
+ * at 256 KiB); bounded by max_blocks alone (32 MiB), the pool grew to
+ * 10-50 blocks in a 400k-event burst while the writer waited for a core
+ * of a loaded machine (docs/internals/PERFORMANCE.md, "Page faults").
+ * The writer drains a block in well under a millisecond once it runs. */
+#define VT_POOL_SPARE_BYTES (1u << 19)
+#define VT_POOL_SPARE_MIN_BLOCKS 2
 
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     struct vt_block *free;
     size_t total;       /* blocks allocated */
-    size_t max;         /* before hooks wait */
+    size_t max;         /* before hooks wait, whatever the threads */
+    size_t spare;       /* blocks lent beyond two a thread before hooks wait */
+    size_t threads;     /* buffers registered */
     size_t block_bytes; /* data bytes of one block */
 } pool;
 
@@ -120,6 +138,10 @@ int vt_tb_init(size_t block_bytes, size_t max_blocks)
     pool.total = 0;
     pool.max = max_blocks;
     pool.block_bytes = block_bytes & ~(size_t)7;
+    pool.spare = VT_POOL_SPARE_BYTES / (pool.block_bytes ? pool.block_bytes : 1);
+    if (pool.spare < VT_POOL_SPARE_MIN_BLOCKS)
+        pool.spare = VT_POOL_SPARE_MIN_BLOCKS;
+    pool.threads = 0;
     atomic_store(&vt_tb_lost, 0);
     return 0;
 }
@@ -138,22 +160,57 @@ void vt_tb_block_put(struct vt_block *b)
     pthread_mutex_unlock(&pool.lock);
 }
 
+/* Under pool.lock: how long a hook with no free block waits for one
+ * before it takes more memory (0: it need not wait). At the lending bound
+ * a short while - the writer, woken, usually gives a block back within
+ * it - so that a writer held up for long (a write to a stalled disk) costs
+ * memory, up to max_blocks, and not the program's time; at max_blocks
+ * the long bounded wait. */
+static int pool_wait_ms(void)
+{
+    if (pool.total >= pool.max)
+        return VT_POOL_WAIT_MS;
+    return pool.total >= pool.spare + 2 * pool.threads ? VT_POOL_SOFT_WAIT_MS : 0;
+}
+
 static struct vt_block *block_get(void)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += VT_POOL_WAIT_MS / 1000;
-    deadline.tv_nsec += (VT_POOL_WAIT_MS % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    /* A hook waits outside the fork guard (fork_guard.h): a fork would
+     * otherwise wait for this hook, which waits for the writer, which the
+     * fork keeps out of the guard - a stall of the whole wait. It holds
+     * nothing meanwhile (its buffer was left, the pool's lock is the
+     * wait's); only an outermost hook steps out (a nested one's outer
+     * call may be mid-event), and it steps back in before it allocates. */
+    bool stepped_out = false;
     pthread_mutex_lock(&pool.lock);
-    while (!pool.free && pool.total >= pool.max && atomic_load(&vt_tb_active)) {
+    int wait_ms = pool.free ? 0 : pool_wait_ms();
+    struct timespec deadline;
+    if (wait_ms) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_nsec += (long)wait_ms * 1000000L;
+        deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+        deadline.tv_nsec %= 1000000000L;
+    }
+    while (wait_ms && !pool.free && atomic_load(&vt_tb_active)) {
+        if (!stepped_out && vt_fork_guard_self.depth == 1) {
+            pthread_mutex_unlock(&pool.lock);
+            vt_fork_guard_leave();
+            stepped_out = true;
+            pthread_mutex_lock(&pool.lock);
+            continue;
+        }
         if (vt_tb_wake_writer)
             vt_tb_wake_writer();
         if (pthread_cond_timedwait(&pool.cond, &pool.lock, &deadline) == ETIMEDOUT)
-            break; /* take more memory rather than stall (see VT_POOL_WAIT_MS) */
+            break; /* take more memory rather than stall (pool_wait_ms) */
+    }
+    if (stepped_out) {
+        /* back in (waiting for a fork under way, if one is), and only then
+         * the pool's lock again: a fork waits for the writer, which may
+         * want that lock to give a block back */
+        pthread_mutex_unlock(&pool.lock);
+        vt_fork_guard_enter();
+        pthread_mutex_lock(&pool.lock);
     }
     struct vt_block *b = pool.free;
     if (b) {
@@ -202,6 +259,9 @@ static struct vt_thread_buf *register_thread(void)
     tb->next = list_head;
     list_head = tb;
     pthread_mutex_unlock(&list_lock);
+    pthread_mutex_lock(&pool.lock);
+    pool.threads++;
+    pthread_mutex_unlock(&pool.lock);
     self.tb = tb;
     self.gen = atomic_load(&generation);
     self.announced = false;
@@ -529,6 +589,36 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
     return h;
 }
 
+struct vt_raw_header *vt_tb_begin_with_stack(uint8_t type, uint32_t body, const uint64_t *ips,
+                                             size_t n, bool python, enum vt_name_check check)
+{
+    uint32_t stack_bytes = (uint32_t)(n * sizeof *ips);
+    /* Room for the frames is reserved first and given back when they
+     * repeat: only inside the buffer is self.tb surely the buffer the
+     * event goes to (begin may register a fresh one). */
+    struct vt_raw_header *h = vt_tb_begin(type, body + stack_bytes, (uint16_t)n, check);
+    if (!h)
+        return NULL; /* not in the buffer: the last stack sent stays the last */
+    struct vt_thread_buf *tb = self.tb;
+    uint8_t flags = python ? VT_RAW_PY_FRAMES : 0;
+    if (vt_tb_remembers_stack(flags, n)) {
+        if (n == tb->last_n && !memcmp(tb->last_ips, ips, stack_bytes)) {
+            /* the event is the last one reserved in the current block */
+            tb->current->used -= stack_bytes;
+            h->size = body;
+            h->nips = 0;
+            h->flags = VT_RAW_SAME_STACK;
+            return h;
+        }
+        memcpy(tb->last_ips, ips, stack_bytes);
+        tb->last_n = (uint32_t)n;
+    }
+    if (n)
+        memcpy((uint8_t *)h + body, ips, stack_bytes);
+    h->flags = flags;
+    return h;
+}
+
 void vt_tb_note_rename(void)
 {
     atomic_fetch_add_explicit(&rename_generation, 1, memory_order_relaxed);
@@ -602,6 +692,9 @@ void vt_tb_reap_exited(void)
         bool done = tb->exited && !tb->current && !tb->ready_head && !tb->wq_head;
         pthread_mutex_unlock(&tb->lock); /* exited: its owner appends no more */
         if (done) {
+            pthread_mutex_lock(&pool.lock);
+            pool.threads--;
+            pthread_mutex_unlock(&pool.lock);
             *link = tb->next;
             pthread_mutex_destroy(&tb->lock);
             free(tb);
@@ -643,6 +736,7 @@ void vt_tb_release_all(void)
     struct vt_block *b = pool.free;
     pool.free = NULL;
     pool.total = 0;
+    pool.threads = 0;
     pthread_mutex_unlock(&pool.lock);
     free_blocks(b);
     self.tb = NULL;
@@ -661,5 +755,6 @@ void vt_tb_after_fork_child(void)
     pool_init_locks();
     pool.free = NULL;
     pool.total = 0;
+    pool.threads = 0;
     self.tb = NULL;
 }

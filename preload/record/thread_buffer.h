@@ -25,6 +25,10 @@
 
 #include "raw_event.h"
 
+/* A thread's native stack of at most this many frames is sent once while
+ * it repeats (vt_tb_begin_with_stack). */
+#define VT_TB_SAME_STACK_MAX 64
+
 struct vt_block {
     struct vt_block *next;
     uint32_t used; /* bytes appended (owner, inside buf_enter) */
@@ -50,10 +54,17 @@ struct vt_thread_buf {
     uint32_t os_tid;
     char name[VT_THREAD_NAME_LEN];
     uint32_t name_len;
+    /* the native stack last sent with frames (vt_tb_begin_with_stack);
+     * last_n 0: none */
+    uint32_t last_n;
+    uint64_t last_ips[VT_TB_SAME_STACK_MAX];
 
     /* the writer only */
     struct vt_block *wq_head, *wq_tail; /* swapped out, read from wq_head->read */
     uint64_t file_id;                   /* thread id in the trace, 0: not yet emitted */
+    uint64_t last_stack; /* the stack of the last event with frames that
+                          * the hook remembered (last_ips), for
+                          * VT_RAW_SAME_STACK */
 };
 
 /* The recorder is taking events (checked before and under each buffer lock). */
@@ -66,7 +77,8 @@ extern atomic_ullong vt_tb_lost;
 extern void (*vt_tb_wake_writer)(void);
 
 /* Sets up the pool and the list. block_bytes is the size of one block;
- * max_blocks bounds the pool before hooks wait. */
+ * a hook waits for the writer to give one back 10 ms at most once the pool
+ * has lent two blocks a thread and a spare 512 KiB, 2 s at max_blocks. */
 int vt_tb_init(size_t block_bytes, size_t max_blocks);
 /* Frees every buffer and block (only when no thread can append any more). */
 void vt_tb_release_all(void);
@@ -107,6 +119,23 @@ struct vt_raw_header *vt_tb_begin(uint8_t type, uint32_t size, uint16_t nips,
                                   enum vt_name_check check);
 void vt_tb_commit(void);
 size_t vt_tb_max_event(void);
+
+/* vt_tb_begin for an event of body bytes followed by a stack of n frames.
+ * The frames are copied after the body, unless they are a native stack
+ * (not python) of at most VT_TB_SAME_STACK_MAX frames equal to the last
+ * one this thread sent: then the event has no frames and the flag
+ * VT_RAW_SAME_STACK. A loop that allocates from one place copies its
+ * stack into the buffer once, and the writer looks it up once
+ * (vt_tb_remembers_stack). python sets VT_RAW_PY_FRAMES. */
+struct vt_raw_header *vt_tb_begin_with_stack(uint8_t type, uint32_t body, const uint64_t *ips,
+                                             size_t n, bool python, enum vt_name_check check);
+/* The writer's side of the rule above: an event with these flags and
+ * frames is the one a later VT_RAW_SAME_STACK event of its thread means. */
+static inline bool vt_tb_remembers_stack(uint8_t flags, size_t n)
+{
+    return !(flags & (VT_RAW_PY_FRAMES | VT_RAW_SAME_STACK)) && n > 0 &&
+           n <= VT_TB_SAME_STACK_MAX;
+}
 
 /* ---- the writer side ---- */
 

@@ -6,8 +6,6 @@
 
 #include <zstd.h>
 
-#define VT_ZSTD_LEVEL 3
-
 void vt_bytes_free(struct vt_bytes *b)
 {
     free(b->data);
@@ -56,6 +54,7 @@ void vt_encoder_free(struct vt_encoder *e)
 {
     vt_bytes_free(&e->raw);
     vt_bytes_free(&e->dts);
+    vt_bytes_free(&e->zout);
     vt_site_table_free(&e->sites);
     memset(e, 0, sizeof *e);
 }
@@ -70,6 +69,61 @@ void vt_encoder_begin_chunk(struct vt_encoder *e)
     memset(&e->delta, 0, sizeof e->delta);
     e->have_time = false;
     e->records = 0;
+    e->stream_open = false;
+    e->streamed = 0;
+    e->zout.len = 0;
+    e->zout.failed = false;
+}
+
+void vt_encoder_stream(struct vt_encoder *e, void *cctx)
+{
+    e->stream = cctx;
+}
+
+/* Compresses len bytes at src into the chunk's frame (zout), which it
+ * begins if it is not yet; end: ZSTD_e_end closes it. False if memory ran
+ * out or zstd failed. */
+static bool stream_feed(struct vt_encoder *e, const uint8_t *src, size_t len,
+                        ZSTD_EndDirective end)
+{
+    ZSTD_CCtx *cctx = e->stream;
+    if (!e->stream_open) {
+        e->zout.len = 0;
+        e->zout.failed = false;
+        if (!vt_bytes_reserve(&e->zout, VT_CHUNK_HEADER_SIZE))
+            return false;
+        e->zout.len = VT_CHUNK_HEADER_SIZE;
+        /* each chunk its own frame: no state kept from earlier chunks */
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+        e->stream_open = true;
+    }
+    ZSTD_inBuffer in = {src, len, 0};
+    for (;;) {
+        /* room for a whole compressed block: zstd writes straight into
+         * zout and never touches its own output buffer */
+        if (!vt_bytes_reserve(&e->zout, ZSTD_compressBound(ZSTD_BLOCKSIZE_MAX)))
+            return false;
+        ZSTD_outBuffer o = {e->zout.data, e->zout.cap, e->zout.len};
+        size_t left = ZSTD_compressStream2(cctx, &o, &in, end);
+        if (ZSTD_isError(left))
+            return false;
+        e->zout.len = o.pos;
+        if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return true;
+    }
+}
+
+/* A streaming encoder's records into the frame once they make a piece. */
+static inline void stream_pump(struct vt_encoder *e)
+{
+    if (!e->stream || e->raw.len < VT_STREAM_PIECE || e->raw.failed)
+        return;
+    if (!stream_feed(e, e->raw.data, e->raw.len, ZSTD_e_continue)) {
+        e->raw.failed = true; /* the chunk fails as a whole */
+        return;
+    }
+    e->streamed += e->raw.len;
+    e->raw.len = 0;
 }
 
 void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
@@ -250,6 +304,7 @@ void vt_encode_stack_node(struct vt_encoder *e, uint64_t parent, uint64_t ip)
     begin(e, VT_REC_STACK_NODE);
     put_uv(e, parent);
     put_uv(e, ip);
+    stream_pump(e);
 }
 
 void vt_encode_string(struct vt_encoder *e, const char *text, size_t len)
@@ -331,6 +386,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
         p += vt_put_uvarint(p, m->total_bytes);
     }
     e->raw.len = (size_t)(p - e->raw.data);
+    stream_pump(e);
 }
 
 void vt_encode_range_push(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
@@ -421,6 +477,9 @@ void *vt_chunk_cctx_new(void)
     if (!c)
         return NULL;
     if (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, VT_ZSTD_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, VT_ZSTD_HASH_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, VT_ZSTD_CHAIN_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1))) {
         ZSTD_freeCCtx(c);
@@ -434,6 +493,48 @@ void vt_chunk_cctx_free(void *cctx)
     ZSTD_freeCCtx(cctx);
 }
 
+/* The tail of the records as raw holds it, the dt column with its last
+ * count of zeros, the footer (the chunk's record bytes, records_total):
+ * appended to raw (room reserved by the caller); returns the bytes added. */
+static size_t append_column_footer(struct vt_encoder *e, size_t records_total)
+{
+    size_t records = e->raw.len;
+    if (e->dts.len)
+        memcpy(e->raw.data + records, e->dts.data, e->dts.len);
+    size_t column = e->dts.len + vt_put_uvarint(e->raw.data + records + e->dts.len, e->dt_zeros);
+    vt_put_le32(e->raw.data + records + column, (uint32_t)records_total);
+    e->raw.len = records + column + VT_CHUNK_FOOTER_SIZE;
+    return column + VT_CHUNK_FOOTER_SIZE;
+}
+
+static void put_chunk_header(uint8_t *h, size_t compressed, size_t raw)
+{
+    vt_put_le32(h, VT_CHUNK_MAGIC);
+    vt_put_le32(h + 4, (uint32_t)compressed);
+    vt_put_le32(h + 8, (uint32_t)raw);
+}
+
+/* vt_chunk_frame of a streaming encoder: the rest of the records and the
+ * column end the frame begun in zout, which becomes out. */
+static int stream_frame(struct vt_encoder *e, struct vt_bytes *out)
+{
+    size_t records = e->raw.len;
+    size_t tail = append_column_footer(e, e->streamed + records);
+    bool ok = stream_feed(e, e->raw.data, e->raw.len, ZSTD_e_end);
+    e->raw.len = records;
+    e->stream_open = false; /* a failed frame is not continued */
+    size_t compressed = e->zout.len - VT_CHUNK_HEADER_SIZE;
+    if (!ok || compressed > VT_CHUNK_MAX_COMPRESSED)
+        return -1;
+    put_chunk_header(e->zout.data, compressed, e->streamed + records + tail);
+    struct vt_bytes done = e->zout;
+    e->zout = *out;
+    e->zout.len = 0;
+    e->zout.failed = false;
+    *out = done;
+    return 0;
+}
+
 int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
 {
     if (e->raw.failed || e->dts.failed || vt_encoder_chunk_size(e) > VT_CHUNK_MAX_RAW)
@@ -444,17 +545,15 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
     size_t records = e->raw.len;
     if (!vt_bytes_reserve(&e->raw, e->dts.len + VT_UVARINT_MAX + VT_CHUNK_FOOTER_SIZE))
         return -1;
+    if (e->stream)
+        return stream_frame(e, out);
     void *own = NULL;
     if (!cctx) {
         own = cctx = vt_chunk_cctx_new();
         if (!cctx)
             return -1;
     }
-    if (e->dts.len)
-        memcpy(e->raw.data + records, e->dts.data, e->dts.len);
-    size_t column = e->dts.len + vt_put_uvarint(e->raw.data + records + e->dts.len, e->dt_zeros);
-    vt_put_le32(e->raw.data + records + column, (uint32_t)records);
-    e->raw.len = records + column + VT_CHUNK_FOOTER_SIZE;
+    append_column_footer(e, records);
     int rc = -1;
     size_t bound = ZSTD_compressBound(e->raw.len);
     out->len = 0;
@@ -468,9 +567,7 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
                               e->raw.len);
     if (ZSTD_isError(n) || n > VT_CHUNK_MAX_COMPRESSED)
         goto done;
-    vt_put_le32(out->data, VT_CHUNK_MAGIC);
-    vt_put_le32(out->data + 4, (uint32_t)n);
-    vt_put_le32(out->data + 8, (uint32_t)e->raw.len);
+    put_chunk_header(out->data, n, e->raw.len);
     out->len = VT_CHUNK_HEADER_SIZE + n;
     rc = 0;
 done:

@@ -51,6 +51,12 @@ struct vt_encoder {
     bool slack_open;       /* ... which was a MEM record that did not fail */
     struct vt_site_table sites; /* file-wide (format version 4) */
     uint64_t dt_zeros;     /* dts of 0 not yet in the column (its zero runs) */
+    /* Streaming (vt_encoder_stream): records leave raw for the chunk's
+     * zstd frame every VT_STREAM_PIECE bytes. */
+    void *stream;          /* the ZSTD_CCtx*; NULL: compressed at vt_chunk_frame */
+    bool stream_open;      /* the chunk's frame is begun (zout has its start) */
+    size_t streamed;       /* record bytes of this chunk already in the frame */
+    struct vt_bytes zout;  /* chunk header room, then the frame so far */
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */
@@ -75,6 +81,15 @@ void vt_encoder_free(struct vt_encoder *e);
 void vt_encoder_column_dt(struct vt_encoder *e, uint64_t dt);
 /* Drops the buffered records and resets the delta state. */
 void vt_encoder_begin_chunk(struct vt_encoder *e);
+/* From now on the records are compressed into the chunk's frame with cctx
+ * (from vt_chunk_cctx_new, kept by the caller) as they come, a piece of
+ * VT_STREAM_PIECE bytes at a time, instead of all at vt_chunk_frame: the
+ * encoder then holds a piece, not a whole chunk (1 MiB: 256 pages first
+ * touched in every process that traces). The file is the same format;
+ * vt_chunk_frame then needs this cctx, and a chunk whose framing failed
+ * cannot be framed again. */
+void vt_encoder_stream(struct vt_encoder *e, void *cctx);
+#define VT_STREAM_PIECE (64u << 10)
 
 /* The 16-byte preamble of a file whose times are in units of
  * time_unit_ns (the encoder's time_unit_ns). */
@@ -161,7 +176,7 @@ void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
  * footer (what a chunk size limit compares). */
 static inline size_t vt_encoder_chunk_size(const struct vt_encoder *e)
 {
-    return e->raw.len + e->dts.len + VT_CHUNK_FOOTER_SIZE;
+    return e->streamed + e->raw.len + e->dts.len + VT_CHUNK_FOOTER_SIZE;
 }
 
 /* Compresses the encoder's chunk (records, dt column, footer) as one zstd
@@ -169,11 +184,29 @@ static inline size_t vt_encoder_chunk_size(const struct vt_encoder *e)
  * its contents). cctx is a ZSTD_CCtx* (void* here so that includers need
  * no zstd.h); NULL makes a temporary one. The encoder's records are left
  * as they were (the column is appended to raw for the call only). Returns
- * 0, or -1 if memory ran out or zstd failed. */
+ * 0, or -1 if memory ran out or zstd failed. A streaming encoder
+ * (vt_encoder_stream) ends its frame with its own cctx and hands out its
+ * buffer, taking out's old one for the next chunk. */
 int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out);
 
-/* A compression context set up the way vt_chunk_frame expects (level 3,
- * checksum on); free with vt_chunk_cctx_free. NULL if out of memory. */
+/* zstd's level and match-finder tables for a chunk. Level 3's own tables
+ * for a 1 MiB chunk (hash 2^17, chain 2^16 entries: 768 KiB) were 190 of
+ * the page faults the tracer adds to a process; 2^14 each (128 KiB) cost
+ * 0.2% in size on a repetitive trace and 2.8% on random addresses, and
+ * compress 22-35% faster (bench/trace_recode hlog=, clog=;
+ * docs/internals/PERFORMANCE.md, "Page faults"). */
+#define VT_ZSTD_LEVEL 3
+#define VT_ZSTD_HASH_LOG 14
+#define VT_ZSTD_CHAIN_LOG 14
+/* Matches reach back 128 KiB, not the whole 1 MiB chunk: zstd's streaming
+ * keeps a window and a block (256 KiB) rather than the chunk; +0.07% in
+ * size on a repetitive trace, +0.2% on random addresses (trace_recode
+ * wlog=17). */
+#define VT_ZSTD_WINDOW_LOG 17
+
+/* A compression context set up the way vt_chunk_frame expects (the
+ * settings above, checksum on); free with vt_chunk_cctx_free. NULL if out
+ * of memory. */
 void *vt_chunk_cctx_new(void);
 void vt_chunk_cctx_free(void *cctx);
 

@@ -121,6 +121,7 @@ static struct {
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
+    struct vt_clock_line cal_line; /* between them */
 } W;
 
 static uint64_t now_ns(void)
@@ -418,10 +419,16 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
-        r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
-                                 ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
-                                 : ips,
-                             h->nips);
+        if (h->flags & VT_RAW_SAME_STACK) {
+            r.stack = tb->last_stack;
+        } else {
+            r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
+                                     ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
+                                     : ips,
+                                 h->nips);
+            if (vt_tb_remembers_stack(h->flags, h->nips))
+                tb->last_stack = r.stack;
+        }
         vt_encode_mem(&W.enc, &r);
         vt_exit_line_note(&r);
         W.events++;
@@ -528,6 +535,7 @@ static void calibrate(void)
 {
     W.cal_lo = W.cal_hi;
     W.cal_hi = vt_clock_calibrate();
+    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
 }
 
 /* One round. A normal round calibrates first and writes the events stamped
@@ -565,7 +573,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
             break;
         if (!vt_keeper_is_open() && create_file() != 0)
             return;
-        uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);
+        uint64_t time_ns = vt_clock_to_ns(&W.cal_line, best_h->ticks);
         /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
          * after it was collected: an event is on disk FLUSH_MS after it,
          * as the option promises, whatever round picked it up. */
@@ -756,6 +764,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
      * parent's points are the parent's writer's). */
     W.cal_hi = vt_clock_calibrate();
     W.cal_lo = W.cal_hi;
+    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
     vt_encoder_init(&W.enc);
     vt_encoder_set_time_unit(&W.enc, time_unit_ns);
     vt_encoder_set_time_slack(&W.enc, time_slack_ns);
@@ -769,6 +778,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     W.cctx = vt_chunk_cctx_new();
     if (!W.cctx)
         goto fail_state;
+    vt_encoder_stream(&W.enc, W.cctx);
     vt_encode_process(&W.enc, facts);
 
     /* The writer must never take a signal meant for the program (nor

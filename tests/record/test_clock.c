@@ -73,6 +73,37 @@ static void test_follows_a_line(void **state)
     }
 }
 
+#if defined(__SIZEOF_INT128__)
+/* The line's slope, divided out once, converts every tick as the division
+ * itself does: floor(dt * span_ns / span_ticks), computed here with the
+ * 128-bit division - ticks faster and slower than ns, spans up to a day,
+ * slopes that are not short binary fractions, the last tick before hi. */
+static void test_line_is_the_division(void **state)
+{
+    (void)state;
+    uint64_t seed = 7;
+    for (int k = 0; k < 2000; k++) {
+        uint64_t span_ticks = 1 + lcg(&seed) % (k % 3 == 0 ? 1000 : 2400000000ull * 86400);
+        uint64_t span_ns = 1 + lcg(&seed) % (k % 2 ? span_ticks : 3 * span_ticks);
+        struct vt_clock_point lo = {1000 + lcg(&seed), lcg(&seed)};
+        struct vt_clock_point hi = {lo.ticks + span_ticks, lo.ns + span_ns};
+        struct vt_clock_line line;
+        vt_clock_line_init(&line, lo, hi);
+        for (int i = 0; i < 100; i++) {
+            uint64_t dt = i == 0 ? span_ticks - 1 : lcg(&seed) % span_ticks;
+            uint64_t want =
+                lo.ns + (uint64_t)((unsigned __int128)dt * span_ns / span_ticks);
+            uint64_t got = vt_clock_line_ns(&line, lo.ticks + dt);
+            if (got != want)
+                fail_msg("span %llu ticks %llu ns, dt %llu: %llu, the division says %llu",
+                         (unsigned long long)span_ticks, (unsigned long long)span_ns,
+                         (unsigned long long)dt, (unsigned long long)got,
+                         (unsigned long long)want);
+        }
+    }
+}
+#endif
+
 /* Consecutive rounds share a point; the slope may change there (the kernel
  * slews CLOCK_MONOTONIC). Converting each tick with its own bracket never
  * goes back, and ticks outside a bracket stay at its ends. */
@@ -138,8 +169,10 @@ static void test_real_clock(void **state)
     struct vt_clock_point hi = vt_clock_calibrate();
     assert_true(hi.ticks > lo.ticks && hi.ns > lo.ns);
     assert_true(hi.ns - lo.ns >= REAL_SAMPLES * 100 * 1000ull);
+    struct vt_clock_line line;
+    vt_clock_line_init(&line, lo, hi);
     for (int i = 0; i < REAL_SAMPLES; i++) {
-        uint64_t b = vt_clock_to_ns(lo, hi, s[i].before), a = vt_clock_to_ns(lo, hi, s[i].after);
+        uint64_t b = vt_clock_to_ns(&line, s[i].before), a = vt_clock_to_ns(&line, s[i].after);
         if (b > s[i].ns + REAL_SLACK_NS || a + REAL_SLACK_NS < s[i].ns)
             fail_msg("sample %d: monotonic %llu ns, ticks around it convert to %llu..%llu", i,
                      (unsigned long long)s[i].ns, (unsigned long long)b, (unsigned long long)a);
@@ -159,8 +192,10 @@ static void test_monotonic_is_identity(void **state)
     assert_true(before <= t && t <= p.ticks && p.ticks <= after);
     assert_true(p.ticks == p.ns);
     struct vt_clock_point lo = {0, 0};
-    assert_true(vt_clock_to_ns(lo, p, t) == t);
-    assert_true(vt_clock_to_ns(lo, p, p.ticks + 12345) == p.ticks + 12345);
+    struct vt_clock_line line;
+    vt_clock_line_init(&line, lo, p);
+    assert_true(vt_clock_to_ns(&line, t) == t);
+    assert_true(vt_clock_to_ns(&line, p.ticks + 12345) == p.ticks + 12345);
     vt_clock_setup("auto", false);
 }
 
@@ -218,6 +253,9 @@ int main(void)
         cmocka_unit_test(test_exact_at_points),
         cmocka_unit_test(test_follows_a_line),
         cmocka_unit_test(test_monotone_across_points),
+#if defined(__SIZEOF_INT128__)
+        cmocka_unit_test(test_line_is_the_division),
+#endif
         cmocka_unit_test(test_degenerate_points),
         cmocka_unit_test(test_real_clock),
         cmocka_unit_test(test_monotonic_is_identity),

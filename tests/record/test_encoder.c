@@ -440,6 +440,90 @@ static void test_encoder_truncation(void **state)
     fb_free(&b);
 }
 
+/* A streaming encoder (vt_encoder_stream, what the writer uses) writes
+ * the file the one-shot framing writes, record for record: chunks of many
+ * pieces, a chunk that ends inside a piece, one that ends right after a
+ * piece went out, one with a lone record, an empty piece after a chunk. */
+static void encode_stream_sample(struct file_builder *b, void *cctx)
+{
+    vt_encoder_set_time_unit(&b->enc, 1000);
+    vt_encode_thread(&b->enc, 1, 777, "python3", 7);
+    vt_encode_device(&b->enc, 0, uuid, "Sim GPU", 7, 80ull << 30);
+    vt_encode_stack_node(&b->enc, 0, 0x401000);
+    vt_encode_api(&b->enc, 1, "cuMemAlloc_v2");
+    vt_encode_api(&b->enc, 2, "cuMemFree_v2");
+    vt_encode_api(&b->enc, 3, "cudaMalloc");
+    uint64_t x = 88172645463325252ull;
+    /* chunk ends: after 180,000 records (many pieces), after exactly the
+     * records of a piece, after 1 more, at the end */
+    size_t ends[] = {180000, 0, 1, 90000};
+    for (size_t c = 0; c < sizeof ends / sizeof ends[0]; c++) {
+        size_t n = ends[c];
+        for (size_t i = 0; n == 0 || i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            struct vt_mem_record m = {
+                .op = i % 2 ? VT_OP_FREE : VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1 + x % 3,
+                .thread = 1, .time_ns = 1000000 + (b->chunks * 200000 + i) * 700 + x % 500,
+                .device = 0, .addr = x & 0xffffffffff00ull, .size = x % 100000, .stack = 1,
+            };
+            vt_encode_mem(&b->enc, &m);
+            /* the piece just went into the frame: end the chunk here */
+            if (n == 0 && cctx && b->enc.streamed && b->enc.raw.len == 0)
+                break;
+            if (n == 0 && !cctx && b->enc.raw.len >= VT_STREAM_PIECE)
+                break;
+        }
+        fb_end_chunk(b);
+    }
+}
+
+static void test_streamed_chunks(void **state)
+{
+    (void)state;
+    void *cctx = vt_chunk_cctx_new();
+    assert_non_null(cctx);
+    struct file_builder streamed, whole;
+    fb_init(&streamed);
+    vt_encoder_stream(&streamed.enc, cctx);
+    encode_stream_sample(&streamed, cctx);
+    fb_init(&whole);
+    encode_stream_sample(&whole, NULL);
+    assert_int_equal(streamed.chunks, 4);
+    struct tc_trace *s = tc_load_memory(streamed.file.data, streamed.file.len);
+    struct tc_trace *w = tc_load_memory(whole.file.data, whole.file.len);
+    assert_int_equal(s->rc, 0);
+    assert_int_equal(w->rc, 0);
+    assert_int_equal(vt_reader_truncated(s->reader), vt_reader_truncated(w->reader));
+    assert_true(s->n > 270000);
+    assert_int_equal(s->n, w->n);
+    for (size_t i = 0; i < s->n; i++) {
+        assert_int_equal(s->recs[i].type, w->recs[i].type);
+        if (s->recs[i].type != VT_REC_MEM)
+            continue;
+        assert_true(s->recs[i].time_ns == w->recs[i].time_ns);
+        assert_true(s->recs[i].u.mem.addr == w->recs[i].u.mem.addr);
+        assert_true(s->recs[i].u.mem.size == w->recs[i].u.mem.size);
+    }
+    /* every chunk's header: its zstd frame and its bytes decompressed */
+    size_t off = VT_PREAMBLE_SIZE, chunks = 0, woff = VT_PREAMBLE_SIZE;
+    while (off < streamed.file.len) {
+        const uint8_t *f = streamed.file.data + off, *g = whole.file.data + woff;
+        assert_int_equal(vt_get_le32(f), VT_CHUNK_MAGIC);
+        assert_int_equal(vt_get_le32(f + 8), vt_get_le32(g + 8)); /* raw bytes */
+        assert_int_equal(vt_get_le32(f + 12), 0xFD2FB528u);
+        off += VT_CHUNK_HEADER_SIZE + vt_get_le32(f + 4);
+        woff += VT_CHUNK_HEADER_SIZE + vt_get_le32(g + 4);
+        chunks++;
+    }
+    assert_int_equal(off, streamed.file.len);
+    assert_int_equal(chunks, 4);
+    tc_free(s);
+    tc_free(w);
+    fb_free(&streamed);
+    fb_free(&whole);
+    vt_chunk_cctx_free(cctx);
+}
+
 /* ---- trie and strings ---- */
 
 struct node_log {
@@ -528,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_time_slack),
         cmocka_unit_test(test_chunk_framing),
         cmocka_unit_test(test_encoder_truncation),
+        cmocka_unit_test(test_streamed_chunks),
         cmocka_unit_test(test_trie_dedup_and_prefix_sharing),
         cmocka_unit_test(test_string_interning),
     };

@@ -291,6 +291,29 @@ def scenario_procs(what):
               (what, expect, n, time.monotonic() - t0))
 
 
+def scenario_fork_pool_full():
+    """Forks while two threads allocate as fast as they can, with no ledger
+    to slow them: the hooks outrun the writer and wait for buffer blocks.
+    A fork waits for the hooks to leave the tracer (fork_guard.h), and a
+    hook waiting for a block must not hold it up while the fork keeps the
+    writer, which would give the block back, out: with a 2 s wait inside
+    the guard at the pool's lending bound every run had a fork of 2.00 s.
+    (Now the hook steps out of the guard, and waits 10 ms at that bound;
+    either alone passes.) Every process still exits 0."""
+    with tempfile.TemporaryDirectory(prefix="vt-rel-forkwait-") as tmp:
+        env = traced_env(tmp, ledger=False)
+        p = subprocess.run([A.client, "forkbusy", "30"], env=env, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        if p.returncode != 0:
+            fail("forkwait: exit %d: %s %s" % (p.returncode, p.stdout, p.stderr))
+        m = re.search(r"worst_fork_s ([\d.]+)", p.stdout)
+        if not m:
+            fail("forkwait: no worst_fork_s in %r" % p.stdout)
+        if float(m.group(1)) >= 1.0:
+            fail("forkwait: a fork took %s s (a hook waiting for a block held it)" % m.group(1))
+        print("ok: forkwait: %s" % p.stdout.strip().splitlines()[-1])
+
+
 def scenario_wrapper():
     """A shell script that execs the real program (a pyenv shim): the shell
     records nothing and leaves no file; the program's trace is there, under
@@ -655,6 +678,8 @@ def main():
         scenario_load(int(args[0]), int(args[1]))
     elif s == "procs":
         scenario_procs(args[0])
+    elif s == "forkwait":
+        scenario_fork_pool_full()
     elif s == "wrapper":
         scenario_wrapper()
     elif s == "alarms":
