@@ -381,10 +381,20 @@ static void run_alone(struct vt_input *in)
 
 /* A trace in the merge: its next timed record, a memory event of a batch
  * decoded at once (the form the single trace's path feeds) or else a whole
- * record in in->peek. */
+ * record in in->peek.
+ *
+ * Its place in the merge is its time, but a free's is when it returned
+ * (format version 5: its time is when it was called, plus its duration):
+ * the driver gave the memory back somewhere within the call, and another
+ * process's allocation made meanwhile is counted before the free, as the
+ * free returned after it (what versions 1-4 recorded). A trace's own
+ * records still go in file order, which puts each free before an
+ * allocation that reused its address on another thread: one that comes
+ * after the free in the file but before its return waits for it, and the
+ * GPU's total does not count that address twice in between. */
 struct merging {
     struct vt_input *in;
-    uint64_t time_ns;     /* of the next timed record */
+    uint64_t time_ns;     /* of the next timed record: its place in the merge */
     int pos, n;           /* batch[pos] is next; pos == n: in->peek is */
     struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
 };
@@ -395,19 +405,22 @@ static bool merging_next(struct merging *m)
 {
     struct vt_input *in = m->in;
     if (m->pos + 1 < m->n) {
-        m->time_ns = m->batch[++m->pos].time_ns;
+        m->pos++;
+        m->time_ns = m->batch[m->pos].time_ns + m->batch[m->pos].duration_ns;
         return true;
     }
     int n = vt_reader_next_mem_events(in->reader, m->batch, VT_ANALYSIS_BATCH);
     if (n > 0) {
         m->n = n;
         m->pos = 0;
-        m->time_ns = m->batch[0].time_ns;
+        m->time_ns = m->batch[0].time_ns + m->batch[0].duration_ns;
         return true;
     }
     m->n = m->pos = 0;
     advance(in); /* definitions, then a timed record or the end */
     m->time_ns = in->peek.time_ns;
+    if (in->peek.type == VT_REC_MEM) /* 0 but for a free's (the reader checked the sum) */
+        m->time_ns += in->peek.u.mem.duration_ns;
     return in->state == 1;
 }
 

@@ -83,8 +83,10 @@
 #define VT_PREAMBLE_SIZE 16
 /* Version 2: the preamble's time unit (version 1 files: always 1 ns).
  * Version 3: each chunk's dt fields as a column after its records.
- * Version 4: allocation sites (VT_REC_SITE). */
-#define VT_FORMAT_VERSION 4
+ * Version 4: allocation sites (VT_REC_SITE).
+ * Version 5: a free is timed when it began and carries its duration
+ * (VT_REC_MEM, VT_FORMAT_HAS_FREE_DURATION). */
+#define VT_FORMAT_VERSION 5
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
@@ -92,6 +94,8 @@
 #define VT_FORMAT_HAS_SITES(version) ((version) >= 4)
 /* Whether a format version's dt column is run-length coded (above). */
 #define VT_FORMAT_HAS_DT_RUNS(version) ((version) >= 4)
+/* Whether a format version's frees carry their duration (VT_REC_MEM). */
+#define VT_FORMAT_HAS_FREE_DURATION(version) ((version) >= 5)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/internals/performance-history.md, "Trace size",
@@ -153,11 +157,19 @@ enum vt_record_type {
     /* Names an API id used by VT_REC_MEM (the hooked entry point, e.g.
      * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
     VT_REC_API = 8,
-    /* A memory operation, recorded after the real call returned.
-     * Version 4:
+    /* A memory operation. An allocation is timed when the real call
+     * returned; a free (version 5) when it began, and is placed by that
+     * time: the driver may hand its address out again to another thread
+     * before the free returns, and that allocation must come after the
+     * free in the file. Versions 1-4: a free too is timed when it returned.
+     * Version 4 and 5:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
-     *   uv device free bytes, uv device total bytes
+     *   uv device free bytes, uv device total bytes,
+     *   and (version 5) only if the site's op is VT_OP_FREE:
+     *   uv duration (time units from the free's call to its return, the
+     *   time plus the duration being the return's time rounded down to
+     *   the unit: processes sharing a GPU count the memory until then)
      * Versions 1-3: every field in the record:
      * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
      * uv api id (the driver entry point that was called),

@@ -330,6 +330,14 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
         p += vt_put_uvarint(p, m->free_bytes);
         p += vt_put_uvarint(p, m->total_bytes);
     }
+    if (m->op == VT_OP_FREE) {
+        /* The return's time in units less the written time (delta.last_time,
+         * maybe early by the slack): the sum is the return rounded down,
+         * as any other time of the file. */
+        uint64_t end_ns = m->time_ns + m->duration_ns;
+        uint64_t end = e->time_unit_ns == 1 ? end_ns : end_ns / e->time_unit_ns;
+        p += vt_put_uvarint(p, end > e->delta.last_time ? end - e->delta.last_time : 0);
+    }
     e->raw.len = (size_t)(p - e->raw.data);
 }
 
