@@ -1037,8 +1037,9 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
         if (c->bad)
             return;
     }
-    if (s->op == VT_OP_FREE && r->free_duration) {
-        duration = get_uv(c);
+    if (s->op == VT_OP_FREE && r->free_duration) { /* the column's next value */
+        CHECK(column_dt_run(&r->dt_p, r->dt_end, &r->dt_zeros, &duration),
+              "the chunk's dt column ends before its timed records");
         CHECK(!__builtin_mul_overflow(duration, (uint64_t)r->time_unit_ns, &duration_ns) &&
                   rec->time_ns + duration_ns >= rec->time_ns,
               "free's duration out of range");
@@ -1313,12 +1314,13 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
             (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
             return false;
     }
-    /* version 5: a free's duration (the checked decoder says why a bad one is) */
-    if (s->op == VT_OP_FREE && r->free_duration && !fast_uv(&p, &duration, pext))
-        return false;
     const uint8_t *dq = r->dt_p; /* the run-length coded column (checked reads) */
     uint64_t zeros = r->dt_zeros;
     if (!column_dt_run(&dq, r->dt_end, &zeros, &dt))
+        return false;
+    /* version 5: a free's duration, the column's next value (the checked
+     * decoder says why a bad one is) */
+    if (s->op == VT_OP_FREE && r->free_duration && !column_dt_run(&dq, r->dt_end, &zeros, &duration))
         return false;
     return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, zz, size, free_b, total_b,
                            duration);

@@ -28,6 +28,8 @@
  *     0  L bytes  records                  a sequence of records
  *     L  ...      the dt column            one uv per timed record of the
  *                                          chunk, in record order, nothing else
+ *                                          (version 5: a free's duration
+ *                                          after its dt, VT_REC_MEM)
  *   R-4  u32 le   L                        VT_CHUNK_FOOTER_SIZE bytes
  * The records do not hold their dt fields: each timed record's dt is the
  * next value of the column (the column's values restart in every chunk, as
@@ -165,11 +167,13 @@ enum vt_record_type {
      * Version 4 and 5:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
-     *   uv device free bytes, uv device total bytes,
-     *   and (version 5) only if the site's op is VT_OP_FREE:
-     *   uv duration (time units from the free's call to its return, the
-     *   time plus the duration being the return's time rounded down to
-     *   the unit: processes sharing a GPU count the memory until then)
+     *   uv device free bytes, uv device total bytes.
+     *   Version 5, only if the site's op is VT_OP_FREE: its duration, the
+     *   dt column's value after its dt (time units from the free's call
+     *   to its return, the time plus the duration being the return's time
+     *   rounded down to the unit: processes sharing a GPU count the
+     *   memory until then). In the column because it varies where the
+     *   record repeats (see the dt column above).
      * Versions 1-3: every field in the record:
      * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
      * uv api id (the driver entry point that was called),
