@@ -70,7 +70,9 @@
 #define VT_EMERGENCY_LOCK_MS 100
 /* How long a flush that writes everything (the final, the emergency one)
  * waits for a free still in the driver (VT_RAW_PENDING): its thread may be
- * the crashed one, or stuck in the driver at exit. */
+ * the crashed one, or stuck in the driver at exit. A normal round holds
+ * the events after such a free back for at most the flush interval (see
+ * run_round). */
 #define VT_PENDING_FREE_WAIT_MS 100
 
 /* Recently seen stacks -> their trie node. Most events repeat a stack seen
@@ -127,6 +129,11 @@ static struct {
     uint64_t next_thread_id;
     struct vt_thread_buf **cursors;
     size_t ncursors, cursor_cap;
+
+    /* The pending free the rounds stop at, and since when (now_ns);
+     * NULL: none (run_round) */
+    const struct vt_raw_header *held;
+    uint64_t held_since_ns;
 
     uint64_t events, chunks, lost_reported;
     /* The last two calibration points: the events of a round lie between
@@ -474,8 +481,12 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
             .free_bytes = m->ev.free_bytes,
             .total_bytes = m->ev.total_bytes,
         };
+        /* From its call, or from the bracket's start for a free written
+         * late (run_round: its time is then clamped there) */
         if (m->ev.op == VT_OP_FREE)
-            r.duration_ns = vt_clock_span_ns(W.cal_lo, W.cal_hi, h->ticks, m->end_ticks);
+            r.duration_ns = vt_clock_span_ns(W.cal_lo, W.cal_hi,
+                                             h->ticks > W.cal_lo.ticks ? h->ticks : W.cal_lo.ticks,
+                                             m->end_ticks);
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
@@ -578,6 +589,18 @@ static bool wait_for_free(const struct vt_raw_header *h)
     return true;
 }
 
+/* A normal round met a free still in the driver as its earliest event:
+ * true once it has held the rounds back for the flush interval. */
+static bool hold_expired(const struct vt_raw_header *h)
+{
+    if (W.held != h) {
+        W.held = h;
+        W.held_since_ns = now_ns();
+        return false;
+    }
+    return now_ns() - W.held_since_ns >= W.flush_ms * 1000000ull;
+}
+
 /* A new calibration point; the previous one becomes the lower end. */
 static void calibrate(void)
 {
@@ -623,19 +646,29 @@ static void run_round(bool everything, bool emergency, bool write_now)
         /* A free still in the driver (vt_record_free_begin): it is placed
          * by its call, and an allocation stamped after that - maybe of its
          * very address, on another thread - must not be written before it.
-         * A round stops here; the next one goes on once it returned. A
-         * flush that writes everything waits for it a while, and else
-         * leaves its buffer (and its block, which the hook still writes)
-         * unread and counts the free as lost. */
+         * A round stops here; the next one goes on once it returned. Not
+         * for longer than the flush interval, though (a cuMemFree waits
+         * for the device, which may be busy for minutes): the program's
+         * other events would wait, and its hooks for buffer blocks. Past
+         * that the rounds go on without it, and it is written when it
+         * returns, at the time the file has reached then (as every free
+         * was before format version 5: the driver releases the memory of
+         * such a free at its end, after its wait). A flush that writes
+         * everything waits for it a while, and else leaves its buffer (and
+         * its block, which the hook still writes) unread and counts the
+         * free as lost. */
         if (__builtin_expect(vt_raw_pending(best_h), 0)) {
-            if (!everything)
+            if (!everything && !hold_expired(best_h))
                 break;
-            if (!wait_for_free(best_h)) {
+            if (everything && !wait_for_free(best_h))
                 atomic_fetch_add(&vt_tb_lost, 1);
+            if (vt_raw_pending(best_h)) {
                 W.cursors[best_i] = W.cursors[--W.ncursors];
                 continue;
             }
         }
+        if (best_h == W.held)
+            W.held = NULL; /* returned: written now */
         if (W.fd < 0 && create_file() != 0)
             return;
         uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);

@@ -159,6 +159,43 @@ static int mode_load(int argc, char **argv)
     return 0;
 }
 
+/* ---- slowfree: a free that stays in the driver while others go on ----
+ *
+ * Thread "rel-slow" frees a block with a free slow_free.c holds back
+ * (REL_SLOW_FREE_MS); once it is in that free, the main thread makes
+ * PAIRS allocation/free pairs and says "pairs done", then waits for it. */
+
+static atomic_int slow_started;
+
+static void *slow_worker(void *arg)
+{
+    (void)arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    CHECK(pthread_setname_np(pthread_self(), "rel-slow") == 0);
+    CUdeviceptr p = 0;
+    CHECK_CU(cuMemAlloc(&p, 7 << 20));
+    atomic_store(&slow_started, 1);
+    CHECK_CU(cuMemFree(p));
+    return NULL;
+}
+
+static int mode_slowfree(int argc, char **argv)
+{
+    int pairs = argc > 2 ? atoi(argv[2]) : 1000;
+    init_driver();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, slow_worker, NULL) == 0);
+    while (!atomic_load(&slow_started))
+        sched_yield();
+    usleep(50 * 1000); /* in its free by now */
+    for (int i = 0; i < pairs; i++)
+        one_pair(4096 + 512 * (size_t)(i % 8));
+    printf("pairs done %llu\n", (unsigned long long)mono_ns());
+    CHECK(pthread_join(t, NULL) == 0);
+    printf("slow free done %llu\n", (unsigned long long)mono_ns());
+    return 0;
+}
+
 /* ---- processes ---- */
 
 static int mode_forkstorm(int argc, char **argv)
@@ -511,9 +548,11 @@ int main(int argc, char **argv)
         return mode_vfork(argc, argv);
     if (!strcmp(mode, "clonevm"))
         return mode_clonevm();
+    if (!strcmp(mode, "slowfree"))
+        return mode_slowfree(argc, argv);
     if (!strcmp(mode, "noop"))
         return 0;
     fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
-                    "exec|execimage|vfork|clonevm|noop ...\n");
+                    "exec|execimage|vfork|clonevm|slowfree|noop ...\n");
     return 2;
 }
