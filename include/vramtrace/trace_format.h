@@ -163,7 +163,9 @@ enum vt_record_type {
      * returned; a free (version 5) when it began, and is placed by that
      * time: the driver may hand its address out again to another thread
      * before the free returns, and that allocation must come after the
-     * free in the file. Versions 1-4: a free too is timed when it returned.
+     * free in the file (one still in the driver after the writer's flush
+     * interval is written when it returns, at the time the file has
+     * reached). Versions 1-4: a free too is timed when it returned.
      * Version 4 and 5:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
