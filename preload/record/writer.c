@@ -130,11 +130,6 @@ static struct {
     struct vt_thread_buf **cursors;
     size_t ncursors, cursor_cap;
 
-    /* The pending free the rounds stop at, and since when (now_ns);
-     * NULL: none (run_round) */
-    const struct vt_raw_header *held;
-    uint64_t held_since_ns;
-
     uint64_t events, chunks, lost_reported;
     /* The last two calibration points: the events of a round lie between
      * them (the top of this file). */
@@ -590,15 +585,14 @@ static bool wait_for_free(const struct vt_raw_header *h)
 }
 
 /* A normal round met a free still in the driver as its earliest event:
- * true once it has held the rounds back for the flush interval. */
+ * true once the free was called a flush interval before the round's
+ * point. By its own age, not by how long the rounds have waited for it:
+ * two such frees, met in turn, would restart each other's wait. */
 static bool hold_expired(const struct vt_raw_header *h)
 {
-    if (W.held != h) {
-        W.held = h;
-        W.held_since_ns = now_ns();
-        return false;
-    }
-    return now_ns() - W.held_since_ns >= W.flush_ms * 1000000ull;
+    return h->ticks < W.cal_hi.ticks &&
+           vt_clock_span_ns(W.cal_lo, W.cal_hi, h->ticks, W.cal_hi.ticks) >=
+               W.flush_ms * 1000000ull;
 }
 
 /* A new calibration point; the previous one becomes the lower end. */
@@ -667,8 +661,6 @@ static void run_round(bool everything, bool emergency, bool write_now)
                 continue;
             }
         }
-        if (best_h == W.held)
-            W.held = NULL; /* returned: written now */
         if (W.fd < 0 && create_file() != 0)
             return;
         uint64_t time_ns = vt_clock_to_ns(W.cal_lo, W.cal_hi, best_h->ticks);

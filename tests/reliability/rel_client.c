@@ -159,11 +159,13 @@ static int mode_load(int argc, char **argv)
     return 0;
 }
 
-/* ---- slowfree: a free that stays in the driver while others go on ----
+/* ---- slowfree: frees that stay in the driver while others go on ----
  *
- * Thread "rel-slow" frees a block with a free slow_free.c holds back
- * (REL_SLOW_FREE_MS); once it is in that free, the main thread makes
- * PAIRS allocation/free pairs and says "pairs done", then waits for it. */
+ * Two threads "rel-slow" each free a block with a free slow_free.c holds
+ * back (REL_SLOW_FREE_MS), the second 10 ms after the first (two at once:
+ * the writer must not wait for each in turn); once both are in their free,
+ * the main thread makes PAIRS allocation/free pairs and says "pairs done",
+ * then waits for them. */
 
 static atomic_int slow_started;
 
@@ -174,7 +176,7 @@ static void *slow_worker(void *arg)
     CHECK(pthread_setname_np(pthread_self(), "rel-slow") == 0);
     CUdeviceptr p = 0;
     CHECK_CU(cuMemAlloc(&p, 7 << 20));
-    atomic_store(&slow_started, 1);
+    atomic_fetch_add(&slow_started, 1);
     CHECK_CU(cuMemFree(p));
     return NULL;
 }
@@ -183,15 +185,19 @@ static int mode_slowfree(int argc, char **argv)
 {
     int pairs = argc > 2 ? atoi(argv[2]) : 1000;
     init_driver();
-    pthread_t t;
-    CHECK(pthread_create(&t, NULL, slow_worker, NULL) == 0);
-    while (!atomic_load(&slow_started))
-        sched_yield();
-    usleep(50 * 1000); /* in its free by now */
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK(pthread_create(&t[k], NULL, slow_worker, NULL) == 0);
+        while (atomic_load(&slow_started) <= k)
+            sched_yield();
+        usleep(10 * 1000);
+    }
+    usleep(50 * 1000); /* both in their free by now */
     for (int i = 0; i < pairs; i++)
         one_pair(4096 + 512 * (size_t)(i % 8));
     printf("pairs done %llu\n", (unsigned long long)mono_ns());
-    CHECK(pthread_join(t, NULL) == 0);
+    for (int k = 0; k < 2; k++)
+        CHECK(pthread_join(t[k], NULL) == 0);
     printf("slow free done %llu\n", (unsigned long long)mono_ns());
     return 0;
 }
