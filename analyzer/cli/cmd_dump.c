@@ -158,6 +158,9 @@ static void dump_mem(struct line_out *o, struct vt_reader *r, const struct vt_re
         f_uint(o, "free_bytes", rec->u.mem.free_bytes);
         f_uint(o, "total_bytes", rec->u.mem.total_bytes);
     }
+    /* format version 5: a free's time is its call, and this its length */
+    if (rec->u.mem.op == VT_OP_FREE && VT_FORMAT_HAS_FREE_DURATION(vt_reader_version(r)))
+        f_uint(o, "duration_ns", rec->u.mem.duration_ns);
     if (rec->u.mem.site) /* format version 4: the fields above but time, addr, size are its */
         f_uint(o, "site", rec->u.mem.site);
 }

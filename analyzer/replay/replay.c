@@ -433,7 +433,12 @@ static inline __attribute__((always_inline)) void free_event(struct vt_replay *r
     case VT_LIVE_FREE_ENDED: break;
     }
     close_window_if_expired(&rp->ledgers[ended.ledger], ev->time_ns);
-    free_live(rp, &ended, ev->time_ns);
+    /* The memory is the driver's again when the free returned (format
+     * version 5 times a free at its call and carries its duration; 0
+     * before): what other processes on the GPU see (group_merge.c's notes
+     * are in that order), while this process's records stay in file
+     * order. */
+    free_live(rp, &ended, ev->time_ns + ev->duration_ns);
 }
 
 static inline __attribute__((always_inline)) void

@@ -73,6 +73,7 @@ struct vt_reader {
     const uint8_t *dt_p, *dt_end;
     bool dt_column;         /* VT_FORMAT_HAS_DT_COLUMN(version) */
     bool has_sites;         /* VT_FORMAT_HAS_SITES(version) */
+    bool free_duration;     /* VT_FORMAT_HAS_FREE_DURATION(version) */
     bool dt_runs;           /* VT_FORMAT_HAS_DT_RUNS(version): the column is
                                run-length coded, and ... */
     uint64_t dt_zeros;      /* ... this many dts of 0 are due before its next value */
@@ -297,6 +298,7 @@ static int check_preamble(struct vt_reader *r)
     r->dt_column = VT_FORMAT_HAS_DT_COLUMN(r->version);
     r->has_sites = VT_FORMAT_HAS_SITES(r->version);
     r->dt_runs = VT_FORMAT_HAS_DT_RUNS(r->version);
+    r->free_duration = VT_FORMAT_HAS_FREE_DURATION(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -1015,6 +1017,7 @@ static inline void mem_from_site(struct vt_record *rec, const struct read_site *
     rec->u.mem.free_bytes = free_b;
     rec->u.mem.total_bytes = total_b;
     rec->u.mem.site = id;
+    rec->u.mem.duration_ns = 0;
 }
 
 static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1027,15 +1030,25 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
     if (c->bad)
         return;
     const struct read_site *s = &r->sites[id];
-    uint64_t free_b = 0, total_b = 0;
+    uint64_t free_b = 0, total_b = 0, duration = 0, duration_ns = 0;
     if (s->op == VT_OP_ALLOC && s->result != 0) {
         free_b = get_uv(c);
         total_b = get_uv(c);
         if (c->bad)
             return;
     }
+    if (s->op == VT_OP_FREE && r->free_duration) { /* the column's next value */
+        CHECK(column_dt_run(&r->dt_p, r->dt_end, &r->dt_zeros, &duration),
+              "the chunk's dt column ends before its timed records");
+        CHECK(!__builtin_mul_overflow(duration, (uint64_t)r->time_unit_ns, &duration_ns) &&
+                  rec->time_ns + duration_ns >= rec->time_ns,
+              "free's duration out of range");
+        if (c->bad)
+            return;
+    }
     r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
     mem_from_site(rec, s, id, r->delta.last_addr, size, free_b, total_b);
+    rec->u.mem.duration_ns = duration_ns;
 }
 
 static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1164,11 +1177,13 @@ static inline __attribute__((always_inline)) bool
 fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem *ev,
                 const struct read_site *s, uint64_t site_id, size_t start, const uint8_t *p,
                 const uint8_t *dq, uint64_t zeros, uint64_t dt, uint64_t zz, uint64_t size,
-                uint64_t free_b, uint64_t total_b)
+                uint64_t free_b, uint64_t total_b, uint64_t duration)
 {
-    uint64_t units, time_ns;
+    uint64_t units, time_ns, duration_ns, end_ns;
     if (__builtin_add_overflow(r->delta.last_time, dt, &units) ||
-        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns))
+        __builtin_mul_overflow(units, (uint64_t)r->time_unit_ns, &time_ns) ||
+        __builtin_mul_overflow(duration, (uint64_t)r->time_unit_ns, &duration_ns) ||
+        __builtin_add_overflow(time_ns, duration_ns, &end_ns))
         return false;
     /* The delta state is read and written one field at a time: GCC would
      * otherwise load both fields as one vector right after storing one of
@@ -1191,6 +1206,7 @@ fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem
         ev->device = s->device;
         ev->op = s->op;
         ev->kind = s->kind;
+        ev->duration_ns = duration_ns;
         return true;
     }
     rec->time_ns = time_ns;
@@ -1198,6 +1214,7 @@ fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = start;
     mem_from_site(rec, s, site_id, addr, size, free_b, total_b);
+    rec->u.mem.duration_ns = duration_ns;
     return true;
 }
 
@@ -1271,7 +1288,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
         .thread = thread, .stack = stack, .result = result, .aux = aux,
     };
     return fast_mem_finish(r, rec, ev, &site, 0, start, p, dq, r->dt_zeros, dt, zz, size, free_b,
-                           total_b);
+                           total_b, 0);
 }
 
 /* Version 4: a site id, the dt (column), the size, the address's delta;
@@ -1284,7 +1301,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
 {
     size_t start = r->raw_pos;
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
-    uint64_t id, size, zz, dt, free_b = 0, total_b = 0;
+    uint64_t id, size, zz, dt, free_b = 0, total_b = 0, duration = 0;
     if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
         return false;
     const struct read_site *s = &r->sites[id];
@@ -1301,7 +1318,12 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     uint64_t zeros = r->dt_zeros;
     if (!column_dt_run(&dq, r->dt_end, &zeros, &dt))
         return false;
-    return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, zz, size, free_b, total_b);
+    /* version 5: a free's duration, the column's next value (the checked
+     * decoder says why a bad one is) */
+    if (s->op == VT_OP_FREE && r->free_duration && !column_dt_run(&dq, r->dt_end, &zeros, &duration))
+        return false;
+    return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, zz, size, free_b, total_b,
+                           duration);
 }
 
 static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,

@@ -151,6 +151,11 @@ struct vt_record {
             uint64_t aux;
             uint64_t free_bytes, total_bytes; /* failed ALLOC only, else 0 */
             uint64_t site;         /* format version 4: its site id, else 0 */
+            /* A free of format version 5: time_ns is when it was called,
+             * time_ns + duration_ns when it returned (0: not known, or
+             * shorter than the file's time unit). Versions 1-4: 0, and
+             * time_ns is when it returned. */
+            uint64_t duration_ns;
         } mem;                                   /* VT_REC_MEM */
         struct {
             uint64_t id;
@@ -246,6 +251,7 @@ int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max);
  * of it: 56 bytes to write and read instead of a struct vt_record's 128. */
 struct vt_replay_mem {
     uint64_t time_ns, thread, addr, size, stack, aux;
+    uint64_t duration_ns; /* a free's (rec.u.mem.duration_ns) */
     int32_t device;       /* ordinal, -1 if unknown */
     uint8_t op, kind;
 };

@@ -28,6 +28,8 @@
  *     0  L bytes  records                  a sequence of records
  *     L  ...      the dt column            one uv per timed record of the
  *                                          chunk, in record order, nothing else
+ *                                          (version 5: a free's duration
+ *                                          after its dt, VT_REC_MEM)
  *   R-4  u32 le   L                        VT_CHUNK_FOOTER_SIZE bytes
  * The records do not hold their dt fields: each timed record's dt is the
  * next value of the column (the column's values restart in every chunk, as
@@ -85,7 +87,9 @@
  * Version 3: each chunk's dt fields as a column after its records.
  * Version 4: allocation sites (VT_REC_SITE).
  * Version 5: what memory is made of: parameters, buffers, gradients and
- *   optimizer state by address (VT_REC_PART, the Python bootstrap's). */
+ *   optimizer state by address (VT_REC_PART, the Python bootstrap's);
+ *   a free is timed when it began and carries its duration
+ *   (VT_REC_MEM, VT_FORMAT_HAS_FREE_DURATION). */
 #define VT_FORMAT_VERSION 5
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
@@ -94,6 +98,8 @@
 #define VT_FORMAT_HAS_SITES(version) ((version) >= 4)
 /* Whether a format version's dt column is run-length coded (above). */
 #define VT_FORMAT_HAS_DT_RUNS(version) ((version) >= 4)
+/* Whether a format version's frees carry their duration (VT_REC_MEM). */
+#define VT_FORMAT_HAS_FREE_DURATION(version) ((version) >= 5)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/internals/performance-history.md, "Trace size",
@@ -155,11 +161,23 @@ enum vt_record_type {
     /* Names an API id used by VT_REC_MEM (the hooked entry point, e.g.
      * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
     VT_REC_API = 8,
-    /* A memory operation, recorded after the real call returned.
-     * Version 4:
+    /* A memory operation. An allocation is timed when the real call
+     * returned; a free (version 5) when it began, and is placed by that
+     * time: the driver may hand its address out again to another thread
+     * before the free returns, and that allocation must come after the
+     * free in the file (one still in the driver after the writer's flush
+     * interval is written when it returns, at the time the file has
+     * reached). Versions 1-4: a free too is timed when it returned.
+     * Version 4 and 5:
      *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
      *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
-     *   uv device free bytes, uv device total bytes
+     *   uv device free bytes, uv device total bytes.
+     *   Version 5, only if the site's op is VT_OP_FREE: its duration, the
+     *   dt column's value after its dt (time units from the free's call
+     *   to its return, the time plus the duration being the return's time
+     *   rounded down to the unit: processes sharing a GPU count the
+     *   memory until then). In the column because it varies where the
+     *   record repeats (see the dt column above).
      * Versions 1-3: every field in the record:
      * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
      * uv api id (the driver entry point that was called),

@@ -56,7 +56,7 @@ struct vt_pre vt_pre_ctx_create(CUdevice dev, int primary)
     probe.armed = 0;
     if (vt_recorder_active() && (!primary || primary_inactive(dev)))
         probe.armed = free_on_device(dev, &probe.free_before);
-    return (struct vt_pre){ (int32_t)dev, VT_KIND_CONTEXT };
+    return (struct vt_pre){ (int32_t)dev, VT_KIND_CONTEXT, NULL };
 }
 
 /* Free bytes of dev with ctx pushed as the current context, then popped. */

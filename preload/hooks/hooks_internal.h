@@ -133,8 +133,17 @@ void vt_runtime_labels_forget(void);
 struct vt_pre {
     int32_t device; /* -1: unknown */
     uint8_t kind;   /* 0: decided by the action */
+    /* A free's record, begun before the real call (vt_pre_free); NULL:
+     * none (not a free, or nothing recorded then). */
+    struct vt_free_slot *slot;
 };
-#define VT_PRE_NONE ((struct vt_pre){ -1, 0 })
+#define VT_PRE_NONE ((struct vt_pre){ -1, 0, NULL })
+/* Every free's pre-call step ends here: pre with its record begun, which
+ * places the free in the trace when it was called
+ * (vt_record_free_begin); its action must hand pre->slot on (emit_free in
+ * record_actions.c), whatever the call's result. */
+struct vt_pre vt_pre_free(struct vt_pre pre);
+#define VT_PRE_FREE vt_pre_free(VT_PRE_NONE)
 
 /* ---- devices and pools (device_facts.c, pool_registry.c) ---- */
 /* Device of a live pointer: DEVICE_ORDINAL attribute, else the current
@@ -183,11 +192,12 @@ void vt_on_device_pool(CUresult rc, const CUmemoryPool *pool, CUdevice dev);
 void vt_on_location_pool(CUresult rc, const CUmemoryPool *pool, const CUmemLocation *location);
 void vt_on_ipc_open(unsigned api, CUresult rc, const CUdeviceptr *dptr);
 void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t size);
-void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
-                    uint64_t size, uint64_t aux);
+void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
+                    unsigned kind, uint64_t addr, uint64_t size, uint64_t aux);
 void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
                       size_t size, const CUmemAllocationProp *prop);
-void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device);
+void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
+                       uint64_t handle, int device);
 void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
                          void *addr);
 void vt_on_handle_import(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle);
@@ -200,7 +210,7 @@ void vt_on_external_import(unsigned api, CUresult rc, const CUexternalMemory *me
                            const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *desc);
 void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size);
 void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
-void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev);
+void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev);
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
 /* A context's creation cost (context_size.c): the pre-call measurement of a
  * cuCtxCreate* (primary 0) or cuDevicePrimaryCtxRetain (primary 1), and the

@@ -1,7 +1,8 @@
 /*
  * What each hooked call did, told to the recorder (see driver_hooks.def for
  * which variant uses which action). Actions run AFTER the real call with its
- * result; they read the caller's out-parameters only when the call succeeded
+ * result (a free's record was begun before it, vt_pre_free: it is placed
+ * by its call); they read the caller's out-parameters only when the call succeeded
  * and never write to them. Failed calls are recorded too, with the result
  * the program saw: a failed allocation also carries the driver's free/total
  * asked right after the failure.
@@ -16,10 +17,10 @@
  * can name the context the retain recorded. */
 static _Atomic(uintptr_t) primary_ctx[VT_MAX_PRIMARY];
 
-static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
-                 uint64_t addr, uint64_t size, uint64_t aux)
+static struct vt_mem_event mem_event(unsigned api, CUresult rc, unsigned op, unsigned kind,
+                                     int device, uint64_t addr, uint64_t size, uint64_t aux)
 {
-    struct vt_mem_event ev = {
+    return (struct vt_mem_event){
         .op = (uint8_t)op,
         .kind = (uint8_t)kind,
         .api = (uint16_t)api,
@@ -30,11 +31,41 @@ static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int devi
         .size = size,
         .aux = aux,
     };
+}
+
+static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
+                 uint64_t addr, uint64_t size, uint64_t aux)
+{
+    struct vt_mem_event ev = mem_event(api, rc, op, kind, device, addr, size, aux);
     if (op == VT_OP_ALLOC && rc != CUDA_SUCCESS)
         vt_query_mem_info(&ev.free_bytes, &ev.total_bytes);
     if (device >= 0) /* frees say -1: no call for them */
         vt_note_device(device);
     vt_record_mem(&ev);
+}
+
+/* A free's record: begun before the call (pre->slot, vt_pre_free) and
+ * finished here, or, without one, recorded now as any other event. Called
+ * whether or not the recorder still runs: a begun record must be finished
+ * (the writer waits for it). */
+static void emit_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
+                      int device, uint64_t addr, uint64_t size, uint64_t aux)
+{
+    if (!pre->slot) {
+        if (vt_recorder_active())
+            emit(api, rc, VT_OP_FREE, kind, device, addr, size, aux);
+        return;
+    }
+    struct vt_mem_event ev = mem_event(api, rc, VT_OP_FREE, kind, device, addr, size, aux);
+    if (device >= 0 && vt_recorder_active())
+        vt_note_device(device);
+    vt_record_free_end(pre->slot, &ev);
+}
+
+struct vt_pre vt_pre_free(struct vt_pre pre)
+{
+    pre.slot = vt_record_free_begin();
+    return pre;
 }
 
 /* ---- pre-call look-ups for frees (the pointer still exists) ----
@@ -60,7 +91,7 @@ static int ptr_attribute(CUdeviceptr ptr, CUpointer_attribute which, void *out)
 
 struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind)
 {
-    struct vt_pre pre = { -1, (uint8_t)kind };
+    struct vt_pre pre = { -1, (uint8_t)kind, NULL };
     int ordinal = -1;
     if (vt_recorder_active() && ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal))
         pre.device = ordinal;
@@ -70,7 +101,7 @@ struct vt_pre vt_pre_ptr(CUdeviceptr dptr, unsigned kind)
 struct vt_pre vt_pre_device_free(CUdeviceptr dptr)
 {
     /* cuMemFree frees cuMemAlloc and cuMemAllocManaged memory alike. */
-    struct vt_pre pre = { -1, VT_KIND_DEVICE };
+    struct vt_pre pre = { -1, VT_KIND_DEVICE, NULL };
     unsigned int managed = 0;
     if (atomic_load_explicit(&managed_live, memory_order_relaxed) > 0 && vt_recorder_active() &&
         ptr_attribute(dptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed) && managed)
@@ -81,7 +112,7 @@ struct vt_pre vt_pre_device_free(CUdeviceptr dptr)
 struct vt_pre vt_pre_async_free(CUdeviceptr dptr)
 {
     /* Only a host pool (CUDA 13) changes the kind; none known, no question. */
-    struct vt_pre pre = { -1, VT_KIND_DEVICE };
+    struct vt_pre pre = { -1, VT_KIND_DEVICE, NULL };
     CUmemoryPool pool = NULL;
     int device, is_host;
     if (vt_pool_any_host() && vt_recorder_active() &&
@@ -94,7 +125,7 @@ struct vt_pre vt_pre_async_free(CUdeviceptr dptr)
 /* Where cuMemCreate put the memory; kind and device of a physical handle. */
 static struct vt_pre placement(const CUmemAllocationProp *prop)
 {
-    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL };
+    struct vt_pre pre = { -1, VT_KIND_VMM_PHYSICAL, NULL };
     if (prop == NULL)
         return pre;
     switch (prop->location.type) {
@@ -119,7 +150,7 @@ struct vt_pre vt_pre_vmm_handle(CUmemGenericAllocationHandle handle)
     CUmemAllocationProp prop = { 0 };
     if (vt_recorder_active() && props && props(&prop, handle) == CUDA_SUCCESS)
         return placement(&prop);
-    return (struct vt_pre){ -1, VT_KIND_VMM_PHYSICAL };
+    return (struct vt_pre){ -1, VT_KIND_VMM_PHYSICAL, NULL };
 }
 
 /* ---- actions ---- */
@@ -179,8 +210,7 @@ void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_
      * memory is reusable by later work on that stream from then on. */
     if (pre->kind == VT_KIND_MANAGED && rc == CUDA_SUCCESS)
         atomic_fetch_sub(&managed_live, 1);
-    if (vt_recorder_active())
-        emit(api, rc, VT_OP_FREE, pre->kind, pre->device, addr, 0, aux);
+    emit_free(api, rc, pre, pre->kind, pre->device, addr, 0, aux);
 }
 
 void vt_on_pool_created(CUresult rc, const CUmemoryPool *pool, const CUmemPoolProps *props)
@@ -229,10 +259,12 @@ void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t 
              rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
 }
 
-void vt_on_range_op(unsigned api, CUresult rc, unsigned op, unsigned kind, uint64_t addr,
-                    uint64_t size, uint64_t aux)
+void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
+                    unsigned kind, uint64_t addr, uint64_t size, uint64_t aux)
 {
-    if (vt_recorder_active())
+    if (op == VT_OP_FREE)
+        emit_free(api, rc, pre, kind, -1, addr, size, aux);
+    else if (vt_recorder_active())
         emit(api, rc, op, kind, -1, addr, size, aux);
 }
 
@@ -246,10 +278,10 @@ void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHan
          rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
 }
 
-void vt_on_handle_free(unsigned api, CUresult rc, unsigned kind, uint64_t handle, int device)
+void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
+                       uint64_t handle, int device)
 {
-    if (vt_recorder_active())
-        emit(api, rc, VT_OP_FREE, kind, device, handle, 0, 0);
+    emit_free(api, rc, pre, kind, device, handle, 0, 0);
 }
 
 void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
@@ -357,11 +389,10 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
         emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, size, 0);
 }
 
-void vt_on_primary_release(unsigned api, CUresult rc, CUdevice dev)
+void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev)
 {
     uintptr_t ctx = dev >= 0 && dev < VT_MAX_PRIMARY ? atomic_load(&primary_ctx[dev]) : 0;
-    if (vt_recorder_active())
-        emit(api, rc, VT_OP_FREE, VT_KIND_CONTEXT, (int)dev, ctx, 0, 0);
+    emit_free(api, rc, pre, VT_KIND_CONTEXT, (int)dev, ctx, 0, 0);
 }
 
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)

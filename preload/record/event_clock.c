@@ -153,3 +153,22 @@ uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi
     vt_clock_line_init(&l, lo, hi);
     return vt_clock_line_ns(&l, ticks);
 }
+
+uint64_t vt_clock_span_ns(struct vt_clock_point lo, struct vt_clock_point hi, uint64_t from,
+                          uint64_t to)
+{
+    if (to <= from)
+        return 0;
+    if (!atomic_load_explicit(&vt_clock_tsc, memory_order_relaxed))
+        return to - from;
+    if (hi.ticks <= lo.ticks || hi.ns <= lo.ns)
+        return 0;
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 ns = (unsigned __int128)(to - from) * (hi.ns - lo.ns) / (hi.ticks - lo.ticks);
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+#else
+    long double f = (long double)(to - from) * (long double)(hi.ns - lo.ns) /
+                    (long double)(hi.ticks - lo.ticks);
+    return f >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)f;
+#endif
+}

@@ -34,11 +34,26 @@ struct vt_raw_header {
  * (thread_buffer.h, vt_tb_begin_with_stack) */
 #define VT_RAW_SAME_STACK 2
 
+/* A free reserved and stamped before its real call (vt_record_free_begin),
+ * its body not written yet: the writer goes no further in time than it
+ * until the hook clears the flag (vt_record_free_end; writer.c). Set and
+ * cleared with __atomic builtins: the writer reads it while the hook may
+ * clear it. */
+#define VT_RAW_PENDING 2
+
 /* VT_REC_MEM; followed by nips uint64_t return addresses, innermost first. */
 struct vt_raw_mem {
     struct vt_raw_header h;
     struct vt_mem_event ev;
+    uint64_t end_ticks; /* a FREE: when its real call returned (h.ticks:
+                         * when it was called) */
 };
+
+/* The hook is still in the real call of this event's free. */
+static inline int vt_raw_pending(const struct vt_raw_header *h)
+{
+    return __atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & VT_RAW_PENDING;
+}
 
 /* RANGE_PUSH/POP/START/END and MARK; followed by domain_len bytes of
  * domain, then name_len bytes of name. */

@@ -230,10 +230,46 @@ void vt_record_mem(const struct vt_mem_event *ev)
                                                0, VT_NAME_CHECK_SOMETIMES);
     if (m) {
         m->ev = *ev;
+        m->end_ticks = m->h.ticks; /* a free recorded after its call: no duration */
         vt_tb_commit();
     }
     vt_fork_guard_leave();
     vt_in_tracer--;
+}
+
+struct vt_free_slot *vt_record_free_begin(void)
+{
+    /* The hook's guard is up (its pre-call step): what this calls of the
+     * program's libraries is not recorded, and a nested hook has none. */
+    if (vt_in_tracer != 1 || !vt_recorder_active())
+        return NULL;
+    vt_fork_guard_enter();
+    struct vt_raw_mem *m = (struct vt_raw_mem *)vt_tb_begin(
+        VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)), 0, VT_NAME_CHECK_SOMETIMES);
+    if (m) {
+        /* Before the commit publishes the event to the writer. The stamp,
+         * taken inside the buffer's handshake, is before the real call:
+         * before the driver can give the address to anyone else, hence
+         * before any allocation of it is stamped. */
+        __atomic_store_n(&m->h.flags, VT_RAW_PENDING, __ATOMIC_RELAXED);
+        vt_tb_commit();
+    }
+    vt_fork_guard_leave();
+    return (struct vt_free_slot *)m;
+}
+
+void vt_record_free_end(struct vt_free_slot *slot, const struct vt_mem_event *ev)
+{
+    /* The slot is the hook's until the flag is cleared: the writer reads no
+     * further than its header, and keeps its block (writer.c). Nothing
+     * else of this thread was appended since: it was in the real call. */
+    struct vt_raw_mem *m = (struct vt_raw_mem *)slot;
+    /* A plain read: it may run a few instructions ahead of the call's
+     * last ones, nanoseconds against a unit of a microsecond; the ordered
+     * one (lfence) was a third of this step's cost. */
+    m->end_ticks = vt_clock_ticks();
+    m->ev = *ev;
+    __atomic_store_n(&m->h.flags, 0, __ATOMIC_RELEASE); /* no other flag: no stack */
 }
 
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,

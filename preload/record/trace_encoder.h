@@ -144,6 +144,9 @@ struct vt_mem_record {
     uint64_t result;
     uint64_t aux;
     uint64_t free_bytes, total_bytes; /* written only for a failed ALLOC */
+    uint64_t duration_ns; /* a FREE: time_ns is its call, this long before
+                           * its return (written as the return's time, in
+                           * units, less the free's written time) */
 };
 void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m);
 

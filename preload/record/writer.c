@@ -15,6 +15,12 @@
  * round, whose events are all > T. Every chunk's events are later than the
  * previous chunk's, and the file is one non-decreasing timeline.
  *
+ * A free is stamped before its real call, its record reserved then and
+ * filled in after (vt_record_free_begin/_end; VT_RAW_PENDING until then):
+ * a round that reaches a pending free as its earliest event stops there,
+ * so that nothing stamped after the free's call - an allocation of the
+ * address the free gave back, say - is written before it.
+ *
  * Stamps are clock ticks (the TSC, or monotonic ns): the merge compares
  * ticks, and each event is converted to monotonic ns as it is encoded, by
  * interpolation between the round's two calibration points - the previous
@@ -62,6 +68,12 @@
 /* How long an emergency flush waits for a buffer whose lock is taken (its
  * owner may be the crashed thread). */
 #define VT_EMERGENCY_LOCK_MS 100
+/* How long a flush that writes everything (the final, the emergency one)
+ * waits for a free still in the driver (VT_RAW_PENDING): its thread may be
+ * the crashed one, or stuck in the driver at exit. A normal round holds
+ * the events after such a free back for at most the flush interval (see
+ * run_round). */
+#define VT_PENDING_FREE_WAIT_MS 100
 
 /* Recently seen stacks -> their trie node. Most events repeat a stack seen
  * a moment ago (a training loop's few sites); a hit costs a hash and a
@@ -136,12 +148,29 @@ bool vt_writer_failed(void)
 
 /* ---- output ---- */
 
+static bool wait_for_free(const struct vt_raw_header *h);
+
+/* The block holds a free whose hook is still in the driver (and will write
+ * its record into the block), after waiting for it a while. */
+static bool holds_pending_free(const struct vt_block *b)
+{
+    for (uint32_t at = b->read; at < b->used;) {
+        const struct vt_raw_header *h = (const void *)((const uint8_t *)b->data + at);
+        if (vt_raw_pending(h) && !wait_for_free(h))
+            return true;
+        at += h->size;
+    }
+    return false;
+}
+
 static void discard_buffer(struct vt_thread_buf *tb, void *ctx)
 {
     (void)ctx;
     vt_tb_collect(tb, VT_EMERGENCY_LOCK_MS);
     while (tb->wq_head) {
         struct vt_block *b = tb->wq_head;
+        if (holds_pending_free(b))
+            return; /* kept (never reused nor freed): its hook writes into it */
         tb->wq_head = b->next;
         vt_tb_block_put(b);
     }
@@ -416,6 +445,12 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
             .free_bytes = m->ev.free_bytes,
             .total_bytes = m->ev.total_bytes,
         };
+        /* From its call, or from the bracket's start for a free written
+         * late (run_round: its time is then clamped there) */
+        if (m->ev.op == VT_OP_FREE)
+            r.duration_ns = vt_clock_span_ns(W.cal_lo, W.cal_hi,
+                                             h->ticks > W.cal_lo.ticks ? h->ticks : W.cal_lo.ticks,
+                                             m->end_ticks);
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
@@ -530,6 +565,31 @@ static const struct vt_raw_header *peek(struct vt_thread_buf *tb)
     return NULL;
 }
 
+/* A flush that writes everything met a free still in the driver: true
+ * once it returned, false if it did not within VT_PENDING_FREE_WAIT_MS. */
+static bool wait_for_free(const struct vt_raw_header *h)
+{
+    uint64_t until = now_ns() + VT_PENDING_FREE_WAIT_MS * 1000000ull;
+    while (vt_raw_pending(h)) {
+        if (now_ns() >= until)
+            return false;
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return true;
+}
+
+/* A normal round met a free still in the driver as its earliest event:
+ * true once the free was called a flush interval before the round's
+ * point. By its own age, not by how long the rounds have waited for it:
+ * two such frees, met in turn, would restart each other's wait. */
+static bool hold_expired(const struct vt_raw_header *h)
+{
+    return h->ticks < W.cal_hi.ticks &&
+           vt_clock_span_ns(W.cal_lo, W.cal_hi, h->ticks, W.cal_hi.ticks) >=
+               W.flush_ms * 1000000ull;
+}
+
 /* A new calibration point; the previous one becomes the lower end. */
 static void calibrate(void)
 {
@@ -562,15 +622,41 @@ static void run_round(bool everything, bool emergency, bool write_now)
     for (;;) {
         struct vt_thread_buf *best = NULL;
         const struct vt_raw_header *best_h = NULL;
+        size_t best_i = 0;
         for (size_t i = 0; i < W.ncursors; i++) {
             const struct vt_raw_header *h = peek(W.cursors[i]);
             if (h && h->ticks <= cutoff && (!best_h || h->ticks < best_h->ticks)) {
                 best = W.cursors[i];
                 best_h = h;
+                best_i = i;
             }
         }
         if (!best)
             break;
+        /* A free still in the driver (vt_record_free_begin): it is placed
+         * by its call, and an allocation stamped after that - maybe of its
+         * very address, on another thread - must not be written before it.
+         * A round stops here; the next one goes on once it returned. Not
+         * for longer than the flush interval, though (a cuMemFree waits
+         * for the device, which may be busy for minutes): the program's
+         * other events would wait, and its hooks for buffer blocks. Past
+         * that the rounds go on without it, and it is written when it
+         * returns, at the time the file has reached then (as every free
+         * was before format version 5: the driver releases the memory of
+         * such a free at its end, after its wait). A flush that writes
+         * everything waits for it a while, and else leaves its buffer (and
+         * its block, which the hook still writes) unread and counts the
+         * free as lost. */
+        if (__builtin_expect(vt_raw_pending(best_h), 0)) {
+            if (!everything && !hold_expired(best_h))
+                break;
+            if (everything && !wait_for_free(best_h))
+                atomic_fetch_add(&vt_tb_lost, 1);
+            if (vt_raw_pending(best_h)) {
+                W.cursors[best_i] = W.cursors[--W.ncursors];
+                continue;
+            }
+        }
         if (!vt_keeper_is_open() && create_file() != 0)
             return;
         uint64_t time_ns = vt_clock_to_ns(&W.cal_line, best_h->ticks);

@@ -52,6 +52,22 @@ bool vt_recorder_active(void);
 
 void vt_record_mem(const struct vt_mem_event *ev);
 
+/* A free, in two steps, so that it takes its place in the trace when it
+ * was called: the driver may hand its memory out again to another thread
+ * before the free returns, and that allocation, recorded when it returns,
+ * must come after the free in the file (docs/internals/ARCHITECTURE.md,
+ * "Timestamps"). vt_record_free_begin is called right before the real
+ * call, inside the hook's recursion guard (vt_in_tracer is the hook's 1):
+ * it reserves and stamps the record, and returns it, or NULL if nothing is
+ * recorded (the caller then records the free with vt_record_mem after the
+ * call, as before). vt_record_free_end is called once the call returned,
+ * always, whatever its result and whether or not the recorder still runs:
+ * it fills the record (ev->op is VT_OP_FREE) with the return's time. The
+ * writer writes nothing stamped after the free's call until then. */
+struct vt_free_slot;
+struct vt_free_slot *vt_record_free_begin(void);
+void vt_record_free_end(struct vt_free_slot *slot, const struct vt_mem_event *ev);
+
 /* A device seen for the first time. uuid is 16 raw bytes. */
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE],
                       const char *name, uint64_t total_bytes);

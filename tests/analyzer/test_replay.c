@@ -336,6 +336,55 @@ static void test_shared_gpu(void **state)
     free(dir);
 }
 
+/* A free counts on its GPU until it returned (format version 5: called at
+ * 20, returned at 40): another process's allocation at 25 comes before it,
+ * while the process's own reuse of the address, at 30 on another thread
+ * and after the free in its file, comes after it: never both blocks of
+ * the address at once. Placed at its call, the free would give 250 MiB;
+ * the reuse before the free, 350 MiB. */
+static void test_shared_gpu_free_duration(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 501, 11, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 100 * MiB, TB_STACK_A);
+    tb_free_lasting(&b, VT_KIND_DEVICE, TB_MAIN, 20, 20, 0, 0x1000);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 30, 0, 0x1000, 50 * MiB, TB_STACK_B);
+    tb_free_lasting(&b, VT_KIND_DEVICE, TB_AUTOGRAD, 60, 0, 0, 0x1000);
+    tb_trailer(&b, 100);
+    char *dir;
+    assert_true(asprintf(&dir, "%s/gpudur", tb_tmpdir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *p1 = save(&b, "gpudur/a.vtrace");
+    tb_init(&b);
+    tb_standard_header(&b, 502, 11, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 25, 0, 0x9000, 200 * MiB, TB_STACK_A);
+    tb_free_lasting(&b, VT_KIND_DEVICE, TB_MAIN, 50, 0, 0, 0x9000);
+    tb_trailer(&b, 100);
+    char *p2 = save(&b, "gpudur/b.vtrace");
+    struct vt_analysis a;
+    analyze(&a, &dir, 1);
+    assert_int_equal(a.ngpus, 1);
+    const struct vt_gpu *g = vt_analysis_gpu_of(&a, 0, 0);
+    assert_non_null(g);
+    assert_int_equal(g->peak_bytes, 300 * MiB);
+    assert_int_equal(g->peak_time_ns, 25);
+    assert_int_equal(g->now_bytes, 0);
+    /* each process's own ledger in file order: the free, then the reuse */
+    assert_int_equal(vt_replay_ledger(&a.inputs[0].replay, 0, VT_CAT_DEVICE)->peak.peak_bytes,
+                     100 * MiB);
+    assert_int_equal(a.inputs[0].replay.replaced_allocs, 0);
+    assert_int_equal(a.inputs[0].replay.unmatched_frees, 0);
+    vt_analysis_free(&a);
+    unlink(p1);
+    unlink(p2);
+    free(p1);
+    free(p2);
+    rmdir(dir);
+    free(dir);
+}
+
 /* Six processes on six GPUs: the GPUs' table grows (it starts with room for
  * four) while the first process's ledger, placed before, goes on changing;
  * its GPU's totals must follow the table to its new place. */
@@ -479,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_oom_others_and_requests),
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
+        cmocka_unit_test(test_shared_gpu_free_duration),
         cmocka_unit_test(test_many_gpus),
         cmocka_unit_test(test_file_gone_before_replay),
     };

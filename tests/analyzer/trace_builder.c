@@ -124,6 +124,17 @@ void tb_free_mem(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, int64_
     mem(b, VT_OP_FREE, kind, thread, t, dev, addr, 0, 0, 0, 0, 0);
 }
 
+void tb_free_lasting(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, uint64_t duration,
+                     int64_t dev, uint64_t addr)
+{
+    struct vt_mem_record m = {
+        .op = VT_OP_FREE, .kind = kind, .api = TB_API_FREE, .thread = thread, .time_ns = t,
+        .device = dev, .addr = addr, .duration_ns = duration,
+    };
+    vt_encode_mem(&b->enc, &m);
+    b->events++;
+}
+
 void tb_fail(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, int64_t dev, uint64_t size,
              uint64_t stack, uint64_t free_bytes, uint64_t total_bytes)
 {

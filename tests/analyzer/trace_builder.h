@@ -49,6 +49,9 @@ void tb_alloc(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, int64_t d
               uint64_t addr, uint64_t size, uint64_t stack);
 void tb_free_mem(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, int64_t dev,
                  uint64_t addr);
+/* A free called at t that returned duration ns later (format version 5). */
+void tb_free_lasting(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, uint64_t duration,
+                     int64_t dev, uint64_t addr);
 void tb_fail(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, int64_t dev, uint64_t size,
              uint64_t stack, uint64_t free_bytes, uint64_t total_bytes);
 

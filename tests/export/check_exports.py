@@ -105,17 +105,20 @@ for name, (phase_peak, _) in sorted(phases.items()):
 # events, counted from the process's start as the report counts. The
 # tracer stamps CLOCK_MONOTONIC right after the driver returns, so a thread
 # preempted in between stamps late: a pause is used only if no record of
-# the trace is stamped inside it (20 us after its first event on).
+# the trace is stamped inside it (20 us after its first event on). A free
+# is stamped when it was called and lasts its duration (format version 5):
+# one preempted before the driver freed spans the pause from its start,
+# and the pause is not used either.
 dump = subprocess.run([run.vramtrace, "dump", "--json", run.report["processes"][0]["file"]],
                       env=run.env, capture_output=True, text=True, timeout=60)
 recs = [json.loads(line) for line in dump.stdout.splitlines()]
 start = next((r["start_mono_ns"] for r in recs if r["type"] == "process"), None)
-stamps = sorted(r["time_ns"] for r in recs if r["type"] == "mem")
+spans = [(r["time_ns"], r["time_ns"] + r.get("duration_ns", 0)) for r in recs if r["type"] == "mem"]
 mine = [(int(e["ns"]), i) for i, e in enumerate(led.lines) if int(e["pid"]) == pid]
 
 
 def quiet(a, b):
-    return not any(a + 20_000 <= t < b for t in stamps)
+    return not any(t < b and a + 20_000 <= end for t, end in spans)
 
 
 gap = max(((a, b, i) for (a, i), (b, _) in zip(mine, mine[1:])

@@ -9,17 +9,19 @@
  *   the rest     records; "VRAMTRC\n" starts another trace file (merged
  *                replay of several processes) of format version 2,
  *                "VRAMTRC3" one of version 3, "VRAMTRC4" one of version 4,
+ *                "VRAMTRC5" one of version 5,
  *                "VTCK" another chunk
  *
  * A file is of version 2 (each record whole, its dt in place) unless the
- * separator before it says 3 or 4 (the first file: if the records start
- * with "VRAMTRC3" or "VRAMTRC4"); a chunk of version 3 or 4 is taken as it
- * is, its dt column and footer included (such a seed is a decompressed
- * chunk; version 4's memory records name sites).
+ * separator before it says 3, 4 or 5 (the first file: if the records
+ * start with "VRAMTRC3", "VRAMTRC4" or "VRAMTRC5"); a chunk of version 3
+ * to 5 is taken as it is, its dt column and footer included (such a seed
+ * is a decompressed chunk; version 4's memory records name sites, version
+ * 5's frees carry their duration).
  *
  * Seeds: corpus/trace_records/ (real traces, unpacked by make_record_seed:
  * the version 1 traces of corpus/trace_file/ as version 2 files, *-v3 as
- * version 3, *-v4 as version 4).
+ * version 3, *-v4 as version 4, *-v5 as version 5).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -32,7 +34,7 @@
 #include "vramtrace/trace_format.h"
 
 #define MAX_FILES 4
-#define FILE_SEP "VRAMTRC" /* then '\n' (version 2), '3' or '4' (that version) */
+#define FILE_SEP "VRAMTRC" /* then '\n' (version 2), '3' to '5' (that version) */
 #define FILE_SEP_LEN 8
 #define CHUNK_SEP "VTCK"
 
@@ -89,14 +91,14 @@ static void build_file(struct buf *b, ZSTD_CCtx *cctx, const uint8_t *p, size_t 
 }
 
 /* The next file separator in [p, end): "VRAMTRC\n" (version 2),
- * "VRAMTRC3" or "VRAMTRC4" (that version); NULL if none. */
+ * "VRAMTRC3" to "VRAMTRC5" (that version); NULL if none. */
 static const uint8_t *next_sep(const uint8_t *p, const uint8_t *end, int *version)
 {
     while (p < end) {
         const uint8_t *s = memmem(p, (size_t)(end - p), FILE_SEP, strlen(FILE_SEP));
         if (!s || end - s < FILE_SEP_LEN)
             return NULL;
-        if (s[7] == '\n' || s[7] == '3' || s[7] == '4') {
+        if (s[7] == '\n' || (s[7] >= '3' && s[7] <= '5')) {
             *version = s[7] == '\n' ? 2 : s[7] - '0';
             return s;
         }
@@ -131,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t nfiles = 0;
     const uint8_t *p = data + 1, *end = data + size;
     int version = 2, next_version = 2;
-    if (next_sep(p, end, &next_version) == p) { /* "VRAMTRC3" / "4" first */
+    if (next_sep(p, end, &next_version) == p) { /* "VRAMTRC3" / "4" / "5" first */
         version = next_version;
         p += FILE_SEP_LEN;
     }

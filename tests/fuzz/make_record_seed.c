@@ -1,8 +1,8 @@
 /*
  * Turns real trace files into a seed for fuzz_trace_records: the option
  * byte, then each file's chunks decompressed, chunks joined by "VTCK" and
- * files by "VRAMTRC\n" (a file of version 1 or 2), "VRAMTRC3" or
- * "VRAMTRC4" (also before a first file of version 3 or 4): the layout
+ * files by "VRAMTRC\n" (a file of version 1 or 2), "VRAMTRC3", "VRAMTRC4"
+ * or "VRAMTRC5" (also before a first file of version 3 to 5): the layout
  * fuzz_trace_records.c reads back.
  *
  *     make_record_seed OUT OPTIONS TRACE...    (OPTIONS: 0-255)
@@ -48,7 +48,7 @@ static int unpack(FILE *out, const char *path, int first)
         return -1;
     }
     int version = data[8] | data[9] << 8;
-    if (version == 3 || version == 4)
+    if (version >= 3 && version <= 9)
         fprintf(out, "VRAMTRC%d", version);
     else if (!first)
         fputs(VT_FILE_MAGIC, out);

@@ -169,8 +169,8 @@ def merged_peak_bounds(files):
             if r["op"] == "alloc":
                 live[r["addr"]] = r["size"]
                 events.append((r["time_ns"], r["size"]))
-            elif r["addr"] in live:
-                events.append((r["time_ns"], -live.pop(r["addr"])))
+            elif r["addr"] in live:  # a free counts until it returned (format version 5)
+                events.append((r["time_ns"] + r.get("duration_ns", 0), -live.pop(r["addr"])))
     bounds = []
     for frees_first in (True, False):
         total = peak = 0

@@ -148,10 +148,12 @@ static void build_sample(struct file_builder *b)
     /* second chunk: fresh delta state, ids from the first chunk still valid */
     vt_encode_range_end(&b->enc, 1, 13000, 99);
     struct vt_mem_record fr = {.op = VT_OP_FREE, .kind = VT_KIND_DEVICE, .api = 1, .thread = 1,
-                               .time_ns = 14000, .device = 0, .addr = 0x7f00deadb000, .stack = 1};
+                               .time_ns = 14000, .device = 0, .addr = 0x7f00deadb000, .stack = 1,
+                               .duration_ns = 2500};
     vt_encode_mem(&b->enc, &fr);
     fr.addr = 0x1000; /* a lower address: negative delta */
     fr.time_ns = 14001;
+    fr.duration_ns = 0;
     vt_encode_mem(&b->enc, &fr);
     vt_encode_range_pop(&b->enc, 1, 15000, 0);
     vt_encode_lost(&b->enc, 3);
@@ -302,6 +304,12 @@ static void test_encoder_output_decodes(void **state)
     assert_int_equal(t->recs[19].u.mem.op, VT_OP_FREE);
     assert_true(t->recs[20].u.mem.addr == 0x1000);
     assert_int_equal(t->recs[20].time_ns, 14001);
+    /* a free's duration (format version 5): the return's time, rounded
+     * down to the unit, less the free's; an allocation has none */
+    uint64_t unit = b.enc.time_unit_ns;
+    assert_int_equal(t->recs[19].u.mem.duration_ns, (14000 + 2500) / unit * unit - 14000 / unit * unit);
+    assert_int_equal(t->recs[20].u.mem.duration_ns, 0);
+    assert_int_equal(oom->u.mem.duration_ns, 0);
     /* sites: each new one defined right before its first record; the
      * second free reuses the first's */
     assert_int_equal(t->recs[10].u.site.id, 1);

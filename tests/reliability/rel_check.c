@@ -14,7 +14,12 @@
  *   rel_check seq TRACE THREADS PAIRS
  *     rel_client load: every (thread, sequence) allocation exactly once, in
  *     sequence order on one OS thread, each followed by the free of its
- *     address; a trailer; nothing lost.
+ *     address; a trailer; nothing lost. And, across threads, in file
+ *     order: no allocation of an address that is still live (its free not
+ *     yet in the trace), no free of an address that is not - a free that
+ *     another thread's reuse of its address overtook (the threads free and
+ *     allocate with no lock between them, and the driver hands a freed
+ *     address out again at once). The counts of both are printed.
  *
  * Any read error of the trace fails (a truncated file is not an error).
  * Prints one summary line; exit 0 ok, 1 mismatch, 2 usage or I/O.
@@ -319,12 +324,27 @@ static int check_seq(int argc, char **argv)
     /* next expected sequence per client thread, and its OS thread */
     uint64_t *next = calloc(threads, sizeof *next), *os = calloc(threads, sizeof *os);
     uint64_t *open_addr = calloc(threads, sizeof *open_addr);
+    /* the addresses live in file order, whoever holds them: each client
+     * thread holds one at a time, so a few */
+    struct ops live = {0};
+    uint64_t over_live = 0, free_not_live = 0;
     if (!next || !os || !open_addr)
         return 2;
     /* per OS thread: which client thread it is, and is an alloc open? The
      * trace is in global time order, so per-thread order is file order. */
     for (size_t i = 0; i < t.mem.n; i++) {
         const struct op *o = &t.mem.v[i];
+        size_t at = 0;
+        while (at < live.n && live.v[at].addr != o->addr)
+            at++;
+        if (o->alloc && at < live.n)
+            over_live++;
+        else if (o->alloc)
+            push(&live, *o);
+        else if (at == live.n)
+            free_not_live++;
+        else
+            live.v[at] = live.v[--live.n];
         if (o->alloc) {
             uint64_t v = o->size / 512 - 1, th = v >> 17, seq = v & ((1u << 17) - 1);
             if (o->size % 512 || th >= threads || seq != next[th] || open_addr[th] ||
@@ -362,8 +382,16 @@ static int check_seq(int argc, char **argv)
                 t.trailer, t.lost, t.trailer_lost, t.truncated);
         return 1;
     }
-    printf("ok: %zu events, %" PRIu64 " threads x %" PRIu64 " pairs, each once and in order\n",
+    if (over_live || free_not_live) {
+        fprintf(stderr, "FAIL: of %zu events, %" PRIu64 " allocations of a live address and %" PRIu64
+                        " frees of an address not live (a free after the reuse of its address)\n",
+                t.mem.n, over_live, free_not_live);
+        return 1;
+    }
+    printf("ok: %zu events, %" PRIu64 " threads x %" PRIu64 " pairs, each once and in order; "
+           "0 allocations of a live address, 0 frees of one not live\n",
            t.mem.n, threads, pairs);
+    free(live.v);
     free(next);
     free(os);
     free(open_addr);

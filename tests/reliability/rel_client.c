@@ -162,6 +162,49 @@ static int mode_load(int argc, char **argv)
     return 0;
 }
 
+/* ---- slowfree: frees that stay in the driver while others go on ----
+ *
+ * Two threads "rel-slow" each free a block with a free slow_free.c holds
+ * back (REL_SLOW_FREE_MS), the second 10 ms after the first (two at once:
+ * the writer must not wait for each in turn); once both are in their free,
+ * the main thread makes PAIRS allocation/free pairs and says "pairs done",
+ * then waits for them. */
+
+static atomic_int slow_started;
+
+static void *slow_worker(void *arg)
+{
+    (void)arg;
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    CHECK(pthread_setname_np(pthread_self(), "rel-slow") == 0);
+    CUdeviceptr p = 0;
+    CHECK_CU(cuMemAlloc(&p, 7 << 20));
+    atomic_fetch_add(&slow_started, 1);
+    CHECK_CU(cuMemFree(p));
+    return NULL;
+}
+
+static int mode_slowfree(int argc, char **argv)
+{
+    int pairs = argc > 2 ? atoi(argv[2]) : 1000;
+    init_driver();
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK(pthread_create(&t[k], NULL, slow_worker, NULL) == 0);
+        while (atomic_load(&slow_started) <= k)
+            sched_yield();
+        usleep(10 * 1000);
+    }
+    usleep(50 * 1000); /* both in their free by now */
+    for (int i = 0; i < pairs; i++)
+        one_pair(4096 + 512 * (size_t)(i % 8));
+    printf("pairs done %llu\n", (unsigned long long)mono_ns());
+    for (int k = 0; k < 2; k++)
+        CHECK(pthread_join(t[k], NULL) == 0);
+    printf("slow free done %llu\n", (unsigned long long)mono_ns());
+    return 0;
+}
+
 /* ---- processes ---- */
 
 static int mode_forkstorm(int argc, char **argv)
@@ -683,9 +726,11 @@ int main(int argc, char **argv)
         return mode_dup2own(argc, argv);
     if (!strcmp(mode, "closeout"))
         return mode_closeout(argc, argv);
+    if (!strcmp(mode, "slowfree"))
+        return mode_slowfree(argc, argv);
     if (!strcmp(mode, "noop"))
         return 0;
     fprintf(stderr, "usage: rel_client spin|load|forkstorm|chain|forkbusy|alarms|names|"
-                    "exec|execimage|vfork|clonevm|dup2own|closeout|noop ...\n");
+                    "exec|execimage|vfork|clonevm|dup2own|closeout|slowfree|noop ...\n");
     return 2;
 }

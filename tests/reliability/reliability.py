@@ -257,6 +257,47 @@ def scenario_load(threads, pairs):
         print("%s (client %.1f s, trace %d bytes)" % (line, secs, os.path.getsize(path)))
 
 
+# ---- a free that stays in the driver ----
+
+def scenario_slowfree(pairs, slow_ms):
+    """Two frees the driver holds for slow_ms (slow_free.c, preloaded after
+    the tracer) hold the writer back for at most the flush interval: the
+    pairs another thread makes meanwhile are on disk a flush interval, the
+    hold and a round after (the trace is read while the frees still wait);
+    the frees are written when they return, and the whole trace is the
+    ledger's."""
+    flush_ms = 100
+    with tempfile.TemporaryDirectory(prefix="vt-rel-slowfree-") as tmp:
+        env = traced_env(tmp, flush_ms=flush_ms, extra={"REL_SLOW_FREE_MS": str(slow_ms)})
+        env["LD_PRELOAD"] += ":" + A.slow_free_lib
+        p = subprocess.Popen([A.client, "slowfree", str(pairs)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline()
+        if not line.startswith("pairs done"):
+            p.kill()
+            fail("slowfree client said %r: %s" % (line, p.communicate()[1]))
+        time.sleep((3 * flush_ms + A.margin_ms) / 1000)
+        waiting = p.poll() is None
+        path = one_trace(tmp)
+        dump = subprocess.run([A.vramtrace, "dump", "--json", path], capture_output=True,
+                              text=True, timeout=TIMEOUT)
+        mem = [json.loads(l) for l in dump.stdout.splitlines() if '"type":"mem"' in l]
+        on_disk = sum(1 for r in mem if r["api"] == "cuMemAlloc_v2" and r["op"] == "alloc")
+        out, err = p.communicate(timeout=TIMEOUT)
+        if p.returncode != 0:
+            fail("slowfree client exit %d: %s" % (p.returncode, err))
+        if not waiting:
+            fail("the slow frees returned before the trace was read (%d ms): nothing shown"
+                 % slow_ms)
+        if on_disk < pairs + 2:
+            fail("while two frees stayed in the driver, %d of the %d allocations made before "
+                 "and beside them were on disk %d ms after the last: the writer held them back"
+                 % (on_disk, pairs + 2, 3 * flush_ms + A.margin_ms))
+        line = check("ledger", path, os.path.join(tmp, "ledger.txt"), "--complete")
+        print("ok: %d allocations on disk while two frees stayed %d ms in the driver; %s"
+              % (on_disk, slow_ms, line))
+
+
 # ---- processes ----
 
 def check_all_complete(tmp, expect):
@@ -657,6 +698,8 @@ def main():
     ap.add_argument("--check", required=True)
     ap.add_argument("--preload-first", default="")
     ap.add_argument("--refuse", default="", help="refuse_syscalls: a seccomp launcher")
+    ap.add_argument("--slow-free-lib", default="",
+                    help="slow_free.c's library (the slowfree scenario)")
     ap.add_argument("--margin-ms", type=int, default=150,
                     help="time a writer round may take beyond the flush interval")
     ap.add_argument("--crash-margin-ms", type=int, default=50,
@@ -696,6 +739,8 @@ def main():
         scenario_dup2own(int(args[0]), int(args[1]))
     elif s == "refused":
         scenario_refused()
+    elif s == "slowfree":
+        scenario_slowfree(int(args[0]), int(args[1]))
     else:
         fail("unknown scenario " + s)
 

@@ -4,7 +4,9 @@ check the time of every recorded memory operation against the simulated
 driver's ledger (CLOCK_MONOTONIC, taken by the driver itself): it must lie
 at or after the ledger line of its call (the hook stamps after the driver
 returned) and before the next ledger line of the same thread (that thread's
-next call). Hooks store TSC ticks and the writer converts them
+next call). A free (format version 5) is timed at its call: at or before
+its ledger line and after the thread's line before; its time plus its
+duration (its return) in the window above. Hooks store TSC ticks and the writer converts them
 (preload/record/event_clock.h), so a conversion that is off by more than
 the few microseconds a hook takes shows here. Also checked: the TSC is the
 clock in effect (VRAMTRACE_VERBOSE says), the events span many writer
@@ -83,6 +85,21 @@ def check_windows(pid, ledger, events, unit, slack_ns=0):
                 fail("pid %d tid %d: ledger %s, trace %s" % (pid, tid, op, ev["op"]))
             lo = ns - ns % unit  # the file rounds times down to its unit
             hi = lines[i + 1][0] if i + 1 < len(lines) else float("inf")
+            if "duration_ns" in ev:
+                # a free (format version 5): timed at its call, before the
+                # driver's line and after the thread's previous one; its
+                # return (time + duration) in the window above
+                before = lines[i - 1][0] if i > 0 else 0
+                before -= before % unit
+                end = ev["time_ns"] + ev["duration_ns"]
+                if not (before - slack_ns <= ev["time_ns"] <= ns and lo <= end < hi):
+                    fail("pid %d tid %d %s %s: called at %d ns, returned at %d ns; the ledger "
+                         "has it at %d ns, the thread's calls before and after at %d, %s"
+                         % (pid, tid, op, ev["api"], ev["time_ns"], end, ns, before, hi))
+                if ev["time_ns"] < before:
+                    early += 1
+                checked += 1
+                continue
             if ev["time_ns"] < lo and ev["time_ns"] > lo - slack_ns:
                 early += 1
             elif not lo <= ev["time_ns"] < hi:
