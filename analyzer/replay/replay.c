@@ -545,6 +545,7 @@ static inline __attribute__((always_inline)) void feed(struct vt_replay *rp,
         const struct vt_replay_mem ev = {
             .time_ns = rec->time_ns, .thread = rec->u.mem.thread, .addr = rec->u.mem.addr,
             .size = rec->u.mem.size, .stack = rec->u.mem.stack, .aux = rec->u.mem.aux,
+            .duration_ns = rec->u.mem.duration_ns,
             .device = (int32_t)rec->u.mem.device, .op = rec->u.mem.op, .kind = rec->u.mem.kind};
         mem_event(rp, &ev, rec);
     } else {

@@ -39,7 +39,10 @@ struct vt_raw_header {
  * until the hook clears the flag (vt_record_free_end; writer.c). Set and
  * cleared with __atomic builtins: the writer reads it while the hook may
  * clear it. */
-#define VT_RAW_PENDING 2
+#define VT_RAW_PENDING 4
+_Static_assert(!(VT_RAW_PY_FRAMES & VT_RAW_SAME_STACK) &&
+                   !((VT_RAW_PY_FRAMES | VT_RAW_SAME_STACK) & VT_RAW_PENDING),
+               "each VT_RAW_* flag a bit of its own");
 
 /* VT_REC_MEM; followed by nips uint64_t return addresses, innermost first. */
 struct vt_raw_mem {
