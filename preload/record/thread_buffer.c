@@ -374,18 +374,24 @@ static __attribute__((noinline)) void *reserve_slow(struct vt_thread_buf *tb, ui
             b->used += size;
             return p;
         }
-        bool handed = false;
+        bool wake = false;
         if (b) {
             tb->current = NULL;
             if (b->used) {
                 enqueue_ready(tb, b);
-                handed = true;
+                /* The writer is woken once the thread has two blocks
+                 * ready, not at every one: a round (a futex wait and wake,
+                 * a membarrier) per 256 KiB of events at the default
+                 * block size, as with the 256 KiB blocks before. The pool
+                 * lends the thread a block more than that, and a hook that
+                 * has to wait for one wakes the writer itself (block_get). */
+                wake = tb->ready_head != tb->ready_tail;
             } else {
                 vt_tb_block_put(b);
             }
         }
         buf_leave(tb); /* the writer may take the ready blocks meanwhile */
-        if (handed && vt_tb_wake_writer)
+        if (wake && vt_tb_wake_writer)
             vt_tb_wake_writer();
         struct vt_block *nb = block_get();
         buf_enter(tb);
