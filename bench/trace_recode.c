@@ -17,7 +17,7 @@
  *   strategy=S    zstd strategy 1..9 (fast .. btultra2; 0: the level's)
  *   ldm=1         long-distance matching
  *   hlog=H clog=C zstd hash and chain table logs (14, 14; 0: the level's)
- *   wlog=W        window log (17, the tracer's; 0: the level's; a frame
+ *   wlog=W        window log (16, the tracer's; 0: the level's; a frame
  *                 never needs more than its content, so above log2(chunk)
  *                 it changes nothing)
  *   unit=NS       time unit (1000)

@@ -35,7 +35,7 @@ enum vt_option_kind { VT_OPT_STRING, VT_OPT_UINT, VT_OPT_BOOL };
       "in a dense run of events, times may be written up to this many microseconds early (0: none)") \
     X(CLOCK, VT_OPT_STRING, "auto", 0, 0,                                        \
       "event clock: auto (the TSC when it is the kernel's clocksource), tsc, monotonic") \
-    X(BUFFER_KB, VT_OPT_UINT, "256", 16, 65536,                                  \
+    X(BUFFER_KB, VT_OPT_UINT, "128", 16, 65536,                                  \
       "size of one per-thread event buffer block, in KiB")                       \
     X(VERBOSE, VT_OPT_BOOL, "0", 0, 1, "print the options and the trace path")   \
     X(QUIET, VT_OPT_BOOL, "0", 0, 1,                                             \

@@ -31,14 +31,17 @@ void (*vt_tb_wake_writer)(void);
 
 /* Blocks the pool lends before a hook waits (VT_POOL_SOFT_WAIT_MS at most)
  * for the writer: two a thread
- * (the one it fills, the one the writer reads) and a spare 512 KiB (at
+ * (the one it fills, the one the writer reads) and a spare 256 KiB (at
  * least two blocks) for a burst, never more than max_blocks. Each block
- * lent for the first time is a first touch of its pages (64 page faults
- * at 256 KiB); bounded by max_blocks alone (32 MiB), the pool grew to
- * 10-50 blocks in a 400k-event burst while the writer waited for a core
- * of a loaded machine (docs/internals/PERFORMANCE.md, "Page faults").
- * The writer drains a block in well under a millisecond once it runs. */
-#define VT_POOL_SPARE_BYTES (1u << 19)
+ * lent for the first time is a first touch of its pages (32 page faults
+ * at the default 128 KiB): two 128 KiB blocks and 256 KiB spare touch 128
+ * pages where 256 KiB blocks and 512 KiB spare touched 256, at no CPU
+ * cost (a block still holds ~1,600 events); bounded by max_blocks alone
+ * (32 MiB), the pool grew to 10-50 blocks in a 400k-event burst while the
+ * writer waited for a core of a loaded machine
+ * (docs/internals/PERFORMANCE.md, "Page faults"). The writer drains a
+ * block in well under a millisecond once it runs. */
+#define VT_POOL_SPARE_BYTES (1u << 18)
 #define VT_POOL_SPARE_MIN_BLOCKS 2
 
 static struct {
@@ -371,18 +374,24 @@ static __attribute__((noinline)) void *reserve_slow(struct vt_thread_buf *tb, ui
             b->used += size;
             return p;
         }
-        bool handed = false;
+        bool wake = false;
         if (b) {
             tb->current = NULL;
             if (b->used) {
                 enqueue_ready(tb, b);
-                handed = true;
+                /* The writer is woken once the thread has two blocks
+                 * ready, not at every one: a round (a futex wait and wake,
+                 * a membarrier) per 256 KiB of events at the default
+                 * block size, as with the 256 KiB blocks before. The pool
+                 * lends the thread a block more than that, and a hook that
+                 * has to wait for one wakes the writer itself (block_get). */
+                wake = tb->ready_head != tb->ready_tail;
             } else {
                 vt_tb_block_put(b);
             }
         }
         buf_leave(tb); /* the writer may take the ready blocks meanwhile */
-        if (handed && vt_tb_wake_writer)
+        if (wake && vt_tb_wake_writer)
             vt_tb_wake_writer();
         struct vt_block *nb = block_get();
         buf_enter(tb);

@@ -6,7 +6,8 @@
  * hook appends raw events to the buffer's current block, marking the buffer
  * busy (no lock: only the writer thread ever contends, and it waits for the
  * owner instead - thread_buffer.c, buf_enter). Full blocks are
- * queued on the buffer for the writer; a fresh one comes from a global pool.
+ * queued on the buffer for the writer, woken at every second one (and by
+ * its own timer); a fresh one comes from a global pool.
  * When the pool is at its limit the hook wakes the writer and waits for a
  * block to come back (it never drops an event just because it is busy).
  *

@@ -201,11 +201,12 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out);
 #define VT_ZSTD_LEVEL 3
 #define VT_ZSTD_HASH_LOG 14
 #define VT_ZSTD_CHAIN_LOG 14
-/* Matches reach back 128 KiB, not the whole 1 MiB chunk: zstd's streaming
- * keeps a window and a block (256 KiB) rather than the chunk; +0.07% in
- * size on a repetitive trace, +0.2% on random addresses (trace_recode
- * wlog=17). */
-#define VT_ZSTD_WINDOW_LOG 17
+/* Matches reach back 64 KiB, not the whole 1 MiB chunk: zstd's streaming
+ * keeps a window and a block (2 x 64 KiB) rather than the chunk, and its
+ * block-sized buffers (literals, sequences) follow the window: 33 fewer
+ * page faults than a 128 KiB window. In size (bench/trace_recode wlog=16
+ * against wlog=17): see docs/internals/PERFORMANCE.md, "Page faults". */
+#define VT_ZSTD_WINDOW_LOG 16
 
 /* A compression context set up the way vt_chunk_frame expects (the
  * settings above, checksum on); free with vt_chunk_cctx_free. NULL if out

@@ -58,8 +58,8 @@
 
 /* A chunk is written when its records reach this size, or when its oldest
  * record has waited flush_ms, whichever comes first. Not at every round:
- * a busy program wakes the writer each time a buffer block fills, and a
- * chunk per block was ~3000 events - every chunk is its own zstd frame with
+ * a busy program wakes the writer each time a thread has two buffer
+ * blocks full, and a chunk per block was ~3000 events - every chunk is its own zstd frame with
  * fresh deltas, and that cost 0.1 B/event, 10x the records of a repetitive
  * workload (docs/internals/performance-history.md, "Trace size", "After the format's
  * time unit and the writer's chunk policy"). The size bound keeps one busy

@@ -85,7 +85,7 @@ static void test_bad_values_fall_back(void **state)
     assert_int_equal(tc_count_lines_with(said, "VRAMTRACE_BUFFER_KB"), 1);
     assert_int_equal(o.num[VT_OPTION_STACK_DEPTH], 64);
     assert_int_equal(o.num[VT_OPTION_FLUSH_MS], 100);
-    assert_int_equal(o.num[VT_OPTION_BUFFER_KB], 256);
+    assert_int_equal(o.num[VT_OPTION_BUFFER_KB], 128);
     assert_int_equal(o.num[VT_OPTION_VERBOSE], 0);
     assert_string_equal(o.str[VT_OPTION_OUTPUT], "vramtrace.%h.%p.vtrace");
     /* out of range is bad too */
