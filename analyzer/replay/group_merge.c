@@ -34,6 +34,10 @@ struct lane {
     uint64_t fed;                 /* events fed in this window */
     uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
     long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
+    uint64_t on_gpu[2];           /* bits: those of them on it (the others touch no GPU) */
+    size_t on_gpu_ledger;         /* one of them */
+    size_t scan;                  /* a slice's notes end here (merge_gpu) */
+    int64_t scan_sum;             /* ... and change its GPU's total by this */
     struct vt_replay_mem batch[BATCH];
 };
 
@@ -141,8 +145,8 @@ static void lane_run(struct lane *ln, struct bound *b)
 
 /* ---- the threads that replay a window's lanes, and merge its GPUs ---- */
 
-static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
-                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
+static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                        uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
 
 struct crew {
     struct lane *lanes;
@@ -175,8 +179,8 @@ static struct bound crew_work(struct crew *c)
     if (c->merging) {
         while ((k = atomic_fetch_add(&c->next, 1)) < c->nparts) {
             size_t i = c->parts[k], n = c->parts[k + 1] - i;
-            atomic_fetch_add(&c->handed, merge_notes(c->lanes, c->set + i, n, c->h + i, c->base,
-                                                     c->upto, c->feed));
+            atomic_fetch_add(&c->handed, merge_gpu(c->lanes, c->set + i, n, c->h + i, c->base,
+                                                   c->upto, c->feed));
         }
         return b;
     }
@@ -315,6 +319,106 @@ static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t ns
     return handed;
 }
 
+/* ---- slices of a window where a GPU cannot reach a new peak ----
+ *
+ * The merged order of a GPU's notes matters only at a new peak (its time,
+ * each process's bytes then) and at a failure (the other processes' bytes
+ * at its instant). Within a slice of time, the GPU's total at any instant
+ * is its total at the slice's start plus each lane's running sum of its
+ * notes up to that instant, so it lies between the start plus every
+ * lane's lowest running sum and the start plus every lane's highest (0,
+ * the empty sum, included). Where that range is within [0, peak] and no
+ * note is a failure, every order gives the same totals and no new peak:
+ * each lane's notes are handed as one change, lane by lane. Other slices
+ * are merged in order. A window is cut into SLICES slices of equal time:
+ * the shorter a slice, the nearer the bound is to the real swing. */
+#define SLICES 32
+
+/* How a lane's notes up to b move its GPU's total. */
+struct swing {
+    int64_t sum, hi, lo;
+};
+
+/* The lane's notes from its head up to b (ln->scan: their end); false if
+ * one is a failure or the sums overflow. */
+static bool lane_swing(struct lane *ln, struct bound b, struct swing *s)
+{
+    int64_t sum = 0, hi = 0, lo = 0;
+    size_t i = ln->head;
+    for (; i < ln->n && at_most(ln->notes[i].time_ns, ln->index, b); i++) {
+        const struct note *nt = &ln->notes[i];
+        if (nt->oom != NOT_OOM)
+            return false;
+        if (!(ln->on_gpu[nt->ledger >> 6 & 1] >> (nt->ledger & 63) & 1))
+            continue; /* a ledger on no GPU */
+        if (__builtin_add_overflow(sum, (int64_t)nt->delta, &sum))
+            return false;
+        hi = sum > hi ? sum : hi;
+        lo = sum < lo ? sum : lo;
+    }
+    ln->scan = i;
+    ln->scan_sum = sum;
+    *s = (struct swing){sum, hi, lo};
+    return true;
+}
+
+/* Hands the slice's notes up to b as one change a lane if the GPU of set
+ * cannot reach a new peak in it (above); returns how many notes, or
+ * SIZE_MAX where the slice needs the merged order. */
+static size_t hand_unordered(struct lane *const *set, size_t nset, struct bound b,
+                             const struct vt_gpu_feed *feed)
+{
+    int64_t hi = 0, lo = 0;
+    const struct lane *ref = NULL;
+    for (size_t k = 0; k < nset; k++) {
+        struct swing s;
+        if (!lane_swing(set[k], b, &s) || __builtin_add_overflow(hi, s.hi, &hi) ||
+            __builtin_add_overflow(lo, s.lo, &lo))
+            return SIZE_MAX;
+        if (s.hi || s.lo)
+            ref = set[k];
+    }
+    if (ref) {
+        uint64_t now, peak;
+        int64_t top, bottom;
+        if (!feed->totals(feed->ctx, ref->in, ref->on_gpu_ledger, &now, &peak) ||
+            now > INT64_MAX || __builtin_add_overflow((int64_t)now, hi, &top) ||
+            __builtin_add_overflow((int64_t)now, lo, &bottom) || bottom < 0 ||
+            (uint64_t)top > peak)
+            return SIZE_MAX;
+    }
+    size_t handed = 0;
+    for (size_t k = 0; k < nset; k++) {
+        struct lane *ln = set[k];
+        if (ln->scan_sum)
+            feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)ln->scan_sum,
+                         ln->notes[ln->scan - 1].time_ns);
+        handed += ln->scan - ln->head;
+        ln->head = ln->scan;
+    }
+    return handed;
+}
+
+/* One GPU's notes up to b, slice by slice: in one change a lane where it
+ * cannot reach a new peak, else merged in order. */
+static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                        uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
+{
+    if (!feed->totals)
+        return merge_notes(lanes, set, nset, h, base, b, feed);
+    uint64_t width = (b.t - base) / SLICES + 1;
+    size_t handed = 0;
+    for (uint64_t from = base;; from += width) {
+        struct bound s = b;
+        if (b.t - from > width)
+            s = (struct bound){from + width - 1, UINT32_MAX}; /* times before from + width */
+        size_t n = hand_unordered(set, nset, s, feed);
+        handed += n != SIZE_MAX ? n : merge_notes(lanes, set, nset, h, base, s, feed);
+        if (s.t == b.t && s.lane == b.lane)
+            return handed;
+    }
+}
+
 /* Each lane's one GPU, from the ledgers of its queued notes; false if a
  * ledger has none yet (placing it creates the group's GPUs in the merge's
  * order) or a lane has notes on two GPUs: then the window's notes are
@@ -326,13 +430,18 @@ static bool one_gpu_each(struct lane *lanes, size_t n, const struct vt_gpu_feed 
     for (size_t k = 0; k < n; k++) {
         struct lane *ln = &lanes[k];
         ln->gpu = -1;
+        ln->on_gpu[0] = ln->on_gpu[1] = 0;
         for (unsigned w = 0; w < 2; w++)
             for (uint64_t bits = ln->ledgers[w]; bits; bits &= bits - 1) {
-                long g = feed->gpu_of(feed->ctx, ln->in, w * 64 + (size_t)__builtin_ctzll(bits));
+                size_t li = w * 64 + (size_t)__builtin_ctzll(bits);
+                long g = feed->gpu_of(feed->ctx, ln->in, li);
                 if (g == 0 || (g > 0 && ln->gpu >= 0 && g != ln->gpu))
                     return false;
-                if (g > 0)
+                if (g > 0) {
                     ln->gpu = g;
+                    ln->on_gpu[w] |= bits & -bits;
+                    ln->on_gpu_ledger = li;
+                }
             }
     }
     return true;

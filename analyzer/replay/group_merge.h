@@ -51,6 +51,11 @@ struct vt_gpu_feed {
      * these numbers), 0 not known yet, < 0 none (its changes and failures
      * touch no GPU). NULL: notes are merged across all GPUs at once. */
     long (*gpu_of)(void *ctx, const struct vt_input *in, size_t ledger);
+    /* the total and the peak so far of ledger's GPU (gpu_of > 0); false:
+     * not known. NULL: every note is merged in order (group_merge.c,
+     * "slices of a window where a GPU cannot reach a new peak"). */
+    bool (*totals)(void *ctx, const struct vt_input *in, size_t ledger, uint64_t *now,
+                   uint64_t *peak);
     void *ctx;
 };
 
