@@ -34,7 +34,7 @@
 
 #include "analysis.h"
 
-#define VT_MERGE_WINDOW_EVENTS 8192
+#define VT_MERGE_WINDOW_EVENTS 32768
 #define VT_MERGE_NOTES_MAX 65536
 
 /* What the GPU totals do with a trace's device ledgers, in the group's
