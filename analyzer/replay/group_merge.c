@@ -49,8 +49,9 @@ struct lane {
     uint64_t on_gpu[2];           /* bits: those of them on it (the others touch no GPU) */
     size_t on_gpu_ledger;         /* one of them */
     /* the window's slices, summed as notes come: slice k holds times
-     * before from + (k + 1) * width (the last, the rest); once a note is
-     * in slice k, the later ones are too (times that go backwards) */
+     * before from + (k + 1) * width (the last, the rest); a note after
+     * one of slice k is in slice k or later (times that go backwards
+     * stay in it), as merge_notes takes a slice's notes */
     uint64_t from, width, until;  /* until: the window's end as set */
     unsigned cur;                 /* the slice of the last note */
     bool spilled;                 /* a note at or past until: no sums */
