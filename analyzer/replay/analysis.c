@@ -378,6 +378,19 @@ static long merged_gpu_of(void *ctx, const struct vt_input *in, size_t li)
     return in->ledger_gpu[li];
 }
 
+static bool merged_totals(void *ctx, const struct vt_input *in, size_t li, uint64_t *now,
+                          uint64_t *peak)
+{
+    (void)ctx;
+    long g = in->ledger_gpu[li];
+    if (g <= 0)
+        return false;
+    const struct vt_gpu *gp = &in->group->gpus[g - 1];
+    *now = gp->now_bytes;
+    *peak = gp->peak_bytes;
+    return true;
+}
+
 static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
 {
     (void)ctx;
@@ -429,7 +442,7 @@ static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
     for (size_t k = 0; k < grp->n; k++)
         in[k] = &a->inputs[grp->members[k]];
     grp->by_notes = true; /* the ledgers stay unpointed: their changes are notes */
-    struct vt_gpu_feed feed = {merged_change, merged_oom, merged_gpu_of, NULL};
+    struct vt_gpu_feed feed = {merged_change, merged_oom, merged_gpu_of, merged_totals, NULL};
     bool ok = vt_group_merge(in, grp->n, grp->threads, &feed);
     free(in);
     return ok;

@@ -15,6 +15,18 @@
 /* The first window's span; it then follows VT_MERGE_WINDOW_EVENTS. */
 #define FIRST_SPAN_NS 1000000ull
 
+/* A window is cut into this many slices of equal time (merge_gpu). */
+#define SLICES 128
+
+/* How a lane's notes of a slice move its GPU's total: their sum, highest
+ * and lowest running sum (0, the empty sum, included), and their end in
+ * its queue; mixed: a failure is among them, or the sums overflow. */
+struct slice_sum {
+    int64_t sum, hi, lo;
+    size_t end;
+    bool mixed;
+};
+
 /* What a device ledger did, for the GPU totals. */
 struct note {
     uint64_t time_ns, delta;
@@ -34,6 +46,17 @@ struct lane {
     uint64_t fed;                 /* events fed in this window */
     uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
     long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
+    uint64_t on_gpu[2];           /* bits: those of them on it (the others touch no GPU) */
+    size_t on_gpu_ledger;         /* one of them */
+    /* the window's slices, summed as notes come: slice k holds times
+     * before from + (k + 1) * width (the last, the rest); a note after
+     * one of slice k is in slice k or later (times that go backwards
+     * stay in it), as merge_notes takes a slice's notes */
+    uint64_t from, width, until;  /* until: the window's end as set */
+    unsigned cur;                 /* the slice of the last note */
+    bool spilled;                 /* a note at or past until: no sums */
+    struct slice_sum sl[SLICES];
+    struct slice_sum scanned;     /* a slice's notes summed by lane_swing */
     struct vt_replay_mem batch[BATCH];
 };
 
@@ -53,29 +76,74 @@ static inline bool at_most(uint64_t t, uint32_t lane, struct bound b)
     return t < b.t || (t == b.t && lane <= b.lane);
 }
 
-static void note(struct lane *ln, struct note nt)
+static inline void sum_into(struct slice_sum *s, const struct note *nt)
+{
+    if (nt->oom != NOT_OOM || __builtin_add_overflow(s->sum, (int64_t)nt->delta, &s->sum)) {
+        s->mixed = true;
+        return;
+    }
+    s->hi = s->sum > s->hi ? s->sum : s->hi;
+    s->lo = s->sum < s->lo ? s->sum : s->lo;
+}
+
+/* The queue's note i, into its slice's sums. */
+static inline void slice_add(struct lane *ln, size_t i)
+{
+    const struct note *nt = &ln->notes[i];
+    if (nt->time_ns >= ln->until)
+        ln->spilled = true;
+    while (ln->cur + 1 < SLICES && nt->time_ns >= ln->from &&
+           nt->time_ns - ln->from >= (uint64_t)(ln->cur + 1) * ln->width)
+        ln->cur++;
+    struct slice_sum *s = &ln->sl[ln->cur];
+    sum_into(s, nt);
+    s->end = i + 1;
+}
+
+/* A window from `from` to `until` starts: the notes still queued are
+ * summed again in its slices. */
+static void slices_start(struct lane *ln, uint64_t from, uint64_t until)
+{
+    ln->from = from;
+    ln->until = until;
+    ln->width = (until - from) / SLICES + 1;
+    ln->cur = 0;
+    ln->spilled = false;
+    memset(ln->sl, 0, sizeof ln->sl);
+    for (size_t i = ln->head; i < ln->n; i++)
+        slice_add(ln, i);
+}
+
+/* Queues a note, written in place (a struct passed by value went through
+ * the stack: loads that waited on the stores just made). */
+static inline __attribute__((always_inline)) void note(struct lane *ln, uint64_t time_ns,
+                                                       uint64_t delta, uint32_t ledger,
+                                                       uint32_t oom)
 {
     if (ln->n == ln->cap &&
         !vt_grow_array((void **)&ln->notes, &ln->cap, ln->n + 1, sizeof *ln->notes)) {
         ln->lost = true;
         return;
     }
-    ln->notes[ln->n++] = nt;
-    ln->ledgers[nt.ledger >> 6 & 1] |= 1ull << (nt.ledger & 63);
+    struct note *nt = &ln->notes[ln->n++];
+    nt->time_ns = time_ns;
+    nt->delta = delta;
+    nt->ledger = ledger;
+    nt->oom = oom;
+    ln->ledgers[ledger >> 6 & 1] |= 1ull << (ledger & 63);
+    slice_add(ln, ln->n - 1);
 }
 
 static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t old_total,
                         uint64_t time_ns)
 {
-    note(ctx, (struct note){time_ns, l->sites.total_bytes - old_total,
-                            (uint32_t)(l - rp->ledgers), NOT_OOM});
+    note(ctx, time_ns, l->sites.total_bytes - old_total, (uint32_t)(l - rp->ledgers), NOT_OOM);
 }
 
 static void note_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
 {
     if (l->category == VT_CAT_DEVICE && l->device >= 0)
-        note(ctx, (struct note){o->time_ns, 0, (uint32_t)(l - rp->ledgers),
-                                (uint32_t)(o - l->ooms)});
+        note(ctx, o->time_ns, 0, (uint32_t)(l - rp->ledgers), (uint32_t)(o - l->ooms));
 }
 
 /* Feeds definitions at once and stops at the next timed record, which
@@ -141,8 +209,8 @@ static void lane_run(struct lane *ln, struct bound *b)
 
 /* ---- the threads that replay a window's lanes, and merge its GPUs ---- */
 
-static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
-                          uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
+static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                        uint64_t base, struct bound b, const struct vt_gpu_feed *feed);
 
 struct crew {
     struct lane *lanes;
@@ -175,8 +243,8 @@ static struct bound crew_work(struct crew *c)
     if (c->merging) {
         while ((k = atomic_fetch_add(&c->next, 1)) < c->nparts) {
             size_t i = c->parts[k], n = c->parts[k + 1] - i;
-            atomic_fetch_add(&c->handed, merge_notes(c->lanes, c->set + i, n, c->h + i, c->base,
-                                                     c->upto, c->feed));
+            atomic_fetch_add(&c->handed, merge_gpu(c->lanes, c->set + i, n, c->h + i, c->base,
+                                                   c->upto, c->feed));
         }
         return b;
     }
@@ -315,6 +383,117 @@ static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t ns
     return handed;
 }
 
+/* ---- slices of a window where a GPU cannot reach a new peak ----
+ *
+ * The merged order of a GPU's notes matters only at a new peak (its time,
+ * each process's bytes then) and at a failure (the other processes' bytes
+ * at its instant). Within a slice of time, the GPU's total at any instant
+ * is its total at the slice's start plus each lane's running sum of its
+ * notes up to that instant, so it lies between the start plus every
+ * lane's lowest running sum and the start plus every lane's highest (0,
+ * the empty sum, included). Where that range is within [0, peak] and no
+ * note is a failure, every order gives the same totals and no new peak:
+ * each lane's notes are handed as one change, lane by lane. Other slices
+ * are merged in order. The shorter a slice, the nearer the bound is to
+ * the real swing. */
+
+/* The lane's notes from its head up to b, summed into ln->scanned. */
+static void lane_swing(struct lane *ln, struct bound b)
+{
+    struct slice_sum s = {0, 0, 0, 0, false};
+    size_t i = ln->head;
+    for (; i < ln->n && at_most(ln->notes[i].time_ns, ln->index, b) && !s.mixed; i++)
+        if (ln->on_gpu[ln->notes[i].ledger >> 6 & 1] >> (ln->notes[i].ledger & 63) & 1)
+            sum_into(&s, &ln->notes[i]);
+        else if (ln->notes[i].oom != NOT_OOM)
+            s.mixed = true; /* a ledger on no GPU: its changes touch none */
+    s.end = i;
+    ln->scanned = s;
+}
+
+/* Hands a slice's notes as one change a lane if the GPU of set cannot
+ * reach a new peak in it (above); returns how many notes, or SIZE_MAX
+ * where the slice needs the merged order. slice: its sums in each lane's
+ * sl[slice], or < 0: in its scanned. */
+static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
+                             const struct vt_gpu_feed *feed)
+{
+    int64_t hi = 0, lo = 0;
+    const struct lane *ref = NULL;
+    for (size_t k = 0; k < nset; k++) {
+        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        if (s->end <= set[k]->head)
+            continue; /* none of its notes */
+        if (s->mixed || __builtin_add_overflow(hi, s->hi, &hi) ||
+            __builtin_add_overflow(lo, s->lo, &lo))
+            return SIZE_MAX;
+        if (s->hi || s->lo)
+            ref = set[k];
+    }
+    if (ref) {
+        uint64_t now, peak;
+        int64_t top, bottom;
+        if (!feed->totals(feed->ctx, ref->in, ref->on_gpu_ledger, &now, &peak) ||
+            now > INT64_MAX || __builtin_add_overflow((int64_t)now, hi, &top) ||
+            __builtin_add_overflow((int64_t)now, lo, &bottom) || bottom < 0 ||
+            (uint64_t)top > peak)
+            return SIZE_MAX;
+    }
+    size_t handed = 0;
+    for (size_t k = 0; k < nset; k++) {
+        struct lane *ln = set[k];
+        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
+        if (s->end <= ln->head)
+            continue;
+        if (s->sum)
+            feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum,
+                         ln->notes[s->end - 1].time_ns);
+        handed += s->end - ln->head;
+        ln->head = s->end;
+    }
+    return handed;
+}
+
+/* The slice of a window's slices that ends at or after b: its end. */
+static struct bound slice_end(const struct lane *ln, unsigned k, struct bound b)
+{
+    if (k + 1 >= SLICES || (uint64_t)(k + 1) * ln->width - 1 >= b.t - ln->from)
+        return b;
+    return (struct bound){ln->from + (uint64_t)(k + 1) * ln->width - 1, UINT32_MAX};
+}
+
+/* One GPU's notes up to b, slice by slice: in one change a lane where it
+ * cannot reach a new peak, else merged in order. The slices' sums kept as
+ * notes came serve where they hold exactly the notes each slice takes:
+ * the window's end was not lowered, no note lies past it, every note is
+ * on the GPU; else each slice's notes are summed here. */
+static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                        uint64_t base, struct bound b, const struct vt_gpu_feed *feed)
+{
+    if (!feed->totals)
+        return merge_notes(lanes, set, nset, h, base, b, feed);
+    const struct lane *first = set[0];
+    bool summed = b.t == first->until && b.lane == 0;
+    for (size_t k = 0; k < nset && summed; k++)
+        summed = !set[k]->spilled && set[k]->ledgers[0] == set[k]->on_gpu[0] &&
+                 set[k]->ledgers[1] == set[k]->on_gpu[1];
+    size_t handed = 0;
+    for (unsigned k = 0;; k++) {
+        struct bound s = slice_end(first, k, b);
+        size_t n;
+        if (summed) {
+            n = hand_unordered(set, nset, (int)k, feed);
+        } else {
+            for (size_t i = 0; i < nset; i++)
+                lane_swing(set[i], s);
+            n = hand_unordered(set, nset, -1, feed);
+        }
+        handed += n != SIZE_MAX ? n : merge_notes(lanes, set, nset, h, base, s, feed);
+        if (s.t == b.t && s.lane == b.lane)
+            return handed;
+    }
+}
+
 /* Each lane's one GPU, from the ledgers of its queued notes; false if a
  * ledger has none yet (placing it creates the group's GPUs in the merge's
  * order) or a lane has notes on two GPUs: then the window's notes are
@@ -326,13 +505,18 @@ static bool one_gpu_each(struct lane *lanes, size_t n, const struct vt_gpu_feed 
     for (size_t k = 0; k < n; k++) {
         struct lane *ln = &lanes[k];
         ln->gpu = -1;
+        ln->on_gpu[0] = ln->on_gpu[1] = 0;
         for (unsigned w = 0; w < 2; w++)
             for (uint64_t bits = ln->ledgers[w]; bits; bits &= bits - 1) {
-                long g = feed->gpu_of(feed->ctx, ln->in, w * 64 + (size_t)__builtin_ctzll(bits));
+                size_t li = w * 64 + (size_t)__builtin_ctzll(bits);
+                long g = feed->gpu_of(feed->ctx, ln->in, li);
                 if (g == 0 || (g > 0 && ln->gpu >= 0 && g != ln->gpu))
                     return false;
-                if (g > 0)
+                if (g > 0) {
                     ln->gpu = g;
+                    ln->on_gpu[w] |= bits & -bits;
+                    ln->on_gpu_ledger = li;
+                }
             }
     }
     return true;
@@ -434,6 +618,8 @@ static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed
             live += c->lanes[k].live;
             c->lanes[k].fed = 0;
         }
+        for (size_t k = 0; k < c->nlanes; k++)
+            slices_start(&c->lanes[k], t0, b.t);
         c->start = b;
         b = crew_round(c, helpers);
         uint64_t fed = 0;

@@ -12,7 +12,12 @@
  * of a ledger's total, a failed allocation - in a small queue. Then the
  * notes of every trace are merged by (time, trace index, file order), the
  * order a record-by-record merge of the traces gives, and handed to the
- * GPU totals. The window's end adapts so that a window holds about
+ * GPU totals - GPU by GPU once each trace's notes are on one GPU, and
+ * there in slices of the window's time: where the GPU's total plus each
+ * trace's highest running sum within a slice stays within its peak and no
+ * note is a failure, the order cannot change a figure and each trace's
+ * notes go as one change (group_merge.c, "slices"). The window's end
+ * adapts so that a window holds about
  * VT_MERGE_WINDOW_EVENTS events a trace; a trace whose queue fills first
  * ends the window at its next record, so the queues stay bounded
  * (VT_MERGE_NOTES_MAX notes a trace) whatever the timestamps.
@@ -34,7 +39,7 @@
 
 #include "analysis.h"
 
-#define VT_MERGE_WINDOW_EVENTS 8192
+#define VT_MERGE_WINDOW_EVENTS 32768
 #define VT_MERGE_NOTES_MAX 65536
 
 /* What the GPU totals do with a trace's device ledgers, in the group's
@@ -51,6 +56,11 @@ struct vt_gpu_feed {
      * these numbers), 0 not known yet, < 0 none (its changes and failures
      * touch no GPU). NULL: notes are merged across all GPUs at once. */
     long (*gpu_of)(void *ctx, const struct vt_input *in, size_t ledger);
+    /* the total and the peak so far of ledger's GPU (gpu_of > 0); false:
+     * not known. NULL: every note is merged in order (group_merge.c,
+     * "slices of a window where a GPU cannot reach a new peak"). */
+    bool (*totals)(void *ctx, const struct vt_input *in, size_t ledger, uint64_t *now,
+                   uint64_t *peak);
     void *ctx;
 };
 
