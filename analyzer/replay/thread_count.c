@@ -3,7 +3,9 @@
 #include "thread_count.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 size_t vt_threads_for(const char *env, size_t cpus, double load, uint64_t work_bytes)
@@ -21,6 +23,45 @@ size_t vt_threads_for(const char *env, size_t cpus, double load, uint64_t work_b
     return n < cpus ? n : cpus;
 }
 
+double vt_busy_cpus(double load_avg, double others_runnable)
+{
+    if (others_runnable < 0) /* unknown */
+        return load_avg;
+    return others_runnable < load_avg ? others_runnable : load_avg;
+}
+
+/* Other runnable tasks now: the median of VT_RUNNABLE_SAMPLES reads of
+ * /proc/loadavg's running count (which counts the reader), 2 ms apart: a
+ * machine that is busy now shows others in most reads, a quiet one a
+ * kernel worker in one now and then; -1 if unreadable. */
+#define VT_RUNNABLE_SAMPLES 5
+static double others_runnable_now(void)
+{
+    long seen[VT_RUNNABLE_SAMPLES];
+    for (int i = 0; i < VT_RUNNABLE_SAMPLES; i++) {
+        if (i) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        FILE *f = fopen("/proc/loadavg", "re");
+        long running = -1;
+        if (f) {
+            double a, b, c;
+            if (fscanf(f, "%lf %lf %lf %ld/", &a, &b, &c, &running) != 4)
+                running = -1;
+            fclose(f);
+        }
+        if (running < 1)
+            return -1;
+        /* insertion into the sorted reads so far */
+        int j = i;
+        for (; j > 0 && seen[j - 1] > running - 1; j--)
+            seen[j] = seen[j - 1];
+        seen[j] = running - 1;
+    }
+    return (double)seen[VT_RUNNABLE_SAMPLES / 2];
+}
+
 static size_t cpus_allowed(void)
 {
     cpu_set_t set;
@@ -32,9 +73,12 @@ static size_t cpus_allowed(void)
 
 size_t vt_analysis_threads(uint64_t work_bytes)
 {
+    const char *env = getenv("VRAMTRACE_ANALYZER_THREADS");
+    size_t cpus = cpus_allowed();
+    if ((env && *env) || cpus <= 1 || work_bytes < VT_THREADS_MIN_BYTES)
+        return vt_threads_for(env, cpus, 0, work_bytes); /* nothing to measure */
     double load[1];
     if (getloadavg(load, 1) != 1)
         load[0] = 0; /* unknown: as if idle */
-    return vt_threads_for(getenv("VRAMTRACE_ANALYZER_THREADS"), cpus_allowed(), load[0],
-                          work_bytes);
+    return vt_threads_for(env, cpus, vt_busy_cpus(load[0], others_runnable_now()), work_bytes);
 }

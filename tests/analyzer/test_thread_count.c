@@ -32,6 +32,23 @@ static void test_loaded_machine_takes_one(void **state)
     assert_int_equal(vt_threads_for(NULL, 1, 0.0, BIG), 1);
 }
 
+static void test_busy_is_what_both_counts_see(void **state)
+{
+    (void)state;
+    /* the average still counts the last run's CPU; nothing else runs now */
+    assert_true(vt_busy_cpus(1.15, 0) == 0);
+    assert_int_equal(vt_threads_for(NULL, 2, vt_busy_cpus(1.15, 0), BIG), 2);
+    /* busy by both counts: busy */
+    assert_true(vt_busy_cpus(9.5, 3) == 3);
+    assert_int_equal(vt_threads_for(NULL, 2, vt_busy_cpus(9.5, 3), BIG), 1);
+    assert_int_equal(vt_threads_for(NULL, 2, vt_busy_cpus(9.5, 1), BIG), 1);
+    /* a load just begun: the average does not see it yet, and a machine is
+     * busy only by both counts */
+    assert_true(vt_busy_cpus(0.2, 2) == 0.2);
+    /* samples unreadable: the average alone */
+    assert_true(vt_busy_cpus(3.7, -1) == 3.7);
+}
+
 static void test_small_work_takes_one(void **state)
 {
     (void)state;
@@ -55,6 +72,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quiet_machine_uses_its_cpus),
         cmocka_unit_test(test_loaded_machine_takes_one),
+        cmocka_unit_test(test_busy_is_what_both_counts_see),
         cmocka_unit_test(test_small_work_takes_one),
         cmocka_unit_test(test_variable_decides),
     };
