@@ -120,6 +120,25 @@ void vt_clock_line_init(struct vt_clock_line *l, struct vt_clock_point lo,
 #endif
 }
 
+/* floor(dt * span_ns / span_ticks), exact and monotone in dt, for any dt
+ * (the product of a minute's ticks and ns does not fit 64 bits): frac is
+ * short of the true fraction by less than 2^-64, so the estimate is the
+ * floor or one below it; two products tell which. A degenerate line: 0. */
+static uint64_t line_scale(const struct vt_clock_line *l, uint64_t dt)
+{
+    if (!l->span_ticks)
+        return 0;
+#if defined(__SIZEOF_INT128__)
+    uint64_t q = dt * l->whole + (uint64_t)(((unsigned __int128)dt * l->frac) >> 64);
+    if ((unsigned __int128)(q + 1) * l->span_ticks <= (unsigned __int128)dt * l->span_ns)
+        q++;
+    return q;
+#else
+    long double f = (long double)dt * (long double)l->span_ns / (long double)l->span_ticks;
+    return f >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)f;
+#endif
+}
+
 uint64_t vt_clock_line_ns(const struct vt_clock_line *l, uint64_t ticks)
 {
     /* Outside the bracket (and a degenerate one, lo.ticks == hi.ticks):
@@ -128,22 +147,16 @@ uint64_t vt_clock_line_ns(const struct vt_clock_line *l, uint64_t ticks)
         return l->lo.ns;
     if (ticks >= l->hi.ticks)
         return l->hi.ns;
-    uint64_t dt = ticks - l->lo.ticks; /* 0 < dt < span_ticks */
-#if defined(__SIZEOF_INT128__)
-    /* floor(dt * span_ns / span_ticks), exact and monotone in dt (the
-     * product of a minute's ticks and ns does not fit 64 bits): dt * whole
-     * <= span_ns, and frac is short of the true fraction by less than
-     * 2^-64, so the estimate is the floor or one below it; two products
-     * tell which. */
-    uint64_t q = dt * l->whole + (uint64_t)(((unsigned __int128)dt * l->frac) >> 64);
-    if ((unsigned __int128)(q + 1) * l->span_ticks <= (unsigned __int128)dt * l->span_ns)
-        q++;
-    return l->lo.ns + q;
-#else
-    long double f = (long double)dt * (long double)l->span_ns / (long double)l->span_ticks;
-    uint64_t add = f >= (long double)l->span_ns ? l->span_ns : (uint64_t)f;
-    return l->lo.ns + add;
-#endif
+    return l->lo.ns + line_scale(l, ticks - l->lo.ticks); /* 0 < dt < span_ticks */
+}
+
+uint64_t vt_clock_line_span_ns(const struct vt_clock_line *l, uint64_t from, uint64_t to)
+{
+    if (to <= from)
+        return 0;
+    if (!atomic_load_explicit(&vt_clock_tsc, memory_order_relaxed))
+        return to - from;
+    return line_scale(l, to - from);
 }
 
 uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi,
@@ -152,23 +165,4 @@ uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi
     struct vt_clock_line l;
     vt_clock_line_init(&l, lo, hi);
     return vt_clock_line_ns(&l, ticks);
-}
-
-uint64_t vt_clock_span_ns(struct vt_clock_point lo, struct vt_clock_point hi, uint64_t from,
-                          uint64_t to)
-{
-    if (to <= from)
-        return 0;
-    if (!atomic_load_explicit(&vt_clock_tsc, memory_order_relaxed))
-        return to - from;
-    if (hi.ticks <= lo.ticks || hi.ns <= lo.ns)
-        return 0;
-#if defined(__SIZEOF_INT128__)
-    unsigned __int128 ns = (unsigned __int128)(to - from) * (hi.ns - lo.ns) / (hi.ticks - lo.ticks);
-    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
-#else
-    long double f = (long double)(to - from) * (long double)(hi.ns - lo.ns) /
-                    (long double)(hi.ticks - lo.ticks);
-    return f >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)f;
-#endif
 }

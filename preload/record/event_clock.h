@@ -114,12 +114,11 @@ uint64_t vt_clock_line_ns(const struct vt_clock_line *l, uint64_t ticks);
 uint64_t vt_clock_interpolate(struct vt_clock_point lo, struct vt_clock_point hi,
                               uint64_t ticks);
 
-/* The ns between two stamps from <= to, at the rate between lo and hi
- * (lo earlier): to may lie past hi (a free that returned after the round's
- * point), where vt_clock_interpolate would clamp. The difference itself
- * without the TSC; 0 for a degenerate bracket. */
-uint64_t vt_clock_span_ns(struct vt_clock_point lo, struct vt_clock_point hi, uint64_t from,
-                          uint64_t to);
+/* The ns between two stamps from <= to at the line's rate: to may lie past
+ * hi (a free that returned after the round's point), where
+ * vt_clock_line_ns would clamp. The difference itself without the TSC; 0
+ * for a degenerate line. */
+uint64_t vt_clock_line_span_ns(const struct vt_clock_line *l, uint64_t from, uint64_t to);
 
 /* An event's stamp as CLOCK_MONOTONIC ns: vt_clock_line_ns with the TSC,
  * the stamp itself without. */

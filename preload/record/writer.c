@@ -448,9 +448,8 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         /* From its call, or from the bracket's start for a free written
          * late (run_round: its time is then clamped there) */
         if (m->ev.op == VT_OP_FREE)
-            r.duration_ns = vt_clock_span_ns(W.cal_lo, W.cal_hi,
-                                             h->ticks > W.cal_lo.ticks ? h->ticks : W.cal_lo.ticks,
-                                             m->end_ticks);
+            r.duration_ns = vt_clock_line_span_ns(
+                &W.cal_line, h->ticks > W.cal_lo.ticks ? h->ticks : W.cal_lo.ticks, m->end_ticks);
         r.api = api_id(m->ev.api);
         r.label = api_id(m->ev.label);
         uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
@@ -586,7 +585,7 @@ static bool wait_for_free(const struct vt_raw_header *h)
 static bool hold_expired(const struct vt_raw_header *h)
 {
     return h->ticks < W.cal_hi.ticks &&
-           vt_clock_span_ns(W.cal_lo, W.cal_hi, h->ticks, W.cal_hi.ticks) >=
+           vt_clock_line_span_ns(&W.cal_line, h->ticks, W.cal_hi.ticks) >=
                W.flush_ms * 1000000ull;
 }
 

@@ -102,6 +102,34 @@ static void test_line_is_the_division(void **state)
         }
     }
 }
+
+/* A span between two stamps (a free's duration) at the line's rate, also
+ * past the bracket's end where an instant would clamp: the division too. */
+static void test_span_is_the_division(void **state)
+{
+    (void)state;
+    int was = atomic_exchange(&vt_clock_tsc, 1);
+    uint64_t seed = 11;
+    for (int k = 0; k < 2000; k++) {
+        uint64_t span_ticks = 1 + lcg(&seed) % (k % 3 == 0 ? 1000 : 2400000000ull * 86400);
+        uint64_t span_ns = 1 + lcg(&seed) % (k % 2 ? span_ticks : 3 * span_ticks);
+        struct vt_clock_point lo = {1000 + lcg(&seed), lcg(&seed)};
+        struct vt_clock_point hi = {lo.ticks + span_ticks, lo.ns + span_ns};
+        struct vt_clock_line line;
+        vt_clock_line_init(&line, lo, hi);
+        for (int i = 0; i < 100; i++) {
+            uint64_t dt = lcg(&seed) % (10 * span_ticks), from = lo.ticks + lcg(&seed) % 1000;
+            uint64_t want = (uint64_t)((unsigned __int128)dt * span_ns / span_ticks);
+            assert_true(vt_clock_line_span_ns(&line, from, from + dt) == want);
+        }
+    }
+    struct vt_clock_line flat;
+    vt_clock_line_init(&flat, (struct vt_clock_point){10, 5}, (struct vt_clock_point){10, 5});
+    assert_true(vt_clock_line_span_ns(&flat, 10, 99) == 0);
+    atomic_store(&vt_clock_tsc, 0);
+    assert_true(vt_clock_line_span_ns(&flat, 10, 99) == 89); /* the stamps are ns */
+    atomic_store(&vt_clock_tsc, was);
+}
 #endif
 
 /* Consecutive rounds share a point; the slope may change there (the kernel
@@ -255,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_monotone_across_points),
 #if defined(__SIZEOF_INT128__)
         cmocka_unit_test(test_line_is_the_division),
+        cmocka_unit_test(test_span_is_the_division),
 #endif
         cmocka_unit_test(test_degenerate_points),
         cmocka_unit_test(test_real_clock),
