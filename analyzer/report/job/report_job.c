@@ -196,10 +196,10 @@ static void parts_text(const struct vt_job_view *v, const struct vt_job_figures 
             for (size_t q = 0; q < VT_PART_COUNT_ - 1; q++)
                 sum += d->parts[q];
             fprintf(out, "    %-24s %6" PRId64 " %12s %12s %12s %12s %12s\n", who(p, w, sizeof w),
-                    d->device, vt_format_bytes(d->parts[0], b[0], sizeof b[0]),
-                    vt_format_bytes(d->parts[2], b[1], sizeof b[1]),
-                    vt_format_bytes(d->parts[3], b[2], sizeof b[2]),
-                    vt_format_bytes(d->parts[1], b[3], sizeof b[3]),
+                    d->device, vt_format_bytes(d->parts[VT_PART_PARAMETER - 1], b[0], sizeof b[0]),
+                    vt_format_bytes(d->parts[VT_PART_GRADIENT - 1], b[1], sizeof b[1]),
+                    vt_format_bytes(d->parts[VT_PART_OPTIMIZER_STATE - 1], b[2], sizeof b[2]),
+                    vt_format_bytes(d->parts[VT_PART_BUFFER - 1], b[3], sizeof b[3]),
                     vt_format_bytes(d->peak_bytes > sum ? d->peak_bytes - sum : 0, b[4],
                                     sizeof b[4]));
         }
