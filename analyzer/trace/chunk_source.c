@@ -79,6 +79,7 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
     c->offset = off;
     c->raw = NULL;
     c->raw_len = 0;
+    c->head_only = false;
     uint8_t hdr[VT_CHUNK_HEADER_SIZE];
     size_t n = vt_chunk_input_read(in, off, hdr, sizeof hdr);
     uint8_t magic[4];
@@ -127,6 +128,7 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
         c->kind = VT_CHUNK_DATA;
         c->raw = b->raw;
         c->raw_len = zout.pos;
+        c->head_only = true;
         c->next_offset = off + VT_CHUNK_HEADER_SIZE + csize;
         return true;
     }

@@ -39,6 +39,8 @@ struct vt_chunk {
     uint64_t next_offset;  /* DATA: where the next chunk starts */
     const uint8_t *raw;    /* DATA: valid until the next vt_chunk_source_next */
     size_t raw_len;
+    bool head_only;        /* DATA: raw holds the chunk's first raw_len bytes
+                            * only (a head read), not its end: no footer */
     const char *cut_reason; /* CUT: why the file stops here (a constant) */
     uint64_t error_offset; /* ERROR: the byte the message names */
     char why[384];         /* ERROR: the reason, for a message */

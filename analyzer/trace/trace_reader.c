@@ -546,7 +546,16 @@ static int load_chunk(struct vt_reader *r)
     r->raw_pos = 0;
     r->chunks++;
     memset(&r->delta, 0, sizeof r->delta);
-    if (r->dt_column) {
+    if (r->dt_column && c.head_only) {
+        /* A head read: the records start the chunk, but its dt column and
+         * footer are at the end, not decompressed. The definitions at the
+         * head (the process record) read as they are; a timed record finds
+         * no column and is an error. Taking the footer from the head's end
+         * failed every head read, and each trace's chunk was decompressed
+         * whole a second time. */
+        r->dt_p = r->dt_end = NULL;
+        r->dt_zeros = 0;
+    } else if (r->dt_column) {
         /* records, dt column, footer: the records' length */
         if (c.raw_len < VT_CHUNK_FOOTER_SIZE)
             return fail(r, off, "corrupt chunk %" PRIu64 ": %zu bytes, too short for its footer",

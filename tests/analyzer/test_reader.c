@@ -847,6 +847,62 @@ static void test_follow_growing_file(void **state)
     tb_free(&b);
 }
 
+/* A head reader (vt_reader_open_head) reads the process record from a
+ * chunk's first bytes only, though the chunk's dt column and footer lie at
+ * its end; a timed record after it finds no column and is an error, never
+ * a time made up; a process record the limit cuts is an error too. The
+ * head used to take the footer from its own last bytes: every head read
+ * failed, and the analysis decompressed each trace's chunk whole twice. */
+static void test_head_reads_the_process_record(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 4242, 0xab, 1ull << 30);
+    for (uint64_t i = 0; i < 3000; i++) /* one chunk, far longer than the head */
+        tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 1000 + i * 10, 0, 0x7000000000 + (i << 20), 4096,
+                 TB_STACK_A);
+    tb_trailer(&b, 1000000);
+    char path[] = "/tmp/vt-head-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(tb_write(&b, path), 0);
+
+    struct vt_reader *r;
+    struct vt_read_error err;
+    assert_int_equal(vt_reader_open_head(path, 512, &r, &err), 0);
+    struct vt_record rec;
+    assert_int_equal(vt_reader_next(r, &rec), 1);
+    assert_int_equal(rec.type, VT_REC_PROCESS);
+    assert_non_null(vt_reader_process(r));
+    assert_int_equal(vt_reader_process(r)->pid, 4242);
+    int rc;
+    size_t timed = 0;
+    while ((rc = vt_reader_next(r, &rec)) > 0)
+        timed += vt_record_is_timed(rec.type);
+    assert_int_equal(rc, -1);
+    assert_int_equal(timed, 0);
+    assert_non_null(strstr(vt_reader_error(r)->message, path));
+    vt_reader_close(r);
+
+    /* the limit inside the process record */
+    assert_int_equal(vt_reader_open_head(path, 8, &r, &err), 0);
+    assert_int_equal(vt_reader_next(r, &rec), -1);
+    vt_reader_close(r);
+
+    /* the whole reader reads every allocation */
+    assert_int_equal(vt_reader_open(path, &r, &err), 0);
+    size_t allocs = 0;
+    while ((rc = vt_reader_next(r, &rec)) > 0)
+        allocs += rec.type == VT_REC_MEM;
+    assert_int_equal(rc, 0);
+    assert_int_equal(allocs, 3000);
+    vt_reader_close(r);
+    unlink(path);
+    tb_free(&b);
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -874,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_mem_errors_mid_chunk),
         cmocka_unit_test(test_read_ahead_and_batches_read_the_same),
         cmocka_unit_test(test_follow_growing_file),
+        cmocka_unit_test(test_head_reads_the_process_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
