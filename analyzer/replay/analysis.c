@@ -612,19 +612,32 @@ static size_t file_room_for(size_t want, rlim_t *soft)
     return file_room(soft);
 }
 
-/* The files the groups in flight may hold: a group takes one per trace
- * before it starts (waiting for groups to end if it must) and gives them
- * back when it ends; a group bigger than all of them is not read. Which
+/* What the groups in flight share: the files they hold (a group takes one
+ * per trace before it starts) and the threads (a group takes its crew's).
+ * A group waits for others to end if it must, and gives its share back
+ * when it ends; a group needing more files than all is not read. Which
  * group waits changes when, not what: the figures are the same. */
-struct file_gate {
+struct gate {
     pthread_mutex_t lock;
     pthread_cond_t freed;
-    size_t room;          /* files not taken; SIZE_MAX: no limit */
+    size_t room;          /* not taken; SIZE_MAX: no limit */
     size_t limit;         /* room when no group holds any */
-    rlim_t soft;          /* RLIMIT_NOFILE's soft limit, for the message */
 };
 
-static void gate_take(struct file_gate *g, size_t n)
+static void gate_init(struct gate *g, size_t limit)
+{
+    g->room = g->limit = limit;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->freed, NULL);
+}
+
+static void gate_destroy(struct gate *g)
+{
+    pthread_cond_destroy(&g->freed);
+    pthread_mutex_destroy(&g->lock);
+}
+
+static void gate_take(struct gate *g, size_t n)
 {
     if (g->limit == SIZE_MAX)
         return;
@@ -635,7 +648,7 @@ static void gate_take(struct file_gate *g, size_t n)
     pthread_mutex_unlock(&g->lock);
 }
 
-static void gate_give(struct file_gate *g, size_t n)
+static void gate_give(struct gate *g, size_t n)
 {
     if (g->limit == SIZE_MAX)
         return;
@@ -647,21 +660,24 @@ static void gate_give(struct file_gate *g, size_t n)
 
 struct group_job {
     struct vt_analysis *a;
-    struct file_gate *gate;
+    struct gate files, threads;
 };
 
+/* Files first, then threads, in every group: no two wait on each other. */
 static void group_work(void *ctx, size_t i)
 {
     struct group_job *j = ctx;
     struct vt_analysis_group *grp = &j->a->groups[j->a->group_order[i]];
-    if (grp->n > j->gate->limit) {
+    if (grp->n > j->files.limit) {
         grp->too_many_files = true; /* said after the run (analysis_run_with) */
         finish_group(j->a, grp);
         return;
     }
-    gate_take(j->gate, grp->n);
+    gate_take(&j->files, grp->n);
+    gate_take(&j->threads, grp->threads);
     run_group(j->a, grp);
-    gate_give(j->gate, grp->n);
+    gate_give(&j->threads, grp->threads);
+    gate_give(&j->files, grp->n);
 }
 
 static void free_groups(struct vt_analysis *a)
@@ -743,6 +759,27 @@ static bool make_groups(struct vt_analysis *a, size_t nthreads)
         a->group_order[at] = g;
     }
     return true;
+}
+
+/* Traces a crew thread should have at least: with fewer, a window's
+ * slowest trace holds the others at its end. */
+#define VT_CREW_MIN_TRACES 4
+
+/* The threads that replay a group's traces together (group_merge.h): as
+ * many as it has traces for, so that a big group takes every thread and
+ * the groups run one at a time (the threads gate: memory holds one
+ * group's chunks and notes, not one group's per thread: 1024x100k took
+ * 612 MiB with two groups at once, where one thread took 469), and small
+ * groups run side by side. A group of one trace has no crew (its reading
+ * ahead is the groups' read_ahead). */
+static size_t crew_size(const struct vt_analysis_group *grp, size_t ngroups, size_t nthreads)
+{
+    if (grp->n < 2)
+        return 1;
+    size_t crew = grp->n / VT_CREW_MIN_TRACES;
+    if (ngroups < nthreads && crew < nthreads / ngroups)
+        crew = nthreads / ngroups; /* threads the groups leave unused */
+    return crew < 1 ? 1 : crew > nthreads ? nthreads : crew;
 }
 
 /* The groups' GPUs become the analysis's, in group order. */
@@ -843,8 +880,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
     {
         a->groups[g].read_ahead = a->groups[g].n <= VT_READ_AHEAD_INPUTS && nthreads > 1 &&
                                   (a->ngroups == 1 || a->ngroups < nthreads);
-        /* Threads the groups leave unused replay a group's traces. */
-        a->groups[g].threads = a->ngroups < nthreads ? nthreads / a->ngroups : 1;
+        a->groups[g].threads = crew_size(&a->groups[g], a->ngroups, nthreads);
     }
     for (size_t i = 0; i < a->ninputs; i++) {
         struct vt_input *in = &a->inputs[i];
@@ -863,29 +899,27 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
     size_t want = 0;
     for (size_t k = 0; k < a->ngroups && k < nthreads; k++)
         want += a->groups[a->group_order[k]].n;
-    struct file_gate gate;
-    gate.room = gate.limit = file_room_for(want, &gate.soft);
-    if (gate.limit == 0)
-        gate.room = gate.limit = 1; /* a try: the error is the file's */
-    pthread_mutex_init(&gate.lock, NULL);
-    pthread_cond_init(&gate.freed, NULL);
-    struct group_job gjob = {a, &gate};
+    struct group_job gjob = {.a = a};
+    rlim_t soft;
+    size_t file_limit = file_room_for(want, &soft);
+    gate_init(&gjob.files, file_limit ? file_limit : 1); /* 0: a try, the error is the file's */
+    gate_init(&gjob.threads, nthreads);
     pool_run(nthreads, a->ngroups, group_work, &gjob);
-    pthread_cond_destroy(&gate.freed);
-    pthread_mutex_destroy(&gate.lock);
+    gate_destroy(&gjob.threads);
+    gate_destroy(&gjob.files);
     for (size_t g = 0; g < a->ngroups; g++) {
         struct vt_analysis_group *grp = &a->groups[g];
         if (!grp->too_many_files)
             continue;
-        size_t need = (size_t)gate.soft - gate.limit + grp->n;
+        size_t need = (size_t)soft - gjob.files.limit + grp->n;
         fprintf(err,
                 "vramtrace: %zu traces of host %s%s%s share its GPUs: they are replayed "
                 "together, with their %zu files open at once, and the limit of open files "
                 "(`ulimit -n`: %llu) leaves room for %zu; they are not read (raise it: "
                 "`ulimit -n %zu` or more)\n",
                 grp->n, grp->host ? grp->host : "?", grp->session ? ", session " : "",
-                grp->session ? grp->session : "", grp->n, (unsigned long long)gate.soft,
-                gate.limit, need);
+                grp->session ? grp->session : "", grp->n, (unsigned long long)soft,
+                gjob.files.limit, need);
         a->skipped += grp->n;
         a->not_read += grp->n;
         status = 2;

@@ -91,9 +91,13 @@ struct vt_analysis {
  *
  * Traces that cannot share a GPU (another host or session: the process
  * record's, read from each trace's head first) are independent groups,
- * replayed on a pool of threads, one group per thread at a time; threads
- * the groups leave over replay the traces of a group (group_merge.h: each
- * trace on its own in windows of time, their GPU notes merged). How many
+ * replayed on a pool of threads. A group of several traces has a crew: the
+ * threads that replay its traces together (group_merge.h: each trace on
+ * its own in windows of time, their GPU notes merged), one for every 4
+ * traces, up to every thread. A group takes its crew's threads before it
+ * starts, so a big group runs alone on all of them and small ones side by
+ * side: memory holds the groups in flight, and more threads bring no more
+ * of them. How many
  * threads: thread_count.h (the CPUs free of other work, 1 for small work;
  * VRAMTRACE_ANALYZER_THREADS=N sets it; 1: everything on the calling
  * thread, no read-ahead either).

@@ -435,6 +435,11 @@ void vt_reader_release(struct vt_reader *r)
     if (r->state == 0)
         return; /* not at its end: it still reads */
     vt_chunk_source_release(&r->source);
+    /* Sites only decode memory records, and a released reader reads no
+     * more (vt_reader_follow): kept, they were 77 MB of a 1024-rank job. */
+    free(r->sites);
+    r->sites = NULL;
+    r->nsites = r->sites_cap = 0; /* an id read after: "refers to no site" */
     /* The stack tables stop growing: their spare capacity goes. */
     if (r->nnodes < r->nodes_cap) {
         size_t n = r->nnodes ? (size_t)r->nnodes : 1;
