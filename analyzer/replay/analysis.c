@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode_ahead.h"
 #include "grow_array.h"
 #include "group_merge.h"
 #include "input_files.h"
@@ -413,10 +414,18 @@ static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
  * record with its environment fits; a bigger one is read in full. */
 #define VT_HEAD_BYTES (64u << 10)
 
-/* One trace: nothing to merge, its records go in file order; the memory
- * events that succeeded (nearly all) in their compact form, anything else
- * as a whole record. */
-static void run_alone(struct vt_input *in)
+static void feed_events(void *ctx, const struct vt_replay_mem *evs, size_t n)
+{
+    vt_replay_feed_mem_events(ctx, evs, n);
+}
+
+static void feed_record(void *ctx, const struct vt_record *rec)
+{
+    vt_replay_feed(ctx, rec);
+}
+
+/* One trace read inline: returns what next() returned last. */
+static int read_inline(struct vt_input *in)
 {
     struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
     int n, rc;
@@ -426,10 +435,23 @@ static void run_alone(struct vt_input *in)
         if (n == VT_ANALYSIS_BATCH)
             continue;
         if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
-            break;
+            return rc;
         vt_replay_feed(&in->replay, &in->peek);
     }
-    in->state = rc;
+}
+
+/* One trace: nothing to merge, its records go in file order; the memory
+ * events that succeeded (nearly all) in their compact form, anything else
+ * as a whole record. With threads to spare (ahead) the records are decoded
+ * on a thread of their own while this one replays them (decode_ahead.h). */
+static void run_alone(struct vt_input *in, bool ahead)
+{
+    int rc = -2;
+    if (ahead) {
+        struct vt_decode_sink sink = {feed_events, feed_record, &in->replay};
+        rc = vt_decode_ahead(in->reader, &sink);
+    }
+    in->state = rc == -2 ? read_inline(in) : rc; /* -2: no thread */
 }
 
 /* Several traces: in windows of time, their device ledgers' notes merged
@@ -471,7 +493,7 @@ static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
     for (size_t k = 0; k < grp->n && grp->n > 1 && !grp->read_ahead; k++)
         vt_reader_lean(a->inputs[grp->members[k]].reader);
     if (grp->n == 1)
-        run_alone(&a->inputs[grp->members[0]]);
+        run_alone(&a->inputs[grp->members[0]], grp->read_ahead);
     else if (!run_merged(a, grp))
         grp->out_of_memory = true; /* nothing of the group is read */
     finish_group(a, grp);

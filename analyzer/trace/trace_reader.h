@@ -263,6 +263,14 @@ struct vt_replay_mem {
  * call next()). */
 int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max);
 
+/* The type byte of the record next() returns next (enum vt_record_type, or
+ * an unknown type that next() will call an error), its chunk read first if
+ * the last one is done; -1 where next() returns 0 or -1 (an end or an
+ * error found on the way is kept for next()). Changes no table: for a
+ * reader that leaves some records to another thread
+ * (analyzer/trace/decode_ahead.h). */
+int vt_reader_peek_type(struct vt_reader *r);
+
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
 const char *vt_reader_path(const struct vt_reader *r);
 uint16_t vt_reader_version(const struct vt_reader *r);

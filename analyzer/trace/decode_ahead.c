@@ -1,0 +1,191 @@
+/* Decoding a trace's records ahead on a thread; see decode_ahead.h. */
+#include "decode_ahead.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* A batch: events, then (has_rec) one record; parked: the thread stopped
+ * after it, leaving the reader to the caller. */
+struct slot {
+    int n;
+    bool has_rec, parked;
+    struct vt_record rec;
+    struct vt_replay_mem evs[VT_DECODE_AHEAD_EVENTS];
+};
+
+struct ahead {
+    struct vt_reader *r;
+    pthread_mutex_t lock;
+    pthread_cond_t to_thread, to_caller;
+    /* Under lock. The thread holds the reader while running; slots
+     * [taken, filled) (mod VT_DECODE_AHEAD_SLOTS) are the caller's to read. */
+    uint64_t filled, taken;
+    bool running, stop;
+    struct slot *slots[VT_DECODE_AHEAD_SLOTS]; /* apart: no allocation of megabytes */
+};
+
+/* Records the thread may decode: those that change none of the reader's
+ * tables (the caller's work reads them meanwhile). A definition, an
+ * unknown type and the end (-1) are the caller's to read. */
+static bool defines_nothing(int type)
+{
+    switch (type) {
+    case VT_REC_MEM:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+    case VT_REC_PART:
+    case VT_REC_LOST:
+    case VT_REC_TRAILER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Fills s from the reader, which the thread holds. */
+static void fill(struct vt_reader *r, struct slot *s)
+{
+    s->n = 0;
+    s->has_rec = s->parked = false;
+    while (s->n < VT_DECODE_AHEAD_EVENTS) {
+        s->n += vt_reader_next_mem_events(r, s->evs + s->n, VT_DECODE_AHEAD_EVENTS - s->n);
+        if (s->n == VT_DECODE_AHEAD_EVENTS)
+            return;
+        /* a record the fast path leaves (a chunk's last, a failure, a
+         * range...), a definition, the end or an error */
+        if (!defines_nothing(vt_reader_peek_type(r)) || vt_reader_next(r, &s->rec) <= 0) {
+            s->parked = true; /* an error of the record: the caller's next() says it */
+            return;
+        }
+        s->has_rec = true;
+        return;
+    }
+}
+
+static void *decode_main(void *arg)
+{
+    struct ahead *a = arg;
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        while (!a->stop && (!a->running || a->filled - a->taken == VT_DECODE_AHEAD_SLOTS))
+            pthread_cond_wait(&a->to_thread, &a->lock);
+        if (a->stop)
+            break;
+        struct slot *s = a->slots[a->filled % VT_DECODE_AHEAD_SLOTS];
+        pthread_mutex_unlock(&a->lock);
+        fill(a->r, s); /* the slot and the reader are the thread's */
+        pthread_mutex_lock(&a->lock);
+        a->filled++;
+        if (s->parked)
+            a->running = false;
+        pthread_cond_signal(&a->to_caller);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+/* The next batch, once the thread has filled it. */
+static const struct slot *take(struct ahead *a)
+{
+    pthread_mutex_lock(&a->lock);
+    while (a->taken == a->filled)
+        pthread_cond_wait(&a->to_caller, &a->lock);
+    const struct slot *s = a->slots[a->taken % VT_DECODE_AHEAD_SLOTS];
+    pthread_mutex_unlock(&a->lock);
+    return s;
+}
+
+/* The batch taken is read: its slot goes back to the thread, and with
+ * restart the reader too. */
+static void give_back(struct ahead *a, bool restart)
+{
+    pthread_mutex_lock(&a->lock);
+    a->taken++;
+    if (restart)
+        a->running = true;
+    pthread_cond_signal(&a->to_thread);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* The caller holds the reader (the thread parked): it reads the records
+ * the thread leaves to it, up to one the thread may decode again. Returns
+ * 1 to start the thread again, or what next() returned at the end. */
+static int read_left(struct vt_reader *r, const struct vt_decode_sink *sink)
+{
+    do {
+        struct vt_record rec;
+        int rc = vt_reader_next(r, &rec);
+        if (rc <= 0)
+            return rc;
+        sink->record(sink->ctx, &rec);
+    } while (!defines_nothing(vt_reader_peek_type(r)));
+    return 1;
+}
+
+static void set(struct ahead *a, bool *flag)
+{
+    pthread_mutex_lock(&a->lock);
+    *flag = true;
+    pthread_cond_signal(&a->to_thread);
+    pthread_mutex_unlock(&a->lock);
+}
+
+static void free_ahead(struct ahead *a)
+{
+    for (size_t k = 0; k < VT_DECODE_AHEAD_SLOTS; k++)
+        free(a->slots[k]);
+    free(a);
+}
+
+int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
+{
+    struct ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return -2;
+    a->r = r;
+    for (size_t k = 0; k < VT_DECODE_AHEAD_SLOTS; k++)
+        if (!(a->slots[k] = malloc(sizeof *a->slots[k]))) {
+            free_ahead(a);
+            return -2;
+        }
+    pthread_t thread;
+    int made = 0; /* how many of lock, to_thread, to_caller, the thread */
+    if (pthread_mutex_init(&a->lock, NULL) == 0 && ++made &&
+        pthread_cond_init(&a->to_thread, NULL) == 0 && ++made &&
+        pthread_cond_init(&a->to_caller, NULL) == 0 && ++made &&
+        pthread_create(&thread, NULL, decode_main, a) == 0)
+        ++made;
+    int rc = made == 4 ? 1 : -2;
+    if (rc > 0 && !defines_nothing(vt_reader_peek_type(r)))
+        rc = read_left(r, sink); /* the definitions first */
+    if (rc > 0)
+        set(a, &a->running);
+    while (rc > 0) {
+        const struct slot *s = take(a);
+        if (s->n)
+            sink->events(sink->ctx, s->evs, (size_t)s->n);
+        if (s->has_rec)
+            sink->record(sink->ctx, &s->rec);
+        bool parked = s->parked;
+        if (parked)
+            rc = read_left(r, sink); /* the thread waits: the reader is the caller's */
+        give_back(a, parked && rc > 0);
+    }
+    if (made == 4) {
+        set(a, &a->stop);
+        pthread_join(thread, NULL);
+    }
+    if (made >= 3)
+        pthread_cond_destroy(&a->to_caller);
+    if (made >= 2)
+        pthread_cond_destroy(&a->to_thread);
+    if (made >= 1)
+        pthread_mutex_destroy(&a->lock);
+    free_ahead(a);
+    return rc;
+}
