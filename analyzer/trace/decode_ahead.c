@@ -6,12 +6,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* A batch: events, then (has_rec) one record; parked: the thread stopped
- * after it, leaving the reader to the caller. */
+/* Records (not memory events that succeeded) a batch holds at most: those
+ * at a chunk's end, a failure, a range, a site. */
+#define SLOT_RECORDS 16
+
+/* A batch: events evs[0..n), with record k after the first rec_at[k] of
+ * them; parked: the thread stopped after it, leaving the reader to the
+ * caller. */
 struct slot {
-    int n;
-    bool has_rec, parked;
-    struct vt_record rec;
+    int n, nrecs;
+    bool parked;
+    int rec_at[SLOT_RECORDS];
+    struct vt_record recs[SLOT_RECORDS];
     struct vt_replay_mem evs[VT_DECODE_AHEAD_EVENTS];
 };
 
@@ -23,12 +29,16 @@ struct ahead {
      * [taken, filled) (mod VT_DECODE_AHEAD_SLOTS) are the caller's to read. */
     uint64_t filled, taken;
     bool running, stop;
+    bool wants_room;  /* the thread waits for half the ring to be read */
     struct slot *slots[VT_DECODE_AHEAD_SLOTS]; /* apart: no allocation of megabytes */
 };
 
 /* Records the thread may decode: those that change none of the reader's
- * tables (the caller's work reads them meanwhile). A definition, an
- * unknown type and the end (-1) are the caller's to read. */
+ * tables that the caller's work reads meanwhile. A site (format version
+ * 4) grows only the reader's own table of sites, which the decoding alone
+ * reads (and the thread holds the reader): most definitions after a
+ * trace's first records are sites. Any other definition, an unknown type
+ * and the end (-1) are the caller's to read. */
 static bool defines_nothing(int type)
 {
     switch (type) {
@@ -41,6 +51,7 @@ static bool defines_nothing(int type)
     case VT_REC_PART:
     case VT_REC_LOST:
     case VT_REC_TRAILER:
+    case VT_REC_SITE:
         return true;
     default:
         return false;
@@ -50,20 +61,19 @@ static bool defines_nothing(int type)
 /* Fills s from the reader, which the thread holds. */
 static void fill(struct vt_reader *r, struct slot *s)
 {
-    s->n = 0;
-    s->has_rec = s->parked = false;
-    while (s->n < VT_DECODE_AHEAD_EVENTS) {
+    s->n = s->nrecs = 0;
+    s->parked = false;
+    while (s->n < VT_DECODE_AHEAD_EVENTS && s->nrecs < SLOT_RECORDS) {
         s->n += vt_reader_next_mem_events(r, s->evs + s->n, VT_DECODE_AHEAD_EVENTS - s->n);
         if (s->n == VT_DECODE_AHEAD_EVENTS)
             return;
         /* a record the fast path leaves (a chunk's last, a failure, a
          * range...), a definition, the end or an error */
-        if (!defines_nothing(vt_reader_peek_type(r)) || vt_reader_next(r, &s->rec) <= 0) {
+        if (!defines_nothing(vt_reader_peek_type(r)) || vt_reader_next(r, &s->recs[s->nrecs]) <= 0) {
             s->parked = true; /* an error of the record: the caller's next() says it */
             return;
         }
-        s->has_rec = true;
-        return;
+        s->rec_at[s->nrecs++] = s->n;
     }
 }
 
@@ -72,7 +82,12 @@ static void *decode_main(void *arg)
     struct ahead *a = arg;
     pthread_mutex_lock(&a->lock);
     for (;;) {
-        while (!a->stop && (!a->running || a->filled - a->taken == VT_DECODE_AHEAD_SLOTS))
+        /* a full ring: the thread waits till half of it is read, not
+         * woken for each batch */
+        a->wants_room = a->filled - a->taken == VT_DECODE_AHEAD_SLOTS;
+        while (!a->stop && a->wants_room)
+            pthread_cond_wait(&a->to_thread, &a->lock);
+        while (!a->stop && !a->running)
             pthread_cond_wait(&a->to_thread, &a->lock);
         if (a->stop)
             break;
@@ -108,7 +123,10 @@ static void give_back(struct ahead *a, bool restart)
     a->taken++;
     if (restart)
         a->running = true;
-    pthread_cond_signal(&a->to_thread);
+    if (a->wants_room && a->filled - a->taken <= VT_DECODE_AHEAD_SLOTS / 2)
+        a->wants_room = false;
+    if (restart || !a->wants_room)
+        pthread_cond_signal(&a->to_thread);
     pthread_mutex_unlock(&a->lock);
 }
 
@@ -167,10 +185,15 @@ int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
         set(a, &a->running);
     while (rc > 0) {
         const struct slot *s = take(a);
-        if (s->n)
-            sink->events(sink->ctx, s->evs, (size_t)s->n);
-        if (s->has_rec)
-            sink->record(sink->ctx, &s->rec);
+        int done = 0;
+        for (int k = 0; k < s->nrecs; k++) {
+            if (s->rec_at[k] > done)
+                sink->events(sink->ctx, s->evs + done, (size_t)(s->rec_at[k] - done));
+            done = s->rec_at[k];
+            sink->record(sink->ctx, &s->recs[k]);
+        }
+        if (s->n > done)
+            sink->events(sink->ctx, s->evs + done, (size_t)(s->n - done));
         bool parked = s->parked;
         if (parked)
             rc = read_left(r, sink); /* the thread waits: the reader is the caller's */

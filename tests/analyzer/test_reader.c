@@ -826,7 +826,7 @@ static void test_read_ahead_and_batches_read_the_same(void **state)
 
 /* Many memory events in chunks of thousands, with definitions among them
  * now and then (stack nodes, strings, modules), each followed by events
- * that use them, and a range and a failure here and there. */
+ * that use them, and a range, a failure, runs of marks here and there. */
 static void build_interleaved(struct tb *b)
 {
     tb_init(b);
@@ -846,6 +846,8 @@ static void build_interleaved(struct tb *b)
             }
             if (i % 1500 == 700)
                 vt_encode_range_push(&b->enc, TB_MAIN, t, 0, 1);
+            for (int k = 0; i % 1300 == 650 && k < 40; k++) /* more than a batch holds */
+                vt_encode_mark(&b->enc, TB_AUTOGRAD, t, 0, 1);
             uint64_t addr = 0x7f0000000000ull + (uint64_t)i * 0x100000;
             tb_alloc(b, VT_KIND_DEVICE, i % 2 ? TB_MAIN : TB_AUTOGRAD, t++, 0, addr, 4096, nodes);
             tb_free_mem(b, VT_KIND_DEVICE, TB_MAIN, t++, 0, addr);
