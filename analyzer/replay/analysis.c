@@ -489,7 +489,10 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
-        vt_reader_read_ahead(a->inputs[grp->members[k]].reader); /* best effort */
+        if (grp->n == 1) /* decoded ahead (run_alone): the two threads decompress too */
+            vt_reader_read_ahead_shared(a->inputs[grp->members[k]].reader);
+        else
+            vt_reader_read_ahead(a->inputs[grp->members[k]].reader); /* best effort */
     for (size_t k = 0; k < grp->n && grp->n > 1 && !grp->read_ahead; k++)
         vt_reader_lean(a->inputs[grp->members[k]].reader);
     if (grp->n == 1)

@@ -26,10 +26,11 @@ struct ahead {
     pthread_mutex_t lock;
     pthread_cond_t to_thread, to_caller;
     /* Under lock. The thread holds the reader while running; slots
-     * [taken, filled) (mod VT_DECODE_AHEAD_SLOTS) are the caller's to read. */
+     * [taken, filled) (mod nslots) are the caller's to read. */
     uint64_t filled, taken;
     bool running, stop;
-    bool wants_room;  /* the thread waits for half the ring to be read */
+    bool wants_room; /* the thread waits for half the ring to be read */
+    size_t nslots;
     struct slot *slots[VT_DECODE_AHEAD_SLOTS]; /* apart: no allocation of megabytes */
 };
 
@@ -77,6 +78,18 @@ static void fill(struct vt_reader *r, struct slot *s)
     }
 }
 
+/* Waiting for the other side, a thread reads and decompresses the next
+ * chunk if it waits to be (vt_reader_read_ahead_shared): the one that has
+ * time to spare does it, and no third thread competes for two cores.
+ * With a->lock held (let go meanwhile). */
+static bool help(struct ahead *a)
+{
+    pthread_mutex_unlock(&a->lock);
+    bool helped = vt_reader_help_read_ahead(a->r);
+    pthread_mutex_lock(&a->lock);
+    return helped;
+}
+
 static void *decode_main(void *arg)
 {
     struct ahead *a = arg;
@@ -84,14 +97,15 @@ static void *decode_main(void *arg)
     for (;;) {
         /* a full ring: the thread waits till half of it is read, not
          * woken for each batch */
-        a->wants_room = a->filled - a->taken == VT_DECODE_AHEAD_SLOTS;
+        a->wants_room = a->filled - a->taken == a->nslots;
         while (!a->stop && a->wants_room)
-            pthread_cond_wait(&a->to_thread, &a->lock);
+            if (!help(a) && !a->stop && a->wants_room)
+                pthread_cond_wait(&a->to_thread, &a->lock);
         while (!a->stop && !a->running)
             pthread_cond_wait(&a->to_thread, &a->lock);
         if (a->stop)
             break;
-        struct slot *s = a->slots[a->filled % VT_DECODE_AHEAD_SLOTS];
+        struct slot *s = a->slots[a->filled % a->nslots];
         pthread_mutex_unlock(&a->lock);
         fill(a->r, s); /* the slot and the reader are the thread's */
         pthread_mutex_lock(&a->lock);
@@ -109,8 +123,9 @@ static const struct slot *take(struct ahead *a)
 {
     pthread_mutex_lock(&a->lock);
     while (a->taken == a->filled)
-        pthread_cond_wait(&a->to_caller, &a->lock);
-    const struct slot *s = a->slots[a->taken % VT_DECODE_AHEAD_SLOTS];
+        if (!help(a) && a->taken == a->filled)
+            pthread_cond_wait(&a->to_caller, &a->lock);
+    const struct slot *s = a->slots[a->taken % a->nslots];
     pthread_mutex_unlock(&a->lock);
     return s;
 }
@@ -123,7 +138,7 @@ static void give_back(struct ahead *a, bool restart)
     a->taken++;
     if (restart)
         a->running = true;
-    if (a->wants_room && a->filled - a->taken <= VT_DECODE_AHEAD_SLOTS / 2)
+    if (a->wants_room && a->filled - a->taken <= a->nslots / 2)
         a->wants_room = false;
     if (restart || !a->wants_room)
         pthread_cond_signal(&a->to_thread);
@@ -155,9 +170,18 @@ static void set(struct ahead *a, bool *flag)
 
 static void free_ahead(struct ahead *a)
 {
-    for (size_t k = 0; k < VT_DECODE_AHEAD_SLOTS; k++)
+    for (size_t k = 0; k < a->nslots; k++)
         free(a->slots[k]);
     free(a);
+}
+
+/* The ring's batches: enough events to replay while the other thread
+ * decompresses a chunk (a millisecond), fewer for a small trace, whose
+ * events would not fill them. */
+static size_t ring_slots(const struct vt_reader *r)
+{
+    uint64_t n = vt_reader_file_size(r) / VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT;
+    return n < 2 ? 2 : n > VT_DECODE_AHEAD_SLOTS ? VT_DECODE_AHEAD_SLOTS : (size_t)n;
 }
 
 int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
@@ -166,7 +190,8 @@ int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
     if (!a)
         return -2;
     a->r = r;
-    for (size_t k = 0; k < VT_DECODE_AHEAD_SLOTS; k++)
+    a->nslots = ring_slots(r);
+    for (size_t k = 0; k < a->nslots; k++)
         if (!(a->slots[k] = malloc(sizeof *a->slots[k]))) {
             free_ahead(a);
             return -2;

@@ -1,8 +1,8 @@
 /*
  * Reading one trace to its end with its records decoded on a thread of
  * their own, while the caller consumes them: on two cores the decoding
- * (and, with vt_reader_read_ahead, the decompression on a third thread)
- * leaves the path of the caller's work, the replay.
+ * and most of the decompression leave the path of the caller's work, the
+ * replay.
  *
  * The caller gets every record, in file order, on its own thread, as it
  * would reading inline - vt_reader_next_mem_events for the memory events,
@@ -15,9 +15,19 @@
  * batches before that record, reads the definitions itself with
  * vt_reader_next, then starts the thread again. So what the caller's work
  * reads of the tables while the thread decodes does not change under it.
- * Definitions after a trace's first records are rare: the thread runs
- * nearly all the time. Memory: a ring of VT_DECODE_AHEAD_SLOTS batches of
- * VT_DECODE_AHEAD_EVENTS events.
+ * Definitions after a trace's first records are rare (but for sites,
+ * which the thread may decode: they grow a table only the decoding reads):
+ * the thread runs nearly all the time.
+ *
+ * Chunks are decompressed by the two threads, whichever has time to spare
+ * (vt_reader_read_ahead_shared, if the caller started it): the thread when
+ * the ring is full, the caller when it is empty - no third thread competes
+ * with them for two cores, whose scheduler then left one core idle a
+ * third of the time. The ring holds enough events to replay while a chunk
+ * is decompressed (about a millisecond: with less, each chunk stalled the
+ * other thread): up to VT_DECODE_AHEAD_SLOTS batches of
+ * VT_DECODE_AHEAD_EVENTS events (4 MiB), one a
+ * VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT of the trace, at least 2.
  */
 #ifndef VRAMTRACE_ANALYZER_DECODE_AHEAD_H
 #define VRAMTRACE_ANALYZER_DECODE_AHEAD_H
@@ -26,8 +36,9 @@
 
 #include "trace_reader.h"
 
-#define VT_DECODE_AHEAD_SLOTS 8
+#define VT_DECODE_AHEAD_SLOTS 32
 #define VT_DECODE_AHEAD_EVENTS 2048
+#define VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT (256u << 10)
 
 /* What the records go to, on the caller's thread, in file order. */
 struct vt_decode_sink {

@@ -606,6 +606,18 @@ bool vt_reader_read_ahead(struct vt_reader *r)
     return r->state == 0 && vt_chunk_source_read_ahead(&r->source, r->pos);
 }
 
+bool vt_reader_read_ahead_shared(struct vt_reader *r)
+{
+    if (r->suspended && vt_reader_resume(r) != 0)
+        return false; /* next() says why */
+    return r->state == 0 && vt_chunk_source_read_ahead_shared(&r->source, r->pos);
+}
+
+bool vt_reader_help_read_ahead(struct vt_reader *r)
+{
+    return vt_chunk_source_help(&r->source);
+}
+
 /* ---- record decoding ---- */
 
 struct cursor {
