@@ -36,9 +36,9 @@
 
 #include "trace_reader.h"
 
-#define VT_DECODE_AHEAD_SLOTS 32
-#define VT_DECODE_AHEAD_EVENTS 2048
-#define VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT (256u << 10)
+#define VT_DECODE_AHEAD_SLOTS 64
+#define VT_DECODE_AHEAD_EVENTS 1024
+#define VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT (128u << 10)
 
 /* What the records go to, on the caller's thread, in file order. */
 struct vt_decode_sink {
