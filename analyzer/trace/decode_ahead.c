@@ -35,28 +35,16 @@ struct ahead {
 };
 
 /* Records the thread may decode: those that change none of the reader's
- * tables that the caller's work reads meanwhile. A site (format version
- * 4) grows only the reader's own table of sites, which the decoding alone
- * reads (and the thread holds the reader): most definitions after a
- * trace's first records are sites. Any other definition, an unknown type
- * and the end (-1) are the caller's to read. */
+ * tables that the caller's work reads meanwhile - the timed records
+ * (memory events, ranges, marks, parts, the trailer) and lost counts. A
+ * site (format version 4) grows only the reader's own table of sites,
+ * which the decoding alone reads (and the thread holds the reader): most
+ * definitions after a trace's first records are sites. Any other
+ * definition, an unknown type and the end (-1) are the caller's to read. */
 static bool defines_nothing(int type)
 {
-    switch (type) {
-    case VT_REC_MEM:
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-    case VT_REC_MARK:
-    case VT_REC_PART:
-    case VT_REC_LOST:
-    case VT_REC_TRAILER:
-    case VT_REC_SITE:
-        return true;
-    default:
-        return false;
-    }
+    return type >= 0 && (vt_record_is_timed((enum vt_record_type)type) || type == VT_REC_LOST ||
+                         type == VT_REC_SITE);
 }
 
 /* Fills s from the reader, which the thread holds. */
