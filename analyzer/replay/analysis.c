@@ -406,10 +406,6 @@ static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
  * and only when there are threads to spare. */
 #define VT_READ_AHEAD_INPUTS 8
 
-/* Records decoded at once when there is nothing to merge: few enough to
- * stay in the first-level cache (about 4 KiB). */
-#define VT_ANALYSIS_BATCH 32
-
 /* A trace's head read for its process record (host, session): a process
  * record with its environment fits; a bigger one is read in full. */
 #define VT_HEAD_BYTES (64u << 10)
@@ -424,34 +420,15 @@ static void feed_record(void *ctx, const struct vt_record *rec)
     vt_replay_feed(ctx, rec);
 }
 
-/* One trace read inline: returns what next() returned last. */
-static int read_inline(struct vt_input *in)
-{
-    struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
-    int n, rc;
-    for (;;) {
-        n = vt_reader_next_mem_events(in->reader, batch, VT_ANALYSIS_BATCH);
-        vt_replay_feed_mem_events(&in->replay, batch, (size_t)n);
-        if (n == VT_ANALYSIS_BATCH)
-            continue;
-        if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
-            return rc;
-        vt_replay_feed(&in->replay, &in->peek);
-    }
-}
-
 /* One trace: nothing to merge, its records go in file order; the memory
  * events that succeeded (nearly all) in their compact form, anything else
  * as a whole record. With threads to spare (ahead) the records are decoded
  * on a thread of their own while this one replays them (decode_ahead.h). */
 static void run_alone(struct vt_input *in, bool ahead)
 {
-    int rc = -2;
-    if (ahead) {
-        struct vt_decode_sink sink = {feed_events, feed_record, &in->replay};
-        rc = vt_decode_ahead(in->reader, &sink);
-    }
-    in->state = rc == -2 ? read_inline(in) : rc; /* -2: no thread */
+    struct vt_decode_sink sink = {feed_events, feed_record, &in->replay, false};
+    int rc = ahead ? vt_decode_ahead(in->reader, &sink) : -2;
+    in->state = rc == -2 ? vt_decode_inline(in->reader, &sink, UINT64_MAX) : rc; /* -2: no thread */
 }
 
 /* Several traces: in windows of time, their device ledgers' notes merged

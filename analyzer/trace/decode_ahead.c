@@ -26,12 +26,14 @@ struct ahead {
     pthread_mutex_t lock;
     pthread_cond_t to_thread, to_caller;
     /* Under lock. The thread holds the reader while running; slots
-     * [taken, filled) (mod nslots) are the caller's to read. */
+     * [taken, filled) (mod VT_DECODE_AHEAD_SLOTS) are the caller's to read. */
     uint64_t filled, taken;
     bool running, stop;
     bool wants_room; /* the thread waits for half the ring to be read */
-    size_t nslots;
-    struct slot *slots[VT_DECODE_AHEAD_SLOTS]; /* apart: no allocation of megabytes */
+    bool failed;     /* no memory for a batch: the thread stopped for good */
+    /* Each made when first filled: a short trace takes few. Apart: no
+     * allocation of megabytes. */
+    struct slot *slots[VT_DECODE_AHEAD_SLOTS];
 };
 
 /* Records the thread may decode: those that change none of the reader's
@@ -85,7 +87,7 @@ static void *decode_main(void *arg)
     for (;;) {
         /* a full ring: the thread waits till half of it is read, not
          * woken for each batch */
-        a->wants_room = a->filled - a->taken == a->nslots;
+        a->wants_room = a->filled - a->taken == VT_DECODE_AHEAD_SLOTS;
         while (!a->stop && a->wants_room)
             if (!help(a) && !a->stop && a->wants_room)
                 pthread_cond_wait(&a->to_thread, &a->lock);
@@ -93,7 +95,14 @@ static void *decode_main(void *arg)
             pthread_cond_wait(&a->to_thread, &a->lock);
         if (a->stop)
             break;
-        struct slot *s = a->slots[a->filled % a->nslots];
+        struct slot **at = &a->slots[a->filled % VT_DECODE_AHEAD_SLOTS];
+        if (!*at && !(*at = malloc(sizeof **at))) {
+            a->failed = true; /* the reader goes back to the caller */
+            a->running = false;
+            pthread_cond_signal(&a->to_caller);
+            continue;
+        }
+        struct slot *s = *at;
         pthread_mutex_unlock(&a->lock);
         fill(a->r, s); /* the slot and the reader are the thread's */
         pthread_mutex_lock(&a->lock);
@@ -106,14 +115,16 @@ static void *decode_main(void *arg)
     return NULL;
 }
 
-/* The next batch, once the thread has filled it. */
+/* The next batch, once the thread has filled it; NULL if it stopped for
+ * want of memory (the reader is then the caller's). */
 static const struct slot *take(struct ahead *a)
 {
     pthread_mutex_lock(&a->lock);
-    while (a->taken == a->filled)
-        if (!help(a) && a->taken == a->filled)
+    while (a->taken == a->filled && !a->failed)
+        if (!help(a) && a->taken == a->filled && !a->failed)
             pthread_cond_wait(&a->to_caller, &a->lock);
-    const struct slot *s = a->slots[a->taken % a->nslots];
+    const struct slot *s =
+        a->taken == a->filled ? NULL : a->slots[a->taken % VT_DECODE_AHEAD_SLOTS];
     pthread_mutex_unlock(&a->lock);
     return s;
 }
@@ -126,7 +137,7 @@ static void give_back(struct ahead *a, bool restart)
     a->taken++;
     if (restart)
         a->running = true;
-    if (a->wants_room && a->filled - a->taken <= a->nslots / 2)
+    if (a->wants_room && a->filled - a->taken <= VT_DECODE_AHEAD_SLOTS / 2)
         a->wants_room = false;
     if (restart || !a->wants_room)
         pthread_cond_signal(&a->to_thread);
@@ -148,6 +159,27 @@ static int read_left(struct vt_reader *r, const struct vt_decode_sink *sink)
     return 1;
 }
 
+int vt_decode_inline(struct vt_reader *r, const struct vt_decode_sink *sink, uint64_t max_events)
+{
+    struct vt_replay_mem batch[VT_DECODE_INLINE_BATCH];
+    uint64_t done = 0;
+    for (;;) {
+        if (done >= max_events && defines_nothing(vt_reader_peek_type(r)))
+            return 1;
+        int n = vt_reader_next_mem_events(r, batch, VT_DECODE_INLINE_BATCH);
+        if (n > 0)
+            sink->events(sink->ctx, batch, (size_t)n);
+        done += (uint64_t)n;
+        if (n == VT_DECODE_INLINE_BATCH)
+            continue;
+        struct vt_record rec;
+        int rc = vt_reader_next(r, &rec);
+        if (rc <= 0)
+            return rc;
+        sink->record(sink->ctx, &rec);
+    }
+}
+
 static void set(struct ahead *a, bool *flag)
 {
     pthread_mutex_lock(&a->lock);
@@ -158,18 +190,9 @@ static void set(struct ahead *a, bool *flag)
 
 static void free_ahead(struct ahead *a)
 {
-    for (size_t k = 0; k < a->nslots; k++)
+    for (size_t k = 0; k < VT_DECODE_AHEAD_SLOTS; k++)
         free(a->slots[k]);
     free(a);
-}
-
-/* The ring's batches: enough events to replay while the other thread
- * decompresses a chunk (a millisecond), fewer for a small trace, whose
- * events would not fill them. */
-static size_t ring_slots(const struct vt_reader *r)
-{
-    uint64_t n = vt_reader_file_size(r) / VT_DECODE_AHEAD_FILE_BYTES_PER_SLOT;
-    return n < 2 ? 2 : n > VT_DECODE_AHEAD_SLOTS ? VT_DECODE_AHEAD_SLOTS : (size_t)n;
 }
 
 int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
@@ -178,12 +201,6 @@ int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
     if (!a)
         return -2;
     a->r = r;
-    a->nslots = ring_slots(r);
-    for (size_t k = 0; k < a->nslots; k++)
-        if (!(a->slots[k] = malloc(sizeof *a->slots[k]))) {
-            free_ahead(a);
-            return -2;
-        }
     pthread_t thread;
     int made = 0; /* how many of lock, to_thread, to_caller, the thread */
     if (pthread_mutex_init(&a->lock, NULL) == 0 && ++made &&
@@ -196,8 +213,14 @@ int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
         rc = read_left(r, sink); /* the definitions first */
     if (rc > 0)
         set(a, &a->running);
+    uint64_t run = 0, stretch = 0; /* events since the thread started; read inline */
     while (rc > 0) {
         const struct slot *s = take(a);
+        if (!s) {
+            rc = vt_decode_inline(r, sink, UINT64_MAX);
+            break;
+        }
+        run += (uint64_t)s->n;
         int done = 0;
         for (int k = 0; k < s->nrecs; k++) {
             if (s->rec_at[k] > done)
@@ -208,8 +231,21 @@ int vt_decode_ahead(struct vt_reader *r, const struct vt_decode_sink *sink)
         if (s->n > done)
             sink->events(sink->ctx, s->evs + done, (size_t)(s->n - done));
         bool parked = s->parked;
-        if (parked)
+        if (parked) {
             rc = read_left(r, sink); /* the thread waits: the reader is the caller's */
+            /* Definitions close together: each stop costs two wake-ups,
+             * more than the thread's short run saved. Read inline for a
+             * while, longer after each short run, before trying again. */
+            if (run >= VT_DECODE_AHEAD_SHORT_RUN || sink->every_run)
+                stretch = 0;
+            else if (rc > 0)
+                stretch = stretch ? (stretch < VT_DECODE_INLINE_MAX / 2 ? 2 * stretch
+                                                                        : VT_DECODE_INLINE_MAX)
+                                  : VT_DECODE_INLINE_FIRST;
+            if (rc > 0 && stretch)
+                rc = vt_decode_inline(r, sink, stretch);
+            run = 0;
+        }
         give_back(a, parked && rc > 0);
     }
     if (made == 4) {

@@ -682,12 +682,14 @@ static void decoded_record(void *ctx, const struct vt_record *rec)
     say_record(d->t, rec);
 }
 
-/* The batch that reads with vt_decode_ahead. */
+/* The batches that read with vt_decode_ahead: as the analysis does, and
+ * with its thread started again after every stop (every_run). */
 #define DECODED (1 << 20)
+#define DECODED_EVERY_RUN (DECODED + 1)
 /* ahead: 0 inline, 1 vt_reader_read_ahead, SHARED its threadless kind */
 #define SHARED 2
 
-/* batch 0: vt_reader_next; DECODED: vt_decode_ahead; other > 0
+/* batch 0: vt_reader_next; DECODED...: vt_decode_ahead; other > 0
  * vt_reader_next_batch with that many; < 0 vt_reader_next_mem_events with
  * -batch, and vt_reader_next when it stops (the events are said as the
  * records a second reader gives). */
@@ -710,10 +712,10 @@ static void read_transcript(const uint8_t *data, size_t len, int ahead, int batc
     if (batch == 0) {
         while ((rc = vt_reader_next(r, &recs[0])) > 0)
             say_record(t, &recs[0]);
-    } else if (batch == DECODED) {
+    } else if (batch >= DECODED) {
         struct decoded d = {t, r, NULL, pthread_self()};
         assert_int_equal(vt_reader_open_memory(data, len, "t", &d.twin, &err), 0);
-        struct vt_decode_sink sink = {decoded_events, decoded_record, &d};
+        struct vt_decode_sink sink = {decoded_events, decoded_record, &d, batch == DECODED_EVERY_RUN};
         rc = vt_decode_ahead(r, &sink);
         assert_true(rc == 0 || rc == -1);
         vt_reader_close(d.twin);
@@ -776,7 +778,7 @@ static void build_long_sample(struct tb *l)
 static void expect_same_readings(const uint8_t *data, size_t len, struct transcript *want,
                                  struct transcript *got)
 {
-    static const int batches[] = {1, 2, 7, 64, -1, -7, -32, DECODED};
+    static const int batches[] = {1, 2, 7, 64, -1, -7, -32, DECODED, DECODED_EVERY_RUN};
     read_transcript(data, len, false, 0, want);
     for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
         for (int ahead = 0; ahead <= SHARED; ahead++) {
