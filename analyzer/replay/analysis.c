@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode_ahead.h"
 #include "grow_array.h"
 #include "group_merge.h"
 #include "input_files.h"
@@ -405,31 +406,29 @@ static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
  * and only when there are threads to spare. */
 #define VT_READ_AHEAD_INPUTS 8
 
-/* Records decoded at once when there is nothing to merge: few enough to
- * stay in the first-level cache (about 4 KiB). */
-#define VT_ANALYSIS_BATCH 32
-
 /* A trace's head read for its process record (host, session): a process
  * record with its environment fits; a bigger one is read in full. */
 #define VT_HEAD_BYTES (64u << 10)
 
+static void feed_events(void *ctx, const struct vt_replay_mem *evs, size_t n)
+{
+    vt_replay_feed_mem_events(ctx, evs, n);
+}
+
+static void feed_record(void *ctx, const struct vt_record *rec)
+{
+    vt_replay_feed(ctx, rec);
+}
+
 /* One trace: nothing to merge, its records go in file order; the memory
  * events that succeeded (nearly all) in their compact form, anything else
- * as a whole record. */
-static void run_alone(struct vt_input *in)
+ * as a whole record. With threads to spare (ahead) the records are decoded
+ * on a thread of their own while this one replays them (decode_ahead.h). */
+static void run_alone(struct vt_input *in, bool ahead)
 {
-    struct vt_replay_mem batch[VT_ANALYSIS_BATCH];
-    int n, rc;
-    for (;;) {
-        n = vt_reader_next_mem_events(in->reader, batch, VT_ANALYSIS_BATCH);
-        vt_replay_feed_mem_events(&in->replay, batch, (size_t)n);
-        if (n == VT_ANALYSIS_BATCH)
-            continue;
-        if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
-            break;
-        vt_replay_feed(&in->replay, &in->peek);
-    }
-    in->state = rc;
+    struct vt_decode_sink sink = {feed_events, feed_record, &in->replay, false};
+    int rc = ahead ? vt_decode_ahead(in->reader, &sink) : -2;
+    in->state = rc == -2 ? vt_decode_inline(in->reader, &sink, UINT64_MAX) : rc; /* -2: no thread */
 }
 
 /* Several traces: in windows of time, their device ledgers' notes merged
@@ -467,11 +466,14 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
-        vt_reader_read_ahead(a->inputs[grp->members[k]].reader); /* best effort */
+        if (grp->n == 1) /* decoded ahead (run_alone): the two threads decompress too */
+            vt_reader_read_ahead_shared(a->inputs[grp->members[k]].reader);
+        else
+            vt_reader_read_ahead(a->inputs[grp->members[k]].reader); /* best effort */
     for (size_t k = 0; k < grp->n && grp->n > 1 && !grp->read_ahead; k++)
         vt_reader_lean(a->inputs[grp->members[k]].reader);
     if (grp->n == 1)
-        run_alone(&a->inputs[grp->members[0]]);
+        run_alone(&a->inputs[grp->members[0]], grp->read_ahead);
     else if (!run_merged(a, grp))
         grp->out_of_memory = true; /* nothing of the group is read */
     finish_group(a, grp);

@@ -151,36 +151,49 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
 
 struct vt_chunk_ahead {
     pthread_t thread;
+    bool threadless;           /* no thread: helpers and the reader read ahead */
     pthread_mutex_t lock;
-    pthread_cond_t cond;       /* any change of full, stop or done */
+    pthread_cond_t cond;       /* any change of full, busy, stop or done */
     struct vt_chunk_input in;
     ZSTD_DCtx *dctx;
-    struct vt_chunk_buffers bufs; /* the thread's; slot.raw points into bufs.raw */
+    struct vt_chunk_buffers bufs; /* the reading's; slot.raw points into bufs.raw */
     struct vt_chunk slot;      /* the next chunk, when full */
-    uint64_t next;             /* the offset the thread reads next */
+    uint64_t next;             /* the offset read next */
     bool full, stop, done;     /* done: the thread has returned */
+    bool busy;                 /* a chunk is being read into the slot */
+    bool ended;                /* a cut or an error ended the reading */
 };
+
+/* With a->lock held: reads the next chunk into the slot (the lock let go
+ * meanwhile) if it is free and no one else reads it. False if there was
+ * nothing to do. */
+static bool ahead_step(struct vt_chunk_ahead *a)
+{
+    uint64_t off = a->next;
+    if (a->full || a->busy || a->stop || a->ended || off >= a->in.size)
+        return false; /* the reader stops at the end of the file without asking */
+    a->busy = true;
+    pthread_mutex_unlock(&a->lock);
+    /* The slot is the reading's until it is marked full. */
+    (void)fetch(&a->in, a->dctx, &a->bufs, off, 0, &a->slot);
+    pthread_mutex_lock(&a->lock);
+    a->busy = false;
+    a->full = true;
+    pthread_cond_broadcast(&a->cond);
+    if (a->slot.kind != VT_CHUNK_DATA)
+        a->ended = true; /* a cut or an error ends the reading */
+    else
+        a->next = a->slot.next_offset;
+    return true;
+}
 
 static void *read_ahead_main(void *arg)
 {
     struct vt_chunk_ahead *a = arg;
     pthread_mutex_lock(&a->lock);
-    for (;;) {
-        while (a->full && !a->stop)
-            pthread_cond_wait(&a->cond, &a->lock);
-        uint64_t off = a->next;
-        if (a->stop || off >= a->in.size)
-            break; /* the reader stops at the end of the file without asking */
-        pthread_mutex_unlock(&a->lock);
-        /* The slot is the thread's until it is marked full. */
-        (void)fetch(&a->in, a->dctx, &a->bufs, off, 0, &a->slot);
-        pthread_mutex_lock(&a->lock);
-        a->full = true;
-        pthread_cond_broadcast(&a->cond);
-        if (a->slot.kind != VT_CHUNK_DATA)
-            break; /* a cut or an error ends the reading */
-        a->next = a->slot.next_offset;
-    }
+    while (!a->stop && !a->ended && a->next < a->in.size)
+        if (!ahead_step(a))
+            pthread_cond_wait(&a->cond, &a->lock); /* till the slot is taken */
     a->done = true;
     pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
@@ -195,8 +208,11 @@ static void stop_ahead(struct vt_chunk_source *s)
     pthread_mutex_lock(&a->lock);
     a->stop = true;
     pthread_cond_broadcast(&a->cond);
+    while (a->threadless && a->busy) /* a helper's chunk */
+        pthread_cond_wait(&a->cond, &a->lock);
     pthread_mutex_unlock(&a->lock);
-    pthread_join(a->thread, NULL);
+    if (!a->threadless)
+        pthread_join(a->thread, NULL);
     pthread_cond_destroy(&a->cond);
     pthread_mutex_destroy(&a->lock);
     ZSTD_freeDCtx(a->dctx);
@@ -206,7 +222,7 @@ static void stop_ahead(struct vt_chunk_source *s)
     s->ahead = NULL;
 }
 
-bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
+static bool start_ahead(struct vt_chunk_source *s, uint64_t next_offset, bool threadless)
 {
     if (s->ahead)
         return true;
@@ -215,6 +231,7 @@ bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
         return false;
     a->in = s->in;
     a->next = next_offset;
+    a->threadless = threadless;
     a->dctx = ZSTD_createDCtx();
     if (!a->dctx || pthread_mutex_init(&a->lock, NULL) != 0) {
         ZSTD_freeDCtx(a->dctx);
@@ -227,7 +244,7 @@ bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
         free(a);
         return false;
     }
-    if (pthread_create(&a->thread, NULL, read_ahead_main, a) != 0) {
+    if (!threadless && pthread_create(&a->thread, NULL, read_ahead_main, a) != 0) {
         pthread_cond_destroy(&a->cond);
         pthread_mutex_destroy(&a->lock);
         ZSTD_freeDCtx(a->dctx);
@@ -238,14 +255,45 @@ bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
     return true;
 }
 
-/* The chunk the thread read, if it is the one at offset: its raw buffer
- * becomes the caller's (the caller's previous one goes to the thread). */
+bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset)
+{
+    return start_ahead(s, next_offset, false);
+}
+
+bool vt_chunk_source_read_ahead_shared(struct vt_chunk_source *s, uint64_t next_offset)
+{
+    return start_ahead(s, next_offset, true);
+}
+
+bool vt_chunk_source_help(struct vt_chunk_source *s)
+{
+    struct vt_chunk_ahead *a = s->ahead;
+    if (!a || !a->threadless)
+        return false;
+    pthread_mutex_lock(&a->lock);
+    bool did = ahead_step(a);
+    pthread_mutex_unlock(&a->lock);
+    return did;
+}
+
+/* The chunk read ahead, if it is the one at offset: its raw buffer
+ * becomes the caller's (the caller's previous one goes to the reading).
+ * Threadless, the caller reads it itself if no helper has begun. */
 static bool take_ahead(struct vt_chunk_source *s, uint64_t offset, struct vt_chunk *out)
 {
     struct vt_chunk_ahead *a = s->ahead;
     pthread_mutex_lock(&a->lock);
-    while (!a->full && !a->done)
+    while (!a->full) {
+        if (a->threadless) {
+            if (ahead_step(a))
+                continue; /* read here */
+            if (!a->busy)
+                break; /* the reading ended */
+        } else if (a->done) {
+            break;
+        }
         pthread_cond_wait(&a->cond, &a->lock);
+    }
     bool ok = a->full && a->slot.offset == offset;
     if (ok) {
         *out = a->slot;
@@ -298,7 +346,15 @@ void vt_chunk_source_next(struct vt_chunk_source *s, uint64_t offset, struct vt_
     if (s->ahead) {
         if (take_ahead(s, offset, out))
             return;
-        stop_ahead(s); /* not the chunk asked for (never expected): inline from here */
+        /* not the chunk asked for (never expected): inline from here */
+        if (s->ahead->threadless) {
+            /* kept till the source is freed: a helper may be looking */
+            pthread_mutex_lock(&s->ahead->lock);
+            s->ahead->stop = true;
+            pthread_mutex_unlock(&s->ahead->lock);
+        } else {
+            stop_ahead(s);
+        }
     }
     if (!s->dctx && !(s->dctx = ZSTD_createDCtx())) {
         (void)chunk_error(out, offset, "out of memory for a decompression context");

@@ -11,7 +11,9 @@
  * independent frames, so on two cores it leaves the decoder's path. The
  * answers are the same either way (the same code makes them, errors and
  * cuts included), and memory stays bounded: the thread works on one chunk
- * at most and then waits until it is taken.
+ * at most and then waits until it is taken. Shared read ahead
+ * (vt_chunk_source_read_ahead_shared) is the same with no thread: the
+ * next chunk is read by whichever thread has time first.
  */
 #ifndef VRAMTRACE_ANALYZER_CHUNK_SOURCE_H
 #define VRAMTRACE_ANALYZER_CHUNK_SOURCE_H
@@ -79,6 +81,19 @@ size_t vt_chunk_input_read(const struct vt_chunk_input *in, uint64_t off, void *
  * vt_chunk_source_next will ask for. False (and it stays inline) if the
  * thread could not be made. */
 bool vt_chunk_source_read_ahead(struct vt_chunk_source *s, uint64_t next_offset);
+
+/* Reads ahead with no thread of its own: the next chunk is read and
+ * decompressed by the first caller of vt_chunk_source_help, from any
+ * thread, or else by vt_chunk_source_next when it is asked for. For a
+ * reader whose threads have time to spare now and then
+ * (analyzer/trace/decode_ahead.h): no third thread competes for two
+ * cores. */
+bool vt_chunk_source_read_ahead_shared(struct vt_chunk_source *s, uint64_t next_offset);
+/* Threadless reading ahead: reads the next chunk now (on the calling
+ * thread) if it waits to be read and no one else does; safe beside the
+ * thread that calls vt_chunk_source_next. True if it read a chunk, false
+ * at once if there was nothing to do. */
+bool vt_chunk_source_help(struct vt_chunk_source *s);
 
 /* The chunk at offset (< the input's size): the one after the previous
  * DATA chunk, or the first. */

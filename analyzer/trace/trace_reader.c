@@ -611,6 +611,18 @@ bool vt_reader_read_ahead(struct vt_reader *r)
     return r->state == 0 && vt_chunk_source_read_ahead(&r->source, r->pos);
 }
 
+bool vt_reader_read_ahead_shared(struct vt_reader *r)
+{
+    if (r->suspended && vt_reader_resume(r) != 0)
+        return false; /* next() says why */
+    return r->state == 0 && vt_chunk_source_read_ahead_shared(&r->source, r->pos);
+}
+
+bool vt_reader_help_read_ahead(struct vt_reader *r)
+{
+    return vt_chunk_source_help(&r->source);
+}
+
 /* ---- record decoding ---- */
 
 struct cursor {
@@ -1405,9 +1417,10 @@ static void decode_part(struct vt_reader *r, struct cursor *c, struct vt_record 
     check_string(r, c, rec->u.part.name);
 }
 
-/* Everything but the fast path of vt_reader_next: the end of a chunk, other
- * record types, and records the fast path refuses (they may be errors). */
-static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt_record *rec)
+/* A record left to decode: the chunk's next, or the first of the next chunk
+ * (read now) when this one is done. 1, or 0 / -1 at the end or an error,
+ * which the state keeps. */
+static int record_ahead(struct vt_reader *r)
 {
     if (r->state != 0)
         return r->state < 0 ? -1 : 0;
@@ -1426,6 +1439,21 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
         if (rc <= 0)
             return rc;
     }
+    return 1;
+}
+
+int vt_reader_peek_type(struct vt_reader *r)
+{
+    return record_ahead(r) > 0 ? r->raw[r->raw_pos] : -1;
+}
+
+/* Everything but the fast path of vt_reader_next: the end of a chunk, other
+ * record types, and records the fast path refuses (they may be errors). */
+static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt_record *rec)
+{
+    int ahead = record_ahead(r);
+    if (ahead <= 0)
+        return ahead;
     if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
         decode_mem_fast(r, rec, NULL, false))
         return 1;

@@ -237,6 +237,15 @@ int vt_reader_follow(struct vt_reader *r);
  * next() calls. */
 bool vt_reader_read_ahead(struct vt_reader *r);
 
+/* Reads ahead the same way, but with no thread of its own: the next chunk
+ * is read by the first caller of vt_reader_help_read_ahead, or by next()
+ * when it needs it. */
+bool vt_reader_read_ahead_shared(struct vt_reader *r);
+/* With vt_reader_read_ahead_shared: reads and decompresses the next chunk
+ * now if no one has begun it. The one call that another thread may make
+ * while one reads the records. True if it did, false at once if not. */
+bool vt_reader_help_read_ahead(struct vt_reader *r);
+
 /* Next record: 1 and *rec filled, 0 at the end of the data (clean or
  * truncated), -1 on an error (then vt_reader_error()). Calling again after 0
  * or -1 returns the same value. */
@@ -262,6 +271,14 @@ struct vt_replay_mem {
  * error), which next() then returns. Returns how many were written (0:
  * call next()). */
 int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max);
+
+/* The type byte of the record next() returns next (enum vt_record_type, or
+ * an unknown type that next() will call an error), its chunk read first if
+ * the last one is done; -1 where next() returns 0 or -1 (an end or an
+ * error found on the way is kept for next()). Changes no table: for a
+ * reader that leaves some records to another thread
+ * (analyzer/trace/decode_ahead.h). */
+int vt_reader_peek_type(struct vt_reader *r);
 
 const struct vt_read_error *vt_reader_error(const struct vt_reader *r);
 const char *vt_reader_path(const struct vt_reader *r);

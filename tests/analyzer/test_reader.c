@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* mkstemp */
 /* The trace reader: good traces, cut traces, corrupt and hostile input. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
+#include "decode_ahead.h"
 #include "trace_builder.h"
 #include "trace_reader.h"
 
@@ -640,10 +642,58 @@ static void check_mem_event(const struct vt_replay_mem *ev, const struct vt_reco
     assert_int_equal(ev->kind, rec->u.mem.kind);
 }
 
-/* batch 0: vt_reader_next; > 0 vt_reader_next_batch with that many; < 0
- * vt_reader_next_mem_events with -batch, and vt_reader_next when it
- * stops (the events are said as the records a second reader gives). */
-static void read_transcript(const uint8_t *data, size_t len, bool ahead, int batch,
+/* vt_decode_ahead's sink: each record said as a second reader (the twin)
+ * gives it one at a time, on the reading thread, and when it comes the
+ * reader's tables are those the twin has there: what the replay reads of
+ * them does not change under it. */
+struct decoded {
+    struct transcript *t;
+    struct vt_reader *r, *twin;
+    pthread_t caller;
+};
+
+static void expect_same_tables(const struct decoded *d)
+{
+    assert_true(pthread_equal(pthread_self(), d->caller));
+    assert_int_equal(vt_reader_stack_node_count(d->r), vt_reader_stack_node_count(d->twin));
+    assert_int_equal(vt_reader_module_count(d->r), vt_reader_module_count(d->twin));
+}
+
+static void decoded_events(void *ctx, const struct vt_replay_mem *evs, size_t n)
+{
+    struct decoded *d = ctx;
+    struct vt_record rec;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(vt_reader_next(d->twin, &rec), 1);
+        expect_same_tables(d);
+        check_mem_event(&evs[i], &rec);
+        say_record(d->t, &rec);
+    }
+}
+
+static void decoded_record(void *ctx, const struct vt_record *rec)
+{
+    struct decoded *d = ctx;
+    struct vt_record twin;
+    assert_int_equal(vt_reader_next(d->twin, &twin), 1);
+    expect_same_tables(d);
+    assert_int_equal(twin.type, rec->type);
+    assert_int_equal(twin.record_offset, rec->record_offset);
+    say_record(d->t, rec);
+}
+
+/* The batches that read with vt_decode_ahead: as the analysis does, and
+ * with its thread started again after every stop (every_run). */
+#define DECODED (1 << 20)
+#define DECODED_EVERY_RUN (DECODED + 1)
+/* ahead: 0 inline, 1 vt_reader_read_ahead, SHARED its threadless kind */
+#define SHARED 2
+
+/* batch 0: vt_reader_next; DECODED...: vt_decode_ahead; other > 0
+ * vt_reader_next_batch with that many; < 0 vt_reader_next_mem_events with
+ * -batch, and vt_reader_next when it stops (the events are said as the
+ * records a second reader gives). */
+static void read_transcript(const uint8_t *data, size_t len, int ahead, int batch,
                             struct transcript *t)
 {
     t->len = 0;
@@ -655,12 +705,20 @@ static void read_transcript(const uint8_t *data, size_t len, bool ahead, int bat
         return;
     }
     if (ahead) /* it starts unless the preamble already ended the reading */
-        assert_int_equal(vt_reader_read_ahead(r), len >= VT_PREAMBLE_SIZE);
+        assert_int_equal(ahead == SHARED ? vt_reader_read_ahead_shared(r) : vt_reader_read_ahead(r),
+                         len >= VT_PREAMBLE_SIZE);
     struct vt_record recs[64];
     int rc;
     if (batch == 0) {
         while ((rc = vt_reader_next(r, &recs[0])) > 0)
             say_record(t, &recs[0]);
+    } else if (batch >= DECODED) {
+        struct decoded d = {t, r, NULL, pthread_self()};
+        assert_int_equal(vt_reader_open_memory(data, len, "t", &d.twin, &err), 0);
+        struct vt_decode_sink sink = {decoded_events, decoded_record, &d, batch == DECODED_EVERY_RUN};
+        rc = vt_decode_ahead(r, &sink);
+        assert_true(rc == 0 || rc == -1);
+        vt_reader_close(d.twin);
     } else if (batch > 0) {
         while ((rc = vt_reader_next_batch(r, recs, batch)) > 0)
             for (int i = 0; i < rc; i++)
@@ -720,10 +778,10 @@ static void build_long_sample(struct tb *l)
 static void expect_same_readings(const uint8_t *data, size_t len, struct transcript *want,
                                  struct transcript *got)
 {
-    static const int batches[] = {1, 2, 7, 64, -1, -7, -32};
+    static const int batches[] = {1, 2, 7, 64, -1, -7, -32, DECODED, DECODED_EVERY_RUN};
     read_transcript(data, len, false, 0, want);
     for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
-        for (int ahead = 0; ahead < 2; ahead++) {
+        for (int ahead = 0; ahead <= SHARED; ahead++) {
             read_transcript(data, len, ahead, batches[i], got);
             if (got->len != want->len || memcmp(got->text, want->text, want->len) != 0)
                 fail_msg("file of %zu bytes, read ahead %d, batch %d: reading differs:\n%s\n"
@@ -765,6 +823,71 @@ static void test_read_ahead_and_batches_read_the_same(void **state)
     expect_same_readings(twice, 2 * b.file.len - VT_PREAMBLE_SIZE, &want, &got);
     assert_non_null(strstr(want.text, "data after the trailer"));
     free(twice);
+    free(copy);
+    free(want.text);
+    free(got.text);
+    tb_free(&b);
+}
+
+/* Many memory events in chunks of thousands, with definitions among them
+ * now and then (stack nodes, strings, modules), each followed by events
+ * that use them, and a range, a failure, runs of marks here and there. */
+static void build_interleaved(struct tb *b)
+{
+    tb_init(b);
+    tb_standard_header(b, 9, 0xee, 1ull << 40);
+    uint64_t t = 1000, nodes = 3, modules = 0;
+    for (int chunk = 0; chunk < 6; chunk++) {
+        for (int i = 0; i < 4000; i++) {
+            if (i % 997 == 0) {
+                vt_encode_string(&b->enc, "phase", 5);
+                vt_encode_stack_node(&b->enc, nodes, 0x4000 + nodes);
+                nodes++;
+                if (i % 1994 == 0) {
+                    modules++;
+                    vt_encode_module(&b->enc, modules, 0, 0x10000 * modules,
+                                     0x10000 * modules + 0x1000, "/lib/liby.so", NULL, 0);
+                }
+            }
+            if (i % 1500 == 700)
+                vt_encode_range_push(&b->enc, TB_MAIN, t, 0, 1);
+            for (int k = 0; i % 1300 == 650 && k < 40; k++) /* more than a batch holds */
+                vt_encode_mark(&b->enc, TB_AUTOGRAD, t, 0, 1);
+            uint64_t addr = 0x7f0000000000ull + (uint64_t)i * 0x100000;
+            tb_alloc(b, VT_KIND_DEVICE, i % 2 ? TB_MAIN : TB_AUTOGRAD, t++, 0, addr, 4096, nodes);
+            tb_free_mem(b, VT_KIND_DEVICE, TB_MAIN, t++, 0, addr);
+            if (i % 2500 == 1)
+                tb_fail(b, VT_KIND_DEVICE, TB_MAIN, t++, 0, 1ull << 42, nodes, 5, 1ull << 40);
+        }
+        tb_flush(b);
+    }
+    tb_trailer(b, t);
+}
+
+/* vt_decode_ahead decodes on a thread of its own: every record must come
+ * in file order, and no definition may reach the reader's tables before
+ * the records ahead of it have been consumed (decoded_events checks the
+ * tables at each). Cut and corrupt copies: the same end and error. */
+static void test_decode_ahead_keeps_definitions_in_order(void **state)
+{
+    (void)state;
+    struct tb b;
+    build_interleaved(&b);
+    struct transcript want = {0}, got = {0};
+    expect_same_readings(b.file.data, b.file.len, &want, &got);
+    assert_non_null(strstr(want.text, "rc 0: ; truncated 0"));
+    assert_true(b.events > 40000);
+    /* cut in the middle of a chunk, or a byte there corrupt */
+    for (size_t c = 1; c + 1 < b.chunks; c += 2)
+        expect_same_readings(b.file.data, (b.chunk_offsets[c] + b.chunk_offsets[c + 1]) / 2, &want,
+                             &got);
+    uint8_t *copy = malloc(b.file.len);
+    assert_non_null(copy);
+    for (size_t c = 2; c + 1 < b.chunks; c += 3) {
+        memcpy(copy, b.file.data, b.file.len);
+        copy[(b.chunk_offsets[c] + b.chunk_offsets[c + 1]) / 2] ^= 0x5a;
+        expect_same_readings(copy, b.file.len, &want, &got);
+    }
     free(copy);
     free(want.text);
     free(got.text);
@@ -929,6 +1052,7 @@ int main(void)
         cmocka_unit_test(test_mem_fields_every_varint_length),
         cmocka_unit_test(test_mem_errors_mid_chunk),
         cmocka_unit_test(test_read_ahead_and_batches_read_the_same),
+        cmocka_unit_test(test_decode_ahead_keeps_definitions_in_order),
         cmocka_unit_test(test_follow_growing_file),
         cmocka_unit_test(test_head_reads_the_process_record),
     };
