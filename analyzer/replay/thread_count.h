@@ -23,7 +23,7 @@ size_t vt_analysis_threads(uint64_t work_bytes);
 
 /* How many CPUs the rest of the machine keeps busy: the smaller of the
  * one-minute load average and the tasks other than this one runnable now
- * (the median of a few samples over 10 ms; < 0: unknown). The average lags
+ * (the median of 3 samples over 2 ms; < 0: unknown). The average lags
  * by a minute: right after a build, or after this very analysis ran
  * before, it still counts a CPU that is free now, and a quiet 2-CPU
  * machine then took one thread where two ran 1.87x faster
