@@ -257,13 +257,15 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
 int vt_reader_next_batch(struct vt_reader *r, struct vt_record *recs, int max);
 
 /* A MEM record that succeeded (result 0), with only what the replay needs
- * of it: 56 bytes to write and read instead of a struct vt_record's 128. */
+ * of it: one 64-byte cache line to write and read instead of a struct
+ * vt_record's 144. */
 struct vt_replay_mem {
     uint64_t time_ns, thread, addr, size, stack, aux;
     uint64_t duration_ns; /* a free's (rec.u.mem.duration_ns) */
     int32_t device;       /* ordinal, -1 if unknown */
     uint8_t op, kind;
 };
+_Static_assert(sizeof(struct vt_replay_mem) == 64, "a memory event is one cache line");
 /* Up to max records at once as memory events, the way the replay reads
  * them: those records that next() would return, while they are MEM records
  * that succeeded and the reader can decode them fast. Stops before anything
