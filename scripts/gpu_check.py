@@ -30,6 +30,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,10 @@ def main():
     print("%d checks, %d failed (%s)" % (len(rows), len(failed),
                                          "simulated GPU, stand-in torch" if args.simulated
                                          else "real GPU"))
+    if failed:
+        print("(files kept in %s)" % tmp)
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if failed else 0)
 
 

@@ -12,9 +12,11 @@ before the figures are compared exits 0 under --tamper (the tamper test then
 reports an unexpected pass).
 """
 import argparse
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +27,26 @@ from simulate_check import check_simulate  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
 from report_schema import schema_errors  # noqa: E402
+
+# The runs' directories go at exit once the check passed, or in a tamper
+# run (it fails on purpose); any other end keeps them to look at. Each run
+# used to leave its directory in /tmp.
+_dirs = {"made": [], "passed": False, "tamper": False}
+
+
+@atexit.register
+def _remove_dirs():
+    if not (_dirs["passed"] or _dirs["tamper"]):
+        if _dirs["made"]:
+            print("(files kept in %s)" % " ".join(_dirs["made"]), file=sys.stderr)
+        return
+    for d in _dirs["made"]:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def passed():
+    """The check passed: its runs' directories go at exit."""
+    _dirs["passed"] = True
 
 
 class Run:
@@ -88,7 +110,9 @@ class Run:
             print("--- text report ---\n" + self.text, file=sys.stderr)
             for f in self.failures:
                 print("FAIL: " + f, file=sys.stderr)
+            _dirs["passed"] = False  # a run checked before passed: all are kept
             sys.exit(1)
+        passed()
         print("ok: every figure checked matches the ledger")
 
 
@@ -112,6 +136,8 @@ def run_example(args, command, env=None, expect_status=0, phase_log=False):
     replaced. Returns a Run (the temporary directory lives until exit)."""
     build = os.path.abspath(args.build)
     tmp = tempfile.mkdtemp(prefix="vt-example-")
+    _dirs["made"].append(tmp)
+    _dirs["tamper"] = args.tamper
     out = os.path.join(tmp, "traces")
     os.mkdir(out)
     vramtrace = os.path.join(build, "analyzer", "vramtrace")

@@ -32,7 +32,7 @@ import re
 import subprocess
 import sys
 
-from export_common import parse_args, run_example, export, format_bytes
+from export_common import parse_args, passed, run_example, export, format_bytes
 
 args = parse_args()
 failures = []
@@ -254,4 +254,5 @@ if failures:
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     sys.exit(1)
+passed()
 print("ok: every view names the sites alike")

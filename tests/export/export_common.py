@@ -9,7 +9,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
-from example_harness import parse_args, run_example, format_bytes  # noqa: E402,F401
+from example_harness import parse_args, passed, run_example, format_bytes  # noqa: E402,F401
 
 # The opcodes torch/utils/viz/MemoryViz.js's `unpickle` accepts; any other
 # makes it throw "UNKNOWN OPCODE".

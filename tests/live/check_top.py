@@ -21,6 +21,7 @@ the simulated driver's ledger (tests/examples/ledger_truth.py):
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -275,4 +276,5 @@ if not mine or not theirs or mine.groups() != theirs.groups():
 elif mine.group(4) != "12":
     fail("top -p: rank 1's closings of step: %s, want 12" % mine.group(4))
 
+shutil.rmtree(tmp, ignore_errors=True)
 finish("%d frames, %d running rows compared with the ledger" % (len(parsed), checked))

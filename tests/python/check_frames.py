@@ -31,6 +31,7 @@ size): the check must then fail.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -232,7 +233,12 @@ def main():
     if failures:
         for f in failures:
             print("FAIL: " + f, file=sys.stderr)
+        if args.tamper:  # it fails on purpose
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("(files kept in %s)" % tmp, file=sys.stderr)
         sys.exit(1)
+    shutil.rmtree(tmp, ignore_errors=True)
     if args.expect_native:
         print("ok: Python %d.%d: %d allocation sites, native stacks, said once: %s"
               % (truth["version"][0], truth["version"][1], len(facts), said[0]))

@@ -949,12 +949,13 @@ def main():
     try:
         CASES[args.case](c)
     finally:
-        if not c.failures:
+        if not c.failures or args.tamper:  # a tamper run fails on purpose
             shutil.rmtree(c.tmp, ignore_errors=True)
     if c.failures:
         for f in c.failures:
             print("FAIL: " + f, file=sys.stderr)
-        print("(files kept in %s)" % c.tmp, file=sys.stderr)
+        if not args.tamper:
+            print("(files kept in %s)" % c.tmp, file=sys.stderr)
         sys.exit(1)
     print("ok: %s" % args.case)
 

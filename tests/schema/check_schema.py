@@ -11,6 +11,7 @@ devices and pinned memory."""
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,4 +62,6 @@ for what, breaks in broken.items():
     check(schema_errors(d) != [], "the schema accepts %s" % what)
 
 print("%d failure(s)" % len(failures))
+if not failures:
+    shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if failures else 0)

@@ -25,6 +25,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,7 @@ ap.add_argument("--preload-first", default="")
 args = ap.parse_args()
 args.vramtrace, args.lib, args.simdir = map(os.path.abspath, (args.vramtrace, args.lib, args.simdir))
 failures = []
+made = []  # the runs' directories: kept only where a check failed
 LINE = re.compile(r"^vramtrace: trace (\S+): (.*); read it: vramtrace report (\S+)\r?$", re.M)
 
 
@@ -46,6 +48,7 @@ def run(argv, tty, extra=None):
     """Runs argv under the tracer in a fresh directory; stderr a pseudo-
     terminal (tty) or a pipe. Returns (status, stdout, stderr, dir, ledger)."""
     d = tempfile.mkdtemp(prefix="vt-exit-line-")
+    made.append(d)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VRAMTRACE_", "VTSIM_"))}
     env["LD_LIBRARY_PATH"] = args.simdir + ":" + os.path.join(args.simdir, "runtime")
     env["LD_PRELOAD"] = ((args.preload_first + ":") if args.preload_first else "") + args.lib
@@ -185,4 +188,9 @@ if status != 0 or LINE.search(err) or "vramtrace: trace " not in err:
 
 for f in failures:
     print("FAIL: " + f, file=sys.stderr)
+if failures:
+    print("(files kept in %s)" % " ".join(made), file=sys.stderr)
+else:
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
 sys.exit(1 if failures else 0)
