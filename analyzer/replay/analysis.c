@@ -896,11 +896,14 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         if (prepare)
             prepare(ctx, in);
     }
-    /* Files: those of the biggest groups that run at once, if the limit
-     * allows (group_order is biggest first). */
+    /* Files: those of the biggest groups that run at once (as many as
+     * their crews leave threads for), if the limit allows (group_order is
+     * biggest first). */
     size_t want = 0;
-    for (size_t k = 0; k < a->ngroups && k < nthreads; k++)
+    for (size_t k = 0, taken = 0; k < a->ngroups && taken < nthreads; k++) {
         want += a->groups[a->group_order[k]].n;
+        taken += a->groups[a->group_order[k]].threads;
+    }
     struct group_job gjob = {.a = a};
     rlim_t soft;
     size_t file_limit = file_room_for(want, &soft);
