@@ -49,7 +49,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder.h"
 #include "writer.h"
 
 #define VT_FATAL_SIGNALS(X) X(SIGSEGV) X(SIGBUS) X(SIGFPE) X(SIGILL) X(SIGABRT) X(SIGTERM)
@@ -72,7 +71,7 @@ static struct {
     atomic_flag lock;
     vt_sigaction_fn real;
     pid_t pid; /* a vfork child (another pid, no atfork) must not touch it */
-} S = {.lock = ATOMIC_FLAG_INIT};
+} signals = {.lock = ATOMIC_FLAG_INIT};
 
 static int slot_of(int sig)
 {
@@ -119,7 +118,7 @@ static struct sigaction ours_for(const struct sigaction *v)
 
 static bool lock_view(bool bounded)
 {
-    for (long i = 0; atomic_flag_test_and_set_explicit(&S.lock, memory_order_acquire); i++) {
+    for (long i = 0; atomic_flag_test_and_set_explicit(&signals.lock, memory_order_acquire); i++) {
         if (bounded && i >= VT_LOCK_SPINS)
             return false;
         sched_yield();
@@ -129,30 +128,30 @@ static bool lock_view(bool bounded)
 
 static void unlock_view(void)
 {
-    atomic_flag_clear_explicit(&S.lock, memory_order_release);
+    atomic_flag_clear_explicit(&signals.lock, memory_order_release);
 }
 
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 {
     int saved_errno = errno;
     int slot = slot_of(sig);
-    if (getpid() == S.pid)
+    if (getpid() == signals.pid)
         vt_writer_emergency_flush(VT_SIGNAL_FLUSH_TIMEOUT_MS);
     if (slot < 0) {
         errno = saved_errno;
         return;
     }
     bool locked = lock_view(true);
-    struct sigaction v = S.view[slot];
+    struct sigaction v = signals.view[slot];
     if (!is_default(&v) && !is_ignored(&v) && (v.sa_flags & SA_RESETHAND))
-        S.view[slot].sa_handler = SIG_DFL; /* what the kernel does on delivery */
+        signals.view[slot].sa_handler = SIG_DFL; /* what the kernel does on delivery */
     if (locked)
         unlock_view();
     if (is_default(&v)) {
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
-        S.real(sig, &dfl, NULL);
+        signals.real(sig, &dfl, NULL);
         raise(sig); /* blocked while we run: delivered, by default, on return */
         errno = saved_errno;
         return;
@@ -166,30 +165,30 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 
 void vt_fatal_signals_install(vt_sigaction_fn real)
 {
-    S.real = real ? real : sigaction;
-    S.pid = getpid();
+    signals.real = real ? real : sigaction;
+    signals.pid = getpid();
     for (unsigned i = 0; i < VT_NSIG_FATAL; i++) {
         struct sigaction cur;
         memset(&cur, 0, sizeof cur);
-        if (S.real(fatal_signals[i], NULL, &cur) != 0)
+        if (signals.real(fatal_signals[i], NULL, &cur) != 0)
             continue;
         /* Ours already (a second start in one process): the view stands.
          * Ignored stays ignored, untouched. */
         if (!is_ours(&cur)) {
-            S.view[i] = cur;
+            signals.view[i] = cur;
             if (!is_ignored(&cur)) {
                 struct sigaction mine = ours_for(&cur);
-                S.real(fatal_signals[i], &mine, NULL);
+                signals.real(fatal_signals[i], &mine, NULL);
             }
         }
-        atomic_store(&S.held[i], true);
+        atomic_store(&signals.held[i], true);
     }
 }
 
 void vt_fatal_signals_after_fork(void)
 {
-    S.pid = getpid();
-    atomic_flag_clear(&S.lock); /* a forking thread may have held it */
+    signals.pid = getpid();
+    atomic_flag_clear(&signals.lock); /* a forking thread may have held it */
 }
 
 /* As glibc copies the kernel's answer into the caller's struct. */
@@ -201,11 +200,11 @@ static void answer(struct sigaction *old, const struct sigaction *a)
     memcpy(&old->sa_mask, &a->sa_mask, VT_KERNEL_SIGSET_BYTES);
 }
 
-bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
-                                int *rc)
+bool vt_fatal_signals_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+                                 int *rc)
 {
     int slot = slot_of(sig);
-    if (slot < 0 || !atomic_load(&S.held[slot]) || getpid() != S.pid)
+    if (slot < 0 || !atomic_load(&signals.held[slot]) || getpid() != signals.pid)
         return false;
     sigset_t all, mask;
     sigfillset(&all);
@@ -217,14 +216,14 @@ bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction 
         want = *act; /* act and old may be the same struct */
     /* The program's disposition goes in for real first: the kernel checks
      * it and keeps it as it would untraced. */
-    *rc = S.real(sig, act ? &want : NULL, &kernel);
+    *rc = signals.real(sig, act ? &want : NULL, &kernel);
     int err = errno;
-    prev = is_ours(&kernel) ? S.view[slot] : kernel;
+    prev = is_ours(&kernel) ? signals.view[slot] : kernel;
     if (*rc == 0 && act && !is_ignored(&want)) {
         struct sigaction mine = ours_for(&want), stored;
         memset(&stored, 0, sizeof stored);
-        if (S.real(sig, &mine, &stored) == 0)
-            S.view[slot] = stored;
+        if (signals.real(sig, &mine, &stored) == 0)
+            signals.view[slot] = stored;
     }
     unlock_view();
     pthread_sigmask(SIG_SETMASK, &mask, NULL);

@@ -6,6 +6,8 @@
 #ifndef VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 #define VRAMTRACE_PRELOAD_FATAL_SIGNALS_H
 
+#include <stdbool.h>
+
 #include "recorder_control.h" /* vt_sigaction_fn */
 
 /* Installs the handlers, once per process; real is the C library's
@@ -13,5 +15,9 @@
 void vt_fatal_signals_install(vt_sigaction_fn real);
 /* In a forked child (atfork): the view is this process's now. */
 void vt_fatal_signals_after_fork(void);
+/* The program's sigaction of a signal: vt_record_sigaction (recorder.h),
+ * which the recorder's face hands on to here. */
+bool vt_fatal_signals_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+                                int *rc);
 
 #endif

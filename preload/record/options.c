@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder.h" /* vt_say */
+#include "tracer_services.h"
 
 struct option_spec {
     const char *env;

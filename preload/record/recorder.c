@@ -35,9 +35,6 @@
 #include "thread_buffer.h"
 #include "writer.h"
 
-__thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
-__thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
-
 /* Memory the buffers may take before hooks wait for the writer, however
  * many threads record (below it: two blocks a thread and a spare 512 KiB,
  * thread_buffer.c). */
@@ -59,8 +56,8 @@ static struct {
     uint64_t self_start, self_end; /* the library's mapped extent */
     bool skip_by_extent;
     bool walk_from_hook; /* the own walker starts at vt_hook_frame's caller */
-    pid_t pid; /* the session's process (a vfork child shares R, not the pid) */
-} R;
+    pid_t pid; /* the session's process (a vfork child shares this state, not the pid) */
+} recorder;
 
 static uint64_t clock_ns(clockid_t c)
 {
@@ -71,7 +68,7 @@ static uint64_t clock_ns(clockid_t c)
 
 /* ---- stacks ---- */
 
-/* Where a walk starts: at capture_stack (R.walk, the whole stack), or at
+/* Where a walk starts: at capture_stack (recorder.walk, the whole stack), or at
  * the caller of the recording hook's frame (vt_hook_frame, the own walker
  * only). */
 enum walk_start { WALK_HERE, WALK_FROM_HOOK };
@@ -87,9 +84,9 @@ static atomic_int self_frames_max[2] = {-1, -1};
 static size_t self_frames_at(void *const *buf, size_t n)
 {
     size_t i = 0;
-    if (R.skip_by_extent) {
-        while (i < n && (uint64_t)(uintptr_t)buf[i] >= R.self_start &&
-               (uint64_t)(uintptr_t)buf[i] < R.self_end)
+    if (recorder.skip_by_extent) {
+        while (i < n && (uint64_t)(uintptr_t)buf[i] >= recorder.self_start &&
+               (uint64_t)(uintptr_t)buf[i] < recorder.self_end)
             i++;
     } else {
         i = n < VT_SELF_FRAMES_STATIC ? n : VT_SELF_FRAMES_STATIC;
@@ -100,7 +97,7 @@ static size_t self_frames_at(void *const *buf, size_t n)
 static int frames_wanted(bool python, enum walk_start start, int cap)
 {
     int seen = atomic_load_explicit(&self_frames_max[start], memory_order_relaxed);
-    int want = python ? cap : (int)R.stack_depth + (seen < 0 ? 16 : seen);
+    int want = python ? cap : (int)recorder.stack_depth + (seen < 0 ? 16 : seen);
     return want > cap ? cap : want;
 }
 
@@ -118,7 +115,7 @@ static int walk_from_hook(void **buf, int size, const void *frame)
 }
 
 /*
- * The stack's frames to keep, at most R.stack_depth of them: *kept points
+ * The stack's frames to keep, at most recorder.stack_depth of them: *kept points
  * into buf (VT_CAPTURE_FRAMES entries, the walk's own) or, for a Python
  * thread, at ips (the merged stack). Returns how many.
  *
@@ -137,23 +134,23 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
     /* A Python thread's stack is cut where it enters the interpreter,
      * which may lie deeper than the depth kept (python_stack.h). */
     bool python = vt_py_stack_active();
-    const void *hook_frame = R.walk_from_hook ? vt_hook_frame : NULL;
+    const void *hook_frame = recorder.walk_from_hook ? vt_hook_frame : NULL;
     enum walk_start start = WALK_FROM_HOOK;
     int want = frames_wanted(python, start, cap);
     int n = walk_from_hook(buf, want, hook_frame);
     if (n < 0) {
         start = WALK_HERE;
         want = frames_wanted(python, start, cap);
-        n = R.walk(buf, want);
+        n = recorder.walk(buf, want);
     }
     size_t i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
     if ((int)i > atomic_load_explicit(&self_frames_max[start], memory_order_relaxed))
         atomic_store_explicit(&self_frames_max[start], (int)i, memory_order_relaxed);
-    if (!python && n == want && want < cap && (size_t)n - i < R.stack_depth) {
+    if (!python && n == want && want < cap && (size_t)n - i < recorder.stack_depth) {
         /* this path has more frames of ours than any before: walk again */
         n = start == WALK_FROM_HOOK ? walk_from_hook(buf, cap, hook_frame) : -1;
         if (n < 0)
-            n = R.walk(buf, cap);
+            n = recorder.walk(buf, cap);
         i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
     }
     if (n <= 0)
@@ -161,11 +158,11 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
     if (python) {
         *merged = true;
         *kept = ips;
-        return vt_py_stack_merge(buf + i, (size_t)n - i, ips, R.stack_depth);
+        return vt_py_stack_merge(buf + i, (size_t)n - i, ips, recorder.stack_depth);
     }
     _Static_assert(sizeof buf[0] == sizeof ips[0], "a return address is 64 bits");
     *kept = (const uint64_t *)(buf + i);
-    return (size_t)n - i < R.stack_depth ? (size_t)n - i : R.stack_depth;
+    return (size_t)n - i < recorder.stack_depth ? (size_t)n - i : recorder.stack_depth;
 }
 
 /* ---- entry points ---- */
@@ -224,7 +221,7 @@ void vt_record_mem(const struct vt_mem_event *ev)
      * carry none: docs/internals/performance-history.md, section 1, "After the
      * tracer work"). */
     struct vt_raw_mem *m =
-        ev->op != VT_OP_FREE && R.stack_depth
+        ev->op != VT_OP_FREE && recorder.stack_depth
             ? begin_mem_with_stack()
             : (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)),
                                                0, VT_NAME_CHECK_SOMETIMES);
@@ -400,6 +397,11 @@ void vt_record_modules_gone(void)
 
 /* ---- services to the hooks ---- */
 
+bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *rc)
+{
+    return vt_fatal_signals_sigaction(sig, act, old, rc);
+}
+
 int vt_guarded_dl_iterate_phdr(vt_phdr_callback cb, void *data)
 {
     vt_fork_guard_enter();
@@ -438,11 +440,11 @@ static int build_path(bool child, const char *parent_path)
         .rank = vt_rank_from_env(env_lookup, NULL),
         .local_rank = vt_local_rank_from_env(env_lookup, NULL),
     };
-    if (vt_expand_path(R.output_template, &f, R.path, sizeof R.path) != 0)
+    if (vt_expand_path(recorder.output_template, &f, recorder.path, sizeof recorder.path) != 0)
         return -1;
-    if (child && !strcmp(R.path, parent_path)) {
-        size_t len = strlen(R.path);
-        if ((size_t)snprintf(R.path + len, sizeof R.path - len, ".%ld", f.pid) >= sizeof R.path - len)
+    if (child && !strcmp(recorder.path, parent_path)) {
+        size_t len = strlen(recorder.path);
+        if ((size_t)snprintf(recorder.path + len, sizeof recorder.path - len, ".%ld", f.pid) >= sizeof recorder.path - len)
             return -1;
     }
     return 0;
@@ -452,7 +454,7 @@ static int build_path(bool child, const char *parent_path)
  * (writer.h); false (after one stderr line) if it cannot start. */
 static bool start_writer(void)
 {
-    size_t block = (size_t)R.opts.num[VT_OPTION_BUFFER_KB] * 1024;
+    size_t block = (size_t)recorder.opts.num[VT_OPTION_BUFFER_KB] * 1024;
     size_t max_blocks = VT_BUFFER_MEMORY_MAX / block;
     if (max_blocks < 8)
         max_blocks = 8;
@@ -460,12 +462,12 @@ static bool start_writer(void)
 
     struct vt_process_info_buf info;
     vt_process_info_collect(&info, clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC),
-                            R.stack_depth, R.opts.num[VT_OPTION_FLUSH_MS]);
-    int rc = vt_writer_start(R.path, R.opts.num[VT_OPTION_FLUSH_MS],
-                             R.opts.num[VT_OPTION_TIME_UNIT_NS],
-                             R.opts.num[VT_OPTION_TIME_SLACK_US] * 1000,
-                             R.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts,
-                             R.links.api_name);
+                            recorder.stack_depth, recorder.opts.num[VT_OPTION_FLUSH_MS]);
+    int rc = vt_writer_start(recorder.path, recorder.opts.num[VT_OPTION_FLUSH_MS],
+                             recorder.opts.num[VT_OPTION_TIME_UNIT_NS],
+                             recorder.opts.num[VT_OPTION_TIME_SLACK_US] * 1000,
+                             recorder.opts.num[VT_OPTION_VERBOSE] != 0, &info.facts,
+                             recorder.links.api_name);
     vt_process_info_free(&info);
     if (rc != 0) {
         /* Said at the process's first driver call (vt_recorder_active),
@@ -474,11 +476,11 @@ static bool start_writer(void)
         if (rc == EAGAIN && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
             vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s (the "
                                  "address space is limited to %llu KiB: ulimit -v); tracing "
-                                 "disabled, the program continues\n", R.path, strerror(rc),
+                                 "disabled, the program continues\n", recorder.path, strerror(rc),
                    (unsigned long long)(as.rlim_cur / 1024));
         else
             vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s; tracing "
-                                 "disabled, the program continues\n", R.path, strerror(rc));
+                                 "disabled, the program continues\n", recorder.path, strerror(rc));
         return false;
     }
     vt_tb_open();
@@ -490,21 +492,21 @@ static void fork_child(void)
 {
     vt_fork_guard_child();
     vt_fatal_signals_after_fork();
-    R.pid = getpid();
+    recorder.pid = getpid();
     vt_exit_line_after_fork_child(); /* the parent speaks for it */
-    if (!R.session)
+    if (!recorder.session)
         return;
     vt_in_tracer++;
     atomic_store(&vt_tb_active, 0);
     vt_tb_after_fork_child();
     vt_writer_after_fork_child();
-    char parent_path[sizeof R.path];
-    memcpy(parent_path, R.path, sizeof parent_path);
+    char parent_path[sizeof recorder.path];
+    memcpy(parent_path, recorder.path, sizeof parent_path);
     if (build_path(true, parent_path) != 0) {
         vt_say(VT_SAY_LATER, "vramtrace: trace path too long; tracing disabled in child %ld\n", (long)getpid());
-        R.session = false;
+        recorder.session = false;
     } else if (!start_writer()) {
-        R.session = false;
+        recorder.session = false;
     }
     vt_in_tracer--;
 }
@@ -518,47 +520,47 @@ static void register_atfork(void)
 
 bool vt_recorder_start(const struct vt_recorder_links *links)
 {
-    if (R.session)
+    if (recorder.session)
         return vt_recorder_active();
     vt_in_tracer++;
     bool ok = false;
-    R.links = links ? *links : (struct vt_recorder_links){0};
-    vt_py_stack_set_lookup(R.links.loader_dlsym);
+    recorder.links = links ? *links : (struct vt_recorder_links){0};
+    vt_py_stack_set_lookup(recorder.links.loader_dlsym);
     /* Said once the process traces (say.c): never by one without CUDA. */
-    vt_options_parse(&R.opts, env_lookup, NULL, VT_SAY_LATER);
-    if (R.opts.num[VT_OPTION_VERBOSE])
-        vt_options_print(&R.opts, VT_SAY_LATER);
-    if (R.opts.num[VT_OPTION_DISABLE]) {
+    vt_options_parse(&recorder.opts, env_lookup, NULL, VT_SAY_LATER);
+    if (recorder.opts.num[VT_OPTION_VERBOSE])
+        vt_options_print(&recorder.opts, VT_SAY_LATER);
+    if (recorder.opts.num[VT_OPTION_DISABLE]) {
         vt_say_forget_held(); /* do nothing at all: say nothing either */
         goto out;
     }
-    vt_exit_line_init(R.opts.num[VT_OPTION_QUIET] != 0);
-    vt_clock_setup(R.opts.str[VT_OPTION_CLOCK], R.opts.num[VT_OPTION_VERBOSE] != 0);
+    vt_exit_line_init(recorder.opts.num[VT_OPTION_QUIET] != 0);
+    vt_clock_setup(recorder.opts.str[VT_OPTION_CLOCK], recorder.opts.num[VT_OPTION_VERBOSE] != 0);
     /* getenv's strings may change under us later (setenv): keep a copy. */
-    snprintf(R.output_template, sizeof R.output_template, "%s", R.opts.str[VT_OPTION_OUTPUT]);
-    R.stack_depth = R.opts.num[VT_OPTION_STACK_DEPTH];
+    snprintf(recorder.output_template, sizeof recorder.output_template, "%s", recorder.opts.str[VT_OPTION_OUTPUT]);
+    recorder.stack_depth = recorder.opts.num[VT_OPTION_STACK_DEPTH];
     /* Same answers either way (fast_unwind.h); libunwind is the reference. */
-    R.walk = unw_backtrace;
+    recorder.walk = unw_backtrace;
 #if VT_HAVE_FAST_UNWIND
-    if (R.opts.num[VT_OPTION_FAST_UNWIND])
-        R.walk = vt_fast_backtrace;
+    if (recorder.opts.num[VT_OPTION_FAST_UNWIND])
+        recorder.walk = vt_fast_backtrace;
 #endif
     bool is_main = false;
-    R.skip_by_extent = vt_guarded_extent_of((const void *)(uintptr_t)vt_record_mem, &R.self_start,
-                                            &R.self_end, &is_main) == 0 && !is_main;
+    recorder.skip_by_extent = vt_guarded_extent_of((const void *)(uintptr_t)vt_record_mem, &recorder.self_start,
+                                            &recorder.self_end, &is_main) == 0 && !is_main;
     /* Only where leading frames are dropped by the library's extent: a
      * program linking the recorder itself (tests) drops a fixed count. */
-    R.walk_from_hook = VT_HAVE_FAST_UNWIND && R.opts.num[VT_OPTION_FAST_UNWIND] && R.skip_by_extent;
+    recorder.walk_from_hook = VT_HAVE_FAST_UNWIND && recorder.opts.num[VT_OPTION_FAST_UNWIND] && recorder.skip_by_extent;
     if (build_path(false, "") != 0) {
         vt_say(VT_SAY_LATER, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
     if (!start_writer())
         goto out;
-    R.pid = getpid();
-    R.session = true;
+    recorder.pid = getpid();
+    recorder.session = true;
     pthread_once(&atfork_once, register_atfork);
-    vt_fatal_signals_install(R.links.sigaction);
+    vt_fatal_signals_install(recorder.links.sigaction);
     ok = true;
 out:
     vt_in_tracer--;
@@ -567,15 +569,15 @@ out:
 
 void vt_recorder_stop(bool release_memory)
 {
-    if (!R.session)
+    if (!recorder.session)
         return;
     vt_in_tracer++;
     vt_tb_close(); /* from here on, other threads' events are counted as lost */
     vt_writer_stop();
     if (release_memory)
         vt_tb_release_all();
-    R.session = false;
-    if (getpid() == R.pid)
+    recorder.session = false;
+    if (getpid() == recorder.pid)
         vt_exit_line_say(vt_writer_created_path()); /* the trace is whole: say where */
     vt_in_tracer--;
 }
@@ -589,8 +591,8 @@ void vt_record_before_exec(void)
     /* In a vfork child (or a raw clone without atfork handlers) the
      * recorder, the buffers, even this thread's TLS are the PARENT's, which
      * runs on after the exec: nothing of the parent's may be touched, and
-     * nothing is lost. getpid() tells: R.pid is the parent's there. */
-    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+     * nothing is lost. getpid() tells: recorder.pid is the parent's there. */
+    if (!recorder.session || getpid() != recorder.pid || vt_in_tracer || !vt_recorder_active())
         return;
     vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
 }
@@ -602,7 +604,7 @@ void vt_record_before_exit(void)
 {
     /* As before exec: a vfork child's _exit (the usual end of a failed
      * exec) must not touch the parent's recorder. */
-    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+    if (!recorder.session || getpid() != recorder.pid || vt_in_tracer || !vt_recorder_active())
         return;
     vt_tb_close(); /* other threads' later events are counted as lost */
     vt_writer_finish(VT_EXIT_FLUSH_TIMEOUT_MS);
@@ -610,7 +612,7 @@ void vt_record_before_exit(void)
 
 const char *vt_record_trace_file(void)
 {
-    if (!R.session || getpid() != R.pid || vt_in_tracer || !vt_recorder_active())
+    if (!recorder.session || getpid() != recorder.pid || vt_in_tracer || !vt_recorder_active())
         return NULL;
     const char *created = vt_writer_created_path();
     if (!created) {
@@ -622,8 +624,8 @@ const char *vt_record_trace_file(void)
 
 const char *vt_recorder_path(void)
 {
-    if (!R.session)
+    if (!recorder.session)
         return "";
     const char *created = vt_writer_created_path();
-    return created ? created : R.path;
+    return created ? created : recorder.path;
 }

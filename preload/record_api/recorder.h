@@ -24,27 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorded_events.h"
+#include "tracer_services.h"
 #include "vramtrace/trace_format.h"
 
 /* Symbols the traced program (or the loader) must find carry this; the rest
  * of the library is hidden (-fvisibility=hidden). */
 #define VT_EXPORT __attribute__((visibility("default")))
-
-/* One memory operation, as the driver performed it. */
-struct vt_mem_event {
-    uint8_t op;           /* enum vt_op */
-    uint8_t kind;         /* enum vt_kind */
-    uint16_t api;         /* id of the hooked entry point (its name:
-                           * vt_recorder_links.api_name) */
-    uint16_t label;       /* id of the runtime entry point that led here, 0 if none */
-    int32_t device;       /* device ordinal, -1 if unknown */
-    int32_t result;       /* CUresult the real function returned */
-    uint64_t addr;        /* pointer, or handle for handle-keyed kinds */
-    uint64_t size;        /* bytes (requested size for allocations) */
-    uint64_t aux;         /* stream for stream-ordered ops, handle for mappings */
-    uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
-    uint64_t total_bytes;
-};
 
 /* True once the recorder is writing a trace. Hooks may use it to skip work
  * (querying device facts, say) when nothing would be recorded. */
@@ -80,12 +66,6 @@ void vt_record_range_start(uint64_t range_id, const char *domain, const char *na
 void vt_record_range_end(uint64_t range_id);
 void vt_record_mark(const char *domain, const char *name);
 
-/* One record of a census of what memory is made of (VT_REC_PART). */
-struct vt_part_event {
-    uint64_t census, addr, bytes, elements;
-    int32_t device;       /* ordinal, -1 if unknown */
-    uint8_t part;         /* enum vt_part */
-};
 /* dtype and name may be NULL; they are copied. */
 void vt_record_part(const struct vt_part_event *ev, const char *dtype, const char *name);
 
@@ -108,22 +88,6 @@ void vt_record_modules_gone(void);
  * a bounded time). Takes no lock; does nothing in a vfork child (whose
  * memory is the parent's). If the exec fails, recording just goes on. */
 void vt_record_before_exec(void);
-
-/* The per-thread recursion guard shared by hooks and recorder: while it is
- * set, hooks pass straight through (the tracer's own driver calls, and
- * anything the recorder triggers, are not recorded). Initial-exec TLS: no
- * allocation, safe in any hook. */
-extern __thread int vt_in_tracer __attribute__((tls_model("initial-exec")));
-
-/* The frame of the driver wrapper whose action is recording, NULL outside
- * one (set around the action, driver_wrappers.c; a hook of a signal
- * handler restores the one it interrupted). The program's part of the
- * stack begins at that frame's caller, so the recorder walks from there
- * rather than through the library's own frames (recorder.c,
- * capture_stack). A frame-pointer frame: __builtin_frame_address(0) -
- * frame[0] the saved rbp, frame[1] the return address, its caller's stack
- * pointer frame + 2. */
-extern __thread void *vt_hook_frame __attribute__((tls_model("initial-exec")));
 
 /* ---- services the recorder offers the hooks ---- */
 
@@ -164,17 +128,5 @@ void vt_record_before_exit(void);
  * it), with *rc its result and errno as the C library leaves it. */
 struct sigaction;
 bool vt_record_sigaction(int sig, const struct sigaction *act, struct sigaction *old, int *rc);
-
-/* One line to fd, the way the tracer says things ("vramtrace: ..."):
- * snprintf into a stack buffer, then one write(). fd VT_SAY_LATER: held
- * until the process records its first event (quiet until it traces:
- * processes that never use CUDA say nothing), then said once. */
-#define VT_SAY_LATER (-2)
-void vt_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Says the held lines, once (the first event of the process, or its first
- * driver call when tracing could not start). */
-void vt_say_held(void);
-/* Drops the held lines unsaid (VRAMTRACE_DISABLE). */
-void vt_say_forget_held(void);
 
 #endif

@@ -47,13 +47,10 @@
 #include "exit_line.h"
 #include "file_keeper.h"
 #include "fork_guard.h"
-#include "modules.h"
-#include "python_codes.h"
-#include "recorder.h"
-#include "stack_trie.h"
-#include "string_table.h"
+#include "record_ids.h"
 #include "thread_buffer.h"
 #include "trace_file.h"
+#include "tracer_services.h"
 #include "wake_word.h"
 
 /* A chunk is written when its records reach this size, or when its oldest
@@ -74,21 +71,6 @@
  * the events after such a free back for at most the flush interval (see
  * run_round). */
 #define VT_PENDING_FREE_WAIT_MS 100
-
-/* Recently seen stacks -> their trie node. Most events repeat a stack seen
- * a moment ago (a training loop's few sites); a hit costs a hash and a
- * compare instead of a walk down the trie, one probe per frame, which was
- * half the writer thread's instructions at 32 frames (docs/internals/PERFORMANCE.md,
- * "Whole process"). Direct-mapped; a slot holds a stack and the node the
- * trie gave it, and the trie never forgets a node, so a hit is exact. */
-#define STACK_CACHE_SLOTS 512
-#define STACK_CACHE_DEPTH 64 /* deeper stacks always walk the trie */
-struct stack_cache_slot {
-    uint64_t node; /* 0: empty */
-    uint64_t hash;
-    size_t n;
-    uint64_t ips[STACK_CACHE_DEPTH];
-};
 
 static struct {
     struct vt_fd_identity fd_id; /* the file created (file_keeper.h) */
@@ -118,14 +100,7 @@ static struct {
     struct vt_encoder enc;
     void *cctx;
     struct vt_bytes frame;
-    struct vt_stack_trie trie;
-    struct stack_cache_slot *stack_cache; /* NULL: none (no memory) */
-    struct vt_string_table strings;
-    struct vt_module_map modules;
-    const char *(*api_name)(unsigned api); /* NULL: none known */
-    uint8_t *api_emitted;
-    size_t api_cap;
-    uint64_t next_thread_id;
+    struct vt_record_ids ids; /* defines what enc's records refer to */
     struct vt_thread_buf **cursors;
     size_t ncursors, cursor_cap;
 
@@ -134,7 +109,7 @@ static struct {
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
     struct vt_clock_line cal_line; /* between them */
-} W;
+} writer;
 
 static uint64_t now_ns(void)
 {
@@ -143,7 +118,7 @@ static uint64_t now_ns(void)
 
 bool vt_writer_failed(void)
 {
-    return atomic_load(&W.failed);
+    return atomic_load(&writer.failed);
 }
 
 /* ---- output ---- */
@@ -194,27 +169,27 @@ static void stop_recording(void)
 static void remove_unstarted(void)
 {
     struct stat st;
-    if (W.header_written || !atomic_load(&W.created))
+    if (writer.header_written || !atomic_load(&writer.created))
         return;
-    if (lstat(W.created_path, &st) == 0 && st.st_dev == W.fd_id.dev && st.st_ino == W.fd_id.ino)
-        unlink(W.created_path);
+    if (lstat(writer.created_path, &st) == 0 && st.st_dev == writer.fd_id.dev && st.st_ino == writer.fd_id.ino)
+        unlink(writer.created_path);
 }
 
 /* The first failure of the trace: true once (the caller says why). */
 static bool first_failure(void)
 {
-    return !atomic_exchange(&W.failing, 1);
+    return !atomic_exchange(&writer.failing, 1);
 }
 
 /* Recording stops first, and only then is the failure published: a thread
- * waiting for the writer (vt_writer_flush_now) wakes on W.failed and must
+ * waiting for the writer (vt_writer_flush_now) wakes on writer.failed and must
  * find the recorder stopped, not about to stop. */
 static void give_up(void)
 {
     stop_recording();
     remove_unstarted();
-    atomic_store(&W.failed, 1);
-    vt_wake_post(&W.done);
+    atomic_store(&writer.failed, 1);
+    vt_wake_post(&writer.done);
 }
 
 /* The trace cannot be written: say so once, stop recording. */
@@ -223,7 +198,7 @@ static void fail(int err)
     if (!first_failure())
         return;
     vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program continues\n",
-           W.path, strerror(err));
+           writer.path, strerror(err));
     give_up();
 }
 
@@ -244,25 +219,25 @@ static int ensure_open(void)
 {
     if (vt_keeper_is_open())
         return 0;
-    char actual[sizeof W.path];
+    char actual[sizeof writer.path];
     unsigned alternatives;
     struct vt_safe_path_refusal refusal;
-    if (vt_keeper_create(W.path, actual, sizeof actual, &alternatives, &refusal, &W.fd_id) != 0) {
+    if (vt_keeper_create(writer.path, actual, sizeof actual, &alternatives, &refusal, &writer.fd_id) != 0) {
         int err = errno;
         if (alternatives > 0) {
-            char last[sizeof W.path];
-            if (vt_trace_file_alternative(W.path, alternatives, last, sizeof last) != 0)
+            char last[sizeof writer.path];
+            if (vt_trace_file_alternative(writer.path, alternatives, last, sizeof last) != 0)
                 snprintf(last, sizeof last, "(name too long)");
             if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s, nor any numbered name up to %s: %s; "
-                          "tracing disabled, the program continues\n", W.path, last, strerror(err));
+                          "tracing disabled, the program continues\n", writer.path, last, strerror(err));
                 give_up();
             }
         } else if (refusal.text[0]) {
             /* a directory on the way is not safe to write in: say which */
             if (first_failure()) {
                 vt_say(2, "vramtrace: cannot write trace %s: %s; tracing disabled, the program "
-                          "continues\n", W.path, refusal.text);
+                          "continues\n", writer.path, refusal.text);
                 give_up();
             }
         } else {
@@ -270,17 +245,17 @@ static int ensure_open(void)
         }
         return -1;
     }
-    snprintf(W.path, sizeof W.path, "%s", actual);
-    snprintf(W.created_path, sizeof W.created_path, "%s", actual);
-    atomic_store_explicit(&W.created, 1, memory_order_release);
-    if (W.verbose) {
+    snprintf(writer.path, sizeof writer.path, "%s", actual);
+    snprintf(writer.created_path, sizeof writer.created_path, "%s", actual);
+    atomic_store_explicit(&writer.created, 1, memory_order_release);
+    if (writer.verbose) {
         const char *why = vt_keeper_why_shared();
-        vt_say(2, "vramtrace: pid %ld writing %s%s%s%s\n", (long)getpid(), W.path,
+        vt_say(2, "vramtrace: pid %ld writing %s%s%s%s\n", (long)getpid(), writer.path,
                why ? " (through a descriptor of the program's: " : "", why ? why : "",
                why ? ")" : "");
     }
     uint8_t preamble[VT_PREAMBLE_SIZE];
-    vt_encode_preamble(preamble, W.enc.time_unit_ns);
+    vt_encode_preamble(preamble, writer.enc.time_unit_ns);
     int err = write_trace(preamble, sizeof preamble);
     if (err) {
         fail(err);
@@ -291,21 +266,21 @@ static int ensure_open(void)
 
 static void flush_chunk(void)
 {
-    if (W.enc.records == 0 || atomic_load(&W.failed) || !vt_keeper_is_open())
+    if (writer.enc.records == 0 || atomic_load(&writer.failed) || !vt_keeper_is_open())
         return; /* no file until the first event (create_file) */
-    if (vt_chunk_frame(&W.enc, W.cctx, &W.frame) != 0) {
+    if (vt_chunk_frame(&writer.enc, writer.cctx, &writer.frame) != 0) {
         fail(ENOMEM);
         return;
     }
-    int err = write_trace(W.frame.data, W.frame.len);
+    int err = write_trace(writer.frame.data, writer.frame.len);
     if (err) {
         fail(err);
         return;
     }
-    W.header_written = true;
-    W.chunks++;
-    vt_encoder_begin_chunk(&W.enc);
-    W.chunk_due_ns = UINT64_MAX;
+    writer.header_written = true;
+    writer.chunks++;
+    vt_encoder_begin_chunk(&writer.enc);
+    writer.chunk_due_ns = UINT64_MAX;
 }
 
 /* The first event is about to be encoded: create the file and write what
@@ -318,102 +293,15 @@ static int create_file(void)
     if (ensure_open())
         return -1;
     flush_chunk();
-    return atomic_load(&W.failed) ? -1 : 0;
-}
-
-/* ---- ids defined before first use ---- */
-
-static void on_module(void *ctx, const struct vt_module *m, bool loaded)
-{
-    (void)ctx;
-    if (loaded)
-        vt_encode_module(&W.enc, m->id, m->load_bias, m->start, m->end, m->path,
-                         m->build_id, m->build_id_len);
-    else
-        vt_encode_module_unload(&W.enc, m->id);
-}
-
-static void on_stack_node(void *ctx, uint64_t id, uint64_t parent, uint64_t ip)
-{
-    (void)ctx;
-    (void)id; /* ids follow the order of the records */
-    vt_encode_stack_node(&W.enc, parent, ip);
-}
-
-/* The trie node of a stack (0 if the trie ran out of memory). */
-static uint64_t stack_node(const uint64_t *ips, size_t n)
-{
-    struct stack_cache_slot *c = NULL;
-    uint64_t h = n;
-    if (W.stack_cache && n <= STACK_CACHE_DEPTH) {
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ ips[i]) * UINT64_C(0x9E3779B97F4A7C15);
-        h ^= h >> 29;
-        c = &W.stack_cache[h & (STACK_CACHE_SLOTS - 1)];
-        if (c->node && c->hash == h && c->n == n && !memcmp(c->ips, ips, n * sizeof *ips))
-            return c->node;
-    }
-    uint64_t node = vt_trie_insert(&W.trie, ips, n, on_stack_node, NULL);
-    if (node == UINT64_MAX)
-        return 0;
-    if (c && node) {
-        c->node = node;
-        c->hash = h;
-        c->n = n;
-        memcpy(c->ips, ips, n * sizeof *ips);
-    }
-    return node;
-}
-
-static uint64_t api_id(uint64_t id)
-{
-    if (id == 0)
-        return 0;
-    if (id >= W.api_cap) {
-        size_t cap = W.api_cap ? W.api_cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        uint8_t *a = realloc(W.api_emitted, cap);
-        if (!a)
-            return id; /* cannot remember: name it again next time */
-        memset(a + W.api_cap, 0, cap - W.api_cap);
-        W.api_emitted = a;
-        W.api_cap = cap;
-    }
-    if (W.api_cap > id && !W.api_emitted[id]) {
-        const char *name = W.api_name ? W.api_name((unsigned)id) : NULL;
-        char fallback[32];
-        if (!name) {
-            snprintf(fallback, sizeof fallback, "api#%llu", (unsigned long long)id);
-            name = fallback;
-        }
-        vt_encode_api(&W.enc, id, name);
-        W.api_emitted[id] = 1;
-    }
-    return id;
-}
-
-static uint64_t string_id(const char *text, size_t len, bool present)
-{
-    if (!present)
-        return 0;
-    int is_new;
-    uint64_t id = vt_strings_intern(&W.strings, text, len, &is_new);
-    if (id == UINT64_MAX)
-        return 0;
-    if (is_new)
-        vt_encode_string(&W.enc, text, len);
-    return id;
+    return atomic_load(&writer.failed) ? -1 : 0;
 }
 
 static uint64_t thread_id(struct vt_thread_buf *tb)
 {
-    if (!tb->file_id) {
-        /* Normally the thread's first raw event names it; this covers a
-         * thread whose naming event could not be stored. */
-        tb->file_id = ++W.next_thread_id;
-        vt_encode_thread(&W.enc, tb->file_id, tb->os_tid, "", 0);
-    }
+    /* Normally the thread's first raw event names it; this covers a
+     * thread whose naming event could not be stored. */
+    if (!tb->file_id)
+        vt_ids_name_thread(&writer.ids, &tb->file_id, tb->os_tid, "", 0);
     return tb->file_id;
 }
 
@@ -424,9 +312,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
     switch (h->type) {
     case VT_REC_THREAD: {
         const struct vt_raw_thread *t = (const void *)h;
-        if (!tb->file_id)
-            tb->file_id = ++W.next_thread_id;
-        vt_encode_thread(&W.enc, tb->file_id, t->os_tid, t->name, t->name_len);
+        vt_ids_name_thread(&writer.ids, &tb->file_id, t->os_tid, t->name, t->name_len);
         break;
     }
     case VT_REC_MEM: {
@@ -449,23 +335,19 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
          * late (run_round: its time is then clamped there) */
         if (m->ev.op == VT_OP_FREE)
             r.duration_ns = vt_clock_line_span_ns(
-                &W.cal_line, h->ticks > W.cal_lo.ticks ? h->ticks : W.cal_lo.ticks, m->end_ticks);
-        r.api = api_id(m->ev.api);
-        r.label = api_id(m->ev.label);
-        uint64_t py_ips[VT_MAX_STACK_DEPTH]; /* Python frames: ids of this file */
+                &writer.cal_line, h->ticks > writer.cal_lo.ticks ? h->ticks : writer.cal_lo.ticks, m->end_ticks);
+        r.api = vt_ids_api(&writer.ids, m->ev.api);
+        r.label = vt_ids_api(&writer.ids, m->ev.label);
         if (h->flags & VT_RAW_SAME_STACK) {
             r.stack = tb->last_stack;
         } else {
-            r.stack = stack_node(h->flags & VT_RAW_PY_FRAMES
-                                     ? vt_py_codes_prepare(&W.enc, ips, h->nips, py_ips)
-                                     : ips,
-                                 h->nips);
+            r.stack = vt_ids_stack(&writer.ids, ips, h->nips, h->flags & VT_RAW_PY_FRAMES);
             if (vt_tb_remembers_stack(h->flags, h->nips))
                 tb->last_stack = r.stack;
         }
-        vt_encode_mem(&W.enc, &r);
+        vt_encode_mem(&writer.enc, &r);
         vt_exit_line_note(&r);
-        W.events++;
+        writer.events++;
         break;
     }
     case VT_REC_RANGE_PUSH:
@@ -477,19 +359,19 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         const char *domain = (const char *)g + vt_raw_round(sizeof *g);
         const char *name = domain + g->domain_len;
         uint64_t thread = thread_id(tb);
-        uint64_t d = h->type == VT_REC_RANGE_END ? 0 : string_id(domain, g->domain_len, g->has_domain);
-        uint64_t n = string_id(name, g->name_len, g->has_name);
+        uint64_t d = h->type == VT_REC_RANGE_END ? 0 : vt_ids_string(&writer.ids, domain, g->domain_len, g->has_domain);
+        uint64_t n = vt_ids_string(&writer.ids, name, g->name_len, g->has_name);
         if (h->type == VT_REC_RANGE_PUSH)
-            vt_encode_range_push(&W.enc, thread, time_ns, d, n);
+            vt_encode_range_push(&writer.enc, thread, time_ns, d, n);
         else if (h->type == VT_REC_RANGE_POP)
-            vt_encode_range_pop(&W.enc, thread, time_ns, d);
+            vt_encode_range_pop(&writer.enc, thread, time_ns, d);
         else if (h->type == VT_REC_RANGE_START)
-            vt_encode_range_start(&W.enc, thread, time_ns, g->range_id, d, n);
+            vt_encode_range_start(&writer.enc, thread, time_ns, g->range_id, d, n);
         else if (h->type == VT_REC_RANGE_END)
-            vt_encode_range_end(&W.enc, thread, time_ns, g->range_id);
+            vt_encode_range_end(&writer.enc, thread, time_ns, g->range_id);
         else
-            vt_encode_mark(&W.enc, thread, time_ns, d, n);
-        W.events++;
+            vt_encode_mark(&writer.enc, thread, time_ns, d, n);
+        writer.events++;
         break;
     }
     case VT_REC_PART: {
@@ -506,18 +388,18 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
             .bytes = p->ev.bytes,
             .elements = p->ev.elements,
         };
-        r.dtype = string_id(dtype, p->dtype_len, p->dtype_len > 0);
-        r.name = string_id(name, p->name_len, p->name_len > 0);
-        vt_encode_part(&W.enc, &r);
-        W.events++;
+        r.dtype = vt_ids_string(&writer.ids, dtype, p->dtype_len, p->dtype_len > 0);
+        r.name = vt_ids_string(&writer.ids, name, p->name_len, p->name_len > 0);
+        vt_encode_part(&writer.enc, &r);
+        writer.events++;
         break;
     }
     case VT_REC_DEVICE: {
         const struct vt_raw_device *d = (const void *)h;
         const char *name = (const char *)d + vt_raw_round(sizeof *d);
-        vt_encode_device(&W.enc, d->ordinal < 0 ? 0 : (uint64_t)d->ordinal, d->uuid, name,
+        vt_encode_device(&writer.enc, d->ordinal < 0 ? 0 : (uint64_t)d->ordinal, d->uuid, name,
                          d->name_len, d->total_bytes);
-        W.events++;
+        writer.events++;
         break;
     }
     default:
@@ -537,15 +419,15 @@ static void collect_one(struct vt_thread_buf *tb, void *vctx)
     vt_tb_collect(tb, ctx->timeout_ms);
     if (!tb->wq_head)
         return;
-    if (W.ncursors == W.cursor_cap) {
-        size_t cap = W.cursor_cap ? W.cursor_cap * 2 : 64;
-        struct vt_thread_buf **c = realloc(W.cursors, cap * sizeof *c);
+    if (writer.ncursors == writer.cursor_cap) {
+        size_t cap = writer.cursor_cap ? writer.cursor_cap * 2 : 64;
+        struct vt_thread_buf **c = realloc(writer.cursors, cap * sizeof *c);
         if (!c)
             return; /* its events wait for the next round */
-        W.cursors = c;
-        W.cursor_cap = cap;
+        writer.cursors = c;
+        writer.cursor_cap = cap;
     }
-    W.cursors[W.ncursors++] = tb;
+    writer.cursors[writer.ncursors++] = tb;
 }
 
 /* The next unread event of a buffer's writer queue, or NULL. Consumed
@@ -584,17 +466,17 @@ static bool wait_for_free(const struct vt_raw_header *h)
  * two such frees, met in turn, would restart each other's wait. */
 static bool hold_expired(const struct vt_raw_header *h)
 {
-    return h->ticks < W.cal_hi.ticks &&
-           vt_clock_line_span_ns(&W.cal_line, h->ticks, W.cal_hi.ticks) >=
-               W.flush_ms * 1000000ull;
+    return h->ticks < writer.cal_hi.ticks &&
+           vt_clock_line_span_ns(&writer.cal_line, h->ticks, writer.cal_hi.ticks) >=
+               writer.flush_ms * 1000000ull;
 }
 
 /* A new calibration point; the previous one becomes the lower end. */
 static void calibrate(void)
 {
-    W.cal_lo = W.cal_hi;
-    W.cal_hi = vt_clock_calibrate();
-    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
+    writer.cal_lo = writer.cal_hi;
+    writer.cal_hi = vt_clock_calibrate();
+    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
 }
 
 /* One round. A normal round calibrates first and writes the events stamped
@@ -610,10 +492,10 @@ static void run_round(bool everything, bool emergency, bool write_now)
     uint64_t cutoff = UINT64_MAX;
     if (!everything) {
         calibrate();
-        cutoff = W.cal_hi.ticks;
+        cutoff = writer.cal_hi.ticks;
     }
     struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1};
-    W.ncursors = 0;
+    writer.ncursors = 0;
     vt_tb_for_each(collect_one, &ctx);
     if (everything)
         calibrate();
@@ -622,10 +504,10 @@ static void run_round(bool everything, bool emergency, bool write_now)
         struct vt_thread_buf *best = NULL;
         const struct vt_raw_header *best_h = NULL;
         size_t best_i = 0;
-        for (size_t i = 0; i < W.ncursors; i++) {
-            const struct vt_raw_header *h = peek(W.cursors[i]);
+        for (size_t i = 0; i < writer.ncursors; i++) {
+            const struct vt_raw_header *h = peek(writer.cursors[i]);
             if (h && h->ticks <= cutoff && (!best_h || h->ticks < best_h->ticks)) {
-                best = W.cursors[i];
+                best = writer.cursors[i];
                 best_h = h;
                 best_i = i;
             }
@@ -652,31 +534,31 @@ static void run_round(bool everything, bool emergency, bool write_now)
             if (everything && !wait_for_free(best_h))
                 atomic_fetch_add(&vt_tb_lost, 1);
             if (vt_raw_pending(best_h)) {
-                W.cursors[best_i] = W.cursors[--W.ncursors];
+                writer.cursors[best_i] = writer.cursors[--writer.ncursors];
                 continue;
             }
         }
         if (!vt_keeper_is_open() && create_file() != 0)
             return;
-        uint64_t time_ns = vt_clock_to_ns(&W.cal_line, best_h->ticks);
+        uint64_t time_ns = vt_clock_to_ns(&writer.cal_line, best_h->ticks);
         /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
          * after it was collected: an event is on disk FLUSH_MS after it,
          * as the option promises, whatever round picked it up. */
-        if (W.chunk_due_ns == UINT64_MAX)
-            W.chunk_due_ns = time_ns + W.flush_ms * 1000000ull;
+        if (writer.chunk_due_ns == UINT64_MAX)
+            writer.chunk_due_ns = time_ns + writer.flush_ms * 1000000ull;
         emit(best, best_h, time_ns);
         best->wq_head->read += best_h->size;
-        if (vt_encoder_chunk_size(&W.enc) >= VT_CHUNK_TARGET_RAW)
+        if (vt_encoder_chunk_size(&writer.enc) >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
-        if (atomic_load(&W.failed))
+        if (atomic_load(&writer.failed))
             return;
     }
     uint64_t lost = atomic_load(&vt_tb_lost);
-    if (lost > W.lost_reported) {
-        vt_encode_lost(&W.enc, lost - W.lost_reported);
-        W.lost_reported = lost;
+    if (lost > writer.lost_reported) {
+        vt_encode_lost(&writer.enc, lost - writer.lost_reported);
+        writer.lost_reported = lost;
     }
-    if (everything || write_now || now_ns() >= W.chunk_due_ns)
+    if (everything || write_now || now_ns() >= writer.chunk_due_ns)
         flush_chunk();
     if (!emergency)
         vt_tb_reap_exited();
@@ -687,24 +569,24 @@ static void run_round(bool everything, bool emergency, bool write_now)
 static int poll_timeout_ms(void)
 {
     uint64_t now = now_ns();
-    if (W.chunk_due_ns == UINT64_MAX || W.chunk_due_ns - now >= W.flush_ms * 1000000ull)
-        return (int)W.flush_ms;
-    if (W.chunk_due_ns <= now)
+    if (writer.chunk_due_ns == UINT64_MAX || writer.chunk_due_ns - now >= writer.flush_ms * 1000000ull)
+        return (int)writer.flush_ms;
+    if (writer.chunk_due_ns <= now)
         return 0;
-    return (int)((W.chunk_due_ns - now + 999999) / 1000000);
+    return (int)((writer.chunk_due_ns - now + 999999) / 1000000);
 }
 
 static void refresh_modules(bool force)
 {
-    bool changed = atomic_exchange(&W.modules_changed, 0);
-    vt_modules_refresh(&W.modules, force || changed, on_module, NULL);
+    bool changed = atomic_exchange(&writer.modules_changed, 0);
+    vt_ids_refresh_modules(&writer.ids, force || changed);
 }
 
 static void *writer_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
-    atomic_store(&W.started, 1);
+    atomic_store(&writer.started, 1);
     /* The process record was encoded by vt_writer_start; the module map
      * follows it in the first chunk, written with the first event. */
     /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
@@ -718,31 +600,31 @@ static void *writer_main(void *arg)
      * wake-up posted while it was starting - a stop, by a process that
      * exits at once - ends the first wait at once. */
     unsigned seen = 0;
-    while (!atomic_load(&W.failed)) {
-        vt_wake_wait(&W.wake, seen, poll_timeout_ms());
-        seen = vt_wake_seen(&W.wake);
-        if (atomic_load(&W.stop))
+    while (!atomic_load(&writer.failed)) {
+        vt_wake_wait(&writer.wake, seen, poll_timeout_ms());
+        seen = vt_wake_seen(&writer.wake);
+        if (atomic_load(&writer.stop))
             break;
         vt_fork_guard_enter();
-        if (atomic_exchange(&W.emergency, 0)) {
+        if (atomic_exchange(&writer.emergency, 0)) {
             run_round(true, true, true);
-            atomic_fetch_add(&W.emergency_done, 1);
-            vt_wake_post(&W.done);
+            atomic_fetch_add(&writer.emergency_done, 1);
+            vt_wake_post(&writer.done);
         } else {
             /* Read before the round's cutoff is taken: every event of a
              * thread that asked (stamped before it asked) is <= cutoff. */
-            unsigned long long asked = atomic_load(&W.flush_asked);
+            unsigned long long asked = atomic_load(&writer.flush_asked);
             refresh_modules(false);
-            run_round(false, false, asked != atomic_load(&W.flush_done));
-            if (asked != atomic_load(&W.flush_done)) {
-                atomic_store(&W.flush_done, asked);
-                vt_wake_post(&W.done);
+            run_round(false, false, asked != atomic_load(&writer.flush_done));
+            if (asked != atomic_load(&writer.flush_done)) {
+                atomic_store(&writer.flush_done, asked);
+                vt_wake_post(&writer.done);
             }
         }
         vt_fork_guard_leave();
     }
     vt_fork_guard_enter();
-    if (!atomic_load(&W.failed)) {
+    if (!atomic_load(&writer.failed)) {
         /* Final round: the hooks are stopped, everything pending is written. */
         refresh_modules(false);
         run_round(true, false, true);
@@ -750,22 +632,22 @@ static void *writer_main(void *arg)
          * stopped (vt_tb_note_refused) are counted as lost: the trailer is
          * the last thing the file can say. */
         uint64_t lost = atomic_load(&vt_tb_lost);
-        if (lost > W.lost_reported && vt_keeper_is_open()) {
-            vt_encode_lost(&W.enc, lost - W.lost_reported);
-            W.lost_reported = lost;
+        if (lost > writer.lost_reported && vt_keeper_is_open()) {
+            vt_encode_lost(&writer.enc, lost - writer.lost_reported);
+            writer.lost_reported = lost;
         }
         if (vt_keeper_is_open()) {
-            vt_encode_trailer(&W.enc, now_ns(), W.events, W.chunks + 1, W.lost_reported);
+            vt_encode_trailer(&writer.enc, now_ns(), writer.events, writer.chunks + 1, writer.lost_reported);
             flush_chunk();
         }
     }
-    if (!atomic_load(&W.failed)) {
+    if (!atomic_load(&writer.failed)) {
         int err = vt_keeper_close(); /* and the keeper ends, inside the guard */
         if (err)
             fail(err);
     }
-    atomic_store(&W.finished, 1);
-    vt_wake_post(&W.done);
+    atomic_store(&writer.finished, 1);
+    vt_wake_post(&writer.done);
     vt_fork_guard_leave();
     return NULL;
 }
@@ -774,21 +656,14 @@ static void *writer_main(void *arg)
 
 static void free_state(void)
 {
-    vt_encoder_free(&W.enc);
-    vt_bytes_free(&W.frame);
-    vt_chunk_cctx_free(W.cctx);
-    W.cctx = NULL;
-    vt_trie_free(&W.trie);
-    free(W.stack_cache);
-    W.stack_cache = NULL;
-    vt_strings_free(&W.strings);
-    vt_modules_free(&W.modules);
-    free(W.api_emitted);
-    W.api_emitted = NULL;
-    W.api_cap = 0;
-    free(W.cursors);
-    W.cursors = NULL;
-    W.ncursors = W.cursor_cap = 0;
+    vt_encoder_free(&writer.enc);
+    vt_bytes_free(&writer.frame);
+    vt_chunk_cctx_free(writer.cctx);
+    writer.cctx = NULL;
+    vt_ids_free(&writer.ids);
+    free(writer.cursors);
+    writer.cursors = NULL;
+    writer.ncursors = writer.cursor_cap = 0;
 }
 
 static void wake_from_hook(void)
@@ -809,7 +684,7 @@ static void wake_from_hook(void)
 static void wait_until_started(void)
 {
     uint64_t deadline = now_ns() + VT_WRITER_START_WAIT_MS * 1000000ull;
-    for (unsigned i = 0; !atomic_load(&W.started); i++) {
+    for (unsigned i = 0; !atomic_load(&writer.started); i++) {
         if (i < 100) {
             sched_yield();
         } else {
@@ -825,61 +700,55 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
 {
-    W.header_written = false;
-    W.verbose = verbose;
-    W.api_name = api_name;
-    atomic_store(&W.created, 0);
-    snprintf(W.path, sizeof W.path, "%s", path);
-    W.flush_ms = flush_ms;
-    atomic_store(&W.stop, 0);
-    atomic_store(&W.wake.word, 0); /* writer_main's first wait compares with 0 */
-    atomic_store(&W.wake.waiters, 0); /* a fork child: its parent's waiter is not here */
-    atomic_store(&W.done.waiters, 0);
-    atomic_store(&W.emergency, 0);
-    atomic_store(&W.modules_changed, 0);
-    atomic_store(&W.failed, 0);
-    atomic_store(&W.failing, 0);
-    atomic_store(&W.finished, 0);
-    atomic_store(&W.flush_asked, 0);
-    atomic_store(&W.flush_done, 0);
-    W.events = W.chunks = W.lost_reported = 0;
-    W.chunk_due_ns = UINT64_MAX;
-    W.next_thread_id = 0;
+    writer.header_written = false;
+    writer.verbose = verbose;
+    atomic_store(&writer.created, 0);
+    snprintf(writer.path, sizeof writer.path, "%s", path);
+    writer.flush_ms = flush_ms;
+    atomic_store(&writer.stop, 0);
+    atomic_store(&writer.wake.word, 0); /* writer_main's first wait compares with 0 */
+    atomic_store(&writer.wake.waiters, 0); /* a fork child: its parent's waiter is not here */
+    atomic_store(&writer.done.waiters, 0);
+    atomic_store(&writer.emergency, 0);
+    atomic_store(&writer.modules_changed, 0);
+    atomic_store(&writer.failed, 0);
+    atomic_store(&writer.failing, 0);
+    atomic_store(&writer.finished, 0);
+    atomic_store(&writer.flush_asked, 0);
+    atomic_store(&writer.flush_done, 0);
+    writer.events = writer.chunks = writer.lost_reported = 0;
+    writer.chunk_due_ns = UINT64_MAX;
     /* The first point, before hooks record (in a forked child too: the
      * parent's points are the parent's writer's). */
-    W.cal_hi = vt_clock_calibrate();
-    W.cal_lo = W.cal_hi;
-    vt_clock_line_init(&W.cal_line, W.cal_lo, W.cal_hi);
-    vt_encoder_init(&W.enc);
-    vt_encoder_set_time_unit(&W.enc, time_unit_ns);
-    vt_encoder_set_time_slack(&W.enc, time_slack_ns);
-    memset(&W.frame, 0, sizeof W.frame);
-    vt_trie_init(&W.trie);
-    W.stack_cache = calloc(STACK_CACHE_SLOTS, sizeof *W.stack_cache); /* NULL: no cache */
-    vt_py_codes_reset();
-    vt_strings_init(&W.strings);
-    vt_modules_init(&W.modules);
+    writer.cal_hi = vt_clock_calibrate();
+    writer.cal_lo = writer.cal_hi;
+    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    vt_encoder_init(&writer.enc);
+    vt_encoder_set_time_unit(&writer.enc, time_unit_ns);
+    vt_encoder_set_time_slack(&writer.enc, time_slack_ns);
+    memset(&writer.frame, 0, sizeof writer.frame);
+    vt_ids_init(&writer.ids, &writer.enc, api_name);
     int err = ENOMEM;
-    W.cctx = vt_chunk_cctx_new();
-    if (!W.cctx)
+    writer.cctx = vt_chunk_cctx_new();
+    if (!writer.cctx)
         goto fail_state;
-    vt_encoder_stream(&W.enc, W.cctx);
-    vt_encode_process(&W.enc, facts);
+    vt_encoder_stream(&writer.enc, writer.cctx);
+    vt_encode_process(&writer.enc, facts);
 
     /* The writer must never take a signal meant for the program (nor
      * SIGXFSZ: with it blocked, a too-large file is an EFBIG from write). */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    atomic_store(&W.started, 0);
-    int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+    atomic_store(&writer.started, 0);
+    int rc = pthread_create(&writer.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         err = rc; /* EAGAIN: no room for its stack (an address-space limit) */
         goto fail_state;
     }
     wait_until_started();
-    W.running = true;
+    writer.running = true;
     vt_tb_wake_writer = wake_from_hook;
     return 0;
 
@@ -890,29 +759,29 @@ fail_state:
 
 void vt_writer_wake(void)
 {
-    vt_wake_post(&W.wake);
+    vt_wake_post(&writer.wake);
 }
 
 void vt_writer_modules_changed(void)
 {
-    atomic_store(&W.modules_changed, 1);
+    atomic_store(&writer.modules_changed, 1);
 }
 
 void vt_writer_stop(void)
 {
-    if (!W.running)
+    if (!writer.running)
         return;
-    atomic_store(&W.stop, 1);
+    atomic_store(&writer.stop, 1);
     vt_writer_wake();
-    pthread_join(W.thread, NULL);
-    W.running = false;
+    pthread_join(writer.thread, NULL);
+    writer.running = false;
     vt_tb_wake_writer = NULL;
     vt_keeper_forget();
     free_state();
 }
 
 /* Waits until *counter reaches target (the writer moves it, then posts
- * W.done), at most timeout_ms, in short slices: a wait can end early (a
+ * writer.done), at most timeout_ms, in short slices: a wait can end early (a
  * signal), and the counters are the answer. Gives up when the writer fails
  * (or, unless waiting for the end, stops). No lock: signal-safe. */
 static void wait_for_writer(atomic_ullong *counter, unsigned long long target, int timeout_ms,
@@ -920,87 +789,82 @@ static void wait_for_writer(atomic_ullong *counter, unsigned long long target, i
 {
     uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
     for (;;) {
-        unsigned seen = vt_wake_seen(&W.done);
-        if (atomic_load(counter) >= target || atomic_load(&W.failed) ||
-            (!until_end && atomic_load(&W.stop)))
+        unsigned seen = vt_wake_seen(&writer.done);
+        if (atomic_load(counter) >= target || atomic_load(&writer.failed) ||
+            (!until_end && atomic_load(&writer.stop)))
             return;
         uint64_t now = now_ns();
         if (now >= deadline)
             return;
         uint64_t left_ms = (deadline - now + 999999) / 1000000;
-        vt_wake_wait(&W.done, seen, left_ms < 10 ? (int)left_ms : 10);
+        vt_wake_wait(&writer.done, seen, left_ms < 10 ? (int)left_ms : 10);
     }
 }
 
 void vt_writer_emergency_flush(int timeout_ms)
 {
-    if (!W.running || atomic_load(&W.failed))
+    if (!writer.running || atomic_load(&writer.failed))
         return;
-    if (pthread_equal(pthread_self(), W.thread) || vt_keeper_is_calling_thread())
+    if (pthread_equal(pthread_self(), writer.thread) || vt_keeper_is_calling_thread())
         return; /* the writer itself crashed, or its keeper: nobody to flush */
-    if (atomic_load(&W.stop)) {
+    if (atomic_load(&writer.stop)) {
         /* The process is exiting and the writer writing its last round: a
          * signal now (a launcher's SIGTERM to a rank that is exiting after
          * its own failure) waits for that round instead of cutting it. */
-        wait_for_writer(&W.finished, 1, timeout_ms, true);
+        wait_for_writer(&writer.finished, 1, timeout_ms, true);
         return;
     }
-    unsigned long long target = atomic_load(&W.emergency_done) + 1;
-    atomic_store(&W.emergency, 1);
+    unsigned long long target = atomic_load(&writer.emergency_done) + 1;
+    atomic_store(&writer.emergency, 1);
     vt_writer_wake();
-    wait_for_writer(&W.emergency_done, target, timeout_ms, false);
+    wait_for_writer(&writer.emergency_done, target, timeout_ms, false);
 }
 
 /* Touches no lock, only atomics and a futex word: safe from any context
  * (a signal handler's exec included). */
 void vt_writer_flush_now(int timeout_ms)
 {
-    if (!W.running || atomic_load(&W.failed) || atomic_load(&W.stop))
+    if (!writer.running || atomic_load(&writer.failed) || atomic_load(&writer.stop))
         return;
-    if (pthread_equal(pthread_self(), W.thread))
+    if (pthread_equal(pthread_self(), writer.thread))
         return; /* the writer itself: nobody else to do the round */
-    unsigned long long target = atomic_fetch_add(&W.flush_asked, 1) + 1;
+    unsigned long long target = atomic_fetch_add(&writer.flush_asked, 1) + 1;
     vt_writer_wake();
-    wait_for_writer(&W.flush_done, target, timeout_ms, false);
+    wait_for_writer(&writer.flush_done, target, timeout_ms, false);
 }
 
 void vt_writer_finish(int timeout_ms)
 {
-    if (!W.running || atomic_load(&W.failed))
+    if (!writer.running || atomic_load(&writer.failed))
         return;
-    if (pthread_equal(pthread_self(), W.thread))
+    if (pthread_equal(pthread_self(), writer.thread))
         return;
-    atomic_store(&W.stop, 1);
+    atomic_store(&writer.stop, 1);
     vt_writer_wake();
-    wait_for_writer(&W.finished, 1, timeout_ms, true);
+    wait_for_writer(&writer.finished, 1, timeout_ms, true);
 }
 
 const char *vt_writer_created_path(void)
 {
-    return atomic_load_explicit(&W.created, memory_order_acquire) ? W.created_path : NULL;
+    return atomic_load_explicit(&writer.created, memory_order_acquire) ? writer.created_path : NULL;
 }
 
 void vt_writer_after_fork_child(void)
 {
-    atomic_store(&W.created, 0);
-    atomic_store(&W.flush_asked, 0);
-    atomic_store(&W.flush_done, 0);
+    atomic_store(&writer.created, 0);
+    atomic_store(&writer.flush_asked, 0);
+    atomic_store(&writer.flush_done, 0);
     /* The parent's writer thread does not exist here and its state may be
      * mid-update: leave it (a small leak), close the parent's descriptors
      * in this process, and start clean. */
-    W.running = false;
+    writer.running = false;
     vt_tb_wake_writer = NULL;
     vt_keeper_after_fork_child();
-    atomic_store(&W.finished, 0);
-    memset(&W.enc, 0, sizeof W.enc);
-    memset(&W.frame, 0, sizeof W.frame);
-    W.cctx = NULL;
-    memset(&W.trie, 0, sizeof W.trie);
-    W.stack_cache = NULL;
-    memset(&W.strings, 0, sizeof W.strings);
-    memset(&W.modules, 0, sizeof W.modules);
-    W.api_emitted = NULL;
-    W.api_cap = 0;
-    W.cursors = NULL;
-    W.ncursors = W.cursor_cap = 0;
+    atomic_store(&writer.finished, 0);
+    memset(&writer.enc, 0, sizeof writer.enc);
+    memset(&writer.frame, 0, sizeof writer.frame);
+    writer.cctx = NULL;
+    vt_ids_forget(&writer.ids);
+    writer.cursors = NULL;
+    writer.ncursors = writer.cursor_cap = 0;
 }

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "tracer_services.h"
 
 #define VT_SAY_HELD_MAX 4096
 

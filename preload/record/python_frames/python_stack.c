@@ -37,7 +37,7 @@
 #include "cfi_rule.h"
 #include "python_layout.h"
 #include "raw_event.h"
-#include "recorder.h"
+#include "tracer_services.h"
 
 #define MAX_CODES 65536u        /* recorder code ids 1 .. MAX_CODES - 1 */
 #define SLOT_COUNT 131072u      /* open addressing, code address -> id */
@@ -65,7 +65,7 @@ struct code_entry {
 static atomic_int state = PY_UNKNOWN;
 
 static struct {
-    const struct vt_py_layout *L;
+    const struct vt_py_layout *layout;
     int (*is_initialized)(void);
     int (*is_finalizing)(void);
     void *(*this_thread_state)(void);
@@ -78,7 +78,7 @@ static struct {
     atomic_uint nentries;
     char *arena;
     atomic_size_t arena_used;
-} P;
+} cpython;
 
 /* ---- plain loads (memcpy: no alignment assumptions) ---- */
 
@@ -105,7 +105,7 @@ static inline int64_t load_i64(const uint8_t *base, int off)
 
 static inline bool has_type(const uint8_t *obj, const void *type)
 {
-    return obj && load_ptr(obj, P.L->ob_type) == type;
+    return obj && load_ptr(obj, cpython.layout->ob_type) == type;
 }
 
 /* ---- line tables ---- */
@@ -219,11 +219,11 @@ static size_t put_utf8(char *out, size_t room, uint32_t cp)
  * object's header. Anything else (not a str, a legacy string) is "?". */
 static size_t copy_str(const uint8_t *obj, char *out, size_t cap)
 {
-    if (!has_type(obj, P.unicode_type)) {
+    if (!has_type(obj, cpython.unicode_type)) {
         out[0] = '?';
         return 1;
     }
-    const struct vt_py_layout *L = P.L;
+    const struct vt_py_layout *L = cpython.layout;
     uint32_t st = (uint32_t)load_i32(obj, L->str_state);
     int64_t n = load_i64(obj, L->str_length);
     unsigned kind = VT_PY_STR_KIND(st, L->str_state_shift);
@@ -258,18 +258,18 @@ static size_t copy_str(const uint8_t *obj, char *out, size_t cap)
 
 static const char *arena_copy(const char *s, size_t len)
 {
-    size_t at = atomic_fetch_add_explicit(&P.arena_used, len, memory_order_relaxed);
+    size_t at = atomic_fetch_add_explicit(&cpython.arena_used, len, memory_order_relaxed);
     if (at > ARENA_BYTES || len > ARENA_BYTES - at)
         return NULL;
-    memcpy(P.arena + at, s, len);
-    return P.arena + at;
+    memcpy(cpython.arena + at, s, len);
+    return cpython.arena + at;
 }
 
 /* A new, published-once entry for code; 0 if the tables are full. */
 static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
                           const uint8_t *filename_obj, int32_t first_line)
 {
-    if (atomic_load_explicit(&P.nentries, memory_order_relaxed) >= MAX_CODES)
+    if (atomic_load_explicit(&cpython.nentries, memory_order_relaxed) >= MAX_CODES)
         return 0;
     char name[NAME_MAX_BYTES], file[NAME_MAX_BYTES];
     size_t nl = copy_str(name_obj, name, sizeof name);
@@ -277,10 +277,10 @@ static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
     const char *n = arena_copy(name, nl), *f = arena_copy(file, fl);
     if (!n || !f)
         return 0;
-    uint32_t id = atomic_fetch_add_explicit(&P.nentries, 1, memory_order_relaxed);
+    uint32_t id = atomic_fetch_add_explicit(&cpython.nentries, 1, memory_order_relaxed);
     if (id >= MAX_CODES)
         return 0;
-    struct code_entry *e = &P.entries[id];
+    struct code_entry *e = &cpython.entries[id];
     e->code = code;
     e->name_obj = name_obj;
     e->filename_obj = filename_obj;
@@ -294,14 +294,14 @@ static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
 
 static uint32_t code_id(const uint8_t *code)
 {
-    const struct vt_py_layout *L = P.L;
+    const struct vt_py_layout *L = cpython.layout;
     const uint8_t *name = load_ptr(code, L->co_qualname >= 0 ? L->co_qualname : L->co_name);
     const uint8_t *file = load_ptr(code, L->co_filename);
     int32_t first = load_i32(code, L->co_firstlineno);
     uintptr_t h = (uintptr_t)code;
     h = (h >> 4) ^ (h >> 17);
     for (unsigned probe = 0; probe < MAX_PROBES; probe++) {
-        _Atomic uint32_t *slot = &P.slots[(h + probe) & (SLOT_COUNT - 1)];
+        _Atomic uint32_t *slot = &cpython.slots[(h + probe) & (SLOT_COUNT - 1)];
         uint32_t id = atomic_load_explicit(slot, memory_order_acquire);
         if (id == 0) {
             uint32_t nid = new_entry(code, name, file, first);
@@ -313,7 +313,7 @@ static uint32_t code_id(const uint8_t *code)
                                                     memory_order_acquire);
             return nid;
         }
-        const struct code_entry *e = &P.entries[id];
+        const struct code_entry *e = &cpython.entries[id];
         if (e->code != code)
             continue;
         if (e->name_obj == name && e->filename_obj == file && e->first_line == first)
@@ -332,9 +332,9 @@ static uint32_t code_id(const uint8_t *code)
 bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out)
 {
     if (atomic_load_explicit(&state, memory_order_acquire) != PY_ON || code_id == 0 ||
-        code_id >= MAX_CODES || code_id >= atomic_load(&P.nentries))
+        code_id >= MAX_CODES || code_id >= atomic_load(&cpython.nentries))
         return false;
-    const struct code_entry *e = &P.entries[code_id];
+    const struct code_entry *e = &cpython.entries[code_id];
     out->qualname = e->name;
     out->qualname_len = e->name_len;
     out->filename = e->filename;
@@ -349,7 +349,7 @@ bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out)
  * has not started its first traceable instruction (CPython skips those). */
 static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *incomplete)
 {
-    const struct vt_py_layout *L = P.L;
+    const struct vt_py_layout *L = cpython.layout;
     int64_t addr;
     *incomplete = false;
     if (L->minor == 10) {
@@ -386,7 +386,7 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
     }
     const uint8_t *table = load_ptr(code, L->co_linetable);
     int32_t first = load_i32(code, L->co_firstlineno);
-    if (!has_type(table, P.bytes_type))
+    if (!has_type(table, cpython.bytes_type))
         return 0;
     int64_t len = load_i64(table, L->var_size);
     if (len < 0)
@@ -397,7 +397,7 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
 
 static const uint8_t *innermost_frame(const uint8_t *tstate)
 {
-    const struct vt_py_layout *L = P.L;
+    const struct vt_py_layout *L = cpython.layout;
     const uint8_t *f = load_ptr(tstate, L->ts_frame);
     if (f && L->cf_current >= 0)
         f = load_ptr(f, L->cf_current); /* tstate->cframe->current_frame */
@@ -407,10 +407,10 @@ static const uint8_t *innermost_frame(const uint8_t *tstate)
 /* Up to max Python frames of the calling thread, innermost first. */
 static size_t walk(uint64_t *out, size_t max)
 {
-    const struct vt_py_layout *L = P.L;
-    if (!P.is_initialized() || (P.is_finalizing && P.is_finalizing()))
+    const struct vt_py_layout *L = cpython.layout;
+    if (!cpython.is_initialized() || (cpython.is_finalizing && cpython.is_finalizing()))
         return 0; /* thread states may be gone */
-    const uint8_t *tstate = P.this_thread_state();
+    const uint8_t *tstate = cpython.this_thread_state();
     if (!tstate)
         return 0;
     size_t n = 0, seen = 0;
@@ -422,7 +422,7 @@ static size_t walk(uint64_t *out, size_t max)
         const uint8_t *code = load_ptr(f, L->fr_code);
         if (L->exec_tag_mask) /* 3.14+: a _PyStackRef, tags in its low bits */
             code = (const uint8_t *)((uintptr_t)code & ~(uintptr_t)L->exec_tag_mask);
-        if (!has_type(code, P.code_type))
+        if (!has_type(code, cpython.code_type))
             continue;
         bool incomplete;
         uint32_t line = frame_line(f, code, &incomplete);
@@ -436,8 +436,8 @@ static size_t walk(uint64_t *out, size_t max)
 static bool in_eval(uintptr_t ret)
 {
     /* A return address points after its call: look at ret - 1. */
-    return (ret - 1 >= P.eval_start && ret - 1 < P.eval_end) ||
-           (ret - 1 >= P.cold_start && ret - 1 < P.cold_end);
+    return (ret - 1 >= cpython.eval_start && ret - 1 < cpython.eval_end) ||
+           (ret - 1 >= cpython.cold_start && ret - 1 < cpython.cold_end);
 }
 
 size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth)
@@ -662,9 +662,9 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
 static void find_cold_part(void)
 {
 #if defined(__x86_64__)
-    struct text_seg t = {P.eval_start, 0, 0};
+    struct text_seg t = {cpython.eval_start, 0, 0};
     dl_iterate_phdr(find_text, &t);
-    if (!t.hi || P.eval_end > t.hi)
+    if (!t.hi || cpython.eval_end > t.hi)
         return;
     enum { CANDIDATES = 32, LOOKUPS = 256 };
     struct {
@@ -672,8 +672,8 @@ static void find_cold_part(void)
         unsigned hits;
     } c[CANDIDATES];
     unsigned nc = 0, lookups = 0;
-    const uint8_t *b = (const uint8_t *)P.eval_start;
-    size_t len = P.eval_end - P.eval_start;
+    const uint8_t *b = (const uint8_t *)cpython.eval_start;
+    size_t len = cpython.eval_end - cpython.eval_start;
     for (size_t i = 0; i + 6 <= len; i++) {
         size_t at;
         if (b[i] == 0xe9)
@@ -684,8 +684,8 @@ static void find_cold_part(void)
             continue;
         int32_t rel;
         memcpy(&rel, b + at, sizeof rel);
-        uintptr_t to = P.eval_start + at + 4 + (uintptr_t)(intptr_t)rel;
-        if ((to >= P.eval_start && to < P.eval_end) || to < t.lo || to >= t.hi)
+        uintptr_t to = cpython.eval_start + at + 4 + (uintptr_t)(intptr_t)rel;
+        if ((to >= cpython.eval_start && to < cpython.eval_end) || to < t.lo || to >= t.hi)
             continue;
         unsigned k = 0;
         while (k < nc && !(to >= c[k].lo && to < c[k].hi))
@@ -695,7 +695,7 @@ static void find_cold_part(void)
             /* a tail call (to a start) makes no candidate: those could
              * fill the list before the cold part is seen */
             if (nc == CANDIDATES || lookups++ == LOOKUPS || !vt_cfi_code_range(to, &lo, &hi) ||
-                to == lo || (lo < P.eval_end && hi > P.eval_start))
+                to == lo || (lo < cpython.eval_end && hi > cpython.eval_start))
                 continue;
             c[nc].lo = (uintptr_t)lo, c[nc].hi = (uintptr_t)hi, c[nc].hits = 0;
             nc++;
@@ -707,8 +707,8 @@ static void find_cold_part(void)
     for (unsigned k = 0; k < nc; k++)
         if (c[k].hits >= 2 && c[k].hits > best) {
             best = c[k].hits;
-            P.cold_start = c[k].lo;
-            P.cold_end = c[k].hi;
+            cpython.cold_start = c[k].lo;
+            cpython.cold_end = c[k].hi;
         }
 #endif
 }
@@ -750,8 +750,8 @@ static bool set_up(void)
     if (minor < 13) {
         for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
             if (layouts[i].minor == (int)minor)
-                P.L = &layouts[i];
-        if (!P.L)
+                cpython.layout = &layouts[i];
+        if (!cpython.layout)
             return say_no("version not supported", minor);
     }
     if (level < 0xc && minor <= 13) /* alphas and betas of these may still move fields */
@@ -761,35 +761,35 @@ static bool set_up(void)
         return say_no("debug build not supported", minor);
     if (minor >= 13) {
         const char *why = NULL;
-        P.L = layout_from_debug_offsets(sym("_PyRuntime"), ver, &why);
-        if (!P.L)
+        cpython.layout = layout_from_debug_offsets(sym("_PyRuntime"), ver, &why);
+        if (!cpython.layout)
             return say_no(why, minor);
     }
-    P.this_thread_state = (void *(*)(void))sym("PyGILState_GetThisThreadState");
-    P.is_finalizing = (int (*)(void))sym(minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
-    P.code_type = sym("PyCode_Type");
-    P.unicode_type = sym("PyUnicode_Type");
-    P.bytes_type = sym("PyBytes_Type");
+    cpython.this_thread_state = (void *(*)(void))sym("PyGILState_GetThisThreadState");
+    cpython.is_finalizing = (int (*)(void))sym(minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
+    cpython.code_type = sym("PyCode_Type");
+    cpython.unicode_type = sym("PyUnicode_Type");
+    cpython.bytes_type = sym("PyBytes_Type");
     void *eval = sym("_PyEval_EvalFrameDefault");
     Dl_info info;
     const ElfW(Sym) *esym = NULL;
-    if (!P.this_thread_state || !P.code_type || !P.unicode_type || !P.bytes_type || !eval ||
+    if (!cpython.this_thread_state || !cpython.code_type || !cpython.unicode_type || !cpython.bytes_type || !eval ||
         !dladdr1(eval, &info, (void **)&esym, RTLD_DL_SYMENT) || !esym || !esym->st_size)
         return say_no("interpreter symbols not found", minor);
-    P.eval_start = (uintptr_t)eval;
-    P.eval_end = P.eval_start + esym->st_size;
+    cpython.eval_start = (uintptr_t)eval;
+    cpython.eval_end = cpython.eval_start + esym->st_size;
     find_cold_part();
-    P.entries = map_zeroed(MAX_CODES * sizeof *P.entries);
-    P.slots = map_zeroed(SLOT_COUNT * sizeof *P.slots);
-    P.arena = map_zeroed(ARENA_BYTES);
-    if (!P.entries || !P.slots || !P.arena)
+    cpython.entries = map_zeroed(MAX_CODES * sizeof *cpython.entries);
+    cpython.slots = map_zeroed(SLOT_COUNT * sizeof *cpython.slots);
+    cpython.arena = map_zeroed(ARENA_BYTES);
+    if (!cpython.entries || !cpython.slots || !cpython.arena)
         return say_no("no memory for the code table", minor);
     /* id 0 is no code; id 1 is what frames get once the table is full. */
     static const char unknown[] = "<unknown>";
-    P.entries[UNKNOWN_CODE].name = unknown;
-    P.entries[UNKNOWN_CODE].name_len = sizeof unknown - 1;
-    P.entries[UNKNOWN_CODE].filename = "";
-    atomic_store(&P.nentries, UNKNOWN_CODE + 1);
+    cpython.entries[UNKNOWN_CODE].name = unknown;
+    cpython.entries[UNKNOWN_CODE].name_len = sizeof unknown - 1;
+    cpython.entries[UNKNOWN_CODE].filename = "";
+    atomic_store(&cpython.nentries, UNKNOWN_CODE + 1);
     return true;
 }
 
@@ -797,20 +797,20 @@ bool vt_py_stack_active(void)
 {
     int s = atomic_load_explicit(&state, memory_order_acquire);
     if (s == PY_ON)
-        return P.is_initialized();
+        return cpython.is_initialized();
     if (s != PY_UNKNOWN && s != PY_WAITING)
         return false;
     /* One thread finds out; the others record native stacks meanwhile. */
     if (!atomic_compare_exchange_strong(&state, &s, PY_BUSY))
         return false;
-    if (!P.is_initialized) {
-        P.is_initialized = (int (*)(void))sym("Py_IsInitialized");
-        if (!P.is_initialized) {
+    if (!cpython.is_initialized) {
+        cpython.is_initialized = (int (*)(void))sym("Py_IsInitialized");
+        if (!cpython.is_initialized) {
             atomic_store_explicit(&state, PY_OFF, memory_order_release);
             return false; /* not a Python process: nothing to say */
         }
     }
-    if (!P.is_initialized()) {
+    if (!cpython.is_initialized()) {
         atomic_store_explicit(&state, PY_WAITING, memory_order_release);
         return false;
     }

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "tracer_services.h"
 #include "trace_file.h"
 #include "wake_word.h"
 
@@ -52,7 +52,7 @@ static struct {
     const uint8_t *data;
     size_t len;
     int rc, err;
-} K = {.fd = -1};
+} keeper = {.fd = -1};
 
 /* ---- the keeper's own table ---- */
 
@@ -132,25 +132,25 @@ static void not_kept(const char *actual, unsigned *alternatives,
 
 static void serve(void)
 {
-    switch (K.op) {
+    switch (keeper.op) {
     case OP_CREATE: {
-        int fd = vt_trace_file_create(K.path, K.actual, K.actual_len, K.alternatives, K.refusal);
+        int fd = vt_trace_file_create(keeper.path, keeper.actual, keeper.actual_len, keeper.alternatives, keeper.refusal);
         /* moved high as in the program's table: out of 0-2 at least, so
          * that whatever writes to fd 2 from this thread (a sanitizer's
          * report) never lands in the trace */
-        if (fd >= 0 && (fd = vt_fd_move_high(fd, &K.id)) < 0)
-            not_kept(K.actual, K.alternatives, K.refusal);
-        K.err = fd < 0 ? errno : 0;
-        K.fd = fd;
-        K.rc = fd < 0 ? -1 : 0;
+        if (fd >= 0 && (fd = vt_fd_move_high(fd, &keeper.id)) < 0)
+            not_kept(keeper.actual, keeper.alternatives, keeper.refusal);
+        keeper.err = fd < 0 ? errno : 0;
+        keeper.fd = fd;
+        keeper.rc = fd < 0 ? -1 : 0;
         break;
     }
     case OP_WRITE:
-        K.err = write_all(K.fd, K.data, K.len);
+        keeper.err = write_all(keeper.fd, keeper.data, keeper.len);
         break;
     case OP_CLOSE:
-        K.err = close(K.fd) != 0 ? errno : 0;
-        K.fd = -1;
+        keeper.err = close(keeper.fd) != 0 ? errno : 0;
+        keeper.fd = -1;
         break;
     case OP_NONE:
     case OP_QUIT:
@@ -160,33 +160,33 @@ static void serve(void)
 
 static void answer(unsigned n)
 {
-    atomic_store(&K.answered, n);
-    vt_wake_post(&K.answer);
+    atomic_store(&keeper.answered, n);
+    vt_wake_post(&keeper.answer);
 }
 
 static void *keeper_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
-    atomic_store(&K.tid, (int)gettid());
+    atomic_store(&keeper.tid, (int)gettid());
     bool ok = own_table();
-    atomic_store(&K.private_table, ok);
+    atomic_store(&keeper.private_table, ok);
     if (!ok)
-        atomic_store(&K.tid, 0);
+        atomic_store(&keeper.tid, 0);
     answer(1);
     if (!ok)
         return NULL;
     unsigned done = 1;
     for (;;) {
-        unsigned seen = vt_wake_seen(&K.ask);
-        if (atomic_load(&K.asked) == done) {
-            vt_wake_wait(&K.ask, seen, 1000);
+        unsigned seen = vt_wake_seen(&keeper.ask);
+        if (atomic_load(&keeper.asked) == done) {
+            vt_wake_wait(&keeper.ask, seen, 1000);
             continue;
         }
-        enum keeper_op op = K.op;
+        enum keeper_op op = keeper.op;
         serve();
         if (op == OP_QUIT)
-            atomic_store(&K.tid, 0);
+            atomic_store(&keeper.tid, 0);
         answer(++done);
         if (op == OP_QUIT)
             return NULL; /* its table, with anything left in it, goes with it */
@@ -198,52 +198,52 @@ static void *keeper_main(void *arg)
 static void wait_answered(unsigned n)
 {
     for (;;) {
-        unsigned seen = vt_wake_seen(&K.answer);
-        if (atomic_load(&K.answered) == n)
+        unsigned seen = vt_wake_seen(&keeper.answer);
+        if (atomic_load(&keeper.answered) == n)
             return;
-        vt_wake_wait(&K.answer, seen, 1000);
+        vt_wake_wait(&keeper.answer, seen, 1000);
     }
 }
 
 static void call(enum keeper_op op)
 {
-    K.op = op;
-    unsigned n = atomic_load(&K.asked) + 1;
-    atomic_store(&K.asked, n);
-    vt_wake_post(&K.ask);
+    keeper.op = op;
+    unsigned n = atomic_load(&keeper.asked) + 1;
+    atomic_store(&keeper.asked, n);
+    vt_wake_post(&keeper.ask);
     wait_answered(n);
 }
 
 /* Starts the keeper; MODE_SHARED where it cannot have a table of its own. */
 static void start(void)
 {
-    atomic_store(&K.asked, 1); /* its first answer: whether it has a table */
-    atomic_store(&K.answered, 0);
-    atomic_store(&K.ask.waiters, 0);
-    atomic_store(&K.answer.waiters, 0);
-    atomic_store(&K.private_table, 0);
+    atomic_store(&keeper.asked, 1); /* its first answer: whether it has a table */
+    atomic_store(&keeper.answered, 0);
+    atomic_store(&keeper.ask.waiters, 0);
+    atomic_store(&keeper.answer.waiters, 0);
+    atomic_store(&keeper.private_table, 0);
     pthread_attr_t attr;
     int rc = pthread_attr_init(&attr);
     if (rc == 0) {
         pthread_attr_setstacksize(&attr, VT_KEEPER_STACK);
         /* signals stay blocked: the writer's mask (writer.c) is inherited */
-        rc = pthread_create(&K.thread, &attr, keeper_main, NULL);
+        rc = pthread_create(&keeper.thread, &attr, keeper_main, NULL);
         pthread_attr_destroy(&attr);
     }
     if (rc == 0) {
         wait_answered(1);
-        if (atomic_load(&K.private_table)) {
-            K.mode = MODE_KEEPER;
+        if (atomic_load(&keeper.private_table)) {
+            keeper.mode = MODE_KEEPER;
             return;
         }
-        pthread_join(K.thread, NULL);
-        snprintf(K.why_shared, sizeof K.why_shared,
+        pthread_join(keeper.thread, NULL);
+        snprintf(keeper.why_shared, sizeof keeper.why_shared,
                  "the kernel refused a descriptor table of its own");
     } else {
-        snprintf(K.why_shared, sizeof K.why_shared, "no thread for a table of its own: %s",
+        snprintf(keeper.why_shared, sizeof keeper.why_shared, "no thread for a table of its own: %s",
                  strerror(rc));
     }
-    K.mode = MODE_SHARED;
+    keeper.mode = MODE_SHARED;
 }
 
 /* ---- the writer's side ---- */
@@ -251,83 +251,83 @@ static void start(void)
 int vt_keeper_create(const char *path, char *actual, size_t actual_len, unsigned *alternatives,
                      struct vt_safe_path_refusal *refusal, struct vt_fd_identity *id)
 {
-    if (K.mode == MODE_NONE)
+    if (keeper.mode == MODE_NONE)
         start();
-    if (K.mode == MODE_SHARED) {
+    if (keeper.mode == MODE_SHARED) {
         int fd = vt_trace_file_create(path, actual, actual_len, alternatives, refusal);
         if (fd >= 0) {
-            fd = vt_fd_move_high(fd, &K.id);
+            fd = vt_fd_move_high(fd, &keeper.id);
             if (fd < 0)
                 not_kept(actual, alternatives, refusal);
         }
         if (fd < 0)
             return -1;
-        K.fd = fd;
-        *id = K.id;
+        keeper.fd = fd;
+        *id = keeper.id;
         return 0;
     }
-    K.path = path;
-    K.actual = actual;
-    K.actual_len = actual_len;
-    K.alternatives = alternatives;
-    K.refusal = refusal;
+    keeper.path = path;
+    keeper.actual = actual;
+    keeper.actual_len = actual_len;
+    keeper.alternatives = alternatives;
+    keeper.refusal = refusal;
     call(OP_CREATE);
-    if (K.rc != 0) {
-        errno = K.err;
+    if (keeper.rc != 0) {
+        errno = keeper.err;
         return -1;
     }
-    *id = K.id;
+    *id = keeper.id;
     return 0;
 }
 
 bool vt_keeper_is_open(void)
 {
-    return K.fd >= 0;
+    return keeper.fd >= 0;
 }
 
 bool vt_keeper_is_calling_thread(void)
 {
-    return atomic_load(&K.tid) == (int)gettid();
+    return atomic_load(&keeper.tid) == (int)gettid();
 }
 
 const char *vt_keeper_why_shared(void)
 {
-    return K.mode == MODE_SHARED ? K.why_shared : NULL;
+    return keeper.mode == MODE_SHARED ? keeper.why_shared : NULL;
 }
 
 int vt_keeper_write(const uint8_t *p, size_t len)
 {
-    if (K.fd < 0)
+    if (keeper.fd < 0)
         return EBADF;
-    if (K.mode == MODE_SHARED) {
+    if (keeper.mode == MODE_SHARED) {
         /* the program's table: checked first, once per write (a chunk) */
-        if (!vt_fd_still_ours(K.fd, &K.id)) {
-            K.fd = -1; /* not ours: never closed, never written */
+        if (!vt_fd_still_ours(keeper.fd, &keeper.id)) {
+            keeper.fd = -1; /* not ours: never closed, never written */
             return EBADF;
         }
-        return write_all(K.fd, p, len);
+        return write_all(keeper.fd, p, len);
     }
-    K.data = p;
-    K.len = len;
+    keeper.data = p;
+    keeper.len = len;
     call(OP_WRITE);
-    return K.err;
+    return keeper.err;
 }
 
 int vt_keeper_close(void)
 {
     int err = 0;
-    if (K.mode == MODE_KEEPER) {
-        if (K.fd >= 0) {
+    if (keeper.mode == MODE_KEEPER) {
+        if (keeper.fd >= 0) {
             call(OP_CLOSE);
-            err = K.err;
+            err = keeper.err;
         }
         call(OP_QUIT);
-        pthread_join(K.thread, NULL);
-    } else if (K.fd >= 0 && vt_fd_still_ours(K.fd, &K.id)) {
-        err = close(K.fd) != 0 ? errno : 0;
+        pthread_join(keeper.thread, NULL);
+    } else if (keeper.fd >= 0 && vt_fd_still_ours(keeper.fd, &keeper.id)) {
+        err = close(keeper.fd) != 0 ? errno : 0;
     }
-    K.fd = -1;
-    K.mode = MODE_NONE;
+    keeper.fd = -1;
+    keeper.mode = MODE_NONE;
     return err;
 }
 
@@ -338,9 +338,9 @@ void vt_keeper_forget(void)
 
 void vt_keeper_after_fork_child(void)
 {
-    if (K.mode == MODE_SHARED && K.fd >= 0 && vt_fd_still_ours(K.fd, &K.id))
-        close(K.fd);
-    K.fd = -1;
-    K.mode = MODE_NONE;
-    atomic_store(&K.tid, 0);
+    if (keeper.mode == MODE_SHARED && keeper.fd >= 0 && vt_fd_still_ours(keeper.fd, &keeper.id))
+        close(keeper.fd);
+    keeper.fd = -1;
+    keeper.mode = MODE_NONE;
+    atomic_store(&keeper.tid, 0);
 }

@@ -23,7 +23,7 @@ static struct {
     uint64_t now[VT_EXIT_DEVICES], peak[VT_EXIT_DEVICES];
     bool used[VT_EXIT_DEVICES];
     uint64_t failed;            /* allocation calls that failed */
-} X;
+} tally;
 
 /* Whether the parent process has this library loaded: then this process
  * is a worker of a traced program, which speaks for the job. */
@@ -55,13 +55,13 @@ void vt_exit_line_init(bool quiet)
     const char *session = getenv("VRAMTRACE_SESSION");
     /* The parent is looked at once the process traces (its first record):
      * a shell or `timeout` that never uses CUDA reads nothing. */
-    X.say = !quiet && isatty(2) && !(session && *session);
-    vt_live_rule_init(&X.live);
+    tally.say = !quiet && isatty(2) && !(session && *session);
+    vt_live_rule_init(&tally.live);
 }
 
 void vt_exit_line_after_fork_child(void)
 {
-    X.say = false;
+    tally.say = false;
 }
 
 /* A device's total and its largest (the report's peak of that device's
@@ -70,36 +70,36 @@ static void change(uint8_t device, int64_t delta)
 {
     if (device >= VT_EXIT_DEVICES)
         return;
-    X.used[device] = true;
-    X.now[device] += (uint64_t)delta;
-    if (X.now[device] > X.peak[device])
-        X.peak[device] = X.now[device];
+    tally.used[device] = true;
+    tally.now[device] += (uint64_t)delta;
+    if (tally.now[device] > tally.peak[device])
+        tally.peak[device] = tally.now[device];
 }
 
 /* Nothing said rather than a figure it cannot stand by. */
 static void out_of_memory(void)
 {
-    X.say = false;
-    vt_live_rule_free(&X.live);
+    tally.say = false;
+    vt_live_rule_free(&tally.live);
 }
 
 /* Device memory by the report's live-set rule (live_rule.h, the same code
  * the analyzer's replay runs): what ends, ends in its own device's total. */
 void vt_exit_line_note(const struct vt_mem_record *r)
 {
-    if (!X.say)
+    if (!tally.say)
         return;
-    if (!X.parent_checked) {
-        X.parent_checked = true;
+    if (!tally.parent_checked) {
+        tally.parent_checked = true;
         if (parent_traced()) {
-            X.say = false;
+            tally.say = false;
             return;
         }
     }
     struct vt_live ended;
     if (r->kind == VT_KIND_VA_MAP) { /* a mapping holds a VMM handle's memory */
         bool oom = false;
-        if (vt_live_rule_map(&X.live, r->op, r->addr, r->aux, r->result, &ended, &oom))
+        if (vt_live_rule_map(&tally.live, r->op, r->addr, r->aux, r->result, &ended, &oom))
             change(ended.ledger, -(int64_t)ended.size);
         if (oom)
             out_of_memory();
@@ -108,19 +108,19 @@ void vt_exit_line_note(const struct vt_mem_record *r)
     if (vt_kind_category(r->kind) != VT_CAT_DEVICE)
         return;
     if (r->op == VT_OP_FREE) {
-        if (vt_live_rule_free_event(&X.live, r->kind, r->addr, r->result, &ended) ==
+        if (vt_live_rule_free_event(&tally.live, r->kind, r->addr, r->result, &ended) ==
             VT_LIVE_FREE_ENDED)
             change(ended.ledger, -(int64_t)ended.size);
         return;
     }
     struct vt_live *e = NULL;
-    switch (vt_live_rule_alloc(&X.live, r->kind, r->addr, r->size, r->result, &e)) {
+    switch (vt_live_rule_alloc(&tally.live, r->kind, r->addr, r->size, r->result, &e)) {
     case VT_LIVE_RETAINED: return;
-    case VT_LIVE_FAILED: X.failed++; return;
+    case VT_LIVE_FAILED: tally.failed++; return;
     case VT_LIVE_TAKES: break;
     }
     bool replaced;
-    if (!(e = vt_live_rule_take(&X.live, e, r->kind, r->addr, r->size, &replaced, &ended))) {
+    if (!(e = vt_live_rule_take(&tally.live, e, r->kind, r->addr, r->size, &replaced, &ended))) {
         out_of_memory();
         return;
     }
@@ -135,23 +135,23 @@ void vt_exit_line_say(const char *trace_path)
 {
     /* A process that allocated nothing has no trace (the writer removed
      * the file it had not started). */
-    if (!X.say || !trace_path || !*trace_path || access(trace_path, F_OK) != 0)
+    if (!tally.say || !trace_path || !*trace_path || access(trace_path, F_OK) != 0)
         return;
-    X.say = false; /* once */
+    tally.say = false; /* once */
     char line[2048], b[32];
     size_t n = (size_t)snprintf(line, sizeof line, "vramtrace: trace %s", trace_path);
     bool any = false;
     for (int d = 0; d < VT_EXIT_DEVICES && n < sizeof line; d++)
-        if (X.used[d]) {
+        if (tally.used[d]) {
             n += (size_t)snprintf(line + n, sizeof line - n, "%s device %d peak %s",
-                                  any ? ";" : ":", d, vt_format_bytes(X.peak[d], b, sizeof b));
+                                  any ? ";" : ":", d, vt_format_bytes(tally.peak[d], b, sizeof b));
             any = true;
         }
     if (!any && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n, ": no GPU memory allocated");
-    if (X.failed && n < sizeof line)
+    if (tally.failed && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n, "; %" PRIu64 " allocation call%s failed",
-                              X.failed, X.failed == 1 ? "" : "s");
+                              tally.failed, tally.failed == 1 ? "" : "s");
     if (n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n, "; read it: vramtrace report %s\n",
                               trace_path);

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "tracer_services.h"
 
 atomic_int vt_clock_tsc;
 

@@ -11,39 +11,39 @@ static struct {
     uint32_t *file_id; /* recorder id -> file id, 0: not described yet */
     size_t cap;
     uint64_t next;     /* the file's last code id */
-} C;
+} code_ids;
 
 void vt_py_codes_reset(void)
 {
-    free(C.file_id);
-    memset(&C, 0, sizeof C);
+    free(code_ids.file_id);
+    memset(&code_ids, 0, sizeof code_ids);
 }
 
 /* The file's id for a recorder code id, describing the code first if new;
  * 0 if memory ran out (the frame then names no code). */
 static uint64_t file_code(struct vt_encoder *enc, uint64_t rid)
 {
-    if (rid >= C.cap) {
-        size_t cap = C.cap ? C.cap : 1024;
+    if (rid >= code_ids.cap) {
+        size_t cap = code_ids.cap ? code_ids.cap : 1024;
         while (cap <= rid)
             cap *= 2;
-        uint32_t *m = realloc(C.file_id, cap * sizeof *m);
+        uint32_t *m = realloc(code_ids.file_id, cap * sizeof *m);
         if (!m)
             return 0;
-        memset(m + C.cap, 0, (cap - C.cap) * sizeof *m);
-        C.file_id = m;
-        C.cap = cap;
+        memset(m + code_ids.cap, 0, (cap - code_ids.cap) * sizeof *m);
+        code_ids.file_id = m;
+        code_ids.cap = cap;
     }
-    if (C.file_id[rid])
-        return C.file_id[rid];
+    if (code_ids.file_id[rid])
+        return code_ids.file_id[rid];
     struct vt_py_code_desc d;
     if (!vt_py_code_describe(rid, &d)) {
         d = (struct vt_py_code_desc){.qualname = "?", .qualname_len = 1, .filename = ""};
     }
-    uint64_t id = ++C.next;
+    uint64_t id = ++code_ids.next;
     vt_encode_py_code(enc, id, d.qualname, d.qualname_len, d.filename, d.filename_len,
                       d.first_line);
-    C.file_id[rid] = (uint32_t)id;
+    code_ids.file_id[rid] = (uint32_t)id;
     return id;
 }
 

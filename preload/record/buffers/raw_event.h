@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#include "recorder.h"
+#include "recorded_events.h"
+#include "vramtrace/trace_format.h"
 
 /* Longest stack and longest phase/domain/device name kept (longer names are
  * cut: they still identify the phase, and a buffer block always holds at
