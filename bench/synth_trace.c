@@ -1,6 +1,6 @@
 /*
  * Benchmark 3's input: a big trace made directly with the trace encoder
- * (preload/record/trace_encoder.h), without running anything.
+ * (preload/record/encoding/trace_encoder.h), without running anything.
  *
  *   synth_trace --events N --out FILE [--live K] [--stacks S] [--depth D]
  *               [--phase-every P] [--fail-every F] [--devices G]

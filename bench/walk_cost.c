@@ -1,6 +1,6 @@
 /*
  * The stack walk alone: unw_backtrace (libunwind) against the tracer's own
- * walker (preload/record/fast_unwind.h), from D frames of recursion, walked
+ * walker (preload/record/stacks/fast_unwind.h), from D frames of recursion, walked
  * N times each, alternately (docs/internals/performance-history.md, section 1, "Own
  * unwinder").
  *

@@ -33,8 +33,8 @@ static struct vt_mem_event mem_event(unsigned api, CUresult rc, unsigned op, uns
     };
 }
 
-static void emit(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
-                 uint64_t addr, uint64_t size, uint64_t aux)
+static void record_mem_op(unsigned api, CUresult rc, unsigned op, unsigned kind, int device,
+                          uint64_t addr, uint64_t size, uint64_t aux)
 {
     struct vt_mem_event ev = mem_event(api, rc, op, kind, device, addr, size, aux);
     if (op == VT_OP_ALLOC && rc != CUDA_SUCCESS)
@@ -53,7 +53,7 @@ static void emit_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsig
 {
     if (!pre->slot) {
         if (vt_recorder_active())
-            emit(api, rc, VT_OP_FREE, kind, device, addr, size, aux);
+            record_mem_op(api, rc, VT_OP_FREE, kind, device, addr, size, aux);
         return;
     }
     struct vt_mem_event ev = mem_event(api, rc, VT_OP_FREE, kind, device, addr, size, aux);
@@ -162,7 +162,7 @@ void vt_on_ptr_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr
         return;
     uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
     int device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
-    emit(api, rc, VT_OP_ALLOC, kind, device, addr, size, aux);
+    record_mem_op(api, rc, VT_OP_ALLOC, kind, device, addr, size, aux);
 }
 
 void vt_on_ctx_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr *dptr,
@@ -179,7 +179,7 @@ void vt_on_ctx_alloc(unsigned api, CUresult rc, unsigned kind, const CUdeviceptr
     int device = vt_current_device();
     if (device < 0 && rc == CUDA_SUCCESS)
         device = vt_device_of_ptr(addr);
-    emit(api, rc, VT_OP_ALLOC, kind, device, addr, size, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, kind, device, addr, size, 0);
 }
 
 void vt_on_pitch_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, const size_t *pitch,
@@ -199,8 +199,8 @@ void vt_on_pool_alloc(unsigned api, CUresult rc, const CUdeviceptr *dptr, size_t
     uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
     if (!vt_pool_lookup(pool, &device, &is_host))
         device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
-    emit(api, rc, VT_OP_ALLOC, is_host ? VT_KIND_HOST_PINNED : VT_KIND_DEVICE,
-         is_host ? -1 : device, addr, size, (uint64_t)(uintptr_t)stream);
+    record_mem_op(api, rc, VT_OP_ALLOC, is_host ? VT_KIND_HOST_PINNED : VT_KIND_DEVICE,
+                  is_host ? -1 : device, addr, size, (uint64_t)(uintptr_t)stream);
 }
 
 void vt_on_pre_free(unsigned api, CUresult rc, const struct vt_pre *pre, uint64_t addr,
@@ -249,14 +249,14 @@ void vt_on_ipc_open(unsigned api, CUresult rc, const CUdeviceptr *dptr)
     uint64_t addr = rc == CUDA_SUCCESS && dptr ? *dptr : 0;
     uint64_t size = rc == CUDA_SUCCESS ? vt_size_of_ptr(addr) : 0;
     int device = rc == CUDA_SUCCESS ? vt_device_of_ptr(addr) : vt_current_device();
-    emit(api, rc, VT_OP_ALLOC, VT_KIND_IPC, device, addr, size, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_IPC, device, addr, size, 0);
 }
 
 void vt_on_va_reserve(unsigned api, CUresult rc, const CUdeviceptr *ptr, size_t size)
 {
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_VA_RESERVE, -1,
-             rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_VA_RESERVE, -1,
+                      rc == CUDA_SUCCESS && ptr ? *ptr : 0, size, 0);
 }
 
 void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned op,
@@ -265,7 +265,7 @@ void vt_on_range_op(unsigned api, CUresult rc, const struct vt_pre *pre, unsigne
     if (op == VT_OP_FREE)
         emit_free(api, rc, pre, kind, -1, addr, size, aux);
     else if (vt_recorder_active())
-        emit(api, rc, op, kind, -1, addr, size, aux);
+        record_mem_op(api, rc, op, kind, -1, addr, size, aux);
 }
 
 void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle,
@@ -274,8 +274,8 @@ void vt_on_mem_create(unsigned api, CUresult rc, const CUmemGenericAllocationHan
     if (!vt_recorder_active())
         return;
     struct vt_pre where = placement(prop);
-    emit(api, rc, VT_OP_ALLOC, where.kind, where.device,
-         rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, where.kind, where.device,
+                  rc == CUDA_SUCCESS && handle ? *handle : 0, size, 0);
 }
 
 void vt_on_handle_free(unsigned api, CUresult rc, const struct vt_pre *pre, unsigned kind,
@@ -290,16 +290,16 @@ void vt_on_handle_retain(unsigned api, CUresult rc, const CUmemGenericAllocation
     /* One more reference to a live physical handle (it must be released
      * again): size 0, aux = the mapped address it was found from. */
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_VMM_PHYSICAL, -1,
-             rc == CUDA_SUCCESS && handle ? *handle : 0, 0, (uint64_t)(uintptr_t)addr);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_VMM_PHYSICAL, -1,
+                      rc == CUDA_SUCCESS && handle ? *handle : 0, 0, (uint64_t)(uintptr_t)addr);
 }
 
 void vt_on_handle_import(unsigned api, CUresult rc, const CUmemGenericAllocationHandle *handle)
 {
     /* Memory another process created: not this process's VRAM. */
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_IPC, -1,
-             rc == CUDA_SUCCESS && handle ? *handle : 0, 0, 0);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_IPC, -1,
+                      rc == CUDA_SUCCESS && handle ? *handle : 0, 0, 0);
 }
 
 void vt_on_graph_alloc(unsigned api, CUresult rc, const CUDA_MEM_ALLOC_NODE_PARAMS *params)
@@ -309,8 +309,8 @@ void vt_on_graph_alloc(unsigned api, CUresult rc, const CUDA_MEM_ALLOC_NODE_PARA
     int device = params->poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE
                      ? params->poolProps.location.id
                      : -1;
-    emit(api, rc, VT_OP_ALLOC, VT_KIND_GRAPH, device, rc == CUDA_SUCCESS ? params->dptr : 0,
-         params->bytesize, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_GRAPH, device, rc == CUDA_SUCCESS ? params->dptr : 0,
+                  params->bytesize, 0);
 }
 
 /* Bytes of one channel of an array element; 0 for formats we do not know
@@ -346,8 +346,8 @@ void vt_on_array_create(unsigned api, CUresult rc, const CUarray *handle,
         return;
     uint64_t size = format_bytes(desc->Format) * desc->NumChannels * desc->Width *
                     at_least_one(desc->Height);
-    emit(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
-         rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
+                  rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
 }
 
 void vt_on_array3d_create(unsigned api, CUresult rc, const CUarray *handle,
@@ -357,8 +357,8 @@ void vt_on_array3d_create(unsigned api, CUresult rc, const CUarray *handle,
         return;
     uint64_t size = format_bytes(desc->Format) * desc->NumChannels * desc->Width *
                     at_least_one(desc->Height) * at_least_one(desc->Depth);
-    emit(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
-         rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_ARRAY, vt_current_device(),
+                  rc == CUDA_SUCCESS && handle ? (uint64_t)(uintptr_t)*handle : 0, size, 0);
 }
 
 void vt_on_external_import(unsigned api, CUresult rc, const CUexternalMemory *mem,
@@ -366,15 +366,15 @@ void vt_on_external_import(unsigned api, CUresult rc, const CUexternalMemory *me
 {
     if (!vt_recorder_active())
         return;
-    emit(api, rc, VT_OP_ALLOC, VT_KIND_EXTERNAL, vt_current_device(),
-         rc == CUDA_SUCCESS && mem ? (uint64_t)(uintptr_t)*mem : 0, desc ? desc->size : 0, 0);
+    record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_EXTERNAL, vt_current_device(),
+                  rc == CUDA_SUCCESS && mem ? (uint64_t)(uintptr_t)*mem : 0, desc ? desc->size : 0, 0);
 }
 
 void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size)
 {
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_HOST_PINNED, -1,
-             rc == CUDA_SUCCESS && pp ? (uint64_t)(uintptr_t)*pp : 0, size, 0);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_HOST_PINNED, -1,
+                      rc == CUDA_SUCCESS && pp ? (uint64_t)(uintptr_t)*pp : 0, size, 0);
 }
 
 void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
@@ -386,7 +386,7 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
      * retain did not create it or it could not be measured */
     uint64_t size = vt_ctx_created_size(rc, pctx, dev, 1);
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, size, 0);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, size, 0);
 }
 
 void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev)
@@ -399,6 +399,6 @@ void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice
 {
     uint64_t size = vt_ctx_created_size(rc, pctx, dev, 0); /* estimate, 0: unknown */
     if (vt_recorder_active())
-        emit(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev,
-             rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, size, 0);
+        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev,
+                      rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, size, 0);
 }

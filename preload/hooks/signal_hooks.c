@@ -2,7 +2,8 @@
  * Signal dispositions as the program set them (signal_hooks.def). The
  * tracer keeps its handler on the fatal signals so that it can flush before
  * the process dies; the program must never see it, whichever way it asks
- * (issue 19). sigaction is the recorder's (vt_record_sigaction, the view);
+ * (Python's signal.getsignal() must say SIG_DFL, not the tracer's
+ * handler). sigaction is the recorder's (vt_record_sigaction, the view);
  * the older interfaces are built on it exactly as glibc builds them on its
  * internal sigaction - same mask, same flags, same answers - since glibc's
  * own versions would ask the kernel and get the tracer's handler back.

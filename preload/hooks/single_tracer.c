@@ -2,7 +2,7 @@
  * One tracer per process. Two copies of libvramtrace.so can end up in one
  * process - a user's LD_PRELOAD plus a launcher's, another path, another
  * build - and each would start its own recorder: two traces per process,
- * every process reported twice (issue 19).
+ * every process reported twice.
  *
  * Every copy exports the same claim symbol; the dynamic loader resolves a
  * name to the first definition in the global scope, so all copies agree on

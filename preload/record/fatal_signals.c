@@ -11,8 +11,8 @@
  * complete trace, and a notebook's interrupt must not wait for a flush.
  *
  * The tracer's handler stays in the kernel for them from the start on, and
- * the program never sees it (issue 19: Python's signal.getsignal() said
- * None instead of SIG_DFL, and the save/handle/restore pattern raised):
+ * the program never sees it (else Python's signal.getsignal() says None
+ * instead of SIG_DFL, and the save/handle/restore pattern raises):
  *
  * - The program's view of each disposition is kept here. Its sigaction
  *   (and signal, sysv_signal, siginterrupt, sigset: preload/hooks/

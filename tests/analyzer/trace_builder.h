@@ -1,6 +1,6 @@
 /*
  * Building small traces for the analyzer's tests with the recorder's own
- * encoder (preload/record/trace_encoder.h), in memory or on disk.
+ * encoder (preload/record/encoding/trace_encoder.h), in memory or on disk.
  *
  * tb_standard_header() writes a process (pid given), threads 1 "main" and
  * 2 "pt_autograd_0", apis 1 cuMemAlloc_v2 / 2 cuMemFree_v2 / 3 cuMemCreate,

@@ -1,5 +1,5 @@
 /*
- * The tracer's table of CPython layouts (preload/record/python_layout.h),
+ * The tracer's table of CPython layouts (preload/record/python_frames/python_layout.h),
  * checked with offsetof() against one Python version's own headers
  * (internal ones included); meson builds this once per installed version.
  * The library itself never includes Python headers.

@@ -1,5 +1,5 @@
 /*
- * The event clock (preload/record/event_clock.h): the writer's conversion
+ * The event clock (preload/record/buffers/event_clock.h): the writer's conversion
  * of ticks to monotonic ns, against an exact reference line and against
  * the real clocks; the choice of clock.
  */

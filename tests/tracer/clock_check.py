@@ -7,7 +7,7 @@ returned) and before the next ledger line of the same thread (that thread's
 next call). A free (format version 5) is timed at its call: at or before
 its ledger line and after the thread's line before; its time plus its
 duration (its return) in the window above. Hooks store TSC ticks and the writer converts them
-(preload/record/event_clock.h), so a conversion that is off by more than
+(preload/record/buffers/event_clock.h), so a conversion that is off by more than
 the few microseconds a hook takes shows here. Also checked: the TSC is the
 clock in effect (VRAMTRACE_VERBOSE says), the events span many writer
 rounds, and the times of each file never decrease.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The line a process traced with a plain LD_PRELOAD says when it exits
-(preload/record/exit_line.h), under a pseudo-terminal (Python's pty) and
+(preload/record/writer/exit_line.h), under a pseudo-terminal (Python's pty) and
 without one, against the simulated driver's ledger:
   - example 1 on a terminal: exactly one line, naming the trace it wrote,
     the ledger's device peak (11.625 GiB: "11.63 GiB") and the command

@@ -1,5 +1,5 @@
 /*
- * The tracer's own stack walker (preload/record/fast_unwind.h) against
+ * The tracer's own stack walker (preload/record/stacks/fast_unwind.h) against
  * libunwind. For stacks of many shapes (frames.h), vt_fast_backtrace must
  * return exactly what unw_backtrace returns called from the same place,
  * and must have answered from its own rules (its counters say so: a

@@ -1,9 +1,9 @@
 /*
  * A wake-up that holds no descriptor: a counter in memory and the futex
- * system call. The writer's wake-ups and its answers used to be pipes, and
- * a pipe is two descriptors of the program's: a program started with stdin
- * or stdout closed got them as fd 0 and 1 (issue 19), and a daemon closing
- * every descriptor took the writer's wake-up away from under it. A counter
+ * system call, not a pipe: a pipe is two descriptors of the program's - a
+ * program started with stdin or stdout closed would get them as fd 0 and
+ * 1, and a daemon closing every descriptor would take the writer's wake-up
+ * away from under it. A counter
  * is invisible to the program's I/O, survives fork as plain memory, and
  * post and wait are single system calls: safe in a signal handler and in a
  * vfork child, no lock taken.

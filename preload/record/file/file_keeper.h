@@ -1,9 +1,9 @@
 /*
  * The trace file's descriptor, in a descriptor table the program cannot
- * reach (issue 26, item 1).
+ * reach.
  *
  * A descriptor in the program's table is a number the program may reuse at
- * any moment: a program that dup2()s its own file onto every number got a
+ * any moment: a program that dup2()s its own file onto every number would get a
  * zstd chunk in its file, because checking the number (private_fd.h) and
  * writing through it are two system calls, and the number can change in
  * between. A check cannot close that window; only a number the program

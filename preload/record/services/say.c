@@ -1,5 +1,5 @@
 /*
- * The tracer's only output: one line on stderr (vt_say, recorder.h), now or
+ * The tracer's only output: one line on stderr (vt_say, tracer_services.h), now or
  * held until the process traces.
  *
  * What the recorder finds at start - a bad option value, a path too long,
@@ -7,7 +7,7 @@
  * said once the process records its first event, or makes its first driver
  * call when tracing could not start (vt_say_held): every
  * process of a job loads the library, and a shell, `timeout` or a launcher
- * that never uses CUDA must stay silent (issue 19). Held lines are said
+ * that never uses CUDA must stay silent. Held lines are said
  * once per process: the first to say them empties the buffer, and a forked
  * child inherits only what its parent has not said yet.
  */

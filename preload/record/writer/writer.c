@@ -307,7 +307,8 @@ static uint64_t thread_id(struct vt_thread_buf *tb)
 
 /* ---- one raw event -> records ---- */
 
-static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64_t time_ns)
+static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_header *h,
+                             uint64_t time_ns)
 {
     switch (h->type) {
     case VT_REC_THREAD: {
@@ -546,7 +547,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
          * as the option promises, whatever round picked it up. */
         if (writer.chunk_due_ns == UINT64_MAX)
             writer.chunk_due_ns = time_ns + writer.flush_ms * 1000000ull;
-        emit(best, best_h, time_ns);
+        encode_raw_event(best, best_h, time_ns);
         best->wq_head->read += best_h->size;
         if (vt_encoder_chunk_size(&writer.enc) >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
