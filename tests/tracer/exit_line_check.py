@@ -84,7 +84,7 @@ def fail(msg):
 def said_is_reported(name, err, d):
     """The line's device peaks and failed calls against the report's JSON
     on the trace the line names (the live-set rule is one implementation,
-    live_rule/; this checks that both sides really follow it)."""
+    common/live_rule.c; this checks that both sides really follow it)."""
     lines = LINE.findall(err)
     if len(lines) != 1:
         fail("%s: want one line to compare with the report, got %r" % (name, err))

@@ -12,7 +12,7 @@
  *
  * The peak is the report's: the writer thread, which sees every record in
  * the trace's order, follows the live device allocations by the live-set
- * rule the analyzer's replay runs (live_rule/live_rule.h, one
+ * rule the analyzer's replay runs (common/live_rule.h, one
  * implementation for both) and keeps each device's total and largest
  * total.
  */

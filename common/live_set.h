@@ -17,8 +17,8 @@
  *     if (e && e->refs) ... live: e->size ...; vt_live_remove(&set, e);
  *     else e = vt_live_insert(&set, e, kind, addr);   (NULL: out of memory)
  */
-#ifndef VRAMTRACE_ANALYZER_LIVE_SET_H
-#define VRAMTRACE_ANALYZER_LIVE_SET_H
+#ifndef VRAMTRACE_COMMON_LIVE_SET_H
+#define VRAMTRACE_COMMON_LIVE_SET_H
 
 #include <stdbool.h>
 #include <stddef.h>

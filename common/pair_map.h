@@ -4,8 +4,8 @@
  * sees millions of insert/remove cycles stays as small as its live set).
  * Each slot keeps its key's hash, so deletions and growth never rehash keys.
  */
-#ifndef VRAMTRACE_ANALYZER_PAIR_MAP_H
-#define VRAMTRACE_ANALYZER_PAIR_MAP_H
+#ifndef VRAMTRACE_COMMON_PAIR_MAP_H
+#define VRAMTRACE_COMMON_PAIR_MAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -25,11 +25,11 @@
  * it (ledgers, sites, failures, peaks) is the caller's. The hot steps are
  * inline: the replay takes one per event.
  *
- * Shared like safe_path/: compiled into the recorder (preload/record) and
- * the analyzer's replay stage, each with its own include rules.
+ * In common/ (common/README.md): compiled into the recorder
+ * (preload/record) and the analyzer's replay stage.
  */
-#ifndef VRAMTRACE_LIVE_RULE_H
-#define VRAMTRACE_LIVE_RULE_H
+#ifndef VRAMTRACE_COMMON_LIVE_RULE_H
+#define VRAMTRACE_COMMON_LIVE_RULE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
- * How the analyzer writes numbers for people, the same in every report and
- * command.
+ * How vramtrace writes numbers for people, the same in every report and
+ * command and in the tracer's line at exit.
  */
 #ifndef VRAMTRACE_COMMON_FORMAT_H
 #define VRAMTRACE_COMMON_FORMAT_H

@@ -1,9 +1,10 @@
 /*
  * Opening the directory an output goes into, safely, whoever owns the
- * directories on the way (issue 26). Shared by the tracer (the trace file,
- * preload/record/trace_file.c) and the analyzer (its output files and
- * `vramtrace run`'s trace directory, analyzer/common/output_file.c,
- * analyzer/cli/cmd_run.c): both compile safe_path.c into their own build.
+ * directories on the way. In common/ (common/README.md): the tracer
+ * (the trace file, preload/record/trace_file.c) and the analyzer (its
+ * output files and `vramtrace run`'s trace directory,
+ * analyzer/common/output_file.c, analyzer/cli/cmd_run.c) follow the same
+ * rules.
  *
  * The directory is walked one component at a time with
  * openat(O_PATH | O_DIRECTORY | O_NOFOLLOW), and every step is checked
@@ -24,8 +25,8 @@
  *
  * No allocation and no stdio: the tracer's writer thread calls it.
  */
-#ifndef VRAMTRACE_SAFE_PATH_H
-#define VRAMTRACE_SAFE_PATH_H
+#ifndef VRAMTRACE_COMMON_SAFE_PATH_H
+#define VRAMTRACE_COMMON_SAFE_PATH_H
 
 #include <stdbool.h>
 #include <stddef.h>
