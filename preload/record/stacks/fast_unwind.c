@@ -89,7 +89,7 @@ struct walker {
     struct vt_fast_unwind_counts counts;
 };
 
-static __thread struct walker W __attribute__((tls_model("initial-exec")));
+static __thread struct walker thread_walker __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t table_key;
@@ -99,9 +99,9 @@ static bool table_key_ok;
  * (another key's destructor) uses libunwind. */
 static void release_table(void *p)
 {
-    if (W.table == p) {
-        W.table = NULL;
-        W.no_table = true;
+    if (thread_walker.table == p) {
+        thread_walker.table = NULL;
+        thread_walker.no_table = true;
     }
     munmap(p, TABLE_BYTES);
 }
@@ -217,7 +217,7 @@ int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
     __attribute__((used, no_sanitize("address")));
 int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
 {
-    struct walker *w = &W;
+    struct walker *w = &thread_walker;
     if (w->busy) {
         /* a signal handler's walk inside this thread's walk: the table may
          * be half-written, libunwind is safe, unless the interrupted walk
@@ -313,7 +313,7 @@ int vt_fast_backtrace_from(void **buf, int size, const void *frame)
 
 void vt_fast_unwind_counts(struct vt_fast_unwind_counts *out)
 {
-    *out = W.counts;
+    *out = thread_walker.counts;
 }
 
 #if defined(__CET__)
