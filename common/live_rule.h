@@ -3,7 +3,7 @@
  * in a process. One implementation, followed by the two that count a
  * process's memory: the analyzer's replay (analyzer/replay/replay.c, behind
  * every report, export, diff and `top`) and the tracer's line at exit
- * (preload/record/exit_line.c), so that the peak the line says is the
+ * (preload/record/writer/exit_line.c), so that the peak the line says is the
  * report's (docs/user/REPORT.md, "The live set").
  *
  *  - A successful ALLOC makes (kind, address-or-handle) live with its size.

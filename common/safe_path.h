@@ -1,7 +1,7 @@
 /*
  * Opening the directory an output goes into, safely, whoever owns the
  * directories on the way. In common/ (common/README.md): the tracer
- * (the trace file, preload/record/trace_file.c) and the analyzer (its
+ * (the trace file, preload/record/file/trace_file.c) and the analyzer (its
  * output files and `vramtrace run`'s trace directory,
  * analyzer/common/output_file.c, analyzer/cli/cmd_run.c) follow the same
  * rules.

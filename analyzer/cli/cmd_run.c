@@ -108,7 +108,7 @@ static void template_pattern(const char *tmpl, char *out, size_t n)
  * the way, an unsafe directory) is said once, before the job runs, rather
  * than by every rank. The command then runs untraced (VRAMTRACE_DISABLE):
  * run never changes what the command does. The rest (a directory per host,
- * %h) is made by the tracer, by the same walk (preload/record/trace_file.c). */
+ * %h) is made by the tracer, by the same walk (preload/record/file/trace_file.c). */
 static bool make_output_dirs(const char *tmpl)
 {
     char dir[PATH_MAX];
@@ -210,7 +210,7 @@ static int by_rank(const void *x, const void *y)
 /* The session's traces under one directory whose names fit the template
  * (a forked child without %p gets ".<pid>" appended, hence the trailing
  * '*'; a taken name sends a trace to "<stem>.<n>.vtrace", see
- * preload/record/trace_file.h). */
+ * preload/record/file/trace_file.h). */
 static void scan_dir(const char *dir, const char *pattern, const char *numbered,
                      const char *session, struct listed **out, size_t *n, size_t *cap)
 {
