@@ -421,7 +421,7 @@ static uint64_t thread_id(struct vt_thread_buf *tb)
 
 static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64_t time_ns)
 {
-    switch (h->type) {
+    switch ((enum vt_record_type)h->type) {
     case VT_REC_THREAD: {
         const struct vt_raw_thread *t = (const void *)h;
         if (!tb->file_id)
@@ -498,7 +498,6 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         const char *name = dtype + p->dtype_len;
         struct vt_part_record r = {
             .thread = thread_id(tb),
-            .time_ns = time_ns,
             .census = p->ev.census,
             .part = p->ev.part,
             .device = p->ev.device,
@@ -508,7 +507,7 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         };
         r.dtype = string_id(dtype, p->dtype_len, p->dtype_len > 0);
         r.name = string_id(name, p->name_len, p->name_len > 0);
-        vt_encode_part(&W.enc, &r);
+        vt_encode_part(&W.enc, time_ns, &r);
         W.events++;
         break;
     }
@@ -520,8 +519,18 @@ static void emit(struct vt_thread_buf *tb, const struct vt_raw_header *h, uint64
         W.events++;
         break;
     }
-    default:
-        break; /* cannot happen: hooks append only the types above */
+    /* Hooks append only the types above; the writer makes these itself. */
+    case VT_REC_PROCESS:
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_UNLOAD:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_API:
+    case VT_REC_SITE:
+    case VT_REC_PY_CODE:
+    case VT_REC_LOST:
+    case VT_REC_TRAILER:
+        break;
     }
 }
 
@@ -823,7 +832,7 @@ static void wait_until_started(void)
 
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
-                    const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
+                    const struct vt_process_info *facts, const char *(*api_name)(unsigned api))
 {
     W.header_written = false;
     W.verbose = verbose;
