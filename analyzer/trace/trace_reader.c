@@ -555,9 +555,9 @@ static int load_chunk(struct vt_reader *r)
         /* A head read: the records start the chunk, but its dt column and
          * footer are at the end, not decompressed. The definitions at the
          * head (the process record) read as they are; a timed record finds
-         * no column and is an error. Taking the footer from the head's end
-         * failed every head read, and each trace's chunk was decompressed
-         * whole a second time. */
+         * no column and is an error. The head's last bytes are records,
+         * not the footer: read as one, they would make every head read
+         * fail, and the chunk be decompressed whole after all. */
         r->dt_p = r->dt_end = NULL;
         r->dt_zeros = 0;
     } else if (r->dt_column) {

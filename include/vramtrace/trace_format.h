@@ -56,10 +56,11 @@
  * its address.
  * The records of a loop then repeat byte for byte, and take a third fewer
  * of zstd's cycles (docs/internals/FORMAT.md, "Sites"). Versions 1-3: every field in
- * the MEM record (VT_REC_MEM's first list below).
+ * the MEM record (VT_REC_MEM's list for versions 1-3 in records.def).
  *
- * A record is one type byte (enum vt_record_type) followed by its fields,
- * each encoded as:
+ * A record is one type byte (enum vt_record_type; the records and their
+ * fields are listed in records.def, beside this header) followed by its
+ * fields, each encoded as:
  *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
  *   dt  uv: time units (see the preamble) since the previous timed record
  *       of this chunk; the first timed record of a chunk carries the
@@ -69,10 +70,11 @@
  *       this chunk (starts at 0 in each chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
- * The field lists below are in order; a "dt time" names where versions 1
- * and 2 put the field (version 3 leaves it out there: the column has it). Ids (thread, string, stack node,
- * module, api) are assigned by the writer in order of first appearance and
- * stay valid for the rest of the file.
+ * The field lists of records.def are in order; a "dt time" names where
+ * versions 1 and 2 put the field (version 3 leaves it out there: the
+ * column has it). Ids (thread, string, stack node, module, api) are
+ * assigned by the writer in order of first appearance and stay valid for
+ * the rest of the file.
  */
 #ifndef VRAMTRACE_TRACE_FORMAT_H
 #define VRAMTRACE_TRACE_FORMAT_H
