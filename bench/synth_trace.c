@@ -284,7 +284,7 @@ static int write_trace(const char *path, long long events, long live, unsigned n
     long host = gpu / GPUS_PER_HOST;
     long per_host = per_gpu * GPUS_PER_HOST;
     char hostname[32] = "bench", v_rank[24], v_local[24], v_world[24], v_cvd[24];
-    struct vt_env_pair env[5];
+    struct vt_env_var env[5];
     size_t nenv = 0;
     if (ri) {
         s.rng = 7 + 0x1000193ull * (uint64_t)(ri->rank + 1);
@@ -293,11 +293,11 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         snprintf(v_local, sizeof v_local, "%ld", ri->rank % per_host);
         snprintf(v_world, sizeof v_world, "%ld", ri->world);
         snprintf(v_cvd, sizeof v_cvd, "%ld", gpu % GPUS_PER_HOST);
-        env[nenv++] = (struct vt_env_pair){"RANK", v_rank};
-        env[nenv++] = (struct vt_env_pair){"LOCAL_RANK", v_local};
-        env[nenv++] = (struct vt_env_pair){"WORLD_SIZE", v_world};
-        env[nenv++] = (struct vt_env_pair){"CUDA_VISIBLE_DEVICES", v_cvd};
-        env[nenv++] = (struct vt_env_pair){"VRAMTRACE_SESSION", SESSION};
+        env[nenv++] = (struct vt_env_var){"RANK", v_rank};
+        env[nenv++] = (struct vt_env_var){"LOCAL_RANK", v_local};
+        env[nenv++] = (struct vt_env_var){"WORLD_SIZE", v_world};
+        env[nenv++] = (struct vt_env_var){"CUDA_VISIBLE_DEVICES", v_cvd};
+        env[nenv++] = (struct vt_env_var){"VRAMTRACE_SESSION", SESSION};
     }
     s.out = fopen(path, "wb");
     s.cctx = vt_chunk_cctx_new();
@@ -314,7 +314,7 @@ static int write_trace(const char *path, long long events, long live, unsigned n
     fwrite(preamble, 1, sizeof preamble, s.out);
 
     const char *args[] = {"synth_trace"};
-    struct vt_process_facts facts = {
+    struct vt_process_info facts = {
         .pid = ri ? 10000 + (uint64_t)ri->rank : 4242, .ppid = 1,
         .start_realtime_ns = 1700000000000000000ull,
         .start_mono_ns = s.time_ns, .hostname = hostname, .exe = "/bench/train.py",

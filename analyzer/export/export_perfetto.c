@@ -290,7 +290,20 @@ static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_reco
         if (!p->measuring)
             range_event(p, t, rec);
         break;
-    default:
+    /* Memory comes from the replay (on_live), failures and the peak from
+     * its ledgers; definitions are the reader's tables. */
+    case VT_REC_MEM:
+    case VT_REC_SITE:
+    case VT_REC_PART:
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_UNLOAD:
+    case VT_REC_DEVICE:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_API:
+    case VT_REC_PY_CODE:
+    case VT_REC_LOST:
+    case VT_REC_TRAILER:
         break;
     }
     return true;

@@ -615,7 +615,19 @@ static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
         if (rec->u.trailer.lost > rp->lost_events)
             rp->lost_events = rec->u.trailer.lost;
         break;
-    default: break;
+    case VT_REC_MEM: /* feed() replays it */
+        break;
+    /* Definitions: the reader keeps their tables, which the replay asks. */
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_UNLOAD:
+    case VT_REC_THREAD:
+    case VT_REC_DEVICE:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_API:
+    case VT_REC_PY_CODE:
+    case VT_REC_SITE:
+        break;
     }
 }
 

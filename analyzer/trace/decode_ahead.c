@@ -45,8 +45,32 @@ struct ahead {
  * definition, an unknown type and the end (-1) are the caller's to read. */
 static bool defines_nothing(int type)
 {
-    return type >= 0 && (vt_record_is_timed((enum vt_record_type)type) || type == VT_REC_LOST ||
-                         type == VT_REC_SITE);
+    if (type < 0 || !vt_record_type_valid((unsigned)type))
+        return false;
+    switch ((enum vt_record_type)type) {
+    case VT_REC_MEM:
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK:
+    case VT_REC_PART:
+    case VT_REC_TRAILER:
+    case VT_REC_LOST:
+    case VT_REC_SITE:
+        return true;
+    case VT_REC_PROCESS:
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_UNLOAD:
+    case VT_REC_THREAD:
+    case VT_REC_DEVICE:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_API:
+    case VT_REC_PY_CODE:
+        return false;
+    }
+    return false;
 }
 
 /* Fills s from the reader, which the thread holds. */

@@ -555,9 +555,9 @@ static int load_chunk(struct vt_reader *r)
         /* A head read: the records start the chunk, but its dt column and
          * footer are at the end, not decompressed. The definitions at the
          * head (the process record) read as they are; a timed record finds
-         * no column and is an error. Taking the footer from the head's end
-         * failed every head read, and each trace's chunk was decompressed
-         * whole a second time. */
+         * no column and is an error. The head's last bytes are records,
+         * not the footer: read as one, they would make every head read
+         * fail, and the chunk be decompressed whole after all. */
         r->dt_p = r->dt_end = NULL;
         r->dt_zeros = 0;
     } else if (r->dt_column) {
@@ -1120,7 +1120,6 @@ static void decode_mem(struct vt_reader *r, struct cursor *c, struct vt_record *
  * the checked decoder runs instead: errors and their messages are the
  * checked decoder's alone.
  */
-#define VT_UVARINT_MAX 10 /* bytes of the longest 64-bit varint */
 /* type, op, kind, then up to 12 varints (with the failure's free/total) */
 #define VT_MEM_RECORD_MAX (3 + 12 * VT_UVARINT_MAX)
 
@@ -1464,7 +1463,9 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
     rec->type = (enum vt_record_type)type;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = r->raw_pos;
-    switch (type) {
+    if (!vt_record_type_valid(type))
+        return fail_record(r, "unknown record type");
+    switch ((enum vt_record_type)type) {
     case VT_REC_PROCESS:
         decode_process(r, c, rec);
         break;
@@ -1524,9 +1525,6 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
         rec->u.trailer.chunks = get_uv(c);
         rec->u.trailer.lost = get_uv(c);
         CHECK(c->p == c->end, "data after the trailer record");
-        break;
-    default:
-        CHECK(false, "unknown record type");
         break;
     }
     if (c->bad)
@@ -1678,15 +1676,6 @@ const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_
 
 /* ---- names ---- */
 
-#define VT_RECORD_TYPES(X)                                                                     \
-    X(VT_REC_PROCESS, "process") X(VT_REC_MODULE, "module") X(VT_REC_MODULE_UNLOAD, "module_unload") \
-    X(VT_REC_THREAD, "thread") X(VT_REC_DEVICE, "device") X(VT_REC_STACK_NODE, "stack_node")   \
-    X(VT_REC_STRING, "string") X(VT_REC_API, "api") X(VT_REC_MEM, "mem")                       \
-    X(VT_REC_RANGE_PUSH, "range_push") X(VT_REC_RANGE_POP, "range_pop")                        \
-    X(VT_REC_RANGE_START, "range_start") X(VT_REC_RANGE_END, "range_end")                      \
-    X(VT_REC_MARK, "mark") X(VT_REC_LOST, "lost") X(VT_REC_TRAILER, "trailer")      \
-    X(VT_REC_PY_CODE, "py_code") X(VT_REC_SITE, "site") X(VT_REC_PART, "part")
-
 #define VT_KINDS(X)                                                                              \
     X(VT_KIND_DEVICE, "device") X(VT_KIND_MANAGED, "managed") X(VT_KIND_HOST_PINNED, "host_pinned") \
     X(VT_KIND_HOST_REGISTERED, "host_registered") X(VT_KIND_VMM_PHYSICAL, "vmm_physical")        \
@@ -1697,11 +1686,6 @@ const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_
 #define AS_CASE(value, text) \
     case value:              \
         return text;
-
-const char *vt_record_type_name(unsigned type)
-{
-    switch (type) { VT_RECORD_TYPES(AS_CASE) default: return "?"; }
-}
 
 const char *vt_kind_name(unsigned kind)
 {

@@ -54,26 +54,6 @@ struct vt_read_error {
     char message[512];   /* "FILE: byte OFFSET: reason" */
 };
 
-/* A name/value pair of the process record's environment. */
-struct vt_env_var {
-    const char *name;
-    const char *value;
-};
-
-struct vt_process_info {
-    uint64_t pid, ppid;
-    uint64_t start_realtime_ns, start_mono_ns;
-    const char *hostname;
-    const char *exe;
-    uint64_t argc;
-    const char *const *argv;       /* argc entries */
-    uint64_t nenv;
-    const struct vt_env_var *env;  /* nenv entries */
-    const char *tool_version;
-    uint64_t stack_depth;
-    uint64_t flush_interval_ms;
-};
-
 struct vt_module_info {
     uint64_t id;
     uint64_t load_bias;
@@ -104,24 +84,6 @@ struct vt_device_info {
     const char *name;
     uint64_t total_bytes;
 };
-
-/* Records that carry a time: MEM, RANGE_*, MARK, TRAILER, PART. */
-static inline bool vt_record_is_timed(enum vt_record_type t)
-{
-    switch (t) {
-    case VT_REC_MEM:
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-    case VT_REC_MARK:
-    case VT_REC_TRAILER:
-    case VT_REC_PART:
-        return true;
-    default:
-        return false;
-    }
-}
 
 /* One decoded record. Fields of the union member named after the type are
  * valid; times are absolute (deltas already applied), addresses too. */
@@ -168,13 +130,7 @@ struct vt_record {
          * (range_id only for START/END; name only for PUSH/START/MARK;
          * domain not for END). */
         struct { uint64_t thread, domain, name, range_id; } range;
-        struct {
-            uint64_t thread, census;
-            uint8_t part;          /* enum vt_part */
-            int64_t device;        /* ordinal, -1 if unknown */
-            uint64_t addr, bytes, elements;
-            uint64_t dtype, name;  /* string ids, 0: none */
-        } part;                                  /* VT_REC_PART (version 5) */
+        struct vt_part_record part;              /* VT_REC_PART (version 5) */
         struct { uint64_t count; } lost;         /* VT_REC_LOST */
         struct { uint64_t events, chunks, lost; } trailer; /* VT_REC_TRAILER */
     } u;
@@ -320,8 +276,6 @@ size_t vt_reader_module_count(const struct vt_reader *r);
 const struct vt_module_info *vt_reader_module_at(const struct vt_reader *r, size_t index);
 const struct vt_device_info *vt_reader_device(const struct vt_reader *r, uint64_t ordinal);
 
-/* Short name of a record type ("mem", "range_push", ...), "?" if unknown. */
-const char *vt_record_type_name(unsigned type);
 const char *vt_op_name(unsigned op);     /* "alloc", "free" */
 const char *vt_kind_name(unsigned kind); /* "device", "managed", ... */
 

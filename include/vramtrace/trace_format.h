@@ -56,10 +56,11 @@
  * its address.
  * The records of a loop then repeat byte for byte, and take a third fewer
  * of zstd's cycles (docs/internals/FORMAT.md, "Sites"). Versions 1-3: every field in
- * the MEM record (VT_REC_MEM's first list below).
+ * the MEM record (VT_REC_MEM's list for versions 1-3 in records.def).
  *
- * A record is one type byte (enum vt_record_type) followed by its fields,
- * each encoded as:
+ * A record is one type byte (enum vt_record_type; the records and their
+ * fields are listed in records.def, beside this header) followed by its
+ * fields, each encoded as:
  *   uv  unsigned LEB128 varint (vt_put_uvarint / vt_get_uvarint)
  *   dt  uv: time units (see the preamble) since the previous timed record
  *       of this chunk; the first timed record of a chunk carries the
@@ -69,14 +70,16 @@
  *       this chunk (starts at 0 in each chunk)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
- * The field lists below are in order; a "dt time" names where versions 1
- * and 2 put the field (version 3 leaves it out there: the column has it). Ids (thread, string, stack node,
- * module, api) are assigned by the writer in order of first appearance and
- * stay valid for the rest of the file.
+ * The field lists of records.def are in order; a "dt time" names where
+ * versions 1 and 2 put the field (version 3 leaves it out there: the
+ * column has it). Ids (thread, string, stack node, module, api) are
+ * assigned by the writer in order of first appearance and stay valid for
+ * the rest of the file.
  */
 #ifndef VRAMTRACE_TRACE_FORMAT_H
 #define VRAMTRACE_TRACE_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -129,113 +132,89 @@
 #define VT_BUILD_ID_MAX 64
 #define VT_UUID_SIZE 16
 
+/* The record types, from records.def (beside this header: every list of
+ * them is made from it). */
 enum vt_record_type {
-    /* Process facts; the first record of the file.
-     * uv pid, uv ppid, uv start_realtime_ns (Unix epoch), uv start_mono_ns,
-     * str hostname, str exe path, uv argc, argc x str arg,
-     * uv nenv, nenv x (str name, str value) - only the variables that matter
-     *   (RANK, LOCAL_RANK, WORLD_SIZE, CUDA_VISIBLE_DEVICES,
-     *   PYTORCH_CUDA_ALLOC_CONF, ...), str tool version,
-     * uv stack depth, uv flush interval ms */
-    VT_REC_PROCESS = 1,
-    /* A loaded object. uv module id, uv load bias (dlpi_addr), uv start
-     * (lowest mapped address of its PT_LOAD segments), uv end (one past the
-     * highest), str path, str build-id (raw bytes, may be empty) */
-    VT_REC_MODULE = 2,
-    /* uv module id: the object was unloaded (dlclose). */
-    VT_REC_MODULE_UNLOAD = 3,
-    /* uv thread id (tracer's index), uv OS tid, str name. Emitted before the
-     * thread's first event and again whenever its name is seen to change. */
-    VT_REC_THREAD = 4,
-    /* A device, at first use. uv ordinal, raw[16] UUID, str name,
-     * uv total bytes */
-    VT_REC_DEVICE = 5,
-    /* One stack-trie node (an edge ip -> parent). Node ids start at 1 and
-     * follow the order of these records; node 0 is the empty stack.
-     * uv parent node id, uv instruction pointer (a return address, as
-     * unw_backtrace reports it, or a Python frame: VT_PY_FRAME_TAG) */
-    VT_REC_STACK_NODE = 6,
-    /* An interned string (phase names, NVTX domains). Ids start at 1; 0 is
-     * "none". str text */
-    VT_REC_STRING = 7,
-    /* Names an API id used by VT_REC_MEM (the hooked entry point, e.g.
-     * "cuMemAlloc_v2", or a runtime label "cudaMalloc"). uv api id, str name */
-    VT_REC_API = 8,
-    /* A memory operation. An allocation is timed when the real call
-     * returned; a free (version 5) when it began, and is placed by that
-     * time: the driver may hand its address out again to another thread
-     * before the free returns, and that allocation must come after the
-     * free in the file (one still in the driver after the writer's flush
-     * interval is written when it returns, at the time the file has
-     * reached). Versions 1-4: a free too is timed when it returned.
-     * Version 4 and 5:
-     *   uv site id (a VT_REC_SITE record's), dt time, uv size, da address,
-     *   and only if the site's op is VT_OP_ALLOC and its result is not 0:
-     *   uv device free bytes, uv device total bytes.
-     *   Version 5, only if the site's op is VT_OP_FREE: its duration, the
-     *   dt column's value after its dt (time units from the free's call
-     *   to its return, the time plus the duration being the return's time
-     *   rounded down to the unit: processes sharing a GPU count the
-     *   memory until then). In the column because it varies where the
-     *   record repeats (see the dt column above).
-     * Versions 1-3: every field in the record:
-     * raw[1] op (enum vt_op), raw[1] kind (enum vt_kind),
-     * uv api id (the driver entry point that was called),
-     * uv label api id (the runtime entry point that led here, 0 if none),
-     * uv thread id, dt time, uv device ordinal + 1 (0: unknown),
-     * da address (for handle-keyed kinds: the handle),
-     * uv size, uv stack node id, uv result (CUresult as returned),
-     * uv aux (stream for stream-ordered ops, handle for a mapping, else 0),
-     * and only if op == VT_OP_ALLOC and result != 0:
-     *   uv device free bytes, uv device total bytes
-     *   (cuMemGetInfo asked right after the failure; 0, 0 if it failed) */
-    VT_REC_MEM = 9,
-    /* NVTX push / vramtrace_phase_push: a nested range on one thread.
-     * uv thread id, dt time, uv domain string id (0: default domain),
-     * uv name string id */
-    VT_REC_RANGE_PUSH = 10,
-    /* uv thread id, dt time, uv domain string id */
-    VT_REC_RANGE_POP = 11,
-    /* NVTX start/end ranges: may end on another thread.
-     * uv thread id, dt time, uv range id, uv domain string id,
-     * uv name string id */
-    VT_REC_RANGE_START = 12,
-    /* uv thread id, dt time, uv range id */
-    VT_REC_RANGE_END = 13,
-    /* An instant marker. uv thread id, dt time, uv domain string id,
-     * uv name string id */
-    VT_REC_MARK = 14,
-    /* Events the tracer could not record (should never happen: hooks wait
-     * for the writer rather than drop). uv count */
-    VT_REC_LOST = 15,
-    /* Last record of a cleanly closed trace. dt time, uv events written,
-     * uv chunks written (including this one), uv events lost */
-    VT_REC_TRAILER = 16,
-    /* A Python code object (a function) that stack nodes refer to, emitted
-     * before the first stack node that uses it. Ids start at 1 and follow
-     * the order of these records. uv code id, str qualified name,
-     * str file name, uv first line. See VT_PY_FRAME_TAG. */
-    VT_REC_PY_CODE = 17,
-    /* Version 4: an allocation site, before the first MEM record that
-     * names it. Ids start at 1 and follow the order of these records.
-     * raw[1] op, raw[1] kind, uv api id, uv label api id, uv thread id,
-     * uv device ordinal + 1 (0: unknown), uv stack node id, uv result,
-     * uv aux - the MEM fields of versions 1-3 above, less time, address
-     * and size. */
-    VT_REC_SITE = 18,
-    /* Version 5: one tensor of a census of what device memory is made of
-     * (parameters, buffers, gradients, optimizer state), taken by the
-     * Python bootstrap at the first optimizer step, at each out-of-memory
-     * error and every N steps (docs/user/PYTORCH.md, "Parts").
-     * uv thread id, dt time, uv census (numbers the census, from 1),
-     * raw[1] part (enum vt_part), uv device ordinal + 1 (0: unknown),
-     * uv address, uv bytes (the tensor's: its elements x element size),
-     * uv elements, uv dtype string id, uv name string id (0: none).
-     * A census opens with a VT_PART_CENSUS record of its number: name
-     * why it was taken ("first-step", "oom", "every"), elements the
-     * optimizer steps seen so far, bytes what the bootstrap had seen
-     * (VT_PART_SAW_*), address and dtype 0; its tensors follow. */
-    VT_REC_PART = 19,
+#define VT_RECORD(type, value, name, timing, fields) type = value,
+#include "records.def"
+#undef VT_RECORD
+};
+
+/* Whether b is the type byte of a record (the reader refuses others). */
+static inline bool vt_record_type_valid(unsigned b)
+{
+    switch (b) {
+#define VT_RECORD(type, value, name, timing, fields) case type:
+#include "records.def"
+#undef VT_RECORD
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether records of type t hold a time (records.def's timing). */
+#define VT_RECORD_TIMING_timed true
+#define VT_RECORD_TIMING_untimed false
+static inline bool vt_record_is_timed(unsigned t)
+{
+    switch (t) {
+#define VT_RECORD(type, value, name, timing, fields) \
+    case type:                                       \
+        return VT_RECORD_TIMING_##timing;
+#include "records.def"
+#undef VT_RECORD
+    default:
+        return false;
+    }
+}
+
+/* A record type's name ("mem", "range_push", ...; records.def), "?" for a
+ * byte that names none. */
+static inline const char *vt_record_type_name(unsigned t)
+{
+    switch (t) {
+#define VT_RECORD(type, value, name, timing, fields) \
+    case type:                                       \
+        return name;
+#include "records.def"
+#undef VT_RECORD
+    default:
+        return "?";
+    }
+}
+
+/* ---- a record as the writer encodes it and the reader hands it out ---- */
+
+/* A name/value pair of the process record's environment. */
+struct vt_env_var {
+    const char *name;
+    const char *value;
+};
+
+/* A VT_REC_PROCESS record (records.def's fields; strings NUL-terminated). */
+struct vt_process_info {
+    uint64_t pid, ppid;
+    uint64_t start_realtime_ns, start_mono_ns;
+    const char *hostname;
+    const char *exe;
+    uint64_t argc;
+    const char *const *argv;       /* argc entries */
+    uint64_t nenv;
+    const struct vt_env_var *env;  /* nenv entries */
+    const char *tool_version;
+    uint64_t stack_depth;
+    uint64_t flush_interval_ms;
+};
+
+/* A VT_REC_PART record, its time aside (the encoder's argument, the
+ * reader's vt_record). */
+struct vt_part_record {
+    uint64_t thread, census;
+    uint8_t part;          /* enum vt_part */
+    int64_t device;        /* ordinal, -1 if unknown */
+    uint64_t addr, bytes, elements;
+    uint64_t dtype, name;  /* string ids, 0: none */
 };
 
 /* What a VT_REC_PART record is. */

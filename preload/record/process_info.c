@@ -54,7 +54,7 @@ void vt_process_info_collect(struct vt_process_info_buf *info, uint64_t start_re
                              uint64_t flush_interval_ms)
 {
     memset(info, 0, sizeof *info);
-    struct vt_process_facts *f = &info->facts;
+    struct vt_process_info *f = &info->facts;
     f->pid = (uint64_t)getpid();
     f->ppid = (uint64_t)getppid();
     f->start_realtime_ns = start_realtime_ns;

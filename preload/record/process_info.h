@@ -24,12 +24,12 @@
     X(VRAMTRACE_SESSION_HOST) X(VRAMTRACE_SESSION_COMMAND)
 
 struct vt_process_info_buf {
-    struct vt_process_facts facts;
+    struct vt_process_info facts;
     char hostname[256];
     char exe[4096];
     char *cmdline;             /* /proc/self/cmdline, argv points into it */
     const char **argv;
-    struct vt_env_pair env[64];
+    struct vt_env_var env[64];
 };
 
 /* Fills info (start times given by the caller, taken when tracing started).

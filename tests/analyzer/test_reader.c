@@ -307,6 +307,20 @@ static void fill_unknown_type(struct vt_encoder *e)
     e->raw.data[e->raw.len++] = 200;
 }
 
+/* The bytes just outside the records' list: no record has type 0, and 19
+ * (PART) is the last (docs/internals/FORMAT.md, "Records"). */
+static void fill_type_zero(struct vt_encoder *e)
+{
+    vt_bytes_reserve(&e->raw, 1);
+    e->raw.data[e->raw.len++] = 0;
+}
+
+static void fill_type_past_last(struct vt_encoder *e)
+{
+    vt_bytes_reserve(&e->raw, 1);
+    e->raw.data[e->raw.len++] = 20;
+}
+
 static void fill_varint_overrun(struct vt_encoder *e)
 {
     static const uint8_t rec[] = {VT_REC_LOST, 0xff, 0xff, 0xff};
@@ -400,6 +414,8 @@ static void test_bad_records(void **state)
     expect_record_error(fill_bad_string, "string id out of range");
     expect_record_error(fill_overrun, "runs past the end of the chunk");
     expect_record_error(fill_unknown_type, "unknown record type");
+    expect_record_error(fill_type_zero, "unknown record type");
+    expect_record_error(fill_type_past_last, "unknown record type");
     expect_record_error(fill_varint_overrun, "varint runs past the end");
     expect_record_error(fill_huge_thread_id, "thread id out of range");
     expect_record_error(fill_column_short, "dt column ends before its timed records");
@@ -438,6 +454,39 @@ static uint64_t any_length(uint64_t *state)
 /* Every field of every MEM record comes back as written, whether it was
  * decoded by the fast path (most of the chunk) or the checked decoder (the
  * last records of each chunk, closer to its end than the largest record). */
+/* The lists made from records.def against the format's table of records
+ * (docs/internals/FORMAT.md, "Records"), written out here by hand: every
+ * type byte, its name in `vramtrace dump`, and whether it holds a time. */
+static void test_record_list(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        bool timed;
+    } want[256] = {
+        [1] = {"process", false},      [2] = {"module", false},
+        [3] = {"module_unload", false}, [4] = {"thread", false},
+        [5] = {"device", false},       [6] = {"stack_node", false},
+        [7] = {"string", false},       [8] = {"api", false},
+        [9] = {"mem", true},           [10] = {"range_push", true},
+        [11] = {"range_pop", true},    [12] = {"range_start", true},
+        [13] = {"range_end", true},    [14] = {"mark", true},
+        [15] = {"lost", false},        [16] = {"trailer", true},
+        [17] = {"py_code", false},     [18] = {"site", false},
+        [19] = {"part", true},
+    };
+    for (unsigned b = 0; b < 256; b++) {
+        bool valid = want[b].name != NULL;
+        if (vt_record_type_valid(b) != valid)
+            fail_msg("type byte %u: valid %d, the format's table says %d", b,
+                     vt_record_type_valid(b), valid);
+        assert_string_equal(vt_record_type_name(b), valid ? want[b].name : "?");
+        if (vt_record_is_timed(b) != want[b].timed)
+            fail_msg("type byte %u (%s): timed %d, the format's table says %d", b,
+                     vt_record_type_name(b), vt_record_is_timed(b), want[b].timed);
+    }
+}
+
 static void test_mem_fields_every_varint_length(void **state)
 {
     (void)state;
@@ -1047,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_bad_magic_and_version),
         cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_bad_records),
+        cmocka_unit_test(test_record_list),
         cmocka_unit_test(test_bad_chunk_footer),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_mem_fields_every_varint_length),

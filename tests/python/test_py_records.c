@@ -29,7 +29,7 @@ static void begin(struct built *b)
     assert_true(vt_bytes_reserve(&b->file, VT_PREAMBLE_SIZE));
     vt_encode_preamble(b->file.data, b->enc.time_unit_ns);
     b->file.len = VT_PREAMBLE_SIZE;
-    struct vt_process_facts p = {.pid = 7, .hostname = "h", .exe = "python3",
+    struct vt_process_info p = {.pid = 7, .hostname = "h", .exe = "python3",
                                  .tool_version = "t", .stack_depth = 64};
     vt_encode_process(&b->enc, &p);
 }

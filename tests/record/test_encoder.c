@@ -110,8 +110,8 @@ static void build_sample(struct file_builder *b)
 {
     fb_init(b);
     const char *argv[] = {"python", "train.py", "--lr=0.1"};
-    const struct vt_env_pair env[] = {{"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
-    struct vt_process_facts p = {
+    const struct vt_env_var env[] = {{"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
+    struct vt_process_info p = {
         .pid = 4242, .ppid = 1, .start_realtime_ns = 1700000000123456789ull,
         .start_mono_ns = 5000, .hostname = "node7", .exe = "/usr/bin/python3",
         .argc = 3, .argv = argv, .nenv = 2, .env = env, .tool_version = "0.1.0",
@@ -172,15 +172,15 @@ static void build_parts(struct file_builder *b)
     vt_encode_string(&b->enc, "AdamW", 5);
     vt_encode_string(&b->enc, "bfloat16", 8);
     vt_encode_string(&b->enc, "head.weight", 11);
-    struct vt_part_record c = {.thread = 1, .time_ns = 20000, .census = 3,
+    struct vt_part_record c = {.thread = 1, .census = 3,
                                .part = VT_PART_CENSUS, .device = -1, .bytes = 3,
                                .elements = 1, .dtype = 2, .name = 1};
-    vt_encode_part(&b->enc, &c);
-    struct vt_part_record t = {.thread = 1, .time_ns = 20001, .census = 3,
+    vt_encode_part(&b->enc, 20000, &c);
+    struct vt_part_record t = {.thread = 1, .census = 3,
                                .part = VT_PART_OPTIMIZER_STATE, .device = 1,
                                .addr = 0x7f00deadb000, .bytes = 8u << 20,
                                .elements = 4u << 20, .dtype = 3, .name = 4};
-    vt_encode_part(&b->enc, &t);
+    vt_encode_part(&b->enc, 20001, &t);
     fb_end_chunk(b);
 }
 
@@ -343,7 +343,7 @@ static void test_time_slack(void **state)
     struct file_builder b;
     fb_init(&b);
     vt_encoder_set_time_slack(&b.enc, 1000);
-    struct vt_process_facts p = {.pid = 1, .hostname = "h", .exe = "x", .tool_version = "0"};
+    struct vt_process_info p = {.pid = 1, .hostname = "h", .exe = "x", .tool_version = "0"};
     vt_encode_process(&b.enc, &p); /* a reader wants it first */
     vt_encode_thread(&b.enc, 1, 777, "t", 1);
     vt_encode_api(&b.enc, 1, "cuMemAlloc_v2");

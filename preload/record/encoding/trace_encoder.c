@@ -236,7 +236,7 @@ static void begin(struct vt_encoder *e, enum vt_record_type t)
 
 /* ---- records ---- */
 
-void vt_encode_process(struct vt_encoder *e, const struct vt_process_facts *p)
+void vt_encode_process(struct vt_encoder *e, const struct vt_process_info *p)
 {
     begin(e, VT_REC_PROCESS);
     put_uv(e, p->pid);
@@ -449,11 +449,11 @@ void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
     put_uv(e, name);
 }
 
-void vt_encode_part(struct vt_encoder *e, const struct vt_part_record *p)
+void vt_encode_part(struct vt_encoder *e, uint64_t time_ns, const struct vt_part_record *p)
 {
     begin(e, VT_REC_PART);
     put_uv(e, p->thread);
-    put_dt(e, p->time_ns);
+    put_dt(e, time_ns);
     put_uv(e, p->census);
     put_byte(e, p->part);
     put_uv(e, p->device < 0 ? 0 : (uint64_t)p->device + 1);

@@ -97,26 +97,7 @@ void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns);
 
 /* ---- one function per record type, fields as in trace_format.h ---- */
 
-struct vt_env_pair {
-    const char *name;
-    const char *value;
-};
-
-struct vt_process_facts {
-    uint64_t pid, ppid;
-    uint64_t start_realtime_ns, start_mono_ns;
-    const char *hostname;
-    const char *exe;
-    size_t argc;
-    const char *const *argv;
-    size_t nenv;
-    const struct vt_env_pair *env;
-    const char *tool_version;
-    uint64_t stack_depth;
-    uint64_t flush_interval_ms;
-};
-
-void vt_encode_process(struct vt_encoder *e, const struct vt_process_facts *p);
+void vt_encode_process(struct vt_encoder *e, const struct vt_process_info *p);
 void vt_encode_module(struct vt_encoder *e, uint64_t id, uint64_t load_bias,
                       uint64_t start, uint64_t end, const char *path,
                       const uint8_t *build_id, size_t build_id_len);
@@ -160,15 +141,8 @@ void vt_encode_range_end(struct vt_encoder *e, uint64_t thread, uint64_t time_ns
                          uint64_t range_id);
 void vt_encode_mark(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
                     uint64_t domain, uint64_t name);
-/* A VT_REC_PART record, strings already interned (ids, 0: none). */
-struct vt_part_record {
-    uint64_t thread, time_ns, census;
-    uint8_t part;         /* enum vt_part */
-    int64_t device;       /* ordinal, -1 if unknown */
-    uint64_t addr, bytes, elements;
-    uint64_t dtype, name;
-};
-void vt_encode_part(struct vt_encoder *e, const struct vt_part_record *p);
+/* A VT_REC_PART record at time_ns, strings already interned. */
+void vt_encode_part(struct vt_encoder *e, uint64_t time_ns, const struct vt_part_record *p);
 void vt_encode_lost(struct vt_encoder *e, uint64_t count);
 void vt_encode_trailer(struct vt_encoder *e, uint64_t time_ns, uint64_t events,
                        uint64_t chunks, uint64_t lost);

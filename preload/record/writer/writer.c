@@ -310,7 +310,7 @@ static uint64_t thread_id(struct vt_thread_buf *tb)
 static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_header *h,
                              uint64_t time_ns)
 {
-    switch (h->type) {
+    switch ((enum vt_record_type)h->type) {
     case VT_REC_THREAD: {
         const struct vt_raw_thread *t = (const void *)h;
         vt_ids_name_thread(&writer.ids, &tb->file_id, t->os_tid, t->name, t->name_len);
@@ -381,7 +381,6 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
         const char *name = dtype + p->dtype_len;
         struct vt_part_record r = {
             .thread = thread_id(tb),
-            .time_ns = time_ns,
             .census = p->ev.census,
             .part = p->ev.part,
             .device = p->ev.device,
@@ -391,7 +390,7 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
         };
         r.dtype = vt_ids_string(&writer.ids, dtype, p->dtype_len, p->dtype_len > 0);
         r.name = vt_ids_string(&writer.ids, name, p->name_len, p->name_len > 0);
-        vt_encode_part(&writer.enc, &r);
+        vt_encode_part(&writer.enc, time_ns, &r);
         writer.events++;
         break;
     }
@@ -403,8 +402,18 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
         writer.events++;
         break;
     }
-    default:
-        break; /* cannot happen: hooks append only the types above */
+    /* Hooks append only the types above; the writer makes these itself. */
+    case VT_REC_PROCESS:
+    case VT_REC_MODULE:
+    case VT_REC_MODULE_UNLOAD:
+    case VT_REC_STACK_NODE:
+    case VT_REC_STRING:
+    case VT_REC_API:
+    case VT_REC_SITE:
+    case VT_REC_PY_CODE:
+    case VT_REC_LOST:
+    case VT_REC_TRAILER:
+        break;
     }
 }
 
@@ -699,7 +708,7 @@ static void wait_until_started(void)
 
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
-                    const struct vt_process_facts *facts, const char *(*api_name)(unsigned api))
+                    const struct vt_process_info *facts, const char *(*api_name)(unsigned api))
 {
     writer.header_written = false;
     writer.verbose = verbose;

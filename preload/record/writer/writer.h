@@ -28,7 +28,7 @@
  * cannot be made (its stack under an address-space limit), ENOMEM. */
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
-                    const struct vt_process_facts *facts, const char *(*api_name)(unsigned api));
+                    const struct vt_process_info *facts, const char *(*api_name)(unsigned api));
 /* The file actually created (path or a numbered alternative), NULL while
  * none is. */
 const char *vt_writer_created_path(void);
