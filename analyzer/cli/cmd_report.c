@@ -118,9 +118,12 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
                                 stderr))
             status = 2;
     for (size_t i = 0; i < files.n && status == 0; i++) {
-        struct vt_input_files *kind = vt_snap_is_pickle(files.paths[i]) ? &snapshots
-                                      : vt_job_summary_is(files.paths[i]) ? &summaries
-                                                                          : &traces;
+        /* one look at the file tells all three kinds apart */
+        char head[VT_JOB_SUMMARY_HEAD + 1] = {0};
+        size_t n = vt_input_file_head(files.paths[i], head, VT_JOB_SUMMARY_HEAD);
+        struct vt_input_files *kind = vt_snap_head_is_pickle(head, n)      ? &snapshots
+                                      : vt_job_summary_head_is(head, n) ? &summaries
+                                                                        : &traces;
         if (!vt_input_files_take(kind, files.paths[i]))
             status = 2;
         files.paths[i] = NULL;
