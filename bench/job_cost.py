@@ -8,7 +8,7 @@ events (at most --single-max) for the per-event figure beside it. Then
 `vramtrace report --no-symbols` and `report --summary` run in alternating
 rounds under each thread setting: 1 (VRAMTRACE_ANALYZER_THREADS=1), 2, and
 the default (unset: the analysis chooses from the free CPUs and the work's
-size, analyzer/replay/thread_count.h). Each run's wall time, CPU time
+size, analyzer/run/thread_count.h). Each run's wall time, CPU time
 (user + system of the whole process, wait4's rusage) and max RSS; the
 medians, CPU ns per event, and the speed-up of 2 threads and of the
 default over 1 thread (wall). The load average before and after each

@@ -56,6 +56,21 @@ static bool side_inputs(const char *arg, struct vt_input_files *traces,
     return ok;
 }
 
+/* One side read and reduced: its traces by the run stage, held only
+ * until the profile has what it needs of them, so that one side's traces
+ * are in memory at a time. */
+static int profile_side(struct vt_diff_profile **out, const struct vt_diff_side *side,
+                        const struct vt_diff_options *opt)
+{
+    if (!side->ntraces)
+        return vt_diff_profile_build(out, side, NULL, opt, stderr);
+    struct vt_run_result run;
+    vt_run_traces(side->traces, side->ntraces, NULL, &run, stderr);
+    int status = vt_diff_profile_build(out, side, &run, opt, stderr);
+    vt_run_result_free(&run);
+    return status;
+}
+
 int vt_cmd_diff(int argc, char **argv)
 {
     enum { OPT_FAIL_ABOVE = 256 };
@@ -130,7 +145,14 @@ int vt_cmd_diff(int argc, char **argv)
     if (side_inputs(argv[optind], &t[0], &s[0]) && side_inputs(argv[optind + 1], &t[1], &s[1])) {
         struct vt_diff_side before = {argv[optind], t[0].paths, t[0].n, s[0].paths, s[0].n};
         struct vt_diff_side after = {argv[optind + 1], t[1].paths, t[1].n, s[1].paths, s[1].n};
-        status = vt_diff(&before, &after, &opt, stdout, stderr);
+        struct vt_diff_profile *pb = NULL, *pa = NULL;
+        status = profile_side(&pb, &before, &opt);
+        if (status == 0)
+            status = profile_side(&pa, &after, &opt);
+        if (status == 0)
+            status = vt_diff_write(pb, pa, &before, &after, &opt, stdout, stderr);
+        vt_diff_profile_free(pb);
+        vt_diff_profile_free(pa);
     }
     for (int k = 0; k < 2; k++) {
         vt_input_files_free(&t[k]);

@@ -13,6 +13,8 @@
 #include "input_files.h"
 #include "job_summary.h"
 #include "report_document.h"
+#include "report_html.h"
+#include "run_traces.h"
 #include "snapshot.h"
 
 
@@ -69,6 +71,37 @@ static void said_page(const char *path)
                 vt_format_bytes((uint64_t)st.st_size, size, sizeof size));
 }
 
+/* The traces read once by the run stage, with what the chosen report
+ * needs riding along (the live sets at --at TIME for text, the job
+ * timelines for JSON, the page and a summary), then rendered. */
+static int report_traces(const struct vt_input_files *traces, const struct vt_input_files *snapshots,
+                         const struct vt_report_options *opt, bool json, const char *html,
+                         const char *summary, uint64_t resolution_ns)
+{
+    if (html && !vt_report_html_available(stderr))
+        return 2; /* before reading anything */
+    bool text = !html && !json && !summary;
+    struct vt_run_observers obs = {
+        .job_timelines = !text,
+        .job_resolution_ns = summary ? resolution_ns : VT_SUMMARY_RESOLUTION_NS,
+        .live_at = text && opt->at == VT_REPORT_AT_TIME,
+        .live_at_ns = opt->at_time_ns,
+    };
+    struct vt_run_result run;
+    bool ran = traces->n > 0;
+    if (ran && (vt_run_traces(traces->paths, traces->n, &obs, &run, stderr), run.unread)) {
+        vt_run_result_free(&run);
+        return 2;
+    }
+    struct vt_report_inputs in = {traces->paths, traces->n, snapshots->paths, snapshots->n};
+    int status = summary ? vt_report_write_summary(&run, opt, summary, stderr)
+                 : html  ? vt_report_document_html(ran ? &run : NULL, &in, opt, html, stderr)
+                         : vt_report_document(ran ? &run : NULL, &in, opt, json, stdout, stderr);
+    if (ran)
+        vt_run_result_free(&run);
+    return status;
+}
+
 /* The arguments' files, each a trace, a PyTorch memory snapshot or a
  * summary by its content (a pickle starts with the PROTO opcode 0x80, a
  * summary with {"vramtrace_summary"), never by its name; a directory
@@ -85,9 +118,12 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
                                 stderr))
             status = 2;
     for (size_t i = 0; i < files.n && status == 0; i++) {
-        struct vt_input_files *kind = vt_snap_is_pickle(files.paths[i]) ? &snapshots
-                                      : vt_job_summary_is(files.paths[i]) ? &summaries
-                                                                          : &traces;
+        /* one look at the file tells all three kinds apart */
+        char head[VT_JOB_SUMMARY_HEAD + 1] = {0};
+        size_t n = vt_input_file_head(files.paths[i], head, VT_JOB_SUMMARY_HEAD);
+        struct vt_input_files *kind = vt_snap_head_is_pickle(head, n)      ? &snapshots
+                                      : vt_job_summary_head_is(head, n) ? &summaries
+                                                                        : &traces;
         if (!vt_input_files_take(kind, files.paths[i]))
             status = 2;
         files.paths[i] = NULL;
@@ -104,14 +140,10 @@ static int report_inputs(char *const *args, size_t n, const struct vt_report_opt
               stderr);
         status = 2;
     }
-    if (status == 0) {
-        struct vt_report_inputs in = {traces.paths, traces.n, snapshots.paths, snapshots.n};
-        status = summaries.n ? vt_report_summaries(summaries.paths, summaries.n, opt, json, html,
-                                                   stdout, stderr)
-                 : summary   ? vt_report_write_summary(&in, opt, resolution_ns, summary, stderr)
-                 : html      ? vt_report_document_html(&in, opt, html, stderr)
-                             : vt_report_document(&in, opt, json, stdout, stderr);
-    }
+    if (status == 0 && summaries.n)
+        status = vt_report_summaries(summaries.paths, summaries.n, opt, json, html, stdout, stderr);
+    else if (status == 0)
+        status = report_traces(&traces, &snapshots, opt, json, html, summary, resolution_ns);
     if (html && strcmp(html, "-") && (status == 0 || status == 3))
         said_page(html);
     vt_input_files_free(&files);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "input_tables.h"
 #include "cli_options.h"
 #include "install_paths.h"
 #include "grow_array.h"
@@ -274,7 +275,7 @@ static void describe(const struct listed *t)
         }
         if (!rp->nledgers)
             fputs(": no GPU memory allocated", stderr);
-        if (vt_reader_truncated(a.inputs[0].reader))
+        if (vt_input_truncated(&a.inputs[0]))
             fputs(" [truncated]", stderr);
     }
     fputc('\n', stderr);
@@ -312,7 +313,7 @@ static void summarize(const struct listed *t, size_t n, const char *dirs, const 
             }
             failed += f;
             failing += f > 0;
-            truncated += vt_reader_truncated(a.inputs[0].reader);
+            truncated += vt_input_truncated(&a.inputs[0]);
         }
         vt_analysis_free(&a);
         ranked += t[i].rank >= 0;

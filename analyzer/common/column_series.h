@@ -1,7 +1,7 @@
 /*
  * A quantity over time, downsampled to a screen's resolution as it is fed:
  * the series the HTML report draws (docs/internals/REPORT_INTERNALS.md, "HTML report"), for a
- * trace's ledgers (replay/timeline.c) and a snapshot's allocated and
+ * trace's ledgers (run/timeline.c) and a snapshot's allocated and
  * reserved bytes (snapshot/snapshot_series.c: snapshot/ may not use
  * replay/, so the downsampler lives here).
  *

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "input_tables.h"
 #include "export_trace.h"
 #include "format.h"
 #include "grow_array.h"
@@ -60,14 +61,14 @@ struct unit {
     size_t nfailures, failures_cap;
 };
 
-struct profile {
+struct vt_diff_profile {
     size_t inputs;
     struct unit *units;
     size_t n, cap;
     bool out_of_memory;
 };
 
-static struct unit *add_unit(struct profile *p, const char *name)
+static struct unit *add_unit(struct vt_diff_profile *p, const char *name)
 {
     if (!vt_grow_array((void **)&p->units, &p->cap, p->n + 1, sizeof *p->units)) {
         p->out_of_memory = true;
@@ -79,7 +80,7 @@ static struct unit *add_unit(struct profile *p, const char *name)
     return u;
 }
 
-static void add_site(struct profile *p, struct unit *u, char *key, char *shown, uint64_t bytes,
+static void add_site(struct vt_diff_profile *p, struct unit *u, char *key, char *shown, uint64_t bytes,
                      uint64_t count)
 {
     if (!key || !shown ||
@@ -92,7 +93,7 @@ static void add_site(struct profile *p, struct unit *u, char *key, char *shown, 
     u->sites[u->nsites++] = (struct site){key, shown, bytes, count};
 }
 
-static void add_phase(struct profile *p, struct unit *u, const char *name, uint64_t peak)
+static void add_phase(struct vt_diff_profile *p, struct unit *u, const char *name, uint64_t peak)
 {
     char *copy = strdup(name ? name : "?");
     if (!copy ||
@@ -104,7 +105,7 @@ static void add_phase(struct profile *p, struct unit *u, const char *name, uint6
     u->phases[u->nphases++] = (struct phase){copy, peak};
 }
 
-static void add_failure(struct profile *p, struct unit *u, const char *verdict, uint64_t requested)
+static void add_failure(struct vt_diff_profile *p, struct unit *u, const char *verdict, uint64_t requested)
 {
     if (!vt_grow_array((void **)&u->failures, &u->failures_cap, u->nfailures + 1,
                        sizeof *u->failures)) {
@@ -116,7 +117,7 @@ static void add_failure(struct profile *p, struct unit *u, const char *verdict, 
     f->requested = requested;
 }
 
-static void profile_free(struct profile *p)
+static void profile_free(struct vt_diff_profile *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         for (size_t k = 0; k < p->units[i].nsites; k++) {
@@ -147,14 +148,14 @@ static void key_frame(void *ctx, const struct vt_frame *fr)
     fprintf(kw->f, "%s%s", kw->frames++ ? " <- " : "", vt_export_frame_label(fr, label, sizeof label));
 }
 
-static char *trace_site_key(const struct vt_reader *r, struct vt_symbolizer *sym, uint64_t stack)
+static char *trace_site_key(const struct vt_input *r, struct vt_symbolizer *sym, uint64_t stack)
 {
     char *buf = NULL;
     size_t len = 0;
     struct key_writer kw = {open_memstream(&buf, &len), 0};
     if (!kw.f)
         return NULL;
-    vt_stack_frames(r, sym, stack, 0, key_frame, &kw);
+    vt_input_stack_frames(r, sym, stack, 0, key_frame, &kw);
     if (!kw.frames)
         fputs("(no stack)", kw.f);
     if (fclose(kw.f) != 0) {
@@ -166,7 +167,7 @@ static char *trace_site_key(const struct vt_reader *r, struct vt_symbolizer *sym
 
 /* A trace's stack as the text report names it, marked for fitting. */
 struct trace_stack {
-    const struct vt_reader *r;
+    const struct vt_input *r;
     struct vt_symbolizer *sym;
     uint64_t stack;
 };
@@ -174,10 +175,10 @@ struct trace_stack {
 static size_t trace_stack_frames(void *src, vt_frame_fn fn, void *ctx)
 {
     struct trace_stack *t = src;
-    return vt_stack_frames(t->r, t->sym, t->stack, 0, fn, ctx);
+    return vt_input_stack_frames(t->r, t->sym, t->stack, 0, fn, ctx);
 }
 
-static char *trace_site_shown(const struct vt_reader *r, struct vt_symbolizer *sym,
+static char *trace_site_shown(const struct vt_input *r, struct vt_symbolizer *sym,
                               uint64_t stack, const struct vt_diff_options *opt)
 {
     char *buf = NULL;
@@ -207,27 +208,28 @@ static void unit_name(char *buf, size_t n, size_t ninputs, size_t input, long ra
         snprintf(buf, n, "%s %zu device %" PRId64, what, input + 1, device);
 }
 
-static int profile_traces(struct profile *p, const struct vt_diff_side *s,
-                          const struct vt_diff_options *opt, FILE *err)
+static int profile_traces(struct vt_diff_profile *p, const struct vt_diff_side *s,
+                          const struct vt_run_result *run, const struct vt_diff_options *opt,
+                          FILE *err)
 {
-    struct vt_analysis a;
-    int status = vt_analysis_run(&a, s->traces, s->ntraces, err);
+    const struct vt_analysis *analysis = &run->a;
+    int status = run->status;
     size_t ninputs = s->ntraces + s->nsnapshots;
     /* The failures' verdicts are the report's own (vt_report_verdict). */
     struct vt_report_options ropt = {.top = 1, .sym = opt->sym};
     struct vt_report rep;
     if (status == 0)
-        vt_report_init(&rep, &a, &ropt);
-    for (size_t i = 0; i < a.ninputs && status == 0; i++) {
-        const struct vt_reader *r = a.inputs[i].reader;
-        const struct vt_replay *rp = &a.inputs[i].replay;
-        struct vt_symbolizer *sym = vt_symbolizer_new(r, &opt->sym);
+        vt_report_init(&rep, analysis, &ropt);
+    for (size_t i = 0; i < analysis->ninputs && status == 0; i++) {
+        const struct vt_input *r = &analysis->inputs[i];
+        const struct vt_replay *rp = &analysis->inputs[i].replay;
+        struct vt_symbolizer *sym = vt_input_symbolizer_new(r, &opt->sym);
         for (size_t li = 0; li < rp->nledgers; li++) {
             const struct vt_ledger *l = &rp->ledgers[li];
             if (l->category != VT_CAT_DEVICE || (opt->has_device && l->device != opt->device))
                 continue;
             char name[96];
-            unit_name(name, sizeof name, ninputs, i, vt_export_rank(r), "process", l->device);
+            unit_name(name, sizeof name, ninputs, i, vt_process_rank(vt_input_process(r)), "process", l->device);
             struct unit *u = add_unit(p, name);
             if (!u)
                 break;
@@ -244,7 +246,7 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
                              trace_site_shown(r, sym, l->sites.sites[k].stack, opt),
                              snap->bytes[k], snap->count[k]);
             for (size_t k = 0; k < l->nphases; k++)
-                add_phase(p, u, vt_reader_string(r, l->phases[k].name),
+                add_phase(p, u, vt_input_string(r, l->phases[k].name),
                           l->phases[k].snap.peak_bytes);
             for (size_t m = 0, end; m < l->nooms; m = end) {
                 end = vt_oom_request_end(l, m);
@@ -259,11 +261,10 @@ static int profile_traces(struct profile *p, const struct vt_diff_side *s,
     }
     if (status == 0)
         vt_report_free(&rep);
-    for (size_t i = 0; i < a.ninputs; i++)
-        if (vt_reader_truncated(a.inputs[i].reader))
-            fprintf(err, "vramtrace: %s: %s\n", a.inputs[i].path,
-                    vt_reader_truncation_note(a.inputs[i].reader));
-    vt_analysis_free(&a);
+    for (size_t i = 0; i < analysis->ninputs; i++)
+        if (vt_input_truncated(&analysis->inputs[i]))
+            fprintf(err, "vramtrace: %s: %s\n", analysis->inputs[i].path,
+                    vt_input_truncation_note(&analysis->inputs[i]));
     return status;
 }
 
@@ -314,7 +315,7 @@ static char *snap_site_shown(const struct vt_snap_site *site, const struct vt_di
     return buf;
 }
 
-static int profile_snapshot(struct profile *p, const struct vt_diff_side *s, size_t k,
+static int profile_snapshot(struct vt_diff_profile *p, const struct vt_diff_side *s, size_t k,
                             const struct vt_diff_options *opt, FILE *err)
 {
     struct vt_snap_analysis a;
@@ -370,12 +371,18 @@ static void merge_sites(struct unit *u)
     u->nsites = out;
 }
 
-static int build_profile(struct profile *p, const struct vt_diff_side *s,
-                         const struct vt_diff_options *opt, FILE *err)
+int vt_diff_profile_build(struct vt_diff_profile **out, const struct vt_diff_side *s,
+                          const struct vt_run_result *traces, const struct vt_diff_options *opt,
+                          FILE *err)
 {
-    memset(p, 0, sizeof *p);
+    struct vt_diff_profile *p = calloc(1, sizeof *p);
+    *out = p;
+    if (!p) {
+        fputs("vramtrace diff: out of memory\n", err);
+        return 2;
+    }
     p->inputs = s->ntraces + s->nsnapshots;
-    int status = s->ntraces ? profile_traces(p, s, opt, err) : 0;
+    int status = s->ntraces ? profile_traces(p, s, traces, opt, err) : 0;
     for (size_t k = 0; k < s->nsnapshots && status == 0; k++)
         status = profile_snapshot(p, s, k, opt, err);
     if (p->out_of_memory) {
@@ -446,7 +453,7 @@ static struct change *compare_sites(const struct unit *b, const struct unit *a, 
     return c;
 }
 
-static const struct unit *find_unit(const struct profile *p, const char *name)
+static const struct unit *find_unit(const struct vt_diff_profile *p, const char *name)
 {
     for (size_t i = 0; i < p->n; i++)
         if (!strcmp(p->units[i].name, name))
@@ -740,28 +747,34 @@ static void json_side(struct vt_json *j, const char *key, const struct vt_diff_s
     vt_json_end_object(j);
 }
 
-int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
-            const struct vt_diff_options *opt, FILE *out, FILE *err)
+void vt_diff_profile_free(struct vt_diff_profile *p)
 {
-    struct profile pb, pa;
-    int status = build_profile(&pb, before, opt, err);
-    if (status == 0)
-        status = build_profile(&pa, after, opt, err);
-    else
-        memset(&pa, 0, sizeof pa);
-    struct pair *pairs = calloc(pb.n + pa.n + 1, sizeof *pairs);
+    if (!p)
+        return;
+    profile_free(p);
+    free(p);
+}
+
+int vt_diff_write(const struct vt_diff_profile *before_profile,
+                  const struct vt_diff_profile *after_profile, const struct vt_diff_side *before,
+                  const struct vt_diff_side *after, const struct vt_diff_options *opt, FILE *out,
+                  FILE *err)
+{
+    const struct vt_diff_profile *pb = before_profile, *pa = after_profile;
+    int status = 0;
+    struct pair *pairs = calloc(pb->n + pa->n + 1, sizeof *pairs);
     size_t np = 0;
     if (status == 0 && !pairs) {
         fputs("vramtrace diff: out of memory\n", err);
         status = 2;
     }
     if (status == 0) {
-        for (size_t i = 0; i < pb.n; i++)
-            pairs[np++] = (struct pair){&pb.units[i], find_unit(&pa, pb.units[i].name),
-                                        pb.units[i].name};
-        for (size_t i = 0; i < pa.n; i++)
-            if (!find_unit(&pb, pa.units[i].name))
-                pairs[np++] = (struct pair){NULL, &pa.units[i], pa.units[i].name};
+        for (size_t i = 0; i < pb->n; i++)
+            pairs[np++] = (struct pair){&pb->units[i], find_unit(pa, pb->units[i].name),
+                                        pb->units[i].name};
+        for (size_t i = 0; i < pa->n; i++)
+            if (!find_unit(pb, pa->units[i].name))
+                pairs[np++] = (struct pair){NULL, &pa->units[i], pa->units[i].name};
         if (!np) {
             fprintf(err, "vramtrace diff: no device memory on either side%s: nothing to "
                          "compare\n",
@@ -804,8 +817,8 @@ int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
             status = 2;
         } else {
             fprintf(lines, "vramtrace diff: before %s (%zu input%s), after %s (%zu input%s)\n",
-                    before->arg, pb.inputs, pb.inputs == 1 ? "" : "s", after->arg, pa.inputs,
-                    pa.inputs == 1 ? "" : "s");
+                    before->arg, pb->inputs, pb->inputs == 1 ? "" : "s", after->arg, pa->inputs,
+                    pa->inputs == 1 ? "" : "s");
             for (size_t i = 0; i < np; i++)
                 text_unit(lines, &pairs[i], opt);
             if (opt->has_limit)
@@ -820,7 +833,5 @@ int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
     if (status == 0 && above)
         status = 1;
     free(pairs);
-    profile_free(&pb);
-    profile_free(&pa);
     return status;
 }

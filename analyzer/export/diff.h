@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "run_traces.h"
 #include "symbolize.h"
 
 struct vt_diff_options {
@@ -46,10 +47,24 @@ struct vt_diff_side {
     size_t nsnapshots;
 };
 
-/* Compares and writes the result. Returns 0; 1 when --fail-above was
- * exceeded; 2 when an input could not be read (said on err) or nothing was
- * left to compare. */
-int vt_diff(const struct vt_diff_side *before, const struct vt_diff_side *after,
-            const struct vt_diff_options *opt, FILE *out, FILE *err);
+/* A side reduced to its units: its traces' run (run_traces.h, read by the
+ * caller with no observers; NULL when the side has none) and its
+ * snapshots, read here. Returns 0, or 2 when an input could not be read
+ * (said on err); *out is set either way, for vt_diff_profile_free. The
+ * caller may free the run as soon as this returns: a profile keeps its
+ * own copies. */
+struct vt_diff_profile;
+int vt_diff_profile_build(struct vt_diff_profile **out, const struct vt_diff_side *s,
+                          const struct vt_run_result *traces, const struct vt_diff_options *opt,
+                          FILE *err);
+void vt_diff_profile_free(struct vt_diff_profile *p);
+
+/* Compares the two profiles and writes the result. Returns 0; 1 when
+ * --fail-above was exceeded; 2 when nothing was left to compare (said on
+ * err) or the output failed. */
+int vt_diff_write(const struct vt_diff_profile *before_profile,
+                  const struct vt_diff_profile *after_profile, const struct vt_diff_side *before,
+                  const struct vt_diff_side *after, const struct vt_diff_options *opt, FILE *out,
+                  FILE *err);
 
 #endif

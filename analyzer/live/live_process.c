@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "analysis.h" /* vt_process_rank, vt_process_session */
+#include "process_env.h"
 #include "grow_array.h"
 
 #define POLL_BATCH 256

@@ -36,7 +36,7 @@ bool vt_report_input_selected(const struct vt_report *rep, size_t input)
         return false;
     if (!rep->opt->has_pid)
         return true;
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     return p && p->pid == rep->opt->pid;
 }
 
@@ -53,16 +53,16 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx)
 {
-    const struct vt_reader *r = rep->a->inputs[input].reader;
+    const struct vt_input *r = &rep->a->inputs[input];
     if (rep->sym && !rep->sym[input])
-        rep->sym[input] = vt_symbolizer_new(r, &rep->opt->sym);
-    return vt_stack_frames(r, rep->sym ? rep->sym[input] : NULL, stack, max, fn, ctx);
+        rep->sym[input] = vt_input_symbolizer_new(r, &rep->opt->sym);
+    return vt_input_stack_frames(r, rep->sym ? rep->sym[input] : NULL, stack, max, fn, ctx);
 }
 
 const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
                                   char *buf, size_t n)
 {
-    const struct vt_thread_info *t = vt_reader_thread(rep->a->inputs[input].reader, thread);
+    const struct vt_thread_info *t = vt_input_thread(&rep->a->inputs[input], thread);
     if (t && t->name && t->name[0])
         return t->name;
     if (t)
@@ -74,22 +74,22 @@ const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uin
 
 const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t id)
 {
-    return vt_reader_string(rep->a->inputs[input].reader, id);
+    return vt_input_string(&rep->a->inputs[input], id);
 }
 
 long vt_report_rank(const struct vt_report *rep, size_t input)
 {
-    return vt_process_rank(vt_reader_process(rep->a->inputs[input].reader));
+    return vt_process_rank(vt_input_process(&rep->a->inputs[input]));
 }
 
 long vt_report_local_rank(const struct vt_report *rep, size_t input)
 {
-    return vt_process_local_rank(vt_reader_process(rep->a->inputs[input].reader));
+    return vt_process_local_rank(vt_input_process(&rep->a->inputs[input]));
 }
 
 const char *vt_report_command(const struct vt_report *rep, size_t input, char *buf, size_t n)
 {
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     buf[0] = '\0';
     if (!p)
         return buf;
@@ -109,7 +109,7 @@ const char *vt_format_reltime(const struct vt_report *rep, size_t input, uint64_
                               size_t n)
 {
     const struct vt_replay *rp = &rep->a->inputs[input].replay;
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     /* Relative to the process start when known, else to its first event. */
     uint64_t origin = p && p->start_mono_ns && p->start_mono_ns <= t ? p->start_mono_ns
                                                                       : rp->first_time_ns;

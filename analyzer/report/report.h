@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "input_tables.h"
+#include "job_timelines.h"
 #include "json_writer.h"
 #include "format.h"
 #include "symbolize.h"
@@ -216,18 +218,6 @@ long vt_report_local_rank(const struct vt_report *rep, size_t input);
  * summaries of a job's nodes (job_summary.h). */
 struct vt_job_view;
 
-/* Each process's device bytes over wall-clock time, collected while the
- * analysis runs (vt_job_timelines_prepare is a vt_analysis_prepare_fn):
- * the timelines of the job views and of the summaries. */
-struct vt_jv_timeline;
-struct vt_job_timelines {
-    struct vt_jv_timeline *per_input;
-    size_t n;
-    uint64_t resolution_ns;
-};
-bool vt_job_timelines_init(struct vt_job_timelines *t, size_t ninputs, uint64_t resolution_ns);
-void vt_job_timelines_prepare(void *ctx, struct vt_input *in);
-void vt_job_timelines_free(struct vt_job_timelines *t);
 
 /* The view of job `job` of the traces, as the report's filters select it
  * (timelines: copied into the view; NULL: none). False if memory ran out. */

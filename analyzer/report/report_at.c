@@ -7,7 +7,7 @@
  *          bytes   count  allocated at
  *       1.88 GiB      24  device_alloc:60 <- allocate_parameters:79 <- main:222  via cudaMallocAsync
  *
- * TIME: the live set after the last event at or before it (replay/live_at.h,
+ * TIME: the live set after the last event at or before it (run/live_at.h,
  * collected while the analysis ran); oom:N: what the process held right
  * after its Nth failed device allocation, in time order over its ledgers
  * (the failure's own top stacks, replay.h's VT_OOM_TOP of them).
@@ -22,7 +22,7 @@ static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_
 {
     const struct vt_replay *rp = &rep->a->inputs[i].replay;
     const struct vt_peak_snapshot *s = vt_live_at_ledger(rep->live_at, i, rp, l);
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     char lab[32], at[32], b[32], end[32];
     fprintf(out, "\npid %" PRIu64 " %s at %s: ", p ? p->pid : 0,
             vt_ledger_label(l, lab, sizeof lab),
@@ -71,7 +71,7 @@ static void at_oom(struct vt_report *rep, FILE *out, size_t i, const struct vt_l
 {
     uint64_t seen;
     const struct vt_oom *o = nth_failure(rep, i, rep->opt->at_oom, &seen);
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     char lab[32], at[32], b[32], req[32];
     if (o && (o < l->ooms || o >= l->ooms + l->nooms))
         return; /* another ledger's failure: told there */

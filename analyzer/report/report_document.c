@@ -7,7 +7,7 @@
 
 #include "job_view.h"
 #include "json_writer.h"
-#include "live_at.h"
+#include "run_traces.h"
 #include "report_html.h"
 #include "snapshot_render.h"
 
@@ -186,50 +186,30 @@ static int write_html(struct vt_report *rep, const struct vt_snap_analysis *snap
     return status;
 }
 
-static int document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                    enum vt_report_format format, FILE *out, const char *html_path, FILE *err)
+static int document(struct vt_run_result *run, const struct vt_report_inputs *in,
+                    const struct vt_report_options *opt, enum vt_report_format format, FILE *out,
+                    const char *html_path, FILE *err)
 {
     int status = 0;
     size_t table_rows = opt->top;
     struct vt_report_options html_opt;
     if (format == VT_REPORT_HTML) {
-        if (!vt_report_html_available(err))
-            return 2;
         html_opt = *opt;
         if (html_opt.top < VT_REPORT_HTML_TOP)
             html_opt.top = VT_REPORT_HTML_TOP;
         opt = &html_opt;
     }
-    struct vt_analysis a;
     struct vt_report rep;
     struct vt_report *traces = NULL;
     bool partial = false;
-    /* The job timelines (jobs[].timeline, as a summary has them; the HTML
-     * page's heatmap), collected in this first replay: the HTML page's own
-     * timelines hook the second one (report_html.c), so neither displaces
-     * the other. */
-    struct vt_job_timelines timelines = {0};
-    bool timed = format != VT_REPORT_TEXT && in->ntraces &&
-                 vt_job_timelines_init(&timelines, in->ntraces, VT_SUMMARY_RESOLUTION_NS);
-    /* --at TIME (text only): the live sets then, collected in the replay */
-    struct vt_live_at live_at = {0};
-    bool at_time = format == VT_REPORT_TEXT && opt->at == VT_REPORT_AT_TIME && in->ntraces;
-    if (at_time && !vt_live_at_init(&live_at, in->ntraces, opt->at_time_ns)) {
-        fprintf(err, "vramtrace: out of memory\n");
-        return 2;
-    }
-    if (in->ntraces) {
-        status = at_time ? vt_analysis_run_with(&a, in->traces, in->ntraces, err,
-                                                vt_live_at_prepare, &live_at)
-                         : vt_analysis_run_with(&a, in->traces, in->ntraces, err,
-                                                timed ? vt_job_timelines_prepare : NULL,
-                                                &timelines);
-        partial = status != 0 && a.ninputs > a.not_read; /* the rest is reported */
+    if (run) {
+        status = run->status;
+        partial = run->partial; /* the rest is reported */
         if (partial)
             status = 0;
-        vt_report_init(&rep, &a, opt);
-        rep.timelines = timed ? &timelines : NULL;
-        rep.live_at = at_time ? &live_at : NULL;
+        vt_report_init(&rep, &run->a, opt);
+        rep.timelines = run->has_timelines ? &run->timelines : NULL;
+        rep.live_at = run->has_live_at ? &run->live_at : NULL;
         traces = &rep;
     }
     struct vt_input_errors snap_errors = {0};
@@ -250,12 +230,9 @@ static int document(const struct vt_report_inputs *in, const struct vt_report_op
                                                          opt, out, true)
                                             : write_text(traces, snaps, nsnaps, opt, out);
     if (traces) {
-        status = vt_report_traces_said(&a, partial, status, "report", err);
+        status = vt_report_traces_said(&run->a, partial, status, "report", err);
         vt_report_free(&rep);
-        vt_analysis_free(&a);
     }
-    vt_job_timelines_free(&timelines);
-    vt_live_at_free(&live_at);
     vt_input_errors_free(&snap_errors);
     for (size_t k = 0; k < nsnaps; k++)
         vt_snap_analysis_free(&snaps[k]);
@@ -267,9 +244,9 @@ int vt_report_traces_said(const struct vt_analysis *a, bool partial, int status,
                           FILE *err)
 {
     for (size_t i = 0; i < a->ninputs; i++)
-        if (vt_reader_truncated(a->inputs[i].reader))
+        if (vt_input_truncated(&a->inputs[i]))
             fprintf(err, "vramtrace: %s: %s\n", a->inputs[i].path,
-                    vt_reader_truncation_note(a->inputs[i].reader));
+                    vt_input_truncation_note(&a->inputs[i]));
     if (!partial || status != 0)
         return status;
     fprintf(err, "vramtrace: %zu of %zu trace files could not be read in full (above); "
@@ -278,16 +255,16 @@ int vt_report_traces_said(const struct vt_analysis *a, bool partial, int status,
     return VT_REPORT_PARTIAL;
 }
 
-int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                       bool json, FILE *out, FILE *err)
+int vt_report_document(struct vt_run_result *run, const struct vt_report_inputs *in,
+                       const struct vt_report_options *opt, bool json, FILE *out, FILE *err)
 {
-    return document(in, opt, json ? VT_REPORT_JSON : VT_REPORT_TEXT, out, NULL, err);
+    return document(run, in, opt, json ? VT_REPORT_JSON : VT_REPORT_TEXT, out, NULL, err);
 }
 
-int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                            const char *path, FILE *err)
+int vt_report_document_html(struct vt_run_result *run, const struct vt_report_inputs *in,
+                            const struct vt_report_options *opt, const char *path, FILE *err)
 {
-    return document(in, opt, VT_REPORT_HTML, NULL, path, err);
+    return document(run, in, opt, VT_REPORT_HTML, NULL, path, err);
 }
 
 int vt_report_json(struct vt_report *rep, FILE *out)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "run_traces.h"
 
 /* The version of the JSON document: bumped when a key changes meaning or
  * goes; new keys do not bump it. */
@@ -32,20 +33,25 @@ struct vt_report_inputs {
  * on err with the reason; a corrupt one is reported up to the error). */
 #define VT_REPORT_PARTIAL 3
 
-/* Analyses every input and writes the report. Returns 0; VT_REPORT_PARTIAL
- * when traces were skipped but others were read; or 2 when no trace could
- * be read, a snapshot could not (said on err as "vramtrace: FILE: byte N:
- * reason"; nothing is printed then) or a filter selects nothing. */
-int vt_report_document(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                       bool json, FILE *out, FILE *err);
+/* Writes the report of the traces' run (run_traces.h: read by the
+ * caller, with the live sets at --at TIME for the text report and the job
+ * timelines for JSON; NULL when there are no traces) and of the snapshots
+ * of in (in->traces: the run's paths, as the JSON document lists them).
+ * Returns 0; VT_REPORT_PARTIAL when traces were skipped but others were
+ * read; or 2 when no trace could be read, a snapshot could not (said on
+ * err as "vramtrace: FILE: byte N: reason"; nothing is printed then) or a
+ * filter selects nothing. */
+int vt_report_document(struct vt_run_result *run, const struct vt_report_inputs *in,
+                       const struct vt_report_options *opt, bool json, FILE *out, FILE *err);
 
 enum vt_report_format { VT_REPORT_TEXT, VT_REPORT_JSON, VT_REPORT_HTML };
 
-/* The same analysis as one self-contained HTML page written to path
- * (report_html.h; docs/user/REPORT.md, "HTML report"); 2 also when the build
- * has no chart libraries (said on err, with how to install them). */
-int vt_report_document_html(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                            const char *path, FILE *err);
+/* The same report as one self-contained HTML page written to path
+ * (report_html.h; docs/user/REPORT.md, "HTML report"; the run with the job
+ * timelines). The caller checks vt_report_html_available first, before
+ * reading anything. */
+int vt_report_document_html(struct vt_run_result *run, const struct vt_report_inputs *in,
+                            const struct vt_report_options *opt, const char *path, FILE *err);
 
 /* After an analysis of traces: each truncated trace named on err, and,
  * when some were not read in full (partial) and status is 0, that said
@@ -55,11 +61,11 @@ struct vt_analysis;
 int vt_report_traces_said(const struct vt_analysis *a, bool partial, int status, const char *what,
                           FILE *err);
 
-/* `report --summary PATH` (job_summary.h): this node's part of each job,
- * its timelines in columns of resolution_ns, to path ("-": stdout). The
- * same exit statuses as vt_report_document. */
-int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                            uint64_t resolution_ns, const char *path, FILE *err);
+/* `report --summary PATH` (job_summary.h): this node's part of each job
+ * from the traces' run (with the job timelines, in the summary's columns),
+ * to path ("-": stdout). The same exit statuses as vt_report_document. */
+int vt_report_write_summary(struct vt_run_result *run, const struct vt_report_options *opt,
+                            const char *path, FILE *err);
 /* The job report over summaries (text, JSON, or with html non-NULL the
  * page written there: report_html.h); a summary that cannot be read is
  * named on err and left out (VT_REPORT_PARTIAL); 2 if none could be, the

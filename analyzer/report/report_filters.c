@@ -56,7 +56,7 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
         struct seen pids = {0};
         bool hit = false;
         for (size_t i = 0; i < a->ninputs; i++) {
-            const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+            const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
             if (!p)
                 continue;
             snprintf(buf, sizeof buf, "%" PRIu64, p->pid);

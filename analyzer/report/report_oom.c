@@ -87,7 +87,7 @@ static void say_others(struct text *t, const struct vt_report *rep, const struct
     char b1[32];
     for (size_t k = 0; k < o->nothers; k++) {
         const struct vt_process_info *p =
-            vt_reader_process(rep->a->inputs[o->others[k].input].reader);
+            vt_input_process(&rep->a->inputs[o->others[k].input]);
         say(t, "%spid %" PRIu64 " %s", k ? ", " : "", p ? p->pid : 0,
             b(o->others[k].bytes, b1));
     }

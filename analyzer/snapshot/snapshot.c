@@ -36,10 +36,15 @@ static enum vt_snap_action parse_action(const char *s)
 
 /* Only a regular file can be a snapshot. Opened without blocking (a FIFO
  * without a writer, a device) and its type checked before any read. */
+bool vt_snap_head_is_pickle(const void *head, size_t n)
+{
+    return n >= 1 && *(const unsigned char *)head == 0x80;
+}
+
 bool vt_snap_is_pickle(const char *path)
 {
     unsigned char c = 0;
-    return vt_input_file_head(path, &c, 1) == 1 && c == 0x80;
+    return vt_snap_head_is_pickle(&c, vt_input_file_head(path, &c, 1));
 }
 
 static int bad(char *err, size_t errlen, const char *path, const struct vt_pickle_value *v,

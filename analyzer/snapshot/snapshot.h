@@ -105,6 +105,9 @@ struct vt_snapshot {
 
 /* True if the file starts with the pickle PROTO opcode (0x80). */
 bool vt_snap_is_pickle(const char *path);
+/* The same of a file's first n bytes, read by the caller (one look at a
+ * file that may be one of several kinds). */
+bool vt_snap_head_is_pickle(const void *head, size_t n);
 
 /* Loads a snapshot. Returns 0, or 2 with "FILE: byte N: reason" in err. */
 int vt_snap_load(const char *path, struct vt_snapshot *s, char *err, size_t errlen);

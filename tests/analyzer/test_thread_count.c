@@ -1,4 +1,4 @@
-/* The analysis's thread count (analyzer/replay/thread_count.h): the CPUs
+/* The analysis's thread count (analyzer/run/thread_count.h): the CPUs
  * free of other work, one for small work or a busy machine, and
  * VRAMTRACE_ANALYZER_THREADS over both. */
 #include <setjmp.h>

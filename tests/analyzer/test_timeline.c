@@ -1,5 +1,5 @@
 /*
- * The HTML report's downsampled timeline (analyzer/replay/timeline.c)
+ * The HTML report's downsampled timeline (analyzer/run/timeline.c)
  * against brute force: a pseudo-random trace of allocations and frees on
  * three stacks, with phases, replayed with the timeline attached; each
  * column's maximum (value, first time, tracked sites' bytes then) and last

@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *errs = open_memstream(&msg, &msg_len);
     FILE *out = open_memstream(&json, &json_len);
     REQUIRE(errs && out, "open_memstream failed");
-    int status = vt_report_document(&in, &opt, true, out, errs);
+    int status = vt_report_document(NULL, &in, &opt, true, out, errs);
     fclose(errs);
     fclose(out);
     REQUIRE(status == 0 || status == 2, "report status %d", status);
@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t bad = 0;
         REQUIRE(vt_json_check(json, json_len, &bad), "snapshot JSON invalid at byte %zu of %zu",
                 bad, json_len);
-        REQUIRE(vt_report_document(&in, &opt, false, null_out(), null_out()) == 0,
+        REQUIRE(vt_report_document(NULL, &in, &opt, false, null_out(), null_out()) == 0,
                 "text report disagrees with the JSON one");
     }
     free(msg);

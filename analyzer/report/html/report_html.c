@@ -11,7 +11,7 @@
 #include "snapshot_render.h"
 #include "parts_split.h"
 #include "snapshot_series.h"
-#include "timeline.h"
+#include "timeline_pass.h"
 
 bool vt_report_html_available(FILE *err)
 {
@@ -29,35 +29,18 @@ static const struct vt_html_asset *asset(const char *name)
     return NULL;
 }
 
-/* ---- the timelines: a second replay of the traces ---- */
+/* ---- the timelines: the run stage reads the detailed traces again ---- */
 
-struct timelines {
-    struct vt_timeline *tl; /* per input of the first replay */
-    const size_t *input;    /* the second replay's input -> the first's */
-};
-
-static void prepare(void *ctx, struct vt_input *in)
-{
-    struct timelines *t = ctx;
-    vt_timeline_attach(&t->tl[t->input[in->index]], &in->replay);
-}
-
-/* Sets up each detailed ledger's timeline from the first replay (its time
- * span, its top sites at the peak), then replays those processes' traces
- * again: only theirs, each with the same records as in the first (a
- * process's ledgers are its own records'). */
+/* Sets up each detailed ledger's timeline from the result (its time span,
+ * its top sites at the peak) and has the run stage replay those traces
+ * with them attached (timeline_pass.h). */
 static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *err)
 {
     const struct vt_analysis *a = rep->a;
-    char **paths = calloc(a->ninputs + 1, sizeof *paths);
-    size_t *input = calloc(a->ninputs + 1, sizeof *input);
-    if (!paths || !input) {
-        free(paths);
-        free(input);
+    bool *chosen = calloc(a->ninputs + 1, sizeof *chosen);
+    if (!chosen)
         return false;
-    }
     bool ok = true;
-    size_t npaths = 0;
     for (size_t i = 0; i < a->ninputs; i++) {
         const struct vt_replay *rp = &a->inputs[i].replay;
         /* the axis ends with the data (replay.h) */
@@ -65,8 +48,7 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
                          VT_TIMELINE_BUCKETS_DEFAULT);
         if (!vt_report_input_detailed(rep, i))
             continue;
-        input[npaths] = i;
-        paths[npaths++] = a->inputs[i].path;
+        chosen[i] = true;
         for (size_t k = 0; k < rp->nledgers; k++) {
             const struct vt_ledger *l = &rp->ledgers[k];
             if (!vt_report_ledger_selected(rep, l))
@@ -80,24 +62,9 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
                 ok = false;
         }
     }
-    struct timelines ctx = {tl, input};
-    struct vt_analysis again = {0};
-    FILE *quiet = npaths ? fopen("/dev/null", "w") : NULL; /* the first pass said it all */
-    if (npaths)
-        vt_analysis_run_with(&again, paths, npaths, quiet ? quiet : err, prepare, &ctx);
-    if (quiet)
-        fclose(quiet);
-    if (again.ninputs != npaths)
-        ok = false; /* a file changed in between */
-    for (size_t i = 0; i < a->ninputs; i++) {
-        vt_timeline_finish(&tl[i]);
-        if (tl[i].out_of_memory)
-            ok = false;
-    }
-    if (npaths)
-        vt_analysis_free(&again);
-    free(paths);
-    free(input);
+    if (!vt_timelines_replay(a, chosen, tl))
+        ok = false;
+    free(chosen);
     if (!ok)
         fprintf(err, "vramtrace: warning: the timelines of the HTML report are incomplete\n");
     return true;
@@ -264,7 +231,7 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
         vt_json_begin_object(j);
         vt_json_kv_string(j, "file", rep->a->inputs[i].path);
         /* what the text report counts "+1.234s" from (vt_format_reltime) */
-        const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
+        const struct vt_process_info *pi = vt_input_process(&rep->a->inputs[i]);
         bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->grid.t0;
         vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->grid.t0);
         vt_json_kv_uint(j, "t0_ns", t->grid.t0);

@@ -3,7 +3,7 @@
  * "HTML report"). The page inlines the chart libraries and its own script
  * (html_assets.h), the report's JSON document (docs/report.schema.json)
  * and, for traces, a timeline per process and ledger downsampled in C to a
- * screen's resolution (replay/timeline.h), in a second replay of the
+ * screen's resolution (run/timeline.h), in a second replay of the
  * traces: the first chose the sites each timeline follows (the top ones at
  * the ledger's peak); for snapshots, each device's allocated and reserved
  * bytes over its trace, downsampled the same way

@@ -156,7 +156,7 @@ static size_t input_of(const struct vt_report *rep, size_t job, const struct vt_
     for (size_t i = 0; i < rep->a->ninputs; i++) {
         if (rep->a->inputs[i].job != job || !vt_report_input_selected(rep, i))
             continue;
-        const struct vt_process_info *pi = vt_reader_process(rep->a->inputs[i].reader);
+        const struct vt_process_info *pi = vt_input_process(&rep->a->inputs[i]);
         if (pi && pi->pid == p->pid && !strcmp(pi->hostname ? pi->hostname : "", p->host))
             return i;
     }

@@ -38,6 +38,10 @@ void vt_job_summary_write(struct vt_job_view *const *views, size_t n, uint64_t r
 /* Whether the file's content is a summary (a JSON object whose first key
  * is "vramtrace_summary"): files are told by content, not name. */
 bool vt_job_summary_is(const char *path);
+/* The same of a file's first n bytes (VT_JOB_SUMMARY_HEAD of them tell),
+ * read by the caller into a buffer with a NUL after them. */
+#define VT_JOB_SUMMARY_HEAD 63
+bool vt_job_summary_head_is(const char *head, size_t n);
 
 /* The jobs of a set of summaries: views merged by session (the views of
  * one session from many nodes are one job), in order of first appearance. */

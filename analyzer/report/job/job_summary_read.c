@@ -329,9 +329,14 @@ static bool read_job(struct reader *r, const char *where, json_t *o, struct vt_j
 
 bool vt_job_summary_is(const char *path)
 {
+    char head[VT_JOB_SUMMARY_HEAD + 1] = {0};
+    return vt_job_summary_head_is(head, vt_input_file_head(path, head, VT_JOB_SUMMARY_HEAD));
+}
+
+bool vt_job_summary_head_is(const char *head, size_t n)
+{
     static const char key[] = "\"vramtrace_summary\"";
-    char head[64] = {0};
-    size_t n = vt_input_file_head(path, head, sizeof head - 1), i = 0;
+    size_t i = 0;
     /* '{', then the key, with any JSON whitespace around */
     for (int part = 0; part < 2; part++) {
         while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))

@@ -136,32 +136,6 @@ bool vt_jv_process_peak(const struct vt_jv_process *p, uint64_t *peak)
     return p->ndevices > 0;
 }
 
-bool vt_jv_timeline_note(struct vt_jv_timeline *tl, uint64_t resolution_ns, uint64_t wall_ns,
-                         uint64_t bytes)
-{
-    uint64_t col = wall_ns / resolution_ns;
-    if (!tl->n) {
-        tl->first = col;
-    } else if (col < tl->first) {
-        col = tl->first; /* clocks of one process do not go back; a guard */
-    }
-    if (col - tl->first >= VT_JOB_COLUMNS_MAX)
-        return true; /* a clock gone wrong: the timeline ends there */
-    size_t k = (size_t)(col - tl->first);
-    if (k >= tl->n) {
-        /* Columns in which nothing changed hold the total they started with. */
-        if (!vt_grow_array((void **)&tl->max_bytes, &tl->cap, k + 1, sizeof *tl->max_bytes))
-            return false;
-        for (size_t c = tl->n; c <= k; c++)
-            tl->max_bytes[c] = tl->now;
-        tl->n = k + 1;
-    }
-    tl->now = bytes;
-    if (bytes > tl->max_bytes[k])
-        tl->max_bytes[k] = bytes;
-    return true;
-}
-
 /* ---- figures ---- */
 
 static int cmp_str(const char *a, const char *b)

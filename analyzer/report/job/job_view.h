@@ -15,15 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job_timelines.h"
 #include "trace_reader.h" /* VT_UUID_SIZE */
 
 /* The summary format's version (docs/user/REPORT.md, "Summaries"). */
 #define VT_SUMMARY_VERSION 1
-/* The timeline's column, by default: ten seconds of wall-clock time (a
- * ten-hour run: 3,600 numbers a rank). */
-#define VT_SUMMARY_RESOLUTION_NS 10000000000ull
-/* Columns a job's timeline spans at most (job_view.c says why). */
-#define VT_JOB_COLUMNS_MAX ((uint64_t)1 << 20)
 /* Frames kept of a failure's stack (innermost first, the tracer's own left out). */
 #define VT_JOB_FRAMES_MAX 32
 
@@ -55,22 +51,6 @@ struct vt_jv_phase {
     /* What it grew by per opening, from which opening (docs/user/REPORT.md,
      * "Growth across openings"); 0: it does not grow. */
     uint64_t growth_per_opening, growth_from_opening;
-};
-
-/* The process's device bytes (all its devices) over wall-clock time, in
- * columns of the view's resolution aligned on the Unix epoch (column k
- * covers [k * resolution, (k + 1) * resolution)): the largest total each
- * column saw. Columns before the first change are absent; a column in
- * which nothing changed holds the total it started with. */
-struct vt_jv_timeline {
-    uint64_t first;          /* the first column's number */
-    uint64_t *max_bytes;
-    size_t n, cap;
-    /* while it is built (job_view_traces.c) */
-    uint64_t now;            /* the total now */
-    uint64_t column_end;     /* wall ns where the last column ends */
-    int64_t wall_offset;     /* the process's monotonic ns -> Unix epoch ns */
-    bool has_offset;
 };
 
 struct vt_jv_process {
@@ -157,9 +137,6 @@ void vt_job_view_drop_last_process(struct vt_job_view *v);
 void vt_job_view_drop_last_failure(struct vt_job_view *v);
 /* The process's largest device peak; false if it held no device memory. */
 bool vt_jv_process_peak(const struct vt_jv_process *p, uint64_t *peak);
-/* Notes the process's device total at wall-clock time wall_ns. */
-bool vt_jv_timeline_note(struct vt_jv_timeline *tl, uint64_t resolution_ns, uint64_t wall_ns,
-                         uint64_t bytes);
 /* The figures of a view; false if memory ran out. Free with
  * vt_job_figures_free. */
 bool vt_job_figures_of(const struct vt_job_view *v, struct vt_job_figures *f);

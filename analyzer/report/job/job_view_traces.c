@@ -12,7 +12,7 @@
 
 static const struct vt_process_info *proc(const struct vt_report *rep, size_t i)
 {
-    return vt_reader_process(rep->a->inputs[i].reader);
+    return vt_input_process(&rep->a->inputs[i]);
 }
 
 /* A process's time as Unix epoch ns: monotonic times of different hosts
@@ -27,67 +27,6 @@ static uint64_t wall_ns(const struct vt_process_info *p, uint64_t mono_ns)
 static char *copy(const char *s)
 {
     return s ? strdup(s) : NULL;
-}
-
-/* ---- the timelines, while the analysis runs ---- */
-
-/* Once per memory event of a device ledger: the process's device total
- * follows the live set (each allocation that begins or ends, as its
- * ledger counted it), and an event in the column of the last one only
- * raises that column's maximum. */
-static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
-                    const struct vt_live *e, bool begins)
-{
-    struct vt_job_timelines *t = ctx;
-    if (l->category != VT_CAT_DEVICE)
-        return;
-    /* Which input: the replay is the input's, at a fixed offset. */
-    struct vt_input *in = (struct vt_input *)((char *)rp - offsetof(struct vt_input, replay));
-    struct vt_jv_timeline *tl = &t->per_input[in->index];
-    uint64_t total = begins ? tl->now + e->size : tl->now - e->size;
-    if (!tl->has_offset) {
-        const struct vt_process_info *p = vt_reader_process(rp->reader);
-        tl->wall_offset = p && p->start_realtime_ns
-                              ? (int64_t)(p->start_realtime_ns - p->start_mono_ns)
-                              : 0;
-        tl->has_offset = true;
-    }
-    uint64_t wall = rp->last_time_ns + (uint64_t)tl->wall_offset;
-    if (tl->n && wall < tl->column_end) {
-        tl->now = total;
-        if (total > tl->max_bytes[tl->n - 1])
-            tl->max_bytes[tl->n - 1] = total;
-        return;
-    }
-    if (!vt_jv_timeline_note(tl, t->resolution_ns, wall, total))
-        rp->out_of_memory = true;
-    if (tl->n)
-        tl->column_end = (tl->first + tl->n) * t->resolution_ns;
-}
-
-bool vt_job_timelines_init(struct vt_job_timelines *t, size_t ninputs, uint64_t resolution_ns)
-{
-    t->resolution_ns = resolution_ns ? resolution_ns : VT_SUMMARY_RESOLUTION_NS;
-    t->n = ninputs;
-    t->per_input = calloc(ninputs + 1, sizeof *t->per_input);
-    return t->per_input != NULL;
-}
-
-void vt_job_timelines_prepare(void *ctx, struct vt_input *in)
-{
-    struct vt_job_timelines *t = ctx;
-    if (in->index < t->n) {
-        in->replay.on_live = on_live;
-        in->replay.on_live_ctx = t;
-    }
-}
-
-void vt_job_timelines_free(struct vt_job_timelines *t)
-{
-    for (size_t i = 0; t->per_input && i < t->n; i++)
-        free(t->per_input[i].max_bytes);
-    free(t->per_input);
-    memset(t, 0, sizeof *t);
 }
 
 /* ---- the view ---- */
@@ -145,7 +84,7 @@ static bool add_failures(struct vt_report *rep, struct vt_job_view *v, size_t in
                               : rp->first_time_ns;
         f->since_start_ns = (int64_t)(o->time_ns - origin);
         f->wall_ns = wall_ns(p, o->time_ns);
-        f->api = copy(vt_reader_api(rep->a->inputs[input].reader, o->label ? o->label : o->api));
+        f->api = copy(vt_input_api(&rep->a->inputs[input], o->label ? o->label : o->api));
         f->requested_bytes = o->requested_bytes;
         struct vt_verdict_told told;
         vt_report_verdict(rep, input, l, m, end, &told);
@@ -225,7 +164,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
             memcpy(d->gpu.uuid, gp->uuid, VT_UUID_SIZE);
         }
         const struct vt_device_info *dev =
-            l->device >= 0 ? vt_reader_device(a->inputs[i].reader, (uint64_t)l->device) : NULL;
+            l->device >= 0 ? vt_input_device(&a->inputs[i], (uint64_t)l->device) : NULL;
         d->capacity_bytes = dev ? dev->total_bytes : 0;
         d->gpu_name = copy(dev ? dev->name : gp ? gp->name : NULL);
         d->peak_bytes = l->peak.peak_bytes;

@@ -13,33 +13,28 @@
 #include "report_html.h"
 #include "stack_line.h"
 
-int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_report_options *opt,
-                            uint64_t resolution_ns, const char *path, FILE *err)
+int vt_report_write_summary(struct vt_run_result *run, const struct vt_report_options *opt,
+                            const char *path, FILE *err)
 {
-    struct vt_job_timelines timelines;
-    if (!vt_job_timelines_init(&timelines, in->ntraces, resolution_ns)) {
-        fprintf(err, "vramtrace: out of memory\n");
-        return 2;
-    }
-    struct vt_analysis a;
-    int status = vt_analysis_run_with(&a, in->traces, in->ntraces, err,
-                                      vt_job_timelines_prepare, &timelines);
-    bool partial = status != 0 && a.ninputs > a.not_read; /* the rest is summarized */
+    struct vt_job_timelines *timelines = &run->timelines;
+    const struct vt_analysis *analysis = &run->a;
+    int status = run->status;
+    bool partial = run->partial; /* the rest is summarized */
     if (partial)
         status = 0;
     struct vt_report rep;
-    vt_report_init(&rep, &a, opt);
+    vt_report_init(&rep, analysis, opt);
     if (status == 0 && !vt_report_filters_match(&rep, err))
         status = 2;
-    struct vt_job_view *views = calloc(a.njobs + 1, sizeof *views);
-    struct vt_job_view **list = calloc(a.njobs + 1, sizeof *list);
+    struct vt_job_view *views = calloc(analysis->njobs + 1, sizeof *views);
+    struct vt_job_view **list = calloc(analysis->njobs + 1, sizeof *list);
     size_t n = 0;
     if (status == 0 && (!views || !list)) {
         fprintf(err, "vramtrace: out of memory\n");
         status = 2;
     }
-    for (size_t k = 0; status == 0 && k < a.njobs; k++) {
-        if (!vt_job_view_of_traces(&rep, k, &timelines, &views[n])) {
+    for (size_t k = 0; status == 0 && k < analysis->njobs; k++) {
+        if (!vt_job_view_of_traces(&rep, k, timelines, &views[n])) {
             fprintf(err, "vramtrace: out of memory\n");
             status = 2;
         } else if (views[n].nprocesses) {
@@ -57,7 +52,7 @@ int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_r
     if (status == 0) {
         struct vt_json j;
         vt_json_init(&j, out.f, false);
-        vt_job_summary_write(list, n, timelines.resolution_ns, &j);
+        vt_job_summary_write(list, n, timelines->resolution_ns, &j);
         if (!vt_output_file_commit(&out, "report --summary", err))
             status = 2;
     }
@@ -65,10 +60,8 @@ int vt_report_write_summary(const struct vt_report_inputs *in, const struct vt_r
         vt_job_view_free(list[k]);
     free(views);
     free(list);
-    status = vt_report_traces_said(&a, partial, status, "summary", err);
+    status = vt_report_traces_said(analysis, partial, status, "summary", err);
     vt_report_free(&rep);
-    vt_analysis_free(&a);
-    vt_job_timelines_free(&timelines);
     return status;
 }
 

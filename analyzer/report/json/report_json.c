@@ -82,7 +82,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
 {
     const struct vt_oom *o = &l->ooms[i];
     const struct vt_oom *prev = i ? &l->ooms[i - 1] : NULL;
-    const struct vt_reader *r = rep->a->inputs[input].reader;
+    const struct vt_input *r = &rep->a->inputs[input];
     char buf[64], story[512];
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "time_ns", o->time_ns);
@@ -131,8 +131,8 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                       strcmp(told.verdict, told.trace_verdict) ? VT_TRACE_VERDICT_REASON : NULL);
     vt_json_end_object(j);
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
-    vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
-    vt_json_kv_string(j, "label", o->label ? vt_reader_api(r, o->label) : NULL);
+    vt_json_kv_string(j, "api", vt_input_api(r, o->api));
+    vt_json_kv_string(j, "label", o->label ? vt_input_api(r, o->label) : NULL);
     vt_json_kv_uint(j, "result", o->result);
     vt_json_kv_string(j, "error", vt_cuda_error_name(o->result));
     vt_json_kv_string(j, "runtime_error", o->label ? vt_cuda_runtime_error_name(o->result) : NULL);
@@ -140,7 +140,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_begin_array(j);
     for (size_t k = 0; k < o->nothers; k++) {
         const struct vt_process_info *p =
-            vt_reader_process(rep->a->inputs[o->others[k].input].reader);
+            vt_input_process(&rep->a->inputs[o->others[k].input]);
         vt_json_begin_object(j);
         vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
         vt_json_kv_uint(j, "bytes", o->others[k].bytes);
@@ -258,8 +258,8 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
 static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
-    const struct vt_reader *r = rep->a->inputs[input].reader;
-    const struct vt_device_info *dev = l->device >= 0 ? vt_reader_device(r, (uint64_t)l->device)
+    const struct vt_input *r = &rep->a->inputs[input];
+    const struct vt_device_info *dev = l->device >= 0 ? vt_input_device(r, (uint64_t)l->device)
                                                       : NULL;
     char buf[64];
     vt_json_begin_object(j);
@@ -305,7 +305,7 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
                          struct vt_site_bytes *top)
 {
     const struct vt_input *in = &rep->a->inputs[input];
-    const struct vt_process_info *p = vt_reader_process(in->reader);
+    const struct vt_process_info *p = vt_input_process(in);
     const struct vt_replay *rp = &in->replay;
     char cmd[4096];
     vt_json_begin_object(j);
@@ -334,10 +334,10 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_string(j, "hostname", p ? p->hostname : NULL);
     vt_json_kv_string(j, "command", vt_report_command(rep, input, cmd, sizeof cmd));
     vt_json_kv_uint(j, "start_mono_ns", p ? p->start_mono_ns : 0);
-    vt_json_kv_uint(j, "time_unit_ns", vt_reader_time_unit_ns(in->reader));
-    vt_json_kv_bool(j, "truncated", vt_reader_truncated(in->reader));
-    vt_json_kv_string(j, "truncation_note", vt_reader_truncation_note(in->reader));
-    vt_json_kv_string(j, "error", in->state < 0 ? vt_reader_error(in->reader)->message : NULL);
+    vt_json_kv_uint(j, "time_unit_ns", vt_input_time_unit_ns(in));
+    vt_json_kv_bool(j, "truncated", vt_input_truncated(in));
+    vt_json_kv_string(j, "truncation_note", vt_input_truncation_note(in));
+    vt_json_kv_string(j, "error", vt_input_read_error(in));
     vt_json_kv_uint(j, "lost_events", rp->lost_events);
     vt_json_kv_uint(j, "memory_events", rp->mem_events);
     vt_json_kv_uint(j, "unmatched_frees", rp->unmatched_frees);
@@ -379,7 +379,7 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
     for (size_t i = 0; i < rep->a->ninputs; i++) {
         if (!g->proc_used[i])
             continue;
-        const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
+        const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
         vt_json_begin_object(j);
         vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
         vt_json_key(j, "rank");

@@ -57,10 +57,10 @@ static const char *const library_modules[] = {
     "libnvshmem*",   "libcutensor.so*", "libnvrtc.so*",    "libcusparseLt.so*",
 };
 
-static bool library_ip(const struct vt_reader *r, uint64_t ip)
+static bool library_ip(const struct vt_input *r, uint64_t ip)
 {
-    for (size_t k = 0; k < vt_reader_module_count(r); k++) {
-        const struct vt_module_info *m = vt_reader_module_at(r, k);
+    for (size_t k = 0; k < vt_input_module_count(r); k++) {
+        const struct vt_module_info *m = vt_input_module_at(r, k);
         if (ip < m->start || ip >= m->end || !m->path)
             continue;
         const char *base = strrchr(m->path, '/');
@@ -73,11 +73,11 @@ static bool library_ip(const struct vt_reader *r, uint64_t ip)
     return false;
 }
 
-static bool library_stack(const struct vt_reader *r, uint64_t stack)
+static bool library_stack(const struct vt_input *r, uint64_t stack)
 {
     uint64_t parent, ip;
     for (size_t depth = 0; stack && depth < 512; depth++) {
-        if (!vt_reader_stack_node(r, stack, &parent, &ip))
+        if (!vt_input_stack_node(r, stack, &parent, &ip))
             return false;
         if (!vt_ip_is_py_frame(ip) && library_ip(r, ip))
             return true;
@@ -87,7 +87,7 @@ static bool library_stack(const struct vt_reader *r, uint64_t stack)
 }
 
 /* Bytes of a per-site view (snapshot s of l's sites) that libraries hold. */
-static uint64_t library_bytes(const struct vt_reader *r, const struct vt_ledger *l,
+static uint64_t library_bytes(const struct vt_input *r, const struct vt_ledger *l,
                               const struct vt_peak_snapshot *s)
 {
     uint64_t sum = 0;
@@ -147,7 +147,7 @@ void vt_split_at_peak(struct vt_report *rep, size_t input, const struct vt_ledge
 {
     if (!parts_at(rep, input, l, l->peak.peak_time_ns, l->peak.peak_bytes, SIZE_MAX, s))
         return;
-    s->rows[VT_SPLIT_LIBRARY] = library_bytes(replay_of(rep, input)->reader, l, &l->peak);
+    s->rows[VT_SPLIT_LIBRARY] = library_bytes(&rep->a->inputs[input], l, &l->peak);
     s->library_known = s->row_shown[VT_SPLIT_LIBRARY] = true;
     segment_rest(s);
 }
@@ -157,7 +157,7 @@ void vt_split_at_phase(struct vt_report *rep, size_t input, const struct vt_ledg
 {
     if (!parts_at(rep, input, l, ph->snap.peak_time_ns, ph->snap.peak_bytes, SIZE_MAX, s))
         return;
-    s->rows[VT_SPLIT_LIBRARY] = library_bytes(replay_of(rep, input)->reader, l, &ph->snap);
+    s->rows[VT_SPLIT_LIBRARY] = library_bytes(&rep->a->inputs[input], l, &ph->snap);
     s->library_known = s->row_shown[VT_SPLIT_LIBRARY] = true;
     segment_rest(s);
 }
@@ -245,7 +245,7 @@ void vt_split_at_failure(struct vt_report *rep, size_t input, const struct vt_le
         return;
     /* The largest holders are all the failure keeps of its sites: the
      * libraries' bytes among them. */
-    const struct vt_reader *r = replay_of(rep, input)->reader;
+    const struct vt_input *r = &rep->a->inputs[input];
     for (size_t k = 0; k < o->ntop; k++)
         if (library_stack(r, o->top[k].stack))
             s->rows[VT_SPLIT_LIBRARY] += o->top[k].bytes;
@@ -294,7 +294,7 @@ void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct 
     for (size_t k = 0; k < a.ndevices; k++)
         if (a.devices[k].device == l->device)
             d = &a.devices[k];
-    const struct vt_process_info *p = vt_reader_process(replay_of(rep, input)->reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     int64_t at, first, last, when;
     /* the history must reach back to the peak (it is a ring) */
     if (d && d->tl.nev && wall_us(p, s->time_ns, &at) && vt_snap_time_at(d, 0, &first) &&

@@ -23,18 +23,18 @@ static void print_failure_where(struct vt_report *rep, FILE *out, size_t input,
                                 const struct vt_oom *o)
 {
     struct vt_report_stack s = {rep, input, o->stack};
-    const struct vt_reader *r = rep->a->inputs[input].reader;
+    const struct vt_input *r = &rep->a->inputs[input];
     vt_stack_where_via(out, rep->opt->full_stacks, rep->opt->text_frames, vt_report_stack_walk, &s,
-                       vt_reader_api(r, o->label ? o->label : o->api));
+                       vt_input_api(r, o->label ? o->label : o->api));
 }
 
 /* The main thread (its id is the pid) goes without saying; other threads
  * are named after the stack, PyTorch's autograd workers as [backward]. */
 static void print_thread(struct vt_report *rep, FILE *out, size_t input, uint64_t thread)
 {
-    const struct vt_reader *r = rep->a->inputs[input].reader;
-    const struct vt_thread_info *t = vt_reader_thread(r, thread);
-    const struct vt_process_info *p = vt_reader_process(r);
+    const struct vt_input *r = &rep->a->inputs[input];
+    const struct vt_thread_info *t = vt_input_thread(r, thread);
+    const struct vt_process_info *p = vt_input_process(r);
     char buf[64];
     const char *name = vt_report_thread_name(rep, input, thread, buf, sizeof buf);
     if (!strncmp(name, "pt_autograd_", 12))
@@ -81,7 +81,7 @@ static void summary(struct vt_report *rep, FILE *out)
     for (size_t i = 0; i < a->ninputs; i++) {
         if (!vt_report_input_selected(rep, i))
             continue;
-        const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+        const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
         const struct vt_replay *rp = &a->inputs[i].replay;
         long rank = vt_report_rank(rep, i), lrank = vt_report_local_rank(rep, i);
         char r[24] = "-", lr[24] = "-", rank_s[64];
@@ -102,7 +102,7 @@ static void summary(struct vt_report *rep, FILE *out)
                     continue;
                 const struct vt_device_info *dev =
                     l->device >= 0 && cat == VT_CAT_DEVICE
-                        ? vt_reader_device(a->inputs[i].reader, (uint64_t)l->device)
+                        ? vt_input_device(&a->inputs[i], (uint64_t)l->device)
                         : NULL;
                 fprintf(out, "%8" PRIu64 " %5s  %-14s %12s %12s %10s %5zu  %s\n",
                         p ? p->pid : 0, rank_s, vt_ledger_label(l, lab, sizeof lab),
@@ -117,8 +117,8 @@ static void summary(struct vt_report *rep, FILE *out)
         if (!shown)
             fprintf(out, "%8" PRIu64 " %5s  %-14s %12s %12s %10s %5s  %s\n", p ? p->pid : 0,
                     rank_s, "(none)", "0 B", "-", "-", "0", cmd);
-        if (vt_reader_truncated(a->inputs[i].reader))
-            fprintf(out, "%8s        note: %s\n", "", vt_reader_truncation_note(a->inputs[i].reader));
+        if (vt_input_truncated(&a->inputs[i]))
+            fprintf(out, "%8s        note: %s\n", "", vt_input_truncation_note(&a->inputs[i]));
         if (rp->lost_events)
             fprintf(out, "%8s        note: %" PRIu64 " events were lost by the tracer\n", "",
                     rp->lost_events);
@@ -163,8 +163,8 @@ static void imbalance(struct vt_report *rep, FILE *out)
     if (n < 2)
         return;
     char b1[32], b2[32], b3[32];
-    const struct vt_process_info *pmax = vt_reader_process(a->inputs[max_i].reader);
-    const struct vt_process_info *pmin = vt_reader_process(a->inputs[min_i].reader);
+    const struct vt_process_info *pmax = vt_input_process(&a->inputs[max_i]);
+    const struct vt_process_info *pmin = vt_input_process(&a->inputs[min_i]);
     fprintf(out, "\nimbalance across %zu processes: largest device peak %s (pid %" PRIu64
                  "), smallest %s (pid %" PRIu64 "), mean %s; spread %.1f%% of the largest\n",
             n, vt_format_bytes(max, b1, sizeof b1), pmax ? pmax->pid : 0,
@@ -203,7 +203,7 @@ static void gpus(struct vt_report *rep, FILE *out)
         for (size_t i = 0; i < a->ninputs; i++) {
             if (!gp->proc_used[i])
                 continue;
-            const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+            const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
             fprintf(out, " pid %" PRIu64 " %s;", p ? p->pid : 0,
                     vt_format_bytes(gp->proc_peak[i], b, sizeof b));
         }
@@ -239,11 +239,11 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
                           size_t first, size_t end)
 {
     const struct vt_analysis *a = rep->a;
-    const struct vt_process_info *p = vt_reader_process(a->inputs[i].reader);
+    const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
     const struct vt_oom *o = &l->ooms[first];
     char b1[32], b2[32], b3[32], b4[32], t[32], th[64], err[128], text[768];
-    const char *api = vt_reader_api(a->inputs[i].reader, o->api);
-    const char *asked = o->label ? vt_reader_api(a->inputs[i].reader, o->label) : api;
+    const char *api = vt_input_api(&a->inputs[i], o->api);
+    const char *asked = o->label ? vt_input_api(&a->inputs[i], o->label) : api;
     fprintf(out, "  pid %" PRIu64 " device %" PRId64 " at %s: %s of %s (%s) failed: %s",
             p ? p->pid : 0, o->device, vt_format_reltime(rep, i, o->time_ns, t, sizeof t), asked,
             vt_format_bytes(o->requested_bytes, b1, sizeof b1), vt_kind_name(o->kind),
@@ -413,7 +413,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
         vt_report_at_text(rep, out, i, l, top, print_sites);
         return;
     }
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[i].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     if (!rep->opt->phase) {
         fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",
                 p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
@@ -449,7 +449,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
         return;
     /* Leaks: what no free ended before the trace did. */
     if (l->sites.total_bytes) {
-        bool cut = vt_reader_truncated(rep->a->inputs[i].reader);
+        bool cut = vt_input_truncated(&rep->a->inputs[i]);
         fprintf(out, "  live at exit on pid %" PRIu64 " %s: %s in %" PRIu64 " allocation%s (%s):\n",
                 p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
                 vt_format_bytes(l->sites.total_bytes, b, sizeof b), l->sites.total_count,
@@ -471,7 +471,7 @@ static void job_header(struct vt_report *rep, FILE *out, size_t job)
     const struct vt_process_info *p = NULL;
     for (size_t i = 0; i < a->ninputs && !p; i++)
         if (a->inputs[i].job == job)
-            p = vt_reader_process(a->inputs[i].reader);
+            p = vt_input_process(&a->inputs[i]);
     vt_job_header_text(out, job, a->njobs, a->jobs[job].session,
                        vt_process_env(p, "VRAMTRACE_SESSION_HOST"),
                        vt_process_env(p, "VRAMTRACE_SESSION_COMMAND"));

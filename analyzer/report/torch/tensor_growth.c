@@ -63,7 +63,7 @@ bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct v
     for (size_t k = 0; k < a.ndevices; k++)
         if (a.devices[k].device == l->device)
             d = &a.devices[k];
-    const struct vt_process_info *p = vt_reader_process(rep->a->inputs[input].reader);
+    const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     uint64_t *times = malloc(2 * VT_GROWTH_TIMES * sizeof *times);
     bool any = false;
     for (size_t k = 0; d && times && k < l->nphases; k++) {

@@ -9,8 +9,8 @@
  * to now (peak_tracker.h: a walk of the changes since the previous one,
  * O(1) amortized); past the instant nothing is done.
  */
-#ifndef VRAMTRACE_REPLAY_LIVE_AT_H
-#define VRAMTRACE_REPLAY_LIVE_AT_H
+#ifndef VRAMTRACE_RUN_LIVE_AT_H
+#define VRAMTRACE_RUN_LIVE_AT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "input_errors.h"
+#include "process_env.h"
 #include "replay.h"
 #include "trace_reader.h"
 
@@ -128,7 +129,7 @@ struct vt_analysis {
 int vt_analysis_run(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err);
 /* The same, calling prepare(ctx, in) for each input once its replay is set
  * up and before any record is fed: a consumer sets the replay's on_live and
- * on_range hooks there (the HTML report's timeline, replay/timeline.h). */
+ * on_range hooks there (the HTML report's timeline, run/timeline.h). */
 typedef void (*vt_analysis_prepare_fn)(void *ctx, struct vt_input *in);
 int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npaths, FILE *err,
                          vt_analysis_prepare_fn prepare, void *ctx);
@@ -136,19 +137,5 @@ void vt_analysis_free(struct vt_analysis *a);
 
 /* The GPU a ledger's device belongs to (NULL if none). */
 const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t input, int64_t device);
-
-/* Values from a process record's environment, NULL if absent. */
-const char *vt_process_env(const struct vt_process_info *p, const char *name);
-/* What the launcher said this process is, -1 if it did not: its rank
- * (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its rank on the
- * node (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
- * SLURM_LOCALID), the job's size (WORLD_SIZE, OMPI_COMM_WORLD_SIZE,
- * PMI_SIZE, SLURM_NTASKS); the first variable set wins, as the tracer's %r
- * and %l take them. */
-long vt_process_rank(const struct vt_process_info *p);
-long vt_process_local_rank(const struct vt_process_info *p);
-long vt_process_world_size(const struct vt_process_info *p);
-/* Its session id (VRAMTRACE_SESSION), NULL if none. */
-const char *vt_process_session(const struct vt_process_info *p);
 
 #endif

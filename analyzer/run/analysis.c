@@ -19,57 +19,6 @@
 #include "input_files.h"
 #include "thread_count.h"
 
-const char *vt_process_env(const struct vt_process_info *p, const char *name)
-{
-    if (!p)
-        return NULL;
-    for (uint64_t i = 0; i < p->nenv; i++)
-        if (p->env[i].name && !strcmp(p->env[i].name, name))
-            return p->env[i].value;
-    return NULL;
-}
-
-static long first_number(const struct vt_process_info *p, const char *const *names, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *v = vt_process_env(p, names[i]);
-        if (!v || !*v)
-            continue;
-        char *end;
-        long x = strtol(v, &end, 10);
-        return *end || x < 0 ? -1 : x;
-    }
-    return -1;
-}
-
-long vt_process_rank(const struct vt_process_info *p)
-{
-    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-    return first_number(p, names, 4);
-}
-
-long vt_process_local_rank(const struct vt_process_info *p)
-{
-    static const char *const names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                        "MPI_LOCALRANKID", "SLURM_LOCALID"};
-    return first_number(p, names, 4);
-}
-
-long vt_process_world_size(const struct vt_process_info *p)
-{
-    static const char *const names[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                        "SLURM_NTASKS"};
-    return first_number(p, names, 4);
-}
-
-const char *vt_process_session(const struct vt_process_info *p)
-{
-    const char *s = vt_process_env(p, "VRAMTRACE_SESSION");
-    return s && *s ? s : NULL;
-}
-
-/* ---- jobs ---- */
-
 static bool same_session(const char *a, const char *b)
 {
     return a == b || (a && b && !strcmp(a, b));

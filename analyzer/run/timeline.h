@@ -23,8 +23,8 @@
  * sites) per memory event (at most 8 counters copied); memory
  * O(buckets x (ledgers + phase names)), never O(trace length).
  */
-#ifndef VRAMTRACE_REPLAY_TIMELINE_H
-#define VRAMTRACE_REPLAY_TIMELINE_H
+#ifndef VRAMTRACE_RUN_TIMELINE_H
+#define VRAMTRACE_RUN_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,47 @@
+/* The traces read once with the observers asked for; see run_traces.h. */
+#include "run_traces.h"
+
+#include <string.h>
+
+/* Both observers hook the replay's on_live: the live sets at an instant
+ * chain to whatever was there, so they go second. */
+static void prepare(void *ctx, struct vt_input *in)
+{
+    struct vt_run_result *run = ctx;
+    if (run->has_timelines)
+        vt_job_timelines_prepare(&run->timelines, in);
+    if (run->has_live_at)
+        vt_live_at_prepare(&run->live_at, in);
+}
+
+int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observers *obs,
+                  struct vt_run_result *run, FILE *err)
+{
+    memset(run, 0, sizeof *run);
+    bool fed = true;
+    if (obs && obs->job_timelines) {
+        run->has_timelines = true;
+        fed = vt_job_timelines_init(&run->timelines, npaths, obs->job_resolution_ns);
+    }
+    if (fed && obs && obs->live_at) {
+        run->has_live_at = true;
+        fed = vt_live_at_init(&run->live_at, npaths, obs->live_at_ns);
+    }
+    if (!fed) {
+        fprintf(err, "vramtrace: out of memory\n");
+        run->status = 2;
+        run->unread = true;
+        return 2;
+    }
+    bool observed = run->has_timelines || run->has_live_at;
+    run->status = vt_analysis_run_with(&run->a, paths, npaths, err, observed ? prepare : NULL, run);
+    run->partial = run->status != 0 && run->a.ninputs > run->a.not_read;
+    return run->status;
+}
+
+void vt_run_result_free(struct vt_run_result *run)
+{
+    vt_analysis_free(&run->a);
+    vt_job_timelines_free(&run->timelines);
+    vt_live_at_free(&run->live_at);
+}

@@ -1,0 +1,61 @@
+/*
+ * The run stage's front door: the traces read once, with the observers a
+ * renderer asked for riding along the replay, into one result that the
+ * renderers (report/, export/'s diff) only read. Who asks: the commands
+ * (cli/), which then hand the result to a renderer; no renderer reads a
+ * trace itself.
+ *
+ * The result:
+ *   run.a          the analysis (analysis.h): per input its path, replay
+ *                  (ledgers, peaks, phases, failures), job; the GPUs and
+ *                  jobs; the errors; each trace's tables (input_tables.h)
+ *   run.timelines  each process's device bytes over wall-clock time
+ *                  (job_timelines.h), when asked for
+ *   run.live_at    each ledger's live set at one instant (live_at.h),
+ *                  when asked for
+ * Everything in it is read-only once vt_run_traces returns, and lives
+ * until vt_run_result_free.
+ */
+#ifndef VRAMTRACE_RUN_RUN_TRACES_H
+#define VRAMTRACE_RUN_RUN_TRACES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis.h"
+#include "job_timelines.h"
+#include "live_at.h"
+
+/* The observers to run along the replay; zeroed: none. */
+struct vt_run_observers {
+    bool job_timelines;           /* run.timelines, in columns of ... */
+    uint64_t job_resolution_ns;   /* ... this (0: VT_SUMMARY_RESOLUTION_NS) */
+    bool live_at;                 /* run.live_at, at ... */
+    uint64_t live_at_ns;          /* ... this time since each process started */
+};
+
+struct vt_run_result {
+    struct vt_analysis a;
+    /* vt_analysis_run's status: 0 every file read to its end, 2 not */
+    int status;
+    /* Some files were not read in full, but others were: a renderer
+     * reports the rest (status is 2 then). */
+    bool partial;
+    /* Nothing was read: memory for an observer ran out (said on err). */
+    bool unread;
+    bool has_timelines;
+    struct vt_job_timelines timelines;
+    bool has_live_at;
+    struct vt_live_at live_at;
+};
+
+/* Reads the traces (vt_analysis_run_with) with the observers asked for.
+ * Returns run->status; 2 without reading when memory for an observer
+ * ran out (said on err). Free with vt_run_result_free either way. */
+int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observers *obs,
+                  struct vt_run_result *run, FILE *err);
+void vt_run_result_free(struct vt_run_result *run);
+
+#endif
