@@ -36,7 +36,8 @@ class Harness:
     def env(self, traced, tracedir=None, extra=None):
         env = dict(os.environ)
         env.pop("LD_PRELOAD", None)
-        env["LD_LIBRARY_PATH"] = self.args.simdir + ":" + os.environ.get("LD_LIBRARY_PATH", "")
+        env["LD_LIBRARY_PATH"] = ":".join([self.args.simdir, self.args.runtime_dir,
+                                           os.environ.get("LD_LIBRARY_PATH", "")])
         env["VTSIM_MEMORY"] = "%dB" % MEMORY
         env["VTSIM_CONTEXT_BYTES"] = "%dB" % CONTEXT
         if traced:
@@ -47,12 +48,14 @@ class Harness:
 
     def run_prog(self, scenario, value, traced=False, extra=None):
         """The program's exit status (0 fits, 3 an allocation failed) and
-        its trace directory when traced."""
+        its trace directory when traced. Scenario frag: fit_frag."""
         tracedir = None
         if traced:
             tracedir = os.path.join(self.tmp, "%s-%d" % (scenario, value))
             os.makedirs(tracedir, exist_ok=True)
-        proc = subprocess.run([self.args.prog, scenario, str(value)],
+        argv = [self.args.frag, str(value)] if scenario == "frag" else \
+            [self.args.prog, scenario, str(value)]
+        proc = subprocess.run(argv,
                               env=self.env(traced, tracedir, extra), capture_output=True,
                               text=True, timeout=30)
         expect(proc.returncode in (0, 3), "fit_prog %s %d exited %d: %s"
@@ -70,6 +73,7 @@ class Harness:
             expect(v < 1000, "%s fits at every value up to 1000" % scenario)
 
     def fit(self, scenario, values, options=(), extra=None, expect_status=0):
+        """fit's JSON for traced runs at values."""
         runs = []
         for v in values:
             rc, d = self.run_prog(scenario, v, traced=True, extra=extra)
@@ -208,12 +212,29 @@ def scenario_unmatched(h):
         expect(proc.stdout == "", "%s: wrote to stdout" % runs)
 
 
+def scenario_fragmentation(h):
+    # Under the caching allocator the limit is lower than the tensors'
+    # arithmetic: the model, fed the tensor-level traces, predicts it.
+    truth = h.truth("frag", extra={"FIT_CACHING": "1"})
+    arithmetic = h.fit("frag", (1, 2, 4), capacity_option())["max_fits"]
+    out = h.fit("frag", (1, 2, 4), capacity_option() + ["--allocator", "pytorch"])
+    pred = out["max_fits"]
+    print("fragmentation: truth %d, the model %d, the arithmetic %d" % (truth, pred, arithmetic))
+    expect(truth < arithmetic, "the scenario should fragment: truth %d, arithmetic %d"
+           % (truth, arithmetic))
+    expect(truth - 1 <= pred <= truth, "the model predicts %d, the truth is %d" % (pred, truth))
+    expect(out["at_max"]["peak_bytes"] > out["at_max"]["peak_allocated_bytes"],
+           "reserved above allocated at the limit")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vramtrace", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--simdir", required=True)
     ap.add_argument("--prog", required=True)
+    ap.add_argument("--frag", required=True)
+    ap.add_argument("--runtime-dir", required=True)
     ap.add_argument("--preload-first", default="")
     ap.add_argument("scenario")
     args = ap.parse_args()
