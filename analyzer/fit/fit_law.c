@@ -88,8 +88,48 @@ static double rms_error(const struct vt_fit_law *l, const double *x, const doubl
     return scale > 0 ? sqrt(sum / (double)n) / scale : 0;
 }
 
+static size_t distinct_values(const double *x, size_t n)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < i && x[k] != x[i])
+            k++;
+        distinct += k == i;
+    }
+    return distinct;
+}
+
 void vt_fit_law_fit(const double *xs, const double *ys, size_t n, struct vt_fit_law *out)
 {
+    /* Most sites keep their sizes whatever the value: no solving. */
+    bool same = true;
+    for (size_t i = 1; i < n && same; i++)
+        same = ys[i] == ys[0];
+    if (same) {
+        *out = (struct vt_fit_law){.kind = VT_LAW_CONSTANT, .c = {ys[0]},
+                                   .points = distinct_values(xs, n)};
+        return;
+    }
+    /* ... and most others grow on a line: tried through two points
+     * before any solving. */
+    size_t lo = 0, hi = 0;
+    for (size_t i = 1; i < n; i++) {
+        lo = xs[i] < xs[lo] ? i : lo;
+        hi = xs[i] > xs[hi] ? i : hi;
+    }
+    if (xs[hi] > xs[lo]) {
+        double slope = (ys[hi] - ys[lo]) / (xs[hi] - xs[lo]);
+        struct vt_fit_law l = {.kind = VT_LAW_LINEAR, .c = {ys[lo] - slope * xs[lo], slope}};
+        bool exact = true;
+        for (size_t i = 0; i < n && exact; i++)
+            exact = fabs(vt_fit_law_at(&l, xs[i]) - ys[i]) <= 0.5 + 1e-9 * fabs(ys[i]);
+        if (exact) {
+            l.points = distinct_values(xs, n);
+            *out = l;
+            return;
+        }
+    }
     /* Repeated values averaged: one point per distinct value. */
     double x[MAX_POINTS], y[MAX_POINTS];
     size_t cnt[MAX_POINTS], m = 0;

@@ -204,13 +204,20 @@ int vt_fit_model_build(struct vt_fit_model *m, struct vt_fit_run *runs, size_t n
     for (size_t ri = nruns; ok && ri-- > 0;) {
         const struct vt_fit_run *run = &runs[ri];
         ok = (rg[ri].group_of = malloc((run->nallocs + 1) * sizeof *rg[ri].group_of)) != NULL;
+        /* The run's (site, phase) pairs are few: their texts are looked
+         * up once each. */
+        struct vt_pair_map seen;
+        vt_pair_map_init(&seen);
         for (size_t i = 0; ok && i < run->nallocs; i++) {
             const struct vt_fit_alloc *a = &run->allocs[i];
-            long g = group_of(&gs, &run->sites[a->site],
-                              a->phase == VT_FIT_NO_PHASE ? NULL : run->phases[a->phase]);
-            ok = g >= 0;
+            const uint64_t *known = vt_pair_map_get(&seen, a->site, a->phase);
+            long g = known ? (long)*known
+                           : group_of(&gs, &run->sites[a->site],
+                                      a->phase == VT_FIT_NO_PHASE ? NULL : run->phases[a->phase]);
+            ok = g >= 0 && (known || vt_pair_map_put(&seen, a->site, a->phase, (uint64_t)g));
             rg[ri].group_of[i] = (uint32_t)g;
         }
+        vt_pair_map_free(&seen);
     }
     m->groups = gs.v;
     m->ngroups = gs.n;

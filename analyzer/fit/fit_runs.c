@@ -16,6 +16,7 @@
 #include "trace_reader.h"
 
 #define SHOWN_FRAMES 3
+#define BATCH 256
 
 /* One trace being read: its allocations as the replay's live set sees
  * them (through on_live, so they are the report's device ledger's by
@@ -255,10 +256,20 @@ static int load_trace(struct vt_fit_run *run, const char *path, char *err, size_
     vt_replay_init(&rp, r);
     rp.on_live = on_live;
     rp.on_live_ctx = &t;
+    /* Memory events a batch at a time, as the report reads them; any
+     * other record (and whatever the fast path declines) one by one. */
+    struct vt_replay_mem batch[BATCH];
     struct vt_record rec;
-    int rc;
-    while (!t.out_of_memory && (rc = vt_reader_next(r, &rec)) > 0)
-        vt_replay_feed(&rp, &rec);
+    int rc = 1;
+    while (!t.out_of_memory && rc > 0) {
+        int n = vt_reader_next_mem_events(r, batch, BATCH);
+        if (n > 0) {
+            vt_replay_feed_mem_events(&rp, batch, (size_t)n);
+            continue;
+        }
+        if ((rc = vt_reader_next(r, &rec)) > 0)
+            vt_replay_feed(&rp, &rec);
+    }
     bool out_of_memory = t.out_of_memory || rp.out_of_memory;
     vt_replay_free(&rp);
     int status = 0;
