@@ -144,6 +144,16 @@ def scenario_library_and_lazy(h):
     expect(any("library_workspace" in n for n in names), "the library buffer is a part")
 
 
+def scenario_layers(h):
+    # The count of activations per step grows with the value (layers), not
+    # their size: the count follows a law, and the run at a value has as
+    # many as it says.
+    out, _ = check_prediction(h, "layers")
+    law = law_of(out, "activation", "train")
+    expect(not law["same_count"] and law["count"]["kind"] == "linear",
+           "activations: a linear count, %r" % law)
+
+
 def scenario_buckets(h):
     # Sizes rounded up to powers of two follow no polynomial: four runs
     # show it, and the answer says so instead of being confidently wrong.

@@ -11,6 +11,8 @@
  *                    (scenario eval: it sets the limit)
  *   buckets          activations rounded up to a power of two (scenario
  *                    buckets: no polynomial)
+ * Scenario layers: VALUE is the number of layers (each activation 64 MiB,
+ * their count per step grows with it), batch 4; no scores.
  * Scenario other allocates from a function of its own only: a different
  * program, as far as fit can tell.
  * Exit status 0 when everything fit, 3 at the first allocation that did
@@ -31,6 +33,7 @@
 
 static long long value;
 static const char *scenario;
+static int layers = LAYERS;
 
 static CUdeviceptr must(size_t bytes)
 {
@@ -57,7 +60,7 @@ SITE static CUdeviceptr library_workspace(void) { return must(768 * MIB); }
 
 SITE static CUdeviceptr activation(void)
 {
-    size_t b = (size_t)value * 8 * MIB;
+    size_t b = (size_t)(strcmp(scenario, "layers") ? value : 8) * 8 * MIB;
     return must(strcmp(scenario, "buckets") ? b : pow2_at_least(b + 3 * MIB));
 }
 
@@ -70,8 +73,8 @@ SITE static CUdeviceptr other_program(void) { return must((size_t)value * MIB); 
 static void train_step(int step, CUdeviceptr *opt, CUdeviceptr *lib)
 {
     vramtrace_phase_push("train");
-    CUdeviceptr act[LAYERS], scores = 0;
-    for (int l = 0; l < LAYERS; l++)
+    CUdeviceptr act[1024], scores = 0;
+    for (int l = 0; l < layers; l++)
         act[l] = activation();
     if (!strcmp(scenario, "quadratic") || !strcmp(scenario, "eval"))
         scores = attention_scores();
@@ -81,7 +84,7 @@ static void train_step(int step, CUdeviceptr *opt, CUdeviceptr *lib)
         *opt = optimizer_state(); /* lazily, while the activations live */
     if (scores)
         cuMemFree(scores);
-    for (int l = LAYERS; l-- > 0;)
+    for (int l = layers; l-- > 0;)
         cuMemFree(act[l]);
     vramtrace_phase_pop();
 }
@@ -99,11 +102,13 @@ static void evaluate(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fputs("usage: fit_prog linear|quadratic|eval|buckets|other VALUE\n", stderr);
+        fputs("usage: fit_prog linear|quadratic|eval|buckets|layers|other VALUE\n", stderr);
         return 2;
     }
     scenario = argv[1];
     value = atoll(argv[2]);
+    if (!strcmp(scenario, "layers"))
+        layers = value < 1024 ? (int)value : 1024;
     CUcontext ctx;
     if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
         cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
