@@ -106,6 +106,7 @@ static void groups(struct vt_json *j, const struct vt_fit_model *m)
 static void header(struct vt_json *j, const struct vt_fit_model *m,
                    const struct vt_fit_replay_options *opt, const struct vt_fit_output *o)
 {
+    vt_json_kv_uint(j, "vramtrace_fit", 1); /* docs/fit.schema.json */
     vt_json_kv_string(j, "parameter", m->tpl->name);
     vt_json_kv_int(j, "device", m->tpl->device);
     vt_json_key(j, "runs");

@@ -12,6 +12,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+from report_schema import DOCS, schema_errors  # noqa: E402
+
+FIT_SCHEMA = os.path.join(DOCS, "fit.schema.json")
+
 MIB = 1 << 20
 GIB = 1 << 30
 MEMORY = 8 * GIB
@@ -83,7 +88,12 @@ class Harness:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         expect(proc.returncode == expect_status, "%s exited %d (wanted %d): %s"
                % (cmd, proc.returncode, expect_status, proc.stderr))
-        return json.loads(proc.stdout) if proc.returncode == 0 else proc
+        if proc.returncode != 0:
+            return proc
+        doc = json.loads(proc.stdout)
+        errors = schema_errors(doc, FIT_SCHEMA)
+        expect(not errors, "docs/fit.schema.json: %s" % "; ".join(errors))
+        return doc
 
 
 def capacity_option():
@@ -206,7 +216,17 @@ def scenario_unmatched(h):
     rc, d1 = h.run_prog("linear", 1, traced=True)
     rc, d2 = h.run_prog("linear", 2, traced=True)
     rc, d3 = h.run_prog("other", 3, traced=True)
+    bad = os.path.join(h.tmp, "bad.vtrace")
+    with open(bad, "wb") as f:
+        f.write(b"not a trace, " * 100)
+    truncated = os.path.join(h.tmp, "truncated.vtrace")
+    whole = os.path.join(d2, sorted(os.listdir(d2))[0])
+    with open(whole, "rb") as f, open(truncated, "wb") as g:
+        g.write(f.read()[:200])
     cases = [
+        (["batch=1:" + d1, "batch=2:" + bad], "bad.vtrace"),
+        (["batch=1:" + d1, "batch=2:" + truncated], "truncated.vtrace"),
+        (["batch=1:" + d1, "batch=2:" + os.path.join(h.tmp, "nowhere")], "nowhere"),
         (["batch=1:" + d1], "two or more runs"),
         (["batch=1:" + d1, "batch=1:" + d2], "must differ"),
         (["batch=1:" + d1, "layers=2:" + d2], "two parameters"),
