@@ -27,7 +27,10 @@ static void fit_usage(FILE *out)
           "                         total less its contexts, as the trace recorded them)\n"
           "  -a, --allocator SPEC   replay through the model of PyTorch's caching allocator\n"
           "                         (for traces taken at tensor level): 'recorded' (the\n"
-          "                         run's PYTORCH_CUDA_ALLOC_CONF) or pytorch[:OPTIONS]\n"
+          "                         run's PYTORCH_CUDA_ALLOC_CONF) or pytorch[:OPTIONS];\n"
+          "                         'none': the bytes asked for. Default: 'recorded' for\n"
+          "                         runs traced with PYTORCH_NO_CUDA_MEMORY_CACHING=1,\n"
+          "                         else 'none'\n"
           "      --at VALUE         the predicted peak and its parts at one value\n"
           "  -j, --json             JSON instead of text (docs/user/FIT.md)\n"
           "  -h, --help             this help\n\n"
@@ -85,7 +88,8 @@ static bool pick_allocator(const char *spec, const struct vt_fit_run *tpl,
         fprintf(stderr, "vramtrace fit: --allocator: %s\n", err);
         return false;
     }
-    fprintf(stderr, "vramtrace fit: --allocator wants 'recorded' or pytorch[:OPTIONS], not '%s'\n",
+    fprintf(stderr,
+            "vramtrace fit: --allocator wants 'recorded', pytorch[:OPTIONS] or 'none', not '%s'\n",
             spec);
     return false;
 }
@@ -106,8 +110,13 @@ static int fit_runs(struct vt_fit_run *runs, size_t nruns, const char *allocator
                            ? m.tpl->device_total - m.tpl->context_bytes
                            : 0;
     int status = 0;
-    if (allocator) {
+    /* PyTorch traced with its cache off: the tensors, which the real run
+     * puts in the cache's segments. */
+    if (!allocator && m.tpl->torch_tensors)
+        allocator = "recorded";
+    if (allocator && strcmp(allocator, "none") != 0) {
         opt.model = true;
+        o->allocator = allocator;
         if (!pick_allocator(allocator, m.tpl, &opt.cfg))
             status = 2;
     }

@@ -119,6 +119,11 @@ bool vt_fit_search(const struct vt_fit_model *m, const struct vt_fit_replay_opti
                    struct vt_fit_answer *a, char *err, size_t errlen);
 void vt_fit_answer_free(struct vt_fit_answer *a);
 
+/* What the runs' allocations are: "allocations" (the program's own),
+ * "pytorch_tensors" (PyTorch with its cache off), "pytorch_segments"
+ * (the segments of PyTorch's caching allocator, not its tensors). */
+const char *vt_fit_traced(const struct vt_fit_model *m);
+
 /* What the output says. */
 struct vt_fit_output {
     bool json;

@@ -128,6 +128,7 @@ static void header(struct vt_json *j, const struct vt_fit_model *m,
     vt_json_kv_uint(j, "context_bytes", m->tpl->context_bytes);
     vt_json_kv_uint(j, "contexts_unmeasured", m->tpl->contexts_unmeasured);
     vt_json_end_object(j);
+    vt_json_kv_string(j, "traced", vt_fit_traced(m));
     vt_json_key(j, "allocator");
     if (opt->model) {
         char cfg[256];

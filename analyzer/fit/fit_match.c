@@ -122,7 +122,6 @@ static bool fit_group(struct vt_fit_model *m, struct run_groups *rg, size_t g)
         return true;
     }
     /* The k-th allocation of the group in every run. */
-    const struct vt_fit_run *tpl = m->tpl;
     const struct run_groups *trg = &rg[m->nruns - 1];
     for (size_t k = 0; k < tpl_count; k++) {
         double y[MAX_RUNS];
@@ -133,7 +132,6 @@ static bool fit_group(struct vt_fit_model *m, struct run_groups *rg, size_t g)
         uint32_t a = trg->list[trg->start[g] + k];
         vt_fit_law_fit(x, y, n, &m->law[a]);
         gr->residual = fmax(gr->residual, m->law[a].residual);
-        (void)tpl;
     }
     return true;
 }

@@ -230,6 +230,21 @@ static bool name_everything(struct reading *t, const struct vt_reader *r)
 
 /* ---- one trace ---- */
 
+/* PyTorch's allocator settings, and whether its cache was off. */
+static void take_environment(struct vt_fit_run *run, const struct vt_process_info *pi)
+{
+    for (uint64_t k = 0; pi && k < pi->nenv; k++) {
+        const char *name = pi->env[k].name, *value = pi->env[k].value;
+        if (!strcmp(name, "PYTORCH_CUDA_ALLOC_CONF") ||
+            (!strcmp(name, "PYTORCH_ALLOC_CONF") && !run->alloc_conf)) {
+            free(run->alloc_conf);
+            run->alloc_conf = strdup(value);
+        } else if (!strcmp(name, "PYTORCH_NO_CUDA_MEMORY_CACHING")) {
+            run->torch_tensors = value[0] && strcmp(value, "0") != 0;
+        }
+    }
+}
+
 static void reading_free(struct reading *t)
 {
     vt_pair_map_free(&t->alloc_of);
@@ -288,10 +303,7 @@ static int load_trace(struct vt_fit_run *run, const char *path, char *err, size_
             run->device >= 0 ? vt_reader_device(r, (uint64_t)run->device) : NULL;
         run->device_total = d ? d->total_bytes : 0;
         run->path = strdup(path);
-        const struct vt_process_info *pi = vt_reader_process(r);
-        for (uint64_t k = 0; pi && k < pi->nenv; k++)
-            if (!strcmp(pi->env[k].name, "PYTORCH_CUDA_ALLOC_CONF") && !run->alloc_conf)
-                run->alloc_conf = strdup(pi->env[k].value);
+        take_environment(run, vt_reader_process(r));
         if (!run->path) {
             snprintf(err, errlen, "%s: byte 0: out of memory", path);
             status = 2;

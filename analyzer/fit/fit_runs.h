@@ -56,7 +56,9 @@ struct vt_fit_run {
     uint64_t context_bytes;  /* this process's contexts on it, measured */
     uint32_t contexts_unmeasured;
     bool caching_allocator;  /* PyTorch's caching allocator's frames allocated */
-    char *alloc_conf;        /* its PYTORCH_CUDA_ALLOC_CONF, NULL: not set */
+    char *alloc_conf;        /* its PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF), NULL: not set */
+    bool torch_tensors;      /* traced with PYTORCH_NO_CUDA_MEMORY_CACHING=1: PyTorch's
+                                tensors, each its own allocation */
 };
 
 /* Reads one run: paths are its trace files. Returns 0, or 2 with the

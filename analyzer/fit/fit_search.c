@@ -141,6 +141,13 @@ bool vt_fit_search(const struct vt_fit_model *m, const struct vt_fit_replay_opti
     return true;
 }
 
+const char *vt_fit_traced(const struct vt_fit_model *m)
+{
+    if (m->tpl->torch_tensors)
+        return "pytorch_tensors";
+    return m->tpl->caching_allocator ? "pytorch_segments" : "allocations";
+}
+
 void vt_fit_answer_free(struct vt_fit_answer *a)
 {
     vt_fit_eval_free(&a->at_max);

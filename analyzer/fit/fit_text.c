@@ -22,8 +22,7 @@ static const char *law_term(double c, const char *suffix, bool first, char *buf,
 }
 
 /* "12.00 MiB*batch^2 + 1.00 MiB*batch + 64.00 KiB" */
-void vt_fit_law_text(FILE *out, const struct vt_fit_law *l, const char *x);
-void vt_fit_law_text(FILE *out, const struct vt_fit_law *l, const char *x)
+static void law_text(FILE *out, const struct vt_fit_law *l, const char *x)
 {
     char s2[64], s1[64], buf[96];
     snprintf(s2, sizeof s2, "*%s^2", x);
@@ -124,7 +123,7 @@ static void laws(FILE *out, const struct vt_fit_model *m, long long at, size_t s
             continue;
         fprintf(out, "  %10s  %-9s %s  [%s]  ", vt_format_bytes(order[k][0], b, sizeof b),
                 vt_fit_law_name(g->bytes.kind), g->shown, g->phase ? g->phase : "no phase");
-        vt_fit_law_text(out, &g->bytes, m->tpl->name);
+        law_text(out, &g->bytes, m->tpl->name);
         if (!g->per_alloc)
             fprintf(out, " (its count: %s)", vt_fit_law_name(g->count.kind));
         if (g->residual > 0)
@@ -164,7 +163,13 @@ static void header(FILE *out, const struct vt_fit_model *m, const struct vt_fit_
     if (opt->model) {
         char cfg[256];
         vt_alloc_config_format(&opt->cfg, cfg, sizeof cfg);
-        fprintf(out, "  allocator settings: %s\n", cfg);
+        fprintf(out, "  allocator settings: %s (--allocator %s%s)\n", cfg,
+                o->allocator ? o->allocator : "recorded",
+                m->tpl->torch_tensors ? "; traced with PYTORCH_NO_CUDA_MEMORY_CACHING=1" : "");
+    } else if (m->tpl->caching_allocator) {
+        fputs("  note: these are the segments of PyTorch's caching allocator, not its tensors;\n"
+              "  trace with PYTORCH_NO_CUDA_MEMORY_CACHING=1 to fit the tensors through its model\n",
+              out);
     }
 }
 

@@ -56,8 +56,7 @@ class Harness:
         its trace directory when traced. Scenario frag: fit_frag."""
         tracedir = None
         if traced:
-            tracedir = os.path.join(self.tmp, "%s-%d" % (scenario, value))
-            os.makedirs(tracedir, exist_ok=True)
+            tracedir = tempfile.mkdtemp(prefix="%s-%d-" % (scenario, value), dir=self.tmp)
         argv = [self.args.frag, str(value)] if scenario == "frag" else \
             [self.args.prog, scenario, str(value)]
         proc = subprocess.run(argv,
@@ -255,6 +254,14 @@ def scenario_fragmentation(h):
     expect(truth - 1 <= pred <= truth, "the model predicts %d, the truth is %d" % (pred, truth))
     expect(out["at_max"]["peak_bytes"] > out["at_max"]["peak_allocated_bytes"],
            "reserved above allocated at the limit")
+    # PyTorch traced with its cache off: the model by default, with the
+    # recorded settings.
+    tensors = h.fit("frag", (1, 2, 4), capacity_option(),
+                    extra={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    expect(tensors["traced"] == "pytorch_tensors" and tensors["allocator"] is not None,
+           "traced with the cache off: through the model, %r" % tensors["allocator"])
+    expect(tensors["max_fits"] == pred, "the model by default: %d, not %d"
+           % (tensors["max_fits"], pred))
 
 
 def main():
