@@ -136,6 +136,7 @@ struct extras {
     long long phase_every, fail_every;
     long devices;
     long dense_rank;       /* -1: none */
+    long scale;            /* --scale: every size times this */
     int truth;             /* note every change for --truth */
     long rank;             /* the rank being written, and its GPU's UUID */
     uint8_t uuid[VT_UUID_SIZE];
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
     long live = 1000, ranks = 0, gpus = 0;
     unsigned nstacks = 512, depth = 24;
     const char *path = NULL, *dir = NULL, *truth = NULL;
-    struct extras x = {.devices = 1, .dense_rank = -1};
+    struct extras x = {.devices = 1, .dense_rank = -1, .scale = 1};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -195,6 +196,8 @@ int main(int argc, char **argv)
             x.fail_every = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--devices"))
             x.devices = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--scale"))
+            x.scale = atol(argv[++i]);
         else if (!strcmp(argv[i], "--dense-rank"))
             x.dense_rank = atol(argv[++i]);
         else if (!strcmp(argv[i], "--truth"))
@@ -373,7 +376,8 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         /* Skewed stack choice: the minimum of two uniform draws. */
         unsigned a = (unsigned)(r % nstacks), b = (unsigned)((r >> 16) % nstacks);
         slot_stack[k] = leaf[a < b ? a : b];
-        slot_size[k] = unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15)) >> size_shift;
+        slot_size[k] = (unit[(r >> 32) & 3] * (1 + ((r >> 34) & 15)) >> size_shift) *
+                       (uint64_t)x->scale;
         m.op = VT_OP_ALLOC;
         m.api = API_ALLOC;
         m.device = k % x->devices;

@@ -6,6 +6,7 @@
 int vt_cmd_diff(int argc, char **argv);
 int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_export(int argc, char **argv);
+int vt_cmd_fit(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_run(int argc, char **argv);
 int vt_cmd_simulate(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff, top). */
+/* `vramtrace`: dispatch to the subcommands (run, report, dump, simulate, export, diff, fit, top). */
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,7 @@
     X("simulate", vt_cmd_simulate, "replay allocations through PyTorch's caching allocator model") \
     X("export", vt_cmd_export, "write a trace for Perfetto, memory_viz or flame graphs") \
     X("diff", vt_cmd_diff, "compare two runs: peaks, phases, call sites")          \
+    X("fit", vt_cmd_fit, "the largest batch or sequence length that fits, from short runs") \
     X("top", vt_cmd_top, "watch running processes' GPU memory as their traces are written")
 
 static void usage(FILE *out)
