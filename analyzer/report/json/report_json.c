@@ -127,8 +127,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_begin_object(j);
     vt_json_kv_string(j, "verdict", told.trace_verdict);
     vt_json_kv_string(j, "story", told.trace_story);
-    vt_json_kv_string(j, "set_aside_because",
-                      strcmp(told.verdict, told.trace_verdict) ? VT_TRACE_VERDICT_REASON : NULL);
+    vt_json_kv_string(j, "set_aside_because", told.set_aside);
     vt_json_end_object(j);
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
     vt_json_kv_string(j, "api", vt_reader_api(r, o->api));
