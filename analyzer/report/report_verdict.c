@@ -35,7 +35,7 @@ static const char *trace_story(enum vt_verdict v)
 static bool starved(struct vt_report *rep, size_t input, const struct vt_oom *o,
                     struct vt_verdict_told *v)
 {
-    char asker[160], b1[32], b2[32], b3[32];
+    char asker[160], b1[32], b2[32], b3[32], b4[32];
     if (!vt_verdict_starved_by_cache(rep, input, o, asker, sizeof asker))
         return false;
     uint64_t cache = o->torch_reserved - o->torch_allocated;
@@ -48,7 +48,7 @@ static bool starved(struct vt_report *rep, size_t input, const struct vt_oom *o,
              "PyTorch's cache held %s reserved but unallocated (of %s reserved)",
              asker, vt_format_bytes(o->requested_bytes, b1, sizeof b1),
              vt_format_bytes(o->free_bytes, b2, sizeof b2), vt_format_bytes(cache, b3, sizeof b3),
-             vt_format_bytes(o->torch_reserved, b1, sizeof b1));
+             vt_format_bytes(o->torch_reserved, b4, sizeof b4));
     snprintf(v->next_step, sizeof v->next_step,
              "give the cache back before the library asks: torch.cuda.empty_cache() before its "
              "initialisation or collective; or cap PyTorch with "
