@@ -57,7 +57,13 @@ bool vt_verdict_starved_by_cache(struct vt_report *rep, size_t input, const stru
         return false;
     struct asker a = {0};
     vt_report_frames(rep, input, o->stack, 0, look, &a);
-    if (a.allocator)
+    /* Without a known library, only the absence of the allocator's frames
+     * tells - and a caching allocator's own failure is followed by its
+     * flush and retry, which a raw cudaMalloc's is not: where Python's
+     * frames were not read (the stand-in allocator is Python) that is what
+     * tells them apart. */
+    bool retried = o->retry != VT_RETRY_NOT_SEEN || o->retry_of_previous;
+    if (a.allocator || (!a.library && retried))
         return false;
     if (a.library)
         snprintf(asker, n, "%s (%s)", a.library, a.module);

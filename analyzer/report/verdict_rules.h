@@ -3,8 +3,9 @@
  * the allocator's table (report_verdict.c):
  *
  * - starved_by_cache: a request from outside PyTorch's caching allocator
- *   (NCCL, cuBLAS, cuDNN, any library or a raw cudaMalloc: no frame of the
- *   allocator, or a known library's frame innermost of it) failed while
+ *   (NCCL, cuBLAS, cuDNN, any library or a raw cudaMalloc: a known
+ *   library's frame innermost of any frame of the allocator, or no frame of
+ *   the allocator and no flush-and-retry after the failure) failed while
  *   PyTorch's cache held enough reserved-but-unallocated bytes at its
  *   latest sample to make it fit: R <= F + (reserved - allocated).
  * - traced neighbours: other traced processes on the same GPU held at

@@ -50,6 +50,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from ledger_truth import format_bytes  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "schema"))
 from report_schema import schema_errors  # noqa: E402
+from check_story import STORY_CASES  # noqa: E402
 STANDIN = os.path.join(HERE, "standin", "site-packages")
 MiB = 1 << 20
 
@@ -931,6 +932,7 @@ CASES = {"parts": case_parts, "oom": case_oom_phases, "eval_switch": case_eval_s
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
          "real_torch": case_real_torch}
+CASES.update(STORY_CASES)
 
 
 def main():
