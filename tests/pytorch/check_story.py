@@ -6,7 +6,7 @@ really fails at, the simulated driver's view in the program (mem_get_info).
 Cases of check_torch.py:
 
   story_leak       a leak through 20 MiB segments: its rate, first step,
-                   site and fill step; the driver's own phase growth null
+                   site and fill step (the report's and top's GROWTH/STEP); the driver's own phase growth null
                    (segments: never three rising closings in a row); the
                    same leak run into its OOM: the failure names the growth
                    first; a steady run with a warm-up: no growth
@@ -102,6 +102,13 @@ def case_story_leak(c):
         c.fail("the text report does not say %r" % line)
     if "growth across openings: none" in text:
         c.fail("the text report says 'growth across openings: none' beside a growth")
+    top = subprocess.run([c.vramtrace, "top", "-b", "-n", "1", traces[0]], capture_output=True,
+                         text=True, timeout=60).stdout.splitlines()
+    head = [l for l in top if "GROWTH/STEP" in l]
+    rows = top[top.index(head[0]) + 1:top.index(head[0]) + 2] if head else []
+    step = "+%s" % format_bytes(want["per_step_bytes"] + tamper)
+    if not rows or " %s " % step not in rows[0]:
+        c.fail("top's GROWTH/STEP is not %s: %r" % (step, rows))
 
     # The same leak to its failure: the step it fails at is the truth of
     # the forecast; the failure names the growth first.
