@@ -9,7 +9,8 @@ Cases of check_torch.py:
                    site and fill step (the report's and top's GROWTH/STEP); the driver's own phase growth null
                    (segments: never three rising closings in a row); the
                    same leak run into its OOM: the failure names the growth
-                   first; a steady run with a warm-up: no growth
+                   first; a steady run with a warm-up: no growth, and the
+                   largest sample's reserved bytes are the stand-in's
   story_neighbour  two ranks on one GPU (VTSIM_SHARED), rank 1 leaking,
                    rank 0 failing: contended, naming rank 1, its pid, its
                    bytes and its growth
@@ -19,6 +20,7 @@ Cases of check_torch.py:
 import os
 import subprocess
 
+import growth_truth
 from ledger_truth import format_bytes
 
 MiB = 1 << 20
@@ -38,17 +40,9 @@ def steps_of(stdout):
 
 
 def growth_rule(values):
-    """docs/user/REPORT.md's rule, written again: the rises in a row up to
-    the last, growth from 3 of them."""
-    rises = 0
-    for k in range(len(values) - 1, 0, -1):
-        if values[k] <= values[k - 1]:
-            break
-        rises += 1
-    if rises < 3:
-        return None
-    first = len(values) - 1 - rises
-    return {"per_step_bytes": (values[-1] - values[first]) // rises, "from_step": first + 2}
+    """The rule (growth_truth.py) as the device's growth names its figures."""
+    g = growth_truth.growth_rule(values)
+    return g and {"per_step_bytes": g["per_opening_bytes"], "from_step": g["from_opening"]}
 
 
 def run_story(c, name, mode, steps=None, env=None):
@@ -132,7 +126,13 @@ def case_story_leak(c):
     if growth_rule([a for a, _ in steps_of(r3.stdout)]) is not None or len(traces3) != 1:
         c.fail("scenario broken: the steady run grows, or %d traces" % len(traces3))
         return
-    c.equal("the steady run's growth", device(c.report(traces3[0])).get("growth"), None)
+    d3 = device(c.report(traces3[0]))
+    c.equal("the steady run's growth", d3.get("growth"), None)
+    # Its cache never shrinks (no empty_cache): the largest reserved sampled
+    # is the stand-in's reserved at the end.
+    c.equal("the steady run's largest sample's reserved bytes",
+            (d3.get("allocator_largest_sample") or {}).get("reserved_bytes"),
+            steps_of(r3.stdout)[-1][1] + tamper)
     if "growth (PyTorch's allocator" in text_of(c, traces3[0]):
         c.fail("the steady run's text report tells a growth")
 

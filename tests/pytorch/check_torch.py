@@ -51,6 +51,7 @@ from ledger_truth import format_bytes  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "schema"))
 from report_schema import schema_errors  # noqa: E402
 from check_story import STORY_CASES  # noqa: E402
+from growth_truth import growth_rule  # noqa: E402
 STANDIN = os.path.join(HERE, "standin", "site-packages")
 MiB = 1 << 20
 
@@ -532,22 +533,6 @@ def case_diff(c):
     want = "failed requests: none -> 1 (fragmented %s)" % format_bytes(want_size or 0)
     if want not in text:
         c.fail("diff does not say %r:\n%s" % (want, text))
-
-
-def growth_rule(values):
-    """docs/user/REPORT.md, "Growth across openings", on a series of totals at
-    closings: the rises in a row up to the last; growth from 3 of them."""
-    rises = 0
-    for k in range(len(values) - 1, 0, -1):
-        if values[k] <= values[k - 1]:
-            break
-        rises += 1
-    if rises < 3:
-        return None
-    first = len(values) - 1 - rises
-    return {"per_opening_bytes": (values[-1] - values[first]) // rises,
-            "from_opening": first + 2, "openings": rises,
-            "first_bytes": values[first], "last_bytes": values[-1]}
 
 
 def case_slow_leak(c):

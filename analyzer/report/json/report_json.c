@@ -251,10 +251,32 @@ static void allocator_growth_json(struct vt_report *rep, struct vt_json *j, size
     vt_json_end_object(j);
 }
 
+/* The device's "allocator_largest_sample": PyTorch's allocator's sample of
+ * the most reserved bytes (allocator_samples.h), null without one. */
+static void allocator_sample_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                                  const struct vt_ledger *l)
+{
+    const struct vt_alloc_samples *ss = rep->a->inputs[input].replay.samples;
+    vt_json_key(j, "allocator_largest_sample");
+    if (l->category != VT_CAT_DEVICE || !ss || ss->peak.device != l->device) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "time_ns", ss->peak.time_ns);
+    vt_json_kv_string(j, "phase", vt_report_string(rep, input, ss->peak.phase));
+    vt_json_kv_uint(j, "allocated_bytes", ss->peak.allocated);
+    vt_json_kv_uint(j, "reserved_bytes", ss->peak.reserved);
+    vt_json_kv_uint(j, "active_bytes", ss->peak.active);
+    vt_json_kv_uint(j, "samples", ss->count);
+    vt_json_end_object(j);
+}
+
 static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
     allocator_growth_json(rep, j, input, l);
+    allocator_sample_json(rep, j, input, l);
     /* only where a phase repeated: a snapshot is read for it */
     struct vt_tensor_growth *tg = NULL;
     for (size_t i = 0; i < l->nphases && !tg; i++)
