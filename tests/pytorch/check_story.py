@@ -22,6 +22,7 @@ import subprocess
 
 import growth_truth
 from ledger_truth import format_bytes
+from report_schema import schema_errors
 
 MiB = 1 << 20
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +78,8 @@ def case_story_leak(c):
         c.fail("scenario broken: %d traces, the allocator's figures give %r" % (len(traces), want))
         return
     rep = c.report(traces[0])
+    for e in schema_errors(rep)[:3]:
+        c.fail("the report's JSON against docs/report.schema.json: %s" % e)
     d = device(rep)
     g = d.get("growth") or {}
     c.equal("the leak's level", g.get("level"), "allocated")
@@ -180,7 +183,10 @@ def case_story_nccl(c):
     ask, free, cache = int(asked[0][2]), int(asked[0][4]), int(asked[0][6])
     if not free < ask <= free + cache:
         c.fail("scenario broken: asks %d, %d free, %d cached" % (ask, free, cache))
-    ooms = device(c.report(traces[0])).get("ooms", [])
+    rep = c.report(traces[0])
+    for e in schema_errors(rep)[:3]:
+        c.fail("the report's JSON against docs/report.schema.json: %s" % e)
+    ooms = device(rep).get("ooms", [])
     if not ooms:
         c.fail("the library's failure is not in the report")
         return
