@@ -11,6 +11,7 @@
 #include "format.h"
 #include "frame_class.h"
 #include "grow_array.h"
+#include "growth_rule.h"
 #include "stack_line.h"
 
 /* The last minute in this many characters (3 s each). */
@@ -140,14 +141,30 @@ static const char *devices_text(const struct vt_live_process *p, char *buf, size
     return o ? buf : "-";
 }
 
-/* The report's growth across openings: "+64.00 MiB" a phase grows by per
- * opening, "none" where phases repeat and none grows, "-" before. */
+/* The capacity of the device PyTorch's allocator was sampled on (0:
+ * unknown): the growth's forecast needs it. */
+static uint64_t sampled_device_total(const struct vt_live_process *p)
+{
+    const struct vt_alloc_samples *s = p->replay.samples;
+    const struct vt_device_info *dev =
+        s && s->device >= 0 ? vt_reader_device(p->reader, (uint64_t)s->device) : NULL;
+    return dev ? dev->total_bytes : 0;
+}
+
+/* The report's growth: "+8.00 MiB" PyTorch's allocator grows by a step
+ * where it was sampled (growth_rule.h), else what a phase grows by per
+ * opening; "none" where phases repeat and nothing grows, "-" before. */
 static const char *growth_text(const struct vt_live_process *p, char *buf, size_t n)
 {
+    char b[32];
+    struct vt_growth_told told;
+    if (vt_growth_told_of(&p->replay, sampled_device_total(p), &told)) {
+        snprintf(buf, n, "+%s", vt_format_bytes(told.r.per_opening, b, sizeof b));
+        return buf;
+    }
     struct vt_live_growth g = vt_live_process_growth(p);
     if (!g.grows)
         return g.repeated ? "none" : "-";
-    char b[32];
     snprintf(buf, n, "+%s", vt_format_bytes(g.result.per_opening, b, sizeof b));
     return buf;
 }
@@ -340,6 +357,28 @@ static bool add_growth(const struct vt_live_process *p, const struct vt_live_gro
     return ok;
 }
 
+/* PyTorch's allocator's growth a step, its forecast and the site that
+ * grew most (growth_rule.h), as the report says them. */
+static bool add_allocator_growth(const struct vt_live_process *p, const struct vt_growth_told *g,
+                                 struct vt_symbolizer *sym, struct top_lines *out, size_t w)
+{
+    char b1[32], fill[96] = "";
+    if (g->fills)
+        snprintf(fill, sizeof fill, "; the device fills at step %" PRIu64 " (in about %.1f s)",
+                 g->fills_at_step, (double)g->fills_in_ns / 1e9);
+    bool ok = add(out, TOP_LINE_DETAIL, -1, w,
+                  "  growth (PyTorch's allocator, %s bytes): +%s a step since step %" PRIu64 "%s",
+                  g->level, vt_format_bytes(g->r.per_opening, b1, sizeof b1), g->r.from_opening,
+                  fill);
+    if (ok && g->nsites) {
+        char *text = stack_text(p, sym, g->sites[0].stack);
+        ok = text && add(out, TOP_LINE_DETAIL, -1, w, "  %12s  %s",
+                         vt_format_bytes(g->sites[0].bytes, b1, sizeof b1), text);
+        free(text);
+    }
+    return ok;
+}
+
 static bool add_detail(const struct vt_live_view *v, const struct vt_live_process *p,
                        const struct top_frame_options *o, uint64_t now_ns, struct top_lines *out)
 {
@@ -362,9 +401,13 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
     struct vt_live_growth g = vt_live_process_growth(p);
     struct vt_symbolizer *sym = symbols_of(o->symbols, p);
     ok = ok && add(out, TOP_LINE_DETAIL, -1, w, "  phase now %s", phase ? phase : "-");
+    struct vt_growth_told told;
+    bool allocator_grows = vt_growth_told_of(&p->replay, sampled_device_total(p), &told);
+    if (ok && allocator_grows)
+        ok = add_allocator_growth(p, &told, sym, out, w);
     if (ok && g.grows)
         ok = add_growth(p, &g, sym, o, out);
-    else if (ok)
+    else if (ok && !allocator_grows)
         ok = add(out, TOP_LINE_DETAIL, -1, w, "  growth across openings: %s",
                  g.repeated ? "none (each repeated phase ends where it ended before)"
                             : "no phase has closed 4 times yet");

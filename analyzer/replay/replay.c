@@ -53,6 +53,7 @@ void vt_replay_free(struct vt_replay *rp)
     free(rp->ledgers);
     free(rp->contexts);
     vt_parts_free(rp->parts);
+    vt_alloc_samples_free(rp->samples);
     memset(rp, 0, sizeof *rp);
 }
 
@@ -348,6 +349,11 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     o->retry_of_previous = is_retry;
     o->retries = retries;
     note_contexts(rp, o);
+    if (rp->samples && rp->samples->last.device == o->device) {
+        o->torch_known = true;
+        o->torch_allocated = rp->samples->last.allocated;
+        o->torch_reserved = rp->samples->last.reserved;
+    }
     vt_oom_diagnose(o); /* provisional: the flush and retry come later */
     l->pending_oom = (long)l->nooms++;
     if (rp->on_oom)
@@ -588,6 +594,10 @@ static void process_record(struct vt_replay *rp, const struct vt_record *rec)
 
 static void part_record(struct vt_replay *rp, const struct vt_record *rec)
 {
+    if (rec->u.part.part == VT_PART_ALLOCATOR_SAMPLE) {
+        vt_alloc_samples_record(rp, rec);
+        return;
+    }
     if (!rp->parts && !(rp->parts = vt_parts_new(false))) {
         rp->out_of_memory = true;
         return;

@@ -53,6 +53,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "allocator_samples.h"
 #include "ledger.h"
 #include "live_rule.h"
 #include "pair_map.h"
@@ -75,6 +76,9 @@ enum vt_verdict {             /* docs/user/REPORT.md, "Verdicts": the first row 
     VT_VERDICT_CONTENDED,        /* others hold enough that without them it fits */
     VT_VERDICT_OVERSIZED,        /* the request exceeds all this process holds */
     VT_VERDICT_EXHAUSTED,        /* this process holds the memory */
+    /* Decided by the report alone (it needs the asking library's frames):
+     * PyTorch's cache held what a request from outside it lacked. */
+    VT_VERDICT_STARVED_BY_CACHE,
 };
 const char *vt_verdict_name(enum vt_verdict v);
 
@@ -105,6 +109,10 @@ struct vt_oom {
         uint64_t bytes;
     } others[VT_OOM_OTHERS];
     size_t nothers;
+    /* PyTorch's caching allocator at its latest sample before the failure
+     * (allocator_samples.h; torch_known false: none) */
+    bool torch_known;
+    uint64_t torch_allocated, torch_reserved;
     /* the diagnosis, made when the replay ends (vt_oom_diagnose) */
     bool cached_known;                 /* a retry followed: the flush is known */
     uint64_t cached_bytes;             /* freed between the failure and its retry */
@@ -184,6 +192,9 @@ struct vt_replay {
     /* The censuses of parts (parts.h): made at the process record of a
      * Python process of format version 5, or at the first census. */
     struct vt_parts *parts;
+    /* PyTorch's caching allocator's samples (allocator_samples.h): made at
+     * the first; NULL without any. */
+    struct vt_alloc_samples *samples;
 
     struct vt_mark marks[VT_MARKS_MAX];
     size_t nmarks;

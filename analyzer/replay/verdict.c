@@ -34,6 +34,7 @@ const char *vt_verdict_name(enum vt_verdict v)
     case VT_VERDICT_CONTENDED: return "contended";
     case VT_VERDICT_OVERSIZED: return "oversized";
     case VT_VERDICT_EXHAUSTED: return "exhausted";
+    case VT_VERDICT_STARVED_BY_CACHE: return "starved_by_cache";
     default: return "unknown";
     }
 }

@@ -148,13 +148,14 @@ bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct v
  * infers is kept beside it, with why it gave way. */
 struct vt_verdict_told {
     const char *verdict;          /* the decided verdict's name */
-    const char *source;           /* "allocator" or "trace" */
+    const char *source;           /* "allocator", "allocator_samples" or "trace" */
     char story[384];              /* why, in words and numbers */
     char next_step[768];
     bool has_largest_free;        /* known only from the allocator */
     uint64_t largest_free_block;
-    const char *trace_verdict;    /* the trace's own (== verdict when source is "trace") */
+    const char *trace_verdict;    /* the trace's own */
     const char *trace_story;
+    const char *set_aside;        /* why the trace's own gave way (NULL: it did not) */
 };
 /* For the request ooms[first .. end) of l. */
 void vt_report_verdict(struct vt_report *rep, size_t input, const struct vt_ledger *l,
@@ -245,10 +246,11 @@ const char *vt_report_command(const struct vt_report *rep, size_t input, char *b
  * the ledger's previous failure (NULL if none). */
 const char *vt_oom_narrative(const struct vt_oom *o, const struct vt_oom *prev, char *buf,
                              size_t n);
-/* What to do about a failure, in one or two sentences with its numbers
+/* What to do about a failure judged verdict (its own, or the one the
+ * report decided), in one or two sentences with its numbers
  * (report_oom.c). */
 const char *vt_oom_next_step(struct vt_report *rep, size_t input, const struct vt_oom *o,
-                             char *buf, size_t n);
+                             enum vt_verdict verdict, char *buf, size_t n);
 /* How the program saw a failure's code: the runtime's name where a runtime
  * call asked, and the driver's ("cudaErrorMemoryAllocation from
  * CUDA_ERROR_OUT_OF_MEMORY"), or "error N" for a code no list knows. */

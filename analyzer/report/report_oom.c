@@ -94,7 +94,7 @@ static void say_others(struct text *t, const struct vt_report *rep, const struct
 }
 
 const char *vt_oom_next_step(struct vt_report *rep, size_t input, const struct vt_oom *o,
-                             char *buf, size_t n)
+                             enum vt_verdict verdict, char *buf, size_t n)
 {
     struct text t = {buf, n, 0};
     char b1[32], b2[32], b3[32], site[256];
@@ -103,7 +103,7 @@ const char *vt_oom_next_step(struct vt_report *rep, size_t input, const struct v
         buf[0] = '\0';
     struct vt_oom_numbers num = vt_oom_numbers_of(o);
     uint64_t shortfall = vt_oom_shortfall(&num);
-    switch (o->verdict) {
+    switch (verdict) {
     case VT_VERDICT_LARGER_THAN_DEVICE:
         say(&t, "no setting makes %s fit on a %s device: split what %s allocates "
                 "(smaller batch or sequence, sharding such as ZeRO/FSDP or tensor parallelism), "

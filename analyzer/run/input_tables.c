@@ -72,3 +72,9 @@ const char *vt_input_read_error(const struct vt_input *in)
 {
     return in->state < 0 ? vt_reader_error(in->reader)->message : NULL;
 }
+
+uint64_t vt_input_device_total(const struct vt_input *in, int64_t ordinal)
+{
+    const struct vt_device_info *dev = ordinal >= 0 ? vt_input_device(in, (uint64_t)ordinal) : NULL;
+    return dev ? dev->total_bytes : 0;
+}

@@ -29,6 +29,8 @@ const char *vt_input_api(const struct vt_input *in, uint64_t id);
 const struct vt_thread_info *vt_input_thread(const struct vt_input *in, uint64_t id);
 /* NULL for a device the trace has no record of. */
 const struct vt_device_info *vt_input_device(const struct vt_input *in, uint64_t ordinal);
+/* The device's capacity from its record; 0 when the trace has none. */
+uint64_t vt_input_device_total(const struct vt_input *in, int64_t ordinal);
 bool vt_input_stack_node(const struct vt_input *in, uint64_t id, uint64_t *parent, uint64_t *ip);
 size_t vt_input_module_count(const struct vt_input *in);
 const struct vt_module_info *vt_input_module_at(const struct vt_input *in, size_t index);

@@ -1409,7 +1409,8 @@ static void decode_part(struct vt_reader *r, struct cursor *c, struct vt_record 
     rec->u.part.dtype = get_uv(c);
     rec->u.part.name = get_uv(c);
     CHECK(r->version >= 5, "a part record in a trace of format version 4 or older");
-    CHECK(rec->u.part.part < VT_PART_COUNT_, "unknown part");
+    CHECK(rec->u.part.part < VT_PART_COUNT_ || rec->u.part.part == VT_PART_ALLOCATOR_SAMPLE,
+          "unknown part");
     CHECK(device <= INT32_MAX, "device ordinal out of range");
     check_thread(r, c, thread);
     check_string(r, c, rec->u.part.dtype);

@@ -226,6 +226,16 @@ enum vt_part {
     VT_PART_OPTIMIZER_STATE = 4, /* a tensor of optimizer.state */
     VT_PART_COUNT_,
 };
+/* Not a part of a census: PyTorch's caching allocator's own figures
+ * (torch.cuda.memory_stats) at the closing of one of the model's phases,
+ * sampled by the Python bootstrap (docs/user/PYTORCH.md, "Allocator
+ * samples"). census: the allocator's alloc retries (num_alloc_retries);
+ * device: the device sampled; address: its allocated bytes; bytes: its
+ * reserved bytes; elements: its active bytes; dtype: the phase that closed
+ * ("forward", "backward", "optimizer"); name: its OOM count (num_ooms) in
+ * decimal. A reader older than this part stops at such a record with
+ * "unknown part". */
+#define VT_PART_ALLOCATOR_SAMPLE 16u
 /* A census's bytes field: what the bootstrap had seen when it took it. */
 #define VT_PART_SAW_MODEL 1u     /* a model (the outermost module forwarded) */
 #define VT_PART_SAW_OPTIMIZER 2u /* an optimizer (its step hooks ran) */

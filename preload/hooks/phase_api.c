@@ -50,7 +50,7 @@ VT_EXPORT void vramtrace_part(unsigned long long census, unsigned part, int devi
                               unsigned long long addr, unsigned long long bytes,
                               unsigned long long elements, const char *dtype, const char *name)
 {
-    if (part >= VT_PART_COUNT_)
+    if (part >= VT_PART_COUNT_ && part != VT_PART_ALLOCATOR_SAMPLE)
         return; /* not a part this format knows: nothing a reader could read */
     struct vt_part_event ev = {.census = census, .addr = addr, .bytes = bytes,
                                .elements = elements, .device = device < 0 ? -1 : device,

@@ -24,7 +24,14 @@ At CUDA initialisation:
   the first step and OOMs), a census of which device addresses are the
   model's parameters and buffers, their gradients and the optimizer's
   state, as VT_REC_PART records (vramtrace_part) - read through public
-  tensor methods only, no tensor kept or changed.
+  tensor methods only, no tensor kept or changed;
+- allocator samples (class _Samples): unless VRAMTRACE_TORCH_SAMPLES=0,
+  at every closing of forward, backward and optimizer, the caching
+  allocator's own figures (torch._C._cuda_memoryStats, the dict
+  torch.cuda.memory_stats flattens: allocated, reserved and active bytes,
+  alloc retries, OOMs) as a VT_REC_PART record of part
+  VT_PART_ALLOCATOR_SAMPLE - numbers in the record's integer fields, so
+  that the trace's string table does not grow with them.
 
 Every failure is one line on stderr, once; never an exception of the
 program's.
@@ -148,6 +155,8 @@ def _at_cuda_init(torch, tracer, said):
     phases = None
     if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
         phases = _Phases(torch, tracer, said)
+        if tracer.part_fn is not None and os.environ.get("VRAMTRACE_TORCH_SAMPLES", "1") != "0":
+            phases.samples = _Samples(torch, tracer, said)
         phases.install()
     if parts is not None:
         parts.install(phases)
@@ -253,6 +262,7 @@ class _Phases(object):
         self.root = None
         self.model = None  # weakref to the outermost module forwarded last
         self.parts = None  # the census taker (_Parts), told of the first forward
+        self.samples = None  # the allocator's figures at each closing (_Samples)
 
     def install(self):
         t = self.torch
@@ -283,6 +293,8 @@ class _Phases(object):
         if self.step == name:
             return
         if self.step_id:
+            if self.samples is not None:
+                self.samples.take(self.step)
             self.tracer.end_fn(self.step_id)
         self.step, self.step_id = name, 0
         if name:
@@ -467,6 +479,55 @@ class _Phases(object):
 
 # enum vt_part (include/vramtrace/trace_format.h, VT_REC_PART)
 PART_CENSUS, PART_PARAMETER, PART_BUFFER, PART_GRADIENT, PART_OPTIMIZER_STATE = range(5)
+PART_ALLOCATOR_SAMPLE = 16
+
+
+class _Samples(object):
+    """The caching allocator's own figures at a phase's closing: one call
+    of torch._C._cuda_memoryStats (what torch.cuda.memory_stats flattens and
+    sorts, the costly half left out; memory_stats where it is missing) and
+    one record. Its cost is measured in bench/torch_samples.py."""
+
+    def __init__(self, torch, tracer, said):
+        self.said = said
+        self.part_fn = tracer.part_fn
+        cuda = torch.cuda
+        self.nested = getattr(getattr(torch, "_C", None), "_cuda_memoryStats", None)
+        self.flat = getattr(cuda, "memory_stats", None)
+        self.current = getattr(cuda, "current_device", None)
+        self.phase_names = {}
+        self.oom_names = {}
+        self.off = self.nested is None and self.flat is None
+
+    def take(self, phase):
+        if self.off:
+            return
+        try:
+            device = self.current() if self.current is not None else 0
+            if self.nested is not None:
+                s = self.nested(device)
+                allocated = s["allocated_bytes"]["all"]["current"]
+                reserved = s["reserved_bytes"]["all"]["current"]
+                active = s.get("active_bytes", {}).get("all", {}).get("current", allocated)
+            else:
+                s = self.flat(device)
+                allocated = s.get("allocated_bytes.all.current", 0)
+                reserved = s.get("reserved_bytes.all.current", 0)
+                active = s.get("active_bytes.all.current", allocated)
+            retries = s.get("num_alloc_retries", 0)
+            ooms = s.get("num_ooms", 0)
+            name = self.phase_names.get(phase)
+            if name is None:
+                name = self.phase_names[phase] = phase.encode()
+            oom_text = self.oom_names.get(ooms)
+            if oom_text is None:
+                oom_text = self.oom_names[ooms] = str(ooms).encode()
+            self.part_fn(retries, PART_ALLOCATOR_SAMPLE, device, allocated, reserved, active,
+                         name, oom_text)
+        except Exception as e:
+            self.off = True
+            self.said.once("sample", "allocator samples stopped: %s: %s" % (type(e).__name__, e))
+
 SAW_MODEL, SAW_OPTIMIZER = 1, 2
 PARTS_MAX = 100000  # tensors told per census, at most (its cost stays bounded)
 

@@ -50,6 +50,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from ledger_truth import format_bytes  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "schema"))
 from report_schema import schema_errors  # noqa: E402
+from check_story import STORY_CASES  # noqa: E402
+from growth_truth import growth_rule  # noqa: E402
 STANDIN = os.path.join(HERE, "standin", "site-packages")
 MiB = 1 << 20
 
@@ -533,22 +535,6 @@ def case_diff(c):
         c.fail("diff does not say %r:\n%s" % (want, text))
 
 
-def growth_rule(values):
-    """docs/user/REPORT.md, "Growth across openings", on a series of totals at
-    closings: the rises in a row up to the last; growth from 3 of them."""
-    rises = 0
-    for k in range(len(values) - 1, 0, -1):
-        if values[k] <= values[k - 1]:
-            break
-        rises += 1
-    if rises < 3:
-        return None
-    first = len(values) - 1 - rises
-    return {"per_opening_bytes": (values[-1] - values[first]) // rises,
-            "from_opening": first + 2, "openings": rises,
-            "first_bytes": values[first], "last_bytes": values[-1]}
-
-
 def case_slow_leak(c):
     """slow_leak.py under --torch-history: 1 MiB kept a step, which the
     driver does not see at every step (segments), the tensors do. The
@@ -931,6 +917,7 @@ CASES = {"parts": case_parts, "oom": case_oom_phases, "eval_switch": case_eval_s
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
          "real_torch": case_real_torch}
+CASES.update(STORY_CASES)
 
 
 def main():

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth_rule.h"
 #include "job_view.h"
 #include "parts_split.h"
 #include "report.h"
@@ -132,6 +133,25 @@ static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt
     return true;
 }
 
+/* PyTorch's allocator's growth a step (growth_rule.h) is its step phase's
+ * growth in the job's views, summaries included: the one rule the
+ * process's own report tells. */
+static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp,
+                             const struct vt_reader *r)
+{
+    struct vt_growth_told g;
+    const struct vt_device_info *dev =
+        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
+    if (!vt_growth_told_of(rp, dev ? dev->total_bytes : 0, &g))
+        return;
+    for (size_t k = 0; k < p->nphases; k++)
+        if (!strcmp(p->phases[k].name, g.step_phase) &&
+            g.r.per_opening > p->phases[k].growth_per_opening) {
+            p->phases[k].growth_per_opening = g.r.per_opening;
+            p->phases[k].growth_from_opening = g.r.from_opening;
+        }
+}
+
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
                         struct vt_job_timelines *timelines)
 {
@@ -182,6 +202,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         if (!add_failures(rep, v, i, index, l))
             return false;
     }
+    allocator_growth(p, rp, a->inputs[i].reader);
     if (rep->opt->has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
         vt_job_view_drop_last_process(v);

@@ -10,6 +10,7 @@
 
 #include "cuda_errors.h"
 #include "frame_class.h"
+#include "growth_rule.h"
 #include "json_writer.h"
 #include "parts_split.h"
 #include "report.h"
@@ -127,8 +128,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_begin_object(j);
     vt_json_kv_string(j, "verdict", told.trace_verdict);
     vt_json_kv_string(j, "story", told.trace_story);
-    vt_json_kv_string(j, "set_aside_because",
-                      strcmp(told.verdict, told.trace_verdict) ? VT_TRACE_VERDICT_REASON : NULL);
+    vt_json_kv_string(j, "set_aside_because", told.set_aside);
     vt_json_end_object(j);
     vt_json_kv_string(j, "kind", vt_kind_name(o->kind));
     vt_json_kv_string(j, "api", vt_input_api(r, o->api));
@@ -220,9 +220,63 @@ static void tensor_growth_json(struct vt_json *j, const struct vt_tensor_growth 
     vt_json_end_object(j);
 }
 
+/* The device's "growth" at PyTorch's allocator's level (growth_rule.h):
+ * null where nothing grows or nothing was sampled on this device. */
+static void allocator_growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                                  const struct vt_ledger *l)
+{
+    const struct vt_input *in = &rep->a->inputs[input];
+    struct vt_growth_told g;
+    vt_json_key(j, "growth");
+    if (l->category != VT_CAT_DEVICE || !in->replay.samples ||
+        in->replay.samples->device != l->device || !vt_growth_told_of(&in->replay, vt_input_device_total(in, l->device), &g)) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_string(j, "level", g.level);
+    vt_json_kv_string(j, "step_phase", g.step_phase);
+    vt_json_kv_uint(j, "per_step_bytes", g.r.per_opening);
+    vt_json_kv_uint(j, "from_step", g.r.from_opening);
+    vt_json_kv_uint(j, "steps", g.r.closings);
+    vt_json_kv_uint(j, "steps_grown", g.r.openings);
+    vt_json_kv_uint(j, "first_bytes", g.r.first_bytes);
+    vt_json_kv_uint(j, "last_bytes", g.r.last_bytes);
+    vt_json_kv_uint_or_null(j, "step_ns", g.step_ns != 0, g.step_ns);
+    vt_json_kv_uint_or_null(j, "fills_device_at_step", g.fills, g.fills_at_step);
+    vt_json_kv_uint_or_null(j, "fills_device_in_ns", g.fills && g.step_ns, g.fills_in_ns);
+    vt_json_kv_bool(j, "sites_kept", !g.sites_dropped);
+    vt_json_key(j, "sites");
+    sites_json(rep, j, input, g.sites, g.nsites);
+    vt_json_end_object(j);
+}
+
+/* The device's "allocator_largest_sample": PyTorch's allocator's sample of
+ * the most reserved bytes (allocator_samples.h), null without one. */
+static void allocator_sample_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                                  const struct vt_ledger *l)
+{
+    const struct vt_alloc_samples *ss = rep->a->inputs[input].replay.samples;
+    vt_json_key(j, "allocator_largest_sample");
+    if (l->category != VT_CAT_DEVICE || !ss || ss->peak.device != l->device) {
+        vt_json_null(j);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "time_ns", ss->peak.time_ns);
+    vt_json_kv_string(j, "phase", vt_report_string(rep, input, ss->peak.phase));
+    vt_json_kv_uint(j, "allocated_bytes", ss->peak.allocated);
+    vt_json_kv_uint(j, "reserved_bytes", ss->peak.reserved);
+    vt_json_kv_uint(j, "active_bytes", ss->peak.active);
+    vt_json_kv_uint(j, "samples", ss->count);
+    vt_json_end_object(j);
+}
+
 static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
+    allocator_growth_json(rep, j, input, l);
+    allocator_sample_json(rep, j, input, l);
     /* only where a phase repeated: a snapshot is read for it */
     struct vt_tensor_growth *tg = NULL;
     for (size_t i = 0; i < l->nphases && !tg; i++)

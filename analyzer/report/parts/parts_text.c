@@ -138,6 +138,26 @@ static void theory(struct vt_report *rep, FILE *out, size_t input, const struct 
     }
 }
 
+/* Without the allocator's blocks at the peak, its samples still split it:
+ * the largest reserved it was sampled at, allocated (tensors) and cached. */
+static void allocator_sample(struct vt_report *rep, FILE *out, size_t input,
+                             const struct vt_ledger *l)
+{
+    const struct vt_alloc_samples *ss = rep->a->inputs[input].replay.samples;
+    if (!ss || ss->peak.device != l->device)
+        return;
+    const struct vt_alloc_sample *p = &ss->peak;
+    char b1[32], b2[32], b3[32], t[32];
+    const char *phase = vt_report_string(rep, input, p->phase);
+    fprintf(out, "    PyTorch's allocator at its largest sample (%s, a %s closing): %s allocated "
+                 "(tensors), %s cached, of %s reserved\n",
+            vt_format_reltime(rep, input, p->time_ns, t, sizeof t), phase ? phase : "?",
+            vt_format_bytes(p->allocated, b1, sizeof b1),
+            vt_format_bytes(p->reserved > p->allocated ? p->reserved - p->allocated : 0, b2,
+                            sizeof b2),
+            vt_format_bytes(p->reserved, b3, sizeof b3));
+}
+
 void vt_parts_text(struct vt_report *rep, FILE *out, size_t input, const struct vt_ledger *l)
 {
     struct vt_split s;
@@ -148,6 +168,7 @@ void vt_parts_text(struct vt_report *rep, FILE *out, size_t input, const struct 
     census_words(rep, out, input, &s);
     fprintf(out, "%s):\n", unknown_words(s.census));
     rows(out, "    ", &s);
+    allocator_sample(rep, out, input, l);
     bool header = false;
     char b[32];
     for (size_t k = 0; k < l->nphases; k++) {

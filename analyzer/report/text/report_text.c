@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth_rule.h"
 #include "parts_split.h"
 #include "report.h"
 #include "stack_line.h"
@@ -268,12 +269,14 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     struct vt_verdict_told told;
     vt_report_verdict(rep, i, l, first, end, &told);
     fprintf(out, "    verdict%s: %s - %s\n",
-            strcmp(told.source, "allocator") ? "" : " (PyTorch's allocator at the failure)",
+            !strcmp(told.source, "allocator")           ? " (PyTorch's allocator at the failure)"
+            : !strcmp(told.source, "allocator_samples") ? " (PyTorch's allocator, sampled)"
+                                                        : "",
             told.verdict, told.story);
     fprintf(out, "    next: %s\n", told.next_step);
-    if (strcmp(told.verdict, told.trace_verdict) != 0)
+    if (told.set_aside)
         fprintf(out, "    (the trace alone would say %s: %s)\n", told.trace_verdict,
-                VT_TRACE_VERDICT_REASON);
+                told.set_aside);
     vt_report_torch_oom_text(rep, out, i, l, first, end);
     vt_parts_failure_text(rep, out, i, l, first, end);
     if (o->driver_info)
@@ -361,10 +364,52 @@ static void print_tensor_growth(struct vt_report *rep, FILE *out, size_t i,
     free(tg);
 }
 
+/* The allocator's growth (growth_rule.h) on the device it was sampled on;
+ * whether it grows. */
+static bool print_allocator_growth(struct vt_report *rep, FILE *out, size_t i,
+                                   const struct vt_ledger *l)
+{
+    const struct vt_input *in = &rep->a->inputs[i];
+    struct vt_growth_told g;
+    if (l->category != VT_CAT_DEVICE || !in->replay.samples ||
+        in->replay.samples->device != l->device || !vt_growth_told_of(&in->replay, vt_input_device_total(in, l->device), &g))
+        return false;
+    char b[32], b2[32], b3[32];
+    fprintf(out, "  growth (PyTorch's allocator, %s bytes at each %s closing): +%s a step since "
+                 "step %" PRIu64 " (%" PRIu64 " in a row up to the last of %" PRIu64
+                 "; %s -> %s)%s\n",
+            g.level, g.step_phase, vt_format_bytes(g.r.per_opening, b, sizeof b), g.r.from_opening,
+            g.r.openings, g.r.closings, vt_format_bytes(g.r.first_bytes, b2, sizeof b2),
+            vt_format_bytes(g.r.last_bytes, b3, sizeof b3),
+            strcmp(g.level, "allocated") ? ": the cache grows, the tensors do not" : ": a leak");
+    if (g.fills) {
+        fprintf(out, "    at that rate the device fills at step %" PRIu64, g.fills_at_step);
+        if (g.step_ns)
+            fprintf(out, ", in about %.1f s (%.3f s a step)", (double)g.fills_in_ns / 1e9,
+                    (double)g.step_ns / 1e9);
+        fputc('\n', out);
+    }
+    if (g.sites_dropped) {
+        fputs("    (sites not kept: the step closed too often to copy them)\n", out);
+        return true;
+    }
+    if (!g.nsites)
+        return true;
+    fprintf(out, "      %12s  %s\n", "per step", "grown at (segments)");
+    for (size_t r = 0; r < g.nsites; r++) {
+        fprintf(out, "      %12s  ", vt_format_bytes(g.sites[r].bytes, b, sizeof b));
+        print_where(rep, out, i, g.sites[r].stack);
+        print_thread(rep, out, i, g.sites[r].thread);
+        fputc('\n', out);
+    }
+    return true;
+}
+
 static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
                          struct vt_site_bytes *top)
 {
     char b[32], b2[32], b3[32];
+    bool grows = print_allocator_growth(rep, out, i, l);
     bool any = false, repeated = false;
     for (size_t k = 0; k < l->nphases; k++) {
         const struct vt_phase_peak *ph = &l->phases[k];
@@ -396,7 +441,7 @@ static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struc
             fputc('\n', out);
         }
     }
-    if (!any && repeated)
+    if (!any && !grows && repeated)
         fputs("  growth across openings: none (each repeated phase ends where it ended before, "
               "once warm)\n", out);
     if (repeated)

@@ -483,10 +483,15 @@ static const char *decided_next(const struct torch_view *v, char *buf, size_t n)
     char advice_buf[512], b1[32];
     advice_text(v, advice_buf, sizeof advice_buf);
     const struct torch_sim *s = v->sim;
-    if (v->o.verdict == VT_SNAP_FRAGMENTED && s && s->ran && s->runs[0].at_recorded_failure)
+    bool replayed = v->o.verdict == VT_SNAP_FRAGMENTED && s && s->ran &&
+                    s->runs[0].at_recorded_failure;
+    if (replayed && s->runs[1].served)
         snprintf(buf, n, "%s; the allocator model replayed this run: with expandable_segments:True "
-                 "the %s request %s", advice_buf, b(v->request, b1),
-                 s->runs[1].served ? "fits" : "still fails");
+                 "the %s request fits", advice_buf, b(v->request, b1));
+    else if (replayed) /* never lead with a setting the model has just shown does not fit */
+        snprintf(buf, n, "the allocator model replayed this run: with expandable_segments:True "
+                 "the %s request still fails, so no allocator setting is the fix; a smaller "
+                 "batch, activation checkpointing, or dropping references", b(v->request, b1));
     else
         snprintf(buf, n, "%s", advice_buf);
     return buf;
