@@ -315,6 +315,14 @@ class _Phases(object):
         self.queue_callback = getattr(engine, "queue_callback", None)
         self.is_grad_enabled = getattr(t, "is_grad_enabled", lambda: True)
         self.is_tensor = getattr(t, "is_tensor", lambda x: False)
+        self.graph_task_id = getattr(getattr(t, "_C", None), "_current_graph_task_id", None)
+        self.compiling = getattr(getattr(t, "compiler", None), "is_compiling", lambda: False)
+
+    def in_backward(self):
+        """Whether this thread runs a backward pass now: activation
+        checkpointing recomputes forwards inside it, which are backward's."""
+        task = self.graph_task_id
+        return task is not None and task() != -1
 
     # ---- ranges ----
     def switch(self, name):
@@ -404,6 +412,12 @@ class _Phases(object):
     # ---- module hooks: every module call runs them; only the outermost
     # call of the owning thread does more than count ----
     def forward_pre(self, module, args):
+        # First: torch.compile's dynamo traces these hooks into the modules
+        # it compiles; traced, they are nothing (the compiled module's own
+        # call, outside, runs them). And a forward recomputed inside
+        # backward (activation checkpointing) is backward's, not a forward.
+        if self.compiling() or self.in_backward():
+            return None  # a recomputation may stop early (its post hook never runs)
         tls = self.tls
         depth = getattr(tls, "depth", 0)
         if depth and module is self.root:
@@ -430,6 +444,8 @@ class _Phases(object):
         return None
 
     def forward_post(self, module, args, output):
+        if self.compiling() or self.in_backward():
+            return None
         tls = self.tls
         depth = getattr(tls, "depth", 1) - 1
         tls.depth = depth if depth > 0 else 0
