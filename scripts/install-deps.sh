@@ -57,6 +57,19 @@ if ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q 'install o
         echo "vramtrace: python3-torch not installed; the real_torch test will skip" >&2
 fi
 
+# debootstrap, for scripts/real-torch.sh: a Debian 13 root with its
+# python3-torch 2.6 (Debian 12 has 1.13). Not required: without it that
+# suite skips.
+if ! command -v debootstrap >/dev/null 2>&1 && [ "${VRAMTRACE_NO_TORCH:-0}" != 1 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "vramtrace: installing debootstrap (optional: scripts/real-torch.sh)"
+    [ -n "${updated:-}" ] || $sudo apt-get update -qq || true
+    updated=1
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends debootstrap ||
+        echo "vramtrace: debootstrap not installed; the real-torch suite will skip" >&2
+fi
+
 cuda_include="${CUDA_INCLUDE:-/usr/local/cuda/include}"
 if [ ! -f "$cuda_include/cuda.h" ]; then
     echo "vramtrace: CUDA driver API headers not found in $cuda_include." >&2

@@ -33,6 +33,11 @@ At CUDA initialisation:
   VT_PART_ALLOCATOR_SAMPLE - numbers in the record's integer fields, so
   that the trace's string table does not grow with them.
 
+With VRAMTRACE_TORCH_CPU=1 on a CPU-only build of PyTorch, the phases and
+parts are armed at once, at torch's import, and the census counts CPU
+tensors as device 0: a self-check of this file against a real torch
+without a GPU (scripts/real-torch.sh), not a CPU profiler.
+
 Every failure is one line on stderr, once; never an exception of the
 program's.
 """
@@ -110,6 +115,13 @@ def install(torch, say):
     if tracer is None:
         return
     said = _Said(say)
+    if _cpu_check_armed(torch, said):
+        try:
+            _at_cuda_init(torch, tracer, said, cpu=True)
+        except Exception as e:
+            said.once("init", "torch support failed at import (CPU self-check): %s: %s"
+                      % (type(e).__name__, e))
+        return
     cuda = getattr(torch, "cuda", None)
     lazy_call = getattr(cuda, "_lazy_call", None)
     if lazy_call is None:
@@ -125,6 +137,30 @@ def install(torch, say):
     lazy_call(at_cuda_init)
 
 
+def _cpu_check_armed(torch, said):
+    """VRAMTRACE_TORCH_CPU=1 on a CPU-only build of PyTorch: the bootstrap
+    arms at torch's import (CUDA never initialises) and counts CPU tensors
+    as device 0, so that phases and parts can be checked against a real
+    torch without a GPU. A check of the bootstrap, not a CPU profiler
+    (docs/user/PYTORCH.md)."""
+    if os.environ.get("VRAMTRACE_TORCH_CPU", "0") != "1":
+        return False
+    version = getattr(torch, "version", None)
+    if getattr(version, "cuda", None) or getattr(version, "hip", None):
+        said.once("cpu", "VRAMTRACE_TORCH_CPU=1 ignored: this torch is built for GPUs (the "
+                  "CPU self-check is for CPU-only builds)")
+        return False
+    return True
+
+
+def _optimizer_module(torch):
+    """torch.optim.optimizer, where the global step hooks live. Not an
+    attribute of torch.optim in a real torch (its __init__ deletes its
+    submodules' names), but imported with it: sys.modules has it."""
+    return sys.modules.get("torch.optim.optimizer") or \
+        getattr(getattr(torch, "optim", None), "optimizer", None)
+
+
 def _version(torch):
     try:
         parts = str(torch.__version__).split("+")[0].split(".")
@@ -133,7 +169,7 @@ def _version(torch):
         return (0, 0)
 
 
-def _at_cuda_init(torch, tracer, said):
+def _at_cuda_init(torch, tracer, said, cpu=False):
     v = _version(torch)
     if v < (2, 1):
         said.once("version", "PyTorch %s is older than 2.1: no OOM snapshots or phases"
@@ -142,15 +178,17 @@ def _at_cuda_init(torch, tracer, said):
     attach = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
     memory = getattr(torch.cuda, "memory", None)
     snapshot = getattr(memory, "_snapshot", None)
-    if attach is None or snapshot is None:
+    if cpu:
+        attach = snapshot = None  # no CUDA, no allocator to observe: nothing to say
+    elif attach is None or snapshot is None:
         said.once("oom-api", "PyTorch %s has no %s: no OOM snapshots"
                   % (torch.__version__, "_cuda_attach_out_of_memory_observer"
                      if attach is None else "torch.cuda.memory._snapshot"))
-    parts = _Parts(torch, tracer, said) if tracer.part_fn is not None else None
+    parts = _Parts(torch, tracer, said, cpu) if tracer.part_fn is not None else None
     if attach is not None and snapshot is not None:
         attach(_OomObserver(tracer, snapshot, said, parts))
     history = _env_int("VRAMTRACE_TORCH_HISTORY", 0)
-    if history > 0:
+    if history > 0 and not cpu:
         _record_history(torch, memory, history, said)
     phases = None
     if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
@@ -276,7 +314,7 @@ class _Phases(object):
         pre(self.forward_pre)
         post(self.forward_post)
         self.wrap_train(getattr(mod, "Module", None))
-        opt = getattr(getattr(t, "optim", None), "optimizer", None)
+        opt = _optimizer_module(t)
         opre = getattr(opt, "register_optimizer_step_pre_hook", None)
         opost = getattr(opt, "register_optimizer_step_post_hook", None)
         if opre is not None and opost is not None:
@@ -287,6 +325,14 @@ class _Phases(object):
         self.queue_callback = getattr(engine, "queue_callback", None)
         self.is_grad_enabled = getattr(t, "is_grad_enabled", lambda: True)
         self.is_tensor = getattr(t, "is_tensor", lambda x: False)
+        self.graph_task_id = getattr(getattr(t, "_C", None), "_current_graph_task_id", None)
+        self.compiling = getattr(getattr(t, "compiler", None), "is_compiling", lambda: False)
+
+    def in_backward(self):
+        """Whether this thread runs a backward pass now: activation
+        checkpointing recomputes forwards inside it, which are backward's."""
+        task = self.graph_task_id
+        return task is not None and task() != -1
 
     # ---- ranges ----
     def switch(self, name):
@@ -378,6 +424,12 @@ class _Phases(object):
     # ---- module hooks: every module call runs them; only the outermost
     # call of the owning thread does more than count ----
     def forward_pre(self, module, args):
+        # First: torch.compile's dynamo traces these hooks into the modules
+        # it compiles; traced, they are nothing (the compiled module's own
+        # call, outside, runs them). And a forward recomputed inside
+        # backward (activation checkpointing) is backward's, not a forward.
+        if self.compiling() or self.in_backward():
+            return None  # a recomputation may stop early (its post hook never runs)
         tls = self.tls
         depth = getattr(tls, "depth", 0)
         if depth and module is self.root:
@@ -404,6 +456,8 @@ class _Phases(object):
         return None
 
     def forward_post(self, module, args, output):
+        if self.compiling() or self.in_backward():
+            return None
         tls = self.tls
         depth = getattr(tls, "depth", 1) - 1
         tls.depth = depth if depth > 0 else 0
@@ -540,10 +594,11 @@ class _Parts(object):
     numel, element_size, dtype, get_device); the model and the optimizers
     are held by weak references, and no tensor outlives a census."""
 
-    def __init__(self, torch, tracer, said):
+    def __init__(self, torch, tracer, said, cpu=False):
         self.torch = torch
         self.tracer = tracer
         self.said = said
+        self.cpu = cpu  # the CPU self-check: CPU tensors count as device 0
         self.every = max(_env_int("VRAMTRACE_TORCH_PARTS_EVERY", 100), 0)
         self.phases = None
         self.optimizers = weakref.WeakSet()
@@ -556,7 +611,7 @@ class _Parts(object):
         self.phases = phases
         if phases is not None:
             phases.parts = self
-        opt = getattr(getattr(self.torch, "optim", None), "optimizer", None)
+        opt = _optimizer_module(self.torch)
         post = getattr(opt, "register_optimizer_step_post_hook", None)
         if post is None:
             self.said.once("parts", "PyTorch %s has no optimizer step hooks: parts only at "
@@ -619,7 +674,9 @@ class _Parts(object):
                 return
             device = t.get_device()
             if device < 0:
-                return  # not on a GPU
+                if not (self.cpu and getattr(t.device, "type", None) == "cpu"):
+                    return  # not on a GPU
+                device = 0
             n = t.numel()
             addr = t.data_ptr()
             nbytes = n * t.element_size()
