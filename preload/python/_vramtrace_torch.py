@@ -586,15 +586,21 @@ class _Parts(object):
                         names[id(p)] = "param_groups[%d][%d]" % (g, i)
                         tell(PART_PARAMETER, names[id(p)], p)
                         tell(PART_GRADIENT, names[id(p)], p.grad)
-            for p, state in opt.state.items():
+            for p, state in _items(opt.state):
                 base = names.get(id(p), "state")
-                for key, v in state.items():
+                for key, v in _items(state):
                     tell(PART_OPTIMIZER_STATE, "%s.%s" % (base, key), v)
         if budget[0] <= 0:
             self.said.once("partsmax", "parts: a census stops at %d tensors" % PARTS_MAX)
 
     def is_tensor(self, x):
         return x is not None and self.torch.is_tensor(x)
+
+
+def _items(table):
+    """A dict's items; nothing from what is not a dict (an optimizer of
+    the program's own may keep its state as it likes)."""
+    return table.items() if isinstance(table, dict) else ()
 
 
 if __name__ == "__main__":  # pragma: no cover
