@@ -252,6 +252,7 @@ class _Phases(object):
         self.step_id = 0
         self.root = None
         self.model = None  # weakref to the outermost module forwarded last
+        self.parts_of = None  # (weakref to the model, its parts by id) at its last walk
         self.parts = None  # the census taker (_Parts), told of the first forward
 
     def install(self):
@@ -340,22 +341,38 @@ class _Phases(object):
         except Exception as e:
             self.said.once("trainmode", "phase hook: %s: %s" % (type(e).__name__, e))
 
+    def inside(self, model, module):
+        """Whether module is one of model's descendants: the parts seen at
+        the model's last walk, walked again only when module is not among
+        them (freezing a model's parts one by one walks it once)."""
+        parts = self.parts_of
+        if parts is not None and parts[0]() is model:
+            ref = parts[1].get(id(module))
+            if ref is not None and ref() is module:
+                return True
+        found = {}
+        self.parts_of = (weakref.ref(model), self.walk(model, found))
+        return found.get(id(module)) is module
+
     @staticmethod
-    def inside(model, module, limit=100000):
-        """Whether module is one of model's descendants (a bounded walk of
-        children(), which every Module has)."""
-        pending, seen = [model], set()
-        while pending and len(seen) < limit:
+    def walk(model, found, limit=100000):
+        """model's descendants by id into found (a bounded walk of
+        children(), which every Module has); returns them held weakly."""
+        parts = {}
+        pending = [model]
+        ref = weakref.ref
+        while pending and len(found) < limit:
             m = pending.pop()
-            if id(m) in seen:
+            if id(m) in found:
                 continue
-            seen.add(id(m))
+            found[id(m)] = m
+            try:
+                parts[id(m)] = ref(m)
+            except TypeError:
+                pass  # not weakly referable: walked again next time
             children = getattr(m, "children", None)
-            for c in (children() if children is not None else ()):
-                if c is module:
-                    return True
-                pending.append(c)
-        return False
+            pending.extend(children() if children is not None else ())
+        return parts
 
     def remember(self, module):
         try:
