@@ -933,7 +933,7 @@ def case_parts(c):
 
 def case_hostile_modules(c):
     prog = os.path.join(HERE, "hostile_modules.py")
-    for name in ("freeze", "state_list"):
+    for name in ("deep", "freeze", "raises", "state_list"):
         c.fresh("hostile_" + name)
         counts = os.path.join(c.tmp, "children_" + name)
         env = {"PYTHONPATH": STANDIN, "COUNT_FILE": counts}
