@@ -313,15 +313,17 @@ static bool keeper_vanished(void)
  * gone. false: it is gone, and the trace with its table. */
 static bool wait_answered(unsigned n)
 {
-    for (;;) {
+    for (bool waited = false;; waited = true) {
         unsigned seen = vt_wake_seen(&keeper.answer);
         if (atomic_load(&keeper.answered) == n)
             return true;
-        int err = errno;
-        bool gone = keeper_vanished();
-        errno = err;
-        if (gone)
-            return atomic_load(&keeper.answered) == n;
+        if (waited) { /* asked after a wait, not once per request */
+            int err = errno;
+            bool gone = keeper_vanished();
+            errno = err;
+            if (gone)
+                return atomic_load(&keeper.answered) == n;
+        }
         vt_wake_wait(&keeper.answer, seen, 1000);
     }
 }
