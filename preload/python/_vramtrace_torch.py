@@ -283,6 +283,60 @@ class _OomObserver(object):
         raise OSError(0, "oom%d: 100 names taken" % n)
 
 
+class _TrainWatch(object):
+    """Module.train as the class holds it: the original function from the
+    class; from a module, for the outermost of a thread's nested train()
+    calls (the model's: its children's calls are inside it), a callable of
+    C (_TrainCall) whose end, just after the call returns, tells the
+    phases, and inside it PyTorch's own bound method."""
+
+    def __init__(self, orig, phases):
+        functools.update_wrapper(self, orig)
+        self.orig = orig
+        self.phases = phases
+
+    def __get__(self, module, cls=None):
+        if module is None:
+            return self.orig
+        tls = self.phases.tls
+        outer = getattr(tls, "outer", None)
+        if outer is not None and outer[0]() is not None and outer[1] is not module:
+            return self.orig.__get__(module, cls)  # a child's call inside the outermost one
+        call = _TrainCall(self.orig, module)
+        try:
+            done = functools.partial(_train_returned, self.phases, module)
+            tls.outer = (weakref.ref(call, lambda _ref: done()), module)
+        except Exception:
+            pass
+        return call
+
+    def __call__(self, *args, **kwargs):
+        return self.orig(*args, **kwargs)
+
+
+class _TrainCall(functools.partial):
+    """module.train as a bound method would be (__self__, __func__), but a
+    partial: no frame of Python, and held until the call returns (a bound
+    method is taken apart before the call)."""
+
+    __slots__ = ()
+
+    @property
+    def __self__(self):
+        return self.args[0]
+
+    @property
+    def __func__(self):
+        return self.func
+
+
+def _train_returned(phases, module):
+    try:
+        phases.train_returned(module)
+    except Exception:
+        pass
+
+
 class _Phases(object):
     """train/eval, forward, backward, optimizer as vramtrace ranges (any
     thread may end a range: backward may end on an autograd thread)."""
@@ -299,6 +353,7 @@ class _Phases(object):
         self.step_id = 0
         self.root = None
         self.model = None  # weakref to the outermost module forwarded last
+        self.parts_of = None  # (weakref to the model, its parts by id) at its last walk
         self.parts = None  # the census taker (_Parts), told of the first forward
         self.samples = None  # the allocator's figures at each closing (_Samples)
 
@@ -355,32 +410,25 @@ class _Phases(object):
         self.mode = mode
         self.mode_id = self.tracer.start_fn(mode.encode())
 
-    # ---- Module.train() / .eval(): PyTorch has no hook for them, so the
-    # class's train (which eval calls) is wrapped, keeping its name, doc and
-    # signature; the program's call and its result or exception are
-    # untouched ----
+    # ---- Module.train() / .eval(): PyTorch has no hook for them. The
+    # class's train (which eval calls) becomes a descriptor (_TrainWatch):
+    # no frame of ours is on the stack while train() runs (a deep model
+    # recurses as deeply as without us, and an exception's traceback is the
+    # program's own). The outermost call of a thread is seen when the
+    # callable it was handed is freed, just after the call returns, by the
+    # .training it left on the module. ----
     def wrap_train(self, cls):
-        orig = getattr(cls, "train", None)
-        if orig is None or getattr(orig, "__wrapped__", None) is not None:
+        orig = cls.__dict__.get("train") if cls is not None else None
+        if orig is None or isinstance(orig, _TrainWatch):
             return
-        phases = self
-
-        @functools.wraps(orig)
-        def train(module, mode=True):
-            tls = phases.tls
-            depth = getattr(tls, "train_depth", 0)
-            if depth == 0:
-                phases.train_called(module, mode)
-            tls.train_depth = depth + 1
-            try:
-                return orig(module, mode)
-            finally:
-                tls.train_depth = depth
-
         try:
-            cls.train = train
+            cls.train = _TrainWatch(orig, self)
         except Exception as e:
             self.said.once("train", "phase hook: Module.train: %s: %s" % (type(e).__name__, e))
+
+    def train_returned(self, module):
+        self.tls.outer = None
+        self.train_called(module, getattr(module, "training", None))
 
     def train_called(self, module, mode):
         """The outermost train()/eval() call of a thread (the children's
@@ -398,22 +446,38 @@ class _Phases(object):
         except Exception as e:
             self.said.once("trainmode", "phase hook: %s: %s" % (type(e).__name__, e))
 
+    def inside(self, model, module):
+        """Whether module is one of model's descendants: the parts seen at
+        the model's last walk, walked again only when module is not among
+        them (freezing a model's parts one by one walks it once)."""
+        parts = self.parts_of
+        if parts is not None and parts[0]() is model:
+            ref = parts[1].get(id(module))
+            if ref is not None and ref() is module:
+                return True
+        found = {}
+        self.parts_of = (weakref.ref(model), self.walk(model, found))
+        return found.get(id(module)) is module
+
     @staticmethod
-    def inside(model, module, limit=100000):
-        """Whether module is one of model's descendants (a bounded walk of
-        children(), which every Module has)."""
-        pending, seen = [model], set()
-        while pending and len(seen) < limit:
+    def walk(model, found, limit=100000):
+        """model's descendants by id into found (a bounded walk of
+        children(), which every Module has); returns them held weakly."""
+        parts = {}
+        pending = [model]
+        ref = weakref.ref
+        while pending and len(found) < limit:
             m = pending.pop()
-            if id(m) in seen:
+            if id(m) in found:
                 continue
-            seen.add(id(m))
+            found[id(m)] = m
+            try:
+                parts[id(m)] = ref(m)
+            except TypeError:
+                pass  # not weakly referable: walked again next time
             children = getattr(m, "children", None)
-            for c in (children() if children is not None else ()):
-                if c is module:
-                    return True
-                pending.append(c)
-        return False
+            pending.extend(children() if children is not None else ())
+        return parts
 
     def remember(self, module):
         try:
@@ -704,15 +768,21 @@ class _Parts(object):
                         names[id(p)] = "param_groups[%d][%d]" % (g, i)
                         tell(PART_PARAMETER, names[id(p)], p)
                         tell(PART_GRADIENT, names[id(p)], p.grad)
-            for p, state in opt.state.items():
+            for p, state in _items(opt.state):
                 base = names.get(id(p), "state")
-                for key, v in state.items():
+                for key, v in _items(state):
                     tell(PART_OPTIMIZER_STATE, "%s.%s" % (base, key), v)
         if budget[0] <= 0:
             self.said.once("partsmax", "parts: a census stops at %d tensors" % PARTS_MAX)
 
     def is_tensor(self, x):
         return x is not None and self.torch.is_tensor(x)
+
+
+def _items(table):
+    """A dict's items; nothing from what is not a dict (an optimizer of
+    the program's own may keep its state as it likes)."""
+    return table.items() if isinstance(table, dict) else ()
 
 
 if __name__ == "__main__":  # pragma: no cover

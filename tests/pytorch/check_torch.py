@@ -27,6 +27,11 @@ Cases:
                of ours on stderr, no snapshot
   unwritable   the trace cannot be written (a directory nobody may create
                in): output and status unchanged, no file anywhere
+  hostile_modules  hostile_modules.py: a 600-deep model, 10,000 modules
+               frozen one by one (the modules children() yields to the
+               bootstrap stay linear in the model's size), a train() that raises (the
+               traceback is the program's), an optimizer whose state is a
+               list: output, stderr and status exactly as without vramtrace
   real_torch   Debian's CPU-only python3-torch computes identically under
                vramtrace run (77 when it is not installed)
 
@@ -912,11 +917,39 @@ def case_parts(c):
             dict(PARTS_BYTES, gradients=0, optimizer_state=0))
 
 
+def case_hostile_modules(c):
+    prog = os.path.join(HERE, "hostile_modules.py")
+    for name in ("deep", "freeze", "raises", "state_list"):
+        c.fresh("hostile_" + name)
+        counts = os.path.join(c.tmp, "children_" + name)
+        env = {"PYTHONPATH": STANDIN, "COUNT_FILE": counts}
+        plain, traced, ours = c.same_as_untraced([c.args.python, prog, name], env=env,
+                                                 what="hostile_modules.py " + name)
+        if name == "deep" and "600 levels" not in plain.stdout:
+            c.fail("deep: the untraced run did not finish: %s" % plain.stderr[-400:])
+        if name == "raises" and "stays as it is" not in plain.stderr:
+            c.fail("raises: the untraced run did not raise: %s" % plain.stderr[-400:])
+        if name == "freeze":
+            # The untraced run wrote first, the traced one second: the
+            # bootstrap walks the model (10,001 modules) about once, not
+            # once per frozen module.
+            with open(counts) as f:
+                traced_calls = int(f.read())
+            c.run([c.args.python, prog, name], False, env)
+            with open(counts) as f:
+                plain_calls = int(f.read())
+            if traced_calls - plain_calls > 3 * 10001:
+                c.fail("freeze: children() yielded %d modules traced, %d untraced"
+                       % (traced_calls, plain_calls))
+        if not c.traces():
+            c.fail("%s: no trace: the program did not allocate under the tracer" % name)
+
+
 CASES = {"parts": case_parts, "oom": case_oom_phases, "eval_switch": case_eval_switch, "diff": case_diff,
          "slow_leak": case_slow_leak, "history": case_history, "no_phases": case_no_phases,
          "sitecustomize": case_sitecustomize, "no_torch": case_no_torch,
          "missing_api": case_missing_api, "unwritable": case_unwritable,
-         "real_torch": case_real_torch}
+         "real_torch": case_real_torch, "hostile_modules": case_hostile_modules}
 CASES.update(STORY_CASES)
 
 

@@ -5,7 +5,10 @@
  * The filter survives exec, so it holds from the program's first
  * instruction, the tracer's constructor included.
  *
- *   refuse_syscalls close_range|unshare[,...] PROGRAM [ARGS...]
+ * With --kill the filter kills the process instead (systemd's
+ * SystemCallFilter= does by default).
+ *
+ *   refuse_syscalls [--kill] close_range|unshare[,...] PROGRAM [ARGS...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,8 +27,14 @@
 
 int main(int argc, char **argv)
 {
+    unsigned action = SECCOMP_RET_ERRNO | EPERM;
+    if (argc > 1 && !strcmp(argv[1], "--kill")) {
+        action = SECCOMP_RET_KILL_PROCESS;
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: refuse_syscalls close_range|unshare[,...] PROGRAM [ARGS...]\n");
+        fprintf(stderr, "usage: refuse_syscalls [--kill] close_range|unshare[,...] PROGRAM [ARGS...]\n");
         return 2;
     }
     struct sock_filter prog[16];
@@ -42,7 +51,7 @@ int main(int argc, char **argv)
             return 2;
         }
         prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1);
-        prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+        prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
     }
     prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog fprog = {.len = (unsigned short)n, .filter = prog};

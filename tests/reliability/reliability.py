@@ -688,6 +688,57 @@ def scenario_refused():
             print("ok: %s refused: %s; said: %s" % (refused, line, said[0]))
 
 
+def scenario_seccompkill():
+    """A seccomp filter that kills (the process or the thread) or traps the
+    close_range and unshare the program never calls: set by the program for
+    every thread before or after its first CUDA call, or before a forked
+    child allocates, or by a launcher before exec. The keeper's calls are
+    probed in a child first: the program ends as untraced (exit 0, "done",
+    its own SIGSYS handler never run), each process leaves its trace, and
+    VRAMTRACE_VERBOSE says once that the trace goes through the program's
+    table."""
+    for action in ("kill", "trap", "kill_thread"):
+        for when in ("before", "after", "fork"):
+            with tempfile.TemporaryDirectory(prefix="vt-rel-seccomp-") as tmp:
+                argv = [A.seccomp_client, action, when]
+                plain = subprocess.run(argv, env=plain_env(tmp), capture_output=True,
+                                       text=True, timeout=TIMEOUT)
+                if plain.returncode != 0 or plain.stdout != "done\n":
+                    fail("%s %s untraced: exit %d, %r %r" % (action, when, plain.returncode,
+                                                             plain.stdout, plain.stderr))
+                    continue
+                verbose = when == "before"
+                env = traced_env(tmp, ledger=False,
+                                 extra={"VRAMTRACE_VERBOSE": "1"} if verbose else None)
+                try:
+                    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=20)
+                except subprocess.TimeoutExpired:
+                    fail("%s %s traced: still running after 20 s" % (action, when))
+                    continue
+                said = [l for l in p.stderr.splitlines() if "seccomp filter" in l]
+                if (p.returncode, p.stdout) != (0, "done\n") or \
+                        (not verbose and p.stderr) or (verbose and len(said) != 1):
+                    fail("%s %s traced: exit %d, stdout %r, stderr %r" %
+                         (action, when, p.returncode, p.stdout, p.stderr))
+                    continue
+                want = 2 if when == "fork" else 1
+                if len(traces(tmp)) != want:
+                    fail("%s %s traced: %d traces, want %d" % (action, when, len(traces(tmp)),
+                                                               want))
+                    continue
+                print("ok: filter %s set %s: exit 0, %d trace(s)%s" %
+                      (action, "before a forked child allocates" if when == "fork" else
+                       when + " the first CUDA call", want, "; said: " + said[0] if said else ""))
+    with tempfile.TemporaryDirectory(prefix="vt-rel-seccomp-") as tmp:
+        p = subprocess.run([A.refuse, "--kill", "close_range,unshare", A.client, "load", "2",
+                            "2000"], env=traced_env(tmp, ledger=False), capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        if p.returncode != 0 or p.stderr:
+            fail("launcher's kill filter: exit %d: %s" % (p.returncode, p.stderr))
+        else:
+            print("ok: a launcher's killing filter: %s" % check("seq", one_trace(tmp), 2, 2000))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -698,6 +749,8 @@ def main():
     ap.add_argument("--check", required=True)
     ap.add_argument("--preload-first", default="")
     ap.add_argument("--refuse", default="", help="refuse_syscalls: a seccomp launcher")
+    ap.add_argument("--seccomp-client", default="",
+                    help="seccomp_client: a program with a killing filter of its own")
     ap.add_argument("--slow-free-lib", default="",
                     help="slow_free.c's library (the slowfree scenario)")
     ap.add_argument("--margin-ms", type=int, default=150,
@@ -737,6 +790,8 @@ def main():
         scenario_exec(args)
     elif s == "dup2own":
         scenario_dup2own(int(args[0]), int(args[1]))
+    elif s == "seccompkill":
+        scenario_seccompkill()
     elif s == "refused":
         scenario_refused()
     elif s == "slowfree":

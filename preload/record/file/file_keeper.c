@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tracer_services.h"
@@ -29,6 +32,8 @@
 #define VT_KEEPER_STACK (256u * 1024u)
 
 enum keeper_op { OP_NONE, OP_CREATE, OP_WRITE, OP_CLOSE, OP_QUIT };
+/* how the keeper gets a table of its own: what the probes showed safe */
+enum table_way { WAY_NONE, WAY_CLOSE_RANGE, WAY_UNSHARE, WAY_EITHER };
 enum keeper_mode { MODE_NONE, MODE_KEEPER, MODE_SHARED };
 
 static struct {
@@ -38,6 +43,9 @@ static struct {
     struct vt_fd_identity id;
     pthread_t thread;
     atomic_int tid; /* the keeper's thread id while it runs, else 0 */
+    atomic_int kernel_tid; /* the keeper's thread id, kept after it ends */
+    enum table_way way;
+    bool close_range_answers; /* close_range returns (an error, perhaps): safe to call */
     /* one request at a time: the writer fills it, bumps asked and waits
      * until answered catches up */
     struct vt_wake ask, answer;
@@ -83,20 +91,118 @@ static bool close_listed(void)
     return true;
 }
 
-/* A table of the thread's own holding none of the program's files. */
+/* A table of the thread's own holding none of the program's files, by the
+ * way the probes showed safe. */
 static bool own_table(void)
 {
-    /* Linux 5.9: a new table, only the descriptors below 0 copied (none) */
-    if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
-        return true;
-    if (unshare(CLONE_FILES) != 0)
+    /* Linux 5.9: a new table, none copied */
+    if (keeper.way == WAY_CLOSE_RANGE || keeper.way == WAY_EITHER) {
+        if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
+            return true;
+        if (keeper.way == WAY_CLOSE_RANGE)
+            return false;
+    }
+    if (keeper.way == WAY_NONE || unshare(CLONE_FILES) != 0)
         return false;
     /* A copy of the program's table: let go of every one of its files
      * (nothing of the program's changes: its POSIX locks belong to its own
      * table, and its files stay open there). */
-    if (syscall(SYS_close_range, 0u, ~0u, 0u) == 0 || close_listed())
+    if ((keeper.close_range_answers && syscall(SYS_close_range, 0u, ~0u, 0u) == 0) ||
+        close_listed())
         return true;
     return false; /* copies left: the thread's exit lets them go */
+}
+
+/* ---- probes: a seccomp filter may answer close_range or unshare by
+ * killing the process or the thread, or by a SIGSYS to the program's
+ * handler; the keeper makes neither call before a child process has made
+ * it and lived. The child is a copy (no shared memory: the core dump of a
+ * process sharing memory with others ends them too on kernels before
+ * 5.16), of the writer alone, that makes raw system calls only. ---- */
+
+static int probe_child(enum table_way way)
+{
+    /* no core file of the probe's death; SIGSYS as the kernel's default,
+     * unblocked: a filter's trap ends the probe, never in the program's
+     * handler */
+    struct {
+        uint64_t cur, max;
+    } core = {1, 1}; /* 1 byte: below any core, and no pipe to a handler */
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } dfl = {.handler = SIG_DFL};
+    uint64_t sigsys = 1ull << (SIGSYS - 1);
+    if (syscall(SYS_prlimit64, 0, RLIMIT_CORE, &core, NULL) != 0 ||
+        syscall(SYS_rt_sigaction, SIGSYS, &dfl, NULL, sizeof sigsys) != 0 ||
+        syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &sigsys, NULL, sizeof sigsys) != 0)
+        return 3;
+    if (way == WAY_CLOSE_RANGE)
+        return syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0 ? 0 : 1;
+    return syscall(SYS_unshare, CLONE_FILES) == 0 ? 0 : 1;
+}
+
+/* 0: the call worked in the child, 1: it answered an error, -1: the child
+ * did not live through it (or could not be made). The child sends no
+ * SIGCHLD and is waited for by its own id: the program's handlers and
+ * waits never see it. */
+static int probe(enum table_way way)
+{
+    int err = errno;
+    long pid = syscall(SYS_clone, 0L, NULL, NULL, NULL, 0L);
+    if (pid == 0)
+        syscall(SYS_exit_group, probe_child(way));
+    int status = 0, rc = -1;
+    if (pid > 0) {
+        while (waitpid((pid_t)pid, &status, __WALL) < 0 && errno == EINTR)
+            ;
+        if (WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+            rc = WEXITSTATUS(status);
+    }
+    errno = err;
+    return rc;
+}
+
+/* Whether a seccomp filter may answer the keeper's calls (the kernel's
+ * word in /proc; without it, as if one does). */
+static bool under_seccomp_filter(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return true;
+    char line[128];
+    bool filtered = true;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Seccomp:", 8) == 0) {
+            filtered = atoi(line + 8) != 0;
+            break;
+        }
+    fclose(f);
+    return filtered;
+}
+
+/* The way the keeper may take; why_shared says why none where none. No
+ * filter: the keeper tries either itself, no child made. */
+static enum table_way choose_way(void)
+{
+    if (!under_seccomp_filter()) {
+        keeper.close_range_answers = true;
+        return WAY_EITHER;
+    }
+    int close_range = probe(WAY_CLOSE_RANGE);
+    keeper.close_range_answers = close_range >= 0;
+    if (close_range == 0)
+        return WAY_CLOSE_RANGE;
+    int unshared = probe(WAY_UNSHARE);
+    if (unshared == 0)
+        return WAY_UNSHARE;
+    snprintf(keeper.why_shared, sizeof keeper.why_shared,
+             close_range < 0 || unshared < 0
+                 ? "a seccomp filter kills the calls for a descriptor table of its own"
+                 : "the kernel refused a descriptor table of its own");
+    return WAY_NONE;
 }
 
 /* ---- requests ---- */
@@ -169,6 +275,7 @@ static void *keeper_main(void *arg)
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
     atomic_store(&keeper.tid, (int)gettid());
+    atomic_store(&keeper.kernel_tid, (int)gettid());
     bool ok = own_table();
     atomic_store(&keeper.private_table, ok);
     if (!ok)
@@ -193,25 +300,55 @@ static void *keeper_main(void *arg)
     }
 }
 
-/* Waits (no bound: a write may block, as the writer's did) until the
- * keeper has answered n requests. */
-static void wait_answered(unsigned n)
+/* Whether the keeper thread is gone without answering (a seccomp filter
+ * killed the thread, the kernel refused it a stack page...). */
+static bool keeper_vanished(void)
 {
-    for (;;) {
+    int tid = atomic_load(&keeper.kernel_tid);
+    return tid > 0 && syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Waits until the keeper has answered n requests - without a time bound
+ * (a write may block, as the writer's did), but never on a keeper that is
+ * gone. false: it is gone, and the trace with its table. */
+static bool wait_answered(unsigned n)
+{
+    for (bool waited = false;; waited = true) {
         unsigned seen = vt_wake_seen(&keeper.answer);
         if (atomic_load(&keeper.answered) == n)
-            return;
+            return true;
+        if (waited) { /* asked after a wait, not once per request */
+            int err = errno;
+            bool gone = keeper_vanished();
+            errno = err;
+            if (gone)
+                return atomic_load(&keeper.answered) == n;
+        }
         vt_wake_wait(&keeper.answer, seen, 1000);
     }
 }
 
-static void call(enum keeper_op op)
+/* The keeper gone: the trace's descriptor went with its table. */
+static void lost(void)
+{
+    pthread_join(keeper.thread, NULL); /* gone: the kernel let its futex go */
+    keeper.fd = -1;
+    keeper.mode = MODE_SHARED;
+    snprintf(keeper.why_shared, sizeof keeper.why_shared, "the tracer's keeper thread was killed");
+}
+
+static bool call(enum keeper_op op)
 {
     keeper.op = op;
     unsigned n = atomic_load(&keeper.asked) + 1;
     atomic_store(&keeper.asked, n);
     vt_wake_post(&keeper.ask);
-    wait_answered(n);
+    if (wait_answered(n))
+        return true;
+    lost();
+    keeper.rc = -1;
+    keeper.err = EIO;
+    return false;
 }
 
 /* Starts the keeper; MODE_SHARED where it cannot have a table of its own. */
@@ -222,6 +359,12 @@ static void start(void)
     atomic_store(&keeper.ask.waiters, 0);
     atomic_store(&keeper.answer.waiters, 0);
     atomic_store(&keeper.private_table, 0);
+    atomic_store(&keeper.kernel_tid, 0);
+    keeper.way = choose_way();
+    if (keeper.way == WAY_NONE) {
+        keeper.mode = MODE_SHARED;
+        return;
+    }
     pthread_attr_t attr;
     int rc = pthread_attr_init(&attr);
     if (rc == 0) {
@@ -231,14 +374,15 @@ static void start(void)
         pthread_attr_destroy(&attr);
     }
     if (rc == 0) {
-        wait_answered(1);
-        if (atomic_load(&keeper.private_table)) {
+        bool answered = wait_answered(1);
+        if (answered && atomic_load(&keeper.private_table)) {
             keeper.mode = MODE_KEEPER;
             return;
         }
         pthread_join(keeper.thread, NULL);
-        snprintf(keeper.why_shared, sizeof keeper.why_shared,
-                 "the kernel refused a descriptor table of its own");
+        snprintf(keeper.why_shared, sizeof keeper.why_shared, "%s",
+                 answered ? "the kernel refused a descriptor table of its own"
+                          : "the tracer's keeper thread was killed");
     } else {
         snprintf(keeper.why_shared, sizeof keeper.why_shared, "no thread for a table of its own: %s",
                  strerror(rc));
@@ -321,8 +465,8 @@ int vt_keeper_close(void)
             call(OP_CLOSE);
             err = keeper.err;
         }
-        call(OP_QUIT);
-        pthread_join(keeper.thread, NULL);
+        if (keeper.mode == MODE_KEEPER && call(OP_QUIT))
+            pthread_join(keeper.thread, NULL);
     } else if (keeper.fd >= 0 && vt_fd_still_ours(keeper.fd, &keeper.id)) {
         err = close(keeper.fd) != 0 ? errno : 0;
     }

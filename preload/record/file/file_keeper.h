@@ -34,6 +34,15 @@
  * moved high and checked before every write (private_fd.h). That narrows
  * the window; only the keeper closes it. VRAMTRACE_VERBOSE says which.
  *
+ * A seccomp filter may answer close_range or unshare by killing the
+ * process or the thread, or by a SIGSYS that - the keeper's signals being
+ * blocked - the kernel makes fatal. Under a filter (/proc/self/status),
+ * each call is first made by a child process (a copy of the writer, raw
+ * system calls, SIGSYS at its default, no core, no SIGCHLD): the keeper
+ * makes only a call the child lived through. And no wait on the keeper is
+ * on a keeper that is gone: a thread killed later ends the keeper's trace,
+ * never the program.
+ *
  * All of these are called by the writer thread only, except
  * vt_keeper_after_fork_child (the child's only thread) and
  * vt_keeper_forget (once the writer thread has ended).
