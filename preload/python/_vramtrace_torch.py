@@ -193,7 +193,10 @@ def _at_cuda_init(torch, tracer, said, cpu=False):
     phases = None
     if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
         phases = _Phases(torch, tracer, said)
-        if tracer.part_fn is not None and os.environ.get("VRAMTRACE_TORCH_SAMPLES", "1") != "0":
+        # A CPU build has no caching allocator to sample (its memory_stats
+        # raises "Torch not compiled with CUDA enabled").
+        if tracer.part_fn is not None and not cpu and \
+                os.environ.get("VRAMTRACE_TORCH_SAMPLES", "1") != "0":
             phases.samples = _Samples(torch, tracer, said)
         phases.install()
     if parts is not None:
