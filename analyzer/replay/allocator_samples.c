@@ -7,20 +7,18 @@
 #include <string.h>
 
 #include "allocator_samples.h"
-#include "replay.h"
 
-static void steps_close(struct vt_alloc_steps *st, struct vt_replay *rp,
+static void steps_close(struct vt_alloc_steps *st, const struct vt_ledger_sites *sites,
                         const struct vt_alloc_sample *s)
 {
     static const struct vt_ledger_sites none;
-    struct vt_ledger *l = vt_replay_ledger(rp, s->device, VT_CAT_DEVICE);
     /* The trace's sites, valued by the allocator's figure: the rule decides
      * on the figure, the sites say where the segments grew meanwhile. */
-    struct vt_ledger_sites view = l ? l->sites : none;
+    struct vt_ledger_sites view = sites ? *sites : none;
     if (!st->allocated.closings)
         st->first_ns = s->time_ns;
     st->last_ns = s->time_ns;
-    st->last_device_bytes = l ? l->sites.total_bytes : 0;
+    st->last_device_bytes = sites ? sites->total_bytes : 0;
     view.total_bytes = s->allocated;
     vt_growth_close(&st->allocated, &view, &st->copied, s->time_ns);
     if (!st->allocated.rises)
@@ -30,40 +28,26 @@ static void steps_close(struct vt_alloc_steps *st, struct vt_replay *rp,
     vt_growth_close(&st->reserved, &view, &st->copied, s->time_ns);
 }
 
-void vt_alloc_samples_record(struct vt_replay *rp, const struct vt_record *rec)
+bool vt_alloc_samples_take(struct vt_alloc_samples **samples, const struct vt_alloc_sample *s,
+                           const char *phase, const struct vt_ledger_sites *sites)
 {
-    struct vt_alloc_samples *ss = rp->samples;
+    struct vt_alloc_samples *ss = *samples;
     if (!ss) {
-        if (!(ss = rp->samples = calloc(1, sizeof *ss))) {
-            rp->out_of_memory = true;
-            return;
-        }
-        ss->device = rec->u.part.device;
+        if (!(ss = *samples = calloc(1, sizeof *ss)))
+            return false;
+        ss->device = s->device;
     }
-    struct vt_alloc_sample s = {
-        .time_ns = rec->time_ns,
-        .device = rec->u.part.device,
-        .allocated = rec->u.part.addr,
-        .reserved = rec->u.part.bytes,
-        .active = rec->u.part.elements,
-        .retries = rec->u.part.census,
-        .phase = rec->u.part.dtype,
-    };
-    const char *ooms = vt_reader_string(rp->reader, rec->u.part.name);
-    s.ooms = ooms ? strtoull(ooms, NULL, 10) : 0;
     ss->count++;
-    ss->last = s;
-    if (ss->count == 1 || s.reserved > ss->peak.reserved)
-        ss->peak = s;
-    if (s.device != ss->device)
-        return;
-    const char *phase = vt_reader_string(rp->reader, s.phase);
-    if (!phase)
-        return;
+    ss->last = *s;
+    if (ss->count == 1 || s->reserved > ss->peak.reserved)
+        ss->peak = *s;
+    if (s->device != ss->device || !phase)
+        return true;
     if (!strcmp(phase, "optimizer"))
-        steps_close(&ss->optimizer, rp, &s);
+        steps_close(&ss->optimizer, sites, s);
     else if (!strcmp(phase, "forward"))
-        steps_close(&ss->forward, rp, &s);
+        steps_close(&ss->forward, sites, s);
+    return true;
 }
 
 static void steps_free(struct vt_alloc_steps *st)

@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "phase_growth.h"
-#include "trace_reader.h"
 
 struct vt_alloc_sample {
     uint64_t time_ns;
@@ -53,9 +52,11 @@ struct vt_alloc_samples {
     struct vt_alloc_steps optimizer, forward;
 };
 
-struct vt_replay;
-/* A VT_PART_ALLOCATOR_SAMPLE record (creates rp->samples at the first). */
-void vt_alloc_samples_record(struct vt_replay *rp, const struct vt_record *rec);
+/* One sample taken in (*samples made at the first): phase is the name of
+ * the phase that closed (NULL: unknown), sites the sampled device's ledger
+ * sites then (NULL: none yet). False when out of memory. */
+bool vt_alloc_samples_take(struct vt_alloc_samples **samples, const struct vt_alloc_sample *s,
+                           const char *phase, const struct vt_ledger_sites *sites);
 void vt_alloc_samples_free(struct vt_alloc_samples *s);
 
 /* The step's closings: the optimizer's where it closed, else the

@@ -592,10 +592,31 @@ static void process_record(struct vt_replay *rp, const struct vt_record *rec)
         rp->out_of_memory = true;
 }
 
+/* A VT_PART_ALLOCATOR_SAMPLE record: PyTorch's allocator's figures
+ * beside the device ledger's sites (allocator_samples.h). */
+static void allocator_sample(struct vt_replay *rp, const struct vt_record *rec)
+{
+    struct vt_alloc_sample s = {
+        .time_ns = rec->time_ns,
+        .device = rec->u.part.device,
+        .allocated = rec->u.part.addr,
+        .reserved = rec->u.part.bytes,
+        .active = rec->u.part.elements,
+        .retries = rec->u.part.census,
+        .phase = rec->u.part.dtype,
+    };
+    const char *ooms = vt_reader_string(rp->reader, rec->u.part.name);
+    s.ooms = ooms ? strtoull(ooms, NULL, 10) : 0;
+    const struct vt_ledger *l = vt_replay_ledger(rp, s.device, VT_CAT_DEVICE);
+    if (!vt_alloc_samples_take(&rp->samples, &s, vt_reader_string(rp->reader, s.phase),
+                               l ? &l->sites : NULL))
+        rp->out_of_memory = true;
+}
+
 static void part_record(struct vt_replay *rp, const struct vt_record *rec)
 {
     if (rec->u.part.part == VT_PART_ALLOCATOR_SAMPLE) {
-        vt_alloc_samples_record(rp, rec);
+        allocator_sample(rp, rec);
         return;
     }
     if (!rp->parts && !(rp->parts = vt_parts_new(false))) {

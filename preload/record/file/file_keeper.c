@@ -148,7 +148,7 @@ static int probe_child(enum table_way way)
  * did not live through it (or could not be made). The child sends no
  * SIGCHLD and is waited for by its own id: the program's handlers and
  * waits never see it. */
-static int probe(enum table_way way)
+static int survives_in_child(enum table_way way)
 {
     int err = errno;
     long pid = syscall(SYS_clone, 0L, NULL, NULL, NULL, 0L);
@@ -191,11 +191,11 @@ static enum table_way choose_way(void)
         keeper.close_range_answers = true;
         return WAY_EITHER;
     }
-    int close_range = probe(WAY_CLOSE_RANGE);
+    int close_range = survives_in_child(WAY_CLOSE_RANGE);
     keeper.close_range_answers = close_range >= 0;
     if (close_range == 0)
         return WAY_CLOSE_RANGE;
-    int unshared = probe(WAY_UNSHARE);
+    int unshared = survives_in_child(WAY_UNSHARE);
     if (unshared == 0)
         return WAY_UNSHARE;
     snprintf(keeper.why_shared, sizeof keeper.why_shared,
