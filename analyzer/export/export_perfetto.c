@@ -61,7 +61,12 @@ struct perfetto {
     struct counter counters[VT_LEDGERS_MAX];
     struct vt_pair_map depth;  /* (thread, domain) -> open push ranges */
     struct vt_pair_map pushed; /* ((thread, domain), depth) -> its range's name string id */
-    struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid */
+    struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid,
+                                * (range id, 2) -> its async id in the file */
+    /* A range's id can be any 64-bit number (the phase API's have the top
+     * bit set), and JSON readers hold numbers as doubles, exact only up to
+     * 2^53: each range gets the next small number instead, never reused. */
+    uint64_t async_ids;
     uint64_t last_ns;          /* the process's last event: where open slices end */
     /* the first replay: count samples, write nothing */
     bool measuring;
@@ -236,19 +241,21 @@ static void range_event(struct perfetto *p, struct vt_export_trace *t, const str
     case VT_REC_RANGE_START:
         vt_pair_map_put(&p->ranges, rec->u.range.range_id, 0, rec->u.range.name);
         vt_pair_map_put(&p->ranges, rec->u.range.range_id, 1, tid);
+        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 2, ++p->async_ids);
         begin_event(p, "b", vt_reader_string(t->reader, rec->u.range.name), tid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        vt_json_kv_uint(&p->j, "id", p->async_ids);
         break;
     case VT_REC_RANGE_END: {
-        uint64_t n;
+        uint64_t n, id = 0;
         if (!vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 0, &n))
             return;
         vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 1, NULL);
+        vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 2, &id);
         name = vt_reader_string(t->reader, n);
         begin_event(p, "e", name, tid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        vt_json_kv_uint(&p->j, "id", id);
         break;
     }
     default: /* VT_REC_MARK */
@@ -401,9 +408,10 @@ static void close_open(struct perfetto *p, struct vt_export_trace *t)
         if (!s->used || s->b != 0)
             continue;
         const uint64_t *tid = vt_pair_map_get(&p->ranges, s->a, 1);
+        const uint64_t *id = vt_pair_map_get(&p->ranges, s->a, 2);
         begin_event(p, "e", vt_reader_string(t->reader, s->value), tid ? *tid : p->pid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", s->a);
+        vt_json_kv_uint(&p->j, "id", id ? *id : 0);
         ts(p, p->last_ns);
         end_event(p);
     }
