@@ -29,6 +29,7 @@
 
 #include "export.h"
 #include "export_trace.h"
+#include "export_verdicts.h"
 #include "format.h"
 #include "column_series.h"
 #include "json_writer.h"
@@ -327,9 +328,14 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
     vt_ledger_label(l, ledger, sizeof ledger);
     for (size_t k = 0; k < l->nooms; k++) {
         const struct vt_oom *o = &l->ooms[k];
+        /* The report's headline verdict: the trace's own may have given
+         * way to the allocator's, which every view then names. */
+        const char *verdict = vt_export_verdict(p->opt->verdicts, t->path, l->device, o->time_ns,
+                                                o->requested_bytes);
+        if (!verdict)
+            verdict = vt_verdict_name(o->verdict);
         snprintf(name, sizeof name, "allocation failed: %s on %s (%s)",
-                 vt_format_bytes(o->requested_bytes, req, sizeof req), ledger,
-                 vt_verdict_name(o->verdict));
+                 vt_format_bytes(o->requested_bytes, req, sizeof req), ledger, verdict);
         begin_event(p, "i", name, os_tid(t, o->thread));
         vt_json_kv_string(&p->j, "s", "p");
         ts(p, o->time_ns);
@@ -342,7 +348,8 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
         args_bytes(p, "cached_bytes", o->cached_known, o->cached_bytes);
         args_bytes(p, "context_bytes", o->context_known, o->context_bytes);
         args_bytes(p, "other_processes_bytes", o->driver_info, o->other_bytes);
-        vt_json_kv_string(&p->j, "verdict", vt_verdict_name(o->verdict));
+        vt_json_kv_string(&p->j, "verdict", verdict);
+        vt_json_kv_string(&p->j, "trace_verdict", vt_verdict_name(o->verdict));
         vt_json_kv_string(&p->j, "retry", vt_retry_name(o->retry));
         vt_json_kv_bool(&p->j, "retry_of_previous", o->retry_of_previous);
         vt_json_kv_string(&p->j, "api", vt_reader_api(t->reader, o->api));
