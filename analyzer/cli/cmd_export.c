@@ -44,9 +44,9 @@ static void export_usage(FILE *out)
           "  -P, --pid PID        only this process (memory-viz: the one process of the file)\n"
           VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
-          "Exit status: 0, or 2 on bad usage, an unreadable input or an output that cannot be\n"
-          "written (nothing is left behind then). An input without device memory gives a\n"
-          "valid empty file and a note on stderr.\n\n"
+          "Exit status: 0, or 2 on bad usage, an unreadable input, --at oom:N when no process\n"
+          "failed N times, or an output that cannot be written (nothing is left behind then).\n"
+          "An input without device memory gives a valid empty file and a note on stderr.\n\n"
           "examples:\n"
           "  vramtrace export --format perfetto -o job.json traces/      open in ui.perfetto.dev\n"
           "  vramtrace export --format memory-viz -o run.pickle run.vtrace   pytorch.org/memory_viz\n"
