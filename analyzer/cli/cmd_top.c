@@ -13,13 +13,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli_options.h"
 #include "top_run.h"
 #include "top_session.h"
 
-#define TOP_BATCH_WIDTH 200
+#define TOP_BATCH_WIDTH 200 /* a log's lines: room for the COMMAND column */
+
+/* -b on a terminal: its width, as the full screen takes it; a log or a
+ * pipe (or a terminal that says none): TOP_BATCH_WIDTH. */
+static size_t batch_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col;
+    return TOP_BATCH_WIDTH;
+}
 
 static void top_usage(FILE *out)
 {
@@ -34,7 +45,7 @@ static void top_usage(FILE *out)
           "                       not a terminal)\n"
           "  -s, --sort KEY       now (default), peak, growth or rank\n"
           "  -p, --pid PID        open this process: its live call sites, phase, last failure\n"
-          "  -w, --width N        columns of a batch line (default 200)\n"
+          "  -w, --width N        columns of a batch line (default: the terminal's, else 200)\n"
           VT_CLI_SYMBOL_HELP
           "  -h, --help           this help\n\n"
           "Keys (full screen): b, p, g, r sort by bytes now, peak, growth, rank; up/down choose\n"
@@ -87,7 +98,7 @@ int vt_cmd_top(int argc, char **argv)
                   .opened = -1, .sites = 10, .symbols = &opened_symbols},
         .open_pid = -1,
     };
-    bool batch = !isatty(STDOUT_FILENO);
+    bool batch = !isatty(STDOUT_FILENO), width_given = false;
     uint64_t v;
     int c;
     optind = 1;
@@ -121,6 +132,7 @@ int vt_cmd_top(int argc, char **argv)
             if (!vt_cli_uint("top", "width", NULL, optarg, 40, 100000, &v))
                 return 2;
             o.frame.width = (size_t)v;
+            width_given = true;
             break;
         case 'h': top_usage(stdout); return 0;
         default: top_usage(stderr); return 2;
@@ -147,6 +159,8 @@ int vt_cmd_top(int argc, char **argv)
     if (!ok) {
         fputs("vramtrace top: out of memory\n", stderr);
     } else if (batch) {
+        if (!width_given)
+            o.frame.width = batch_width();
         status = top_batch_run(&view, &o);
     } else {
         setlocale(LC_ALL, "");

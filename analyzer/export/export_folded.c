@@ -47,6 +47,7 @@ struct folded {
     size_t input;
     bool skip, taken, out_of_memory, phase_seen;
     uint64_t failures;        /* of the current input so far */
+    uint64_t most_failures;   /* of one selected input */
     uint64_t origin_ns;
 };
 
@@ -264,6 +265,8 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
         if (status == 0 && !f.skip) {
             selected++;
             after_replay(&f, &f.traces[i], err);
+            if (f.failures > f.most_failures)
+                f.most_failures = f.failures;
         }
         if (f.out_of_memory) {
             fputs("vramtrace export: out of memory\n", err);
@@ -272,6 +275,17 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
     }
     if (status == 0 && opt->has_pid && !selected) {
         fprintf(err, "vramtrace export: no pid %" PRIu64 " in the traces\n", opt->pid);
+        status = 2;
+    }
+    /* As the report's --at oom:N: an error when no process failed N times
+     * (those that failed fewer are noted above), not an empty file. */
+    if (status == 0 && opt->at == VT_AT_OOM && !opt->phase && f.most_failures < opt->oom) {
+        if (f.most_failures)
+            fprintf(err, "vramtrace export: no failure %" PRIu64 "; the most of one process: %"
+                         PRIu64 "\n", opt->oom, f.most_failures);
+        else
+            fprintf(err, "vramtrace export: no failure %" PRIu64 "; no allocation failed\n",
+                    opt->oom);
         status = 2;
     }
     if (status == 0 && opt->phase && !f.phase_seen) {

@@ -29,6 +29,7 @@
 
 #include "export.h"
 #include "export_trace.h"
+#include "export_verdicts.h"
 #include "format.h"
 #include "column_series.h"
 #include "json_writer.h"
@@ -61,7 +62,12 @@ struct perfetto {
     struct counter counters[VT_LEDGERS_MAX];
     struct vt_pair_map depth;  /* (thread, domain) -> open push ranges */
     struct vt_pair_map pushed; /* ((thread, domain), depth) -> its range's name string id */
-    struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid */
+    struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid,
+                                * (range id, 2) -> its async id in the file */
+    /* A range's id can be any 64-bit number (the phase API's have the top
+     * bit set), and JSON readers hold numbers as doubles, exact only up to
+     * 2^53: each range gets the next small number instead, never reused. */
+    uint64_t async_ids;
     uint64_t last_ns;          /* the process's last event: where open slices end */
     /* the first replay: count samples, write nothing */
     bool measuring;
@@ -236,19 +242,21 @@ static void range_event(struct perfetto *p, struct vt_export_trace *t, const str
     case VT_REC_RANGE_START:
         vt_pair_map_put(&p->ranges, rec->u.range.range_id, 0, rec->u.range.name);
         vt_pair_map_put(&p->ranges, rec->u.range.range_id, 1, tid);
+        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 2, ++p->async_ids);
         begin_event(p, "b", vt_reader_string(t->reader, rec->u.range.name), tid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        vt_json_kv_uint(&p->j, "id", p->async_ids);
         break;
     case VT_REC_RANGE_END: {
-        uint64_t n;
+        uint64_t n, id = 0;
         if (!vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 0, &n))
             return;
         vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 1, NULL);
+        vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 2, &id);
         name = vt_reader_string(t->reader, n);
         begin_event(p, "e", name, tid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", rec->u.range.range_id);
+        vt_json_kv_uint(&p->j, "id", id);
         break;
     }
     default: /* VT_REC_MARK */
@@ -320,9 +328,14 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
     vt_ledger_label(l, ledger, sizeof ledger);
     for (size_t k = 0; k < l->nooms; k++) {
         const struct vt_oom *o = &l->ooms[k];
+        /* The report's headline verdict: the trace's own may have given
+         * way to the allocator's, which every view then names. */
+        const char *verdict = vt_export_verdict(p->opt->verdicts, t->path, l->device, o->time_ns,
+                                                o->requested_bytes);
+        if (!verdict)
+            verdict = vt_verdict_name(o->verdict);
         snprintf(name, sizeof name, "allocation failed: %s on %s (%s)",
-                 vt_format_bytes(o->requested_bytes, req, sizeof req), ledger,
-                 vt_verdict_name(o->verdict));
+                 vt_format_bytes(o->requested_bytes, req, sizeof req), ledger, verdict);
         begin_event(p, "i", name, os_tid(t, o->thread));
         vt_json_kv_string(&p->j, "s", "p");
         ts(p, o->time_ns);
@@ -335,7 +348,8 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
         args_bytes(p, "cached_bytes", o->cached_known, o->cached_bytes);
         args_bytes(p, "context_bytes", o->context_known, o->context_bytes);
         args_bytes(p, "other_processes_bytes", o->driver_info, o->other_bytes);
-        vt_json_kv_string(&p->j, "verdict", vt_verdict_name(o->verdict));
+        vt_json_kv_string(&p->j, "verdict", verdict);
+        vt_json_kv_string(&p->j, "trace_verdict", vt_verdict_name(o->verdict));
         vt_json_kv_string(&p->j, "retry", vt_retry_name(o->retry));
         vt_json_kv_bool(&p->j, "retry_of_previous", o->retry_of_previous);
         vt_json_kv_string(&p->j, "api", vt_reader_api(t->reader, o->api));
@@ -401,9 +415,10 @@ static void close_open(struct perfetto *p, struct vt_export_trace *t)
         if (!s->used || s->b != 0)
             continue;
         const uint64_t *tid = vt_pair_map_get(&p->ranges, s->a, 1);
+        const uint64_t *id = vt_pair_map_get(&p->ranges, s->a, 2);
         begin_event(p, "e", vt_reader_string(t->reader, s->value), tid ? *tid : p->pid);
         vt_json_kv_string(&p->j, "cat", "phase");
-        vt_json_kv_uint(&p->j, "id", s->a);
+        vt_json_kv_uint(&p->j, "id", id ? *id : 0);
         ts(p, p->last_ns);
         end_event(p);
     }

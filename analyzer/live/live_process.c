@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "live_command.h"
 #include "process_env.h"
 #include "grow_array.h"
 
@@ -165,20 +166,7 @@ static void take_process(struct vt_live_process *p, const struct vt_process_info
     p->rank = vt_process_rank(info);
     p->local_rank = vt_process_local_rank(info);
     p->session = vt_process_session(info);
-    size_t used = 0;
-    p->command[0] = '\0';
-    for (uint64_t i = 0; i < info->argc && used + 1 < sizeof p->command; i++) {
-        const char *arg = info->argv[i];
-        if (i == 0 && arg && strrchr(arg, '/'))
-            arg = strrchr(arg, '/') + 1; /* the program's name, not where it lives */
-        int k = snprintf(p->command + used, sizeof p->command - used, "%s%s", i ? " " : "",
-                         arg ? arg : "");
-        if (k < 0)
-            break;
-        used += (size_t)k;
-    }
-    if (!p->command[0] && info->exe)
-        snprintf(p->command, sizeof p->command, "%s", info->exe);
+    vt_live_command(info, p->command, sizeof p->command);
 }
 
 /* A process of this host without a trailer: gone, or a zombie no one

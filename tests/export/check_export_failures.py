@@ -12,6 +12,7 @@ share GPUs, against the simulated driver's ledger:
     then holds that rank's peak.
 """
 import json
+import os
 import re
 import subprocess
 
@@ -74,8 +75,10 @@ r = subprocess.run([run.vramtrace, "report", "--at", "oom:2", run.traces], env=r
                    capture_output=True, text=True, timeout=60)
 if r.returncode != 2 or "no failure 2; the most of one process: 1" not in r.stderr:
     run.fail("report --at oom:2 (one failure): exit %d, %r" % (r.returncode, r.stderr))
+# The export keeps the report's rule: no failure N is an error, not an
+# empty file.
 p = export(run, "folded", "--at", "oom:2")
-if p.returncode != 0 or p.stdout or "no failure 2" not in p.stderr:
+if p.returncode != 2 or p.stdout or "no failure 2; the most of one process: 1" not in p.stderr:
     run.fail("folded --at oom:2 (there is one failure): exit %d, %r, %r"
              % (p.returncode, p.stdout[:80], p.stderr))
 run.finish()
@@ -101,6 +104,19 @@ if path:
             run.fail("perfetto: process %d is named %r, not with %r" % (pid, names.get(pid), want))
         run.equal("perfetto: rank %d device %d counter maximum" % (rank, dev),
                   perfetto_counter_max(events, pid, "device %d" % dev), led.peak(pid, dev))
+
+# No allocation failed: --at oom:1 is an error in the report and the
+# export alike, and the export leaves no file behind.
+nothing = os.path.join(run.tmp, "oom1.folded")
+for what, p in (("report", subprocess.run([run.vramtrace, "report", "--at", "oom:1", run.traces],
+                                          env=run.env, capture_output=True, text=True,
+                                          timeout=60)),
+                ("export --format folded", export(run, "folded", "--at", "oom:1",
+                                                  output=nothing))):
+    if p.returncode != 2 or "no failure 1; no allocation failed" not in p.stderr:
+        run.fail("%s --at oom:1 (no failure): exit %d, %r" % (what, p.returncode, p.stderr))
+if os.path.exists(nothing):
+    run.fail("export --at oom:1 (no failure) left %s behind" % nothing)
 
 p = export(run, "folded")
 if p.returncode != 0:

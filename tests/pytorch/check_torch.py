@@ -249,6 +249,26 @@ def simulate_json(c, pickle_path, allocator, capacity):
     return json.loads(r.stdout)["runs"][0]
 
 
+def check_perfetto_verdict(c, trace, verdict):
+    """The Perfetto export names each failure with the verdict the
+    allocator's state decides (the report's headline), not the trace's."""
+    path = os.path.join(c.tmp, "oom.perfetto.json")
+    r = subprocess.run([c.vramtrace, "export", "--format", "perfetto", "-o", path, trace],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        c.fail("vramtrace export --format perfetto: %s" % r.stderr.strip())
+        return
+    with open(path) as f:
+        failed = [e for e in json.load(f)["traceEvents"]
+                  if e.get("name", "").startswith("allocation failed")]
+    if not failed:
+        c.fail("the Perfetto export has no failure")
+    for e in failed:
+        c.equal("Perfetto failure's name ends with the verdict", e["name"].rsplit(" (", 1)[-1],
+                verdict + ")")
+        c.equal("Perfetto failure's args.verdict", e["args"].get("verdict"), verdict)
+
+
 def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_free):
     """The JSON report's allocator_view of the failure: the stand-in's own
     snapshot and the ledger's figures, and simulate's answer as the test
@@ -308,6 +328,7 @@ def check_allocator_view(c, trace, snap, pickle_path, history, failed, device_fr
         tv = o.get("trace_verdict") or {}
         if tv.get("verdict") != verdict and not tv.get("set_aside_because"):
             c.fail("trace_verdict %r differs without a reason: %r" % (tv.get("verdict"), tv))
+    check_perfetto_verdict(c, trace, verdict)
     if "expandable_segments:True" not in v.get("advice_settings", []):
         c.fail("allocator_view.advice_settings: no expandable_segments:True: %r"
                % v.get("advice_settings"))
