@@ -135,6 +135,26 @@ with tempfile.TemporaryDirectory() as d:
     check(dev.get("peak_breakdown", [{}])[0].get("thread") == "\x1b]0;PWN\x07\x1b[2J"
           and dev["phases"][0]["name"] == "\x1b[31mtrain", "JSON keeps a trace's names exactly")
 
+    # the same input named twice counts once, said once on stderr: a file
+    # named and in a directory named, a copy of a trace (the same process:
+    # host, pid, start time), a summary and its copy
+    twice = os.path.join(d, "twice")
+    os.mkdir(twice)
+    shutil.copy(good, os.path.join(twice, "a.vtrace"))
+    for what, args in (("a file named twice", [twice, os.path.join(twice, "a.vtrace")]),
+                       ("a trace and its copy", [twice, good])):
+        rc, out, err = run("report", *args)
+        check(rc == 0 and out.startswith("vramtrace report: 1 process,")
+              and out.count("followed by") == 0 and err.count("read once") == 1,
+              "%s: one process, said once (%r)" % (what, err))
+    sums = os.path.join(d, "sums")
+    os.mkdir(sums)
+    rc, out, err = run("report", "--summary", os.path.join(sums, "a.summary.json"), good)
+    shutil.copy(os.path.join(sums, "a.summary.json"), os.path.join(sums, "b.summary.json"))
+    rc, out, err = run("report", sums)
+    check(rc == 0 and "job: 1 process," in out and out.count(" 777\n") == 1
+          and err.count("read once") == 1, "a summary and its copy: one process (%r)" % err)
+
     # a cut trace is readable up to its last whole chunk; a corrupt one is an error
     rc, out, err = run("report", "--json", cut)
     check(rc == 0 and json.loads(out)["processes"][0]["truncated"] is True, "cut trace reported")
