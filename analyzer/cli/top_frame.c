@@ -13,6 +13,7 @@
 #include "grow_array.h"
 #include "growth_rule.h"
 #include "stack_line.h"
+#include "terminal_text.h"
 
 /* The last minute in this many characters (3 s each). */
 #define SPARK_COLUMNS 20
@@ -73,11 +74,7 @@ static bool add(struct top_lines *out, enum top_line_kind kind, long process, si
     va_end(ap);
     if (k < 0)
         return false;
-    /* Names come from traces: a control character (an escape sequence
-     * in a hostile one) must not reach the terminal. */
-    for (char *c = text; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
+    vt_terminal_clean(text); /* names come from traces (terminal_text.h) */
     text[fit(text, width)] = '\0';
     size_t len = strlen(text); /* no trailing blanks: a line compares as it reads */
     while (len && text[len - 1] == ' ')

@@ -22,11 +22,28 @@ bool vt_input_files_take(struct vt_input_files *out, char *path)
     return true;
 }
 
+/* Takes path unless it is a file taken already (said on err, if not NULL). */
+static bool take_once(struct vt_input_files *out, char *path, FILE *err)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0) /* opening it says what is wrong */
+        return vt_input_files_take(out, path);
+    if (vt_pair_map_get(&out->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+        if (err)
+            fprintf(err, "vramtrace: %s: the same file as one named before: read once\n", path);
+        free(path);
+        return true;
+    }
+    return vt_pair_map_put_new(&out->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino, 1) &&
+           vt_input_files_take(out, path);
+}
+
 void vt_input_files_free(struct vt_input_files *f)
 {
     for (size_t i = 0; i < f->n; i++)
         free(f->paths[i]);
     free(f->paths);
+    vt_pair_map_free(&f->seen);
     memset(f, 0, sizeof *f);
 }
 
@@ -83,7 +100,7 @@ static bool add_dir(struct vt_input_files *out, const char *dir, const char *con
                 ok = add_dir(out, p, suffixes, depth + 1, err);
             free(p);
         } else {
-            ok = vt_input_files_take(out, p);
+            ok = take_once(out, p, err);
         }
     }
     closedir(d);
@@ -95,7 +112,7 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
 {
     struct stat st;
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
-        return vt_input_files_take(out, strdup(arg)); /* opening it says what is wrong */
+        return take_once(out, strdup(arg), err);
     DIR *d = opendir(arg);
     if (!d) {
         fprintf(err, "vramtrace: %s: cannot list the directory\n", arg);

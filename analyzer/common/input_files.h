@@ -2,7 +2,9 @@
  * The files a command's arguments stand for: a file is itself, a directory
  * every file in it and in its subdirectories (up to 4 levels, not through
  * symlinks: a job's traces per host, traces/%h/...) whose name ends with one
- * of the given suffixes, in path order.
+ * of the given suffixes, in path order. A file is taken once, however many
+ * arguments name it (a directory and a file in it, a link to it): the
+ * repeat is said on stderr and left out.
  */
 #ifndef VRAMTRACE_COMMON_INPUT_FILES_H
 #define VRAMTRACE_COMMON_INPUT_FILES_H
@@ -11,9 +13,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pair_map.h"
+
 struct vt_input_files {
     char **paths; /* owned */
     size_t n, cap;
+    struct vt_pair_map seen; /* (device, inode) of each file added */
 };
 
 /* Adds what arg stands for to out. suffixes: NULL-terminated, e.g.

@@ -26,6 +26,7 @@
 #include "export_trace.h"
 #include "grow_array.h"
 #include "stack_where.h"
+#include "terminal_text.h"
 
 struct site_bytes {
     uint64_t stack, bytes;
@@ -234,8 +235,10 @@ static bool write_capture(struct folded *f, const struct capture *c, bool prefix
             fputs("[no stack]", out);
         size_t tip = ln.site_found ? ln.site_at : 0;
         for (size_t k = ln.nframes; k-- > 0;) {
-            if (k >= tip)
-                fprintf(out, "%s%s", ln.frames[k], k > tip ? ";" : "");
+            if (k >= tip) {
+                vt_terminal_put(out, ln.frames[k]); /* a trace's Python frames */
+                fputs(k > tip ? ";" : "", out);
+            }
             free(ln.frames[k]);
         }
         fprintf(out, " %" PRIu64 "\n", c->sites[i].bytes);

@@ -11,6 +11,7 @@
 
 #include "report.h"
 #include "snapshot_analysis.h"
+#include "terminal_text.h"
 
 #define LIST_MAX 24 /* values listed; past that the list ends with "..." */
 
@@ -128,8 +129,9 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
             }
         }
         if (!hit) {
-            fprintf(err, "vramtrace report: no phase \"%s\"; phases: %s\n", opt->phase,
-                    seen_list(&phases));
+            fprintf(err, "vramtrace report: no phase \"%s\"; phases: ", opt->phase);
+            vt_terminal_put(err, seen_list(&phases));
+            fputc('\n', err);
             return false;
         }
     }

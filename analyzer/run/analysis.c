@@ -469,6 +469,7 @@ static void pool_run(size_t nthreads, size_t n, void (*work)(void *, size_t), vo
 struct head {
     char *host, *session;
     bool keyed;
+    uint64_t pid, start_ns; /* with host: the process */
 };
 
 /* Host and session from the process record at the trace's head. */
@@ -486,6 +487,8 @@ static void read_head(const char *path, struct head *h)
             h->host = strdup(p && p->hostname ? p->hostname : "");
             h->session = session ? strdup(session) : NULL;
             h->keyed = h->host && (!session || h->session);
+            h->pid = p->pid;
+            h->start_ns = p->start_realtime_ns;
             if (!h->keyed) {
                 free(h->host);
                 free(h->session);
@@ -653,7 +656,37 @@ static void free_groups(struct vt_analysis *a)
 
 /* Inputs of one host and session together (those of no known process
  * record alone), in order of their first input. */
-static bool make_groups(struct vt_analysis *a, size_t nthreads)
+/* A trace read twice (a copy of another: the same host, pid and start
+ * time) counts once: the later is left out, said on err. */
+static void drop_repeats(struct vt_analysis *a, struct head *heads, FILE *err)
+{
+    struct vt_pair_map first; /* (pid, start) -> index kept */
+    vt_pair_map_init(&first);
+    size_t kept = 0;
+    for (size_t i = 0; i < a->ninputs; i++) {
+        struct head *h = &heads[i];
+        uint64_t *k = h->keyed ? vt_pair_map_get(&first, h->pid, h->start_ns) : NULL;
+        if (k && !strcmp(heads[*k].host, h->host)) {
+            fprintf(err, "vramtrace: %s: the same process as %s (its host, pid %" PRIu64
+                         " and start): read once\n",
+                    a->inputs[i].path, a->inputs[*k].path, h->pid);
+            vt_reader_close(a->inputs[i].reader);
+            free(a->inputs[i].path);
+            free(h->host);
+            free(h->session);
+            a->nfiles--;
+            continue;
+        }
+        if (h->keyed && !k)
+            vt_pair_map_put_new(&first, h->pid, h->start_ns, kept); /* out of memory: kept all */
+        heads[kept] = *h;
+        a->inputs[kept++] = a->inputs[i];
+    }
+    a->ninputs = kept;
+    vt_pair_map_free(&first);
+}
+
+static bool make_groups(struct vt_analysis *a, size_t nthreads, FILE *err)
 {
     struct head *heads = calloc(a->ninputs, sizeof *heads);
     if (!heads)
@@ -664,6 +697,7 @@ static bool make_groups(struct vt_analysis *a, size_t nthreads)
         size_t room = file_room(&soft);
         struct head_job job = {a, heads};
         pool_run(room < nthreads ? (room ? room : 1) : nthreads, a->ninputs, head_work, &job);
+        drop_repeats(a, heads, err);
     }
     a->groups = calloc(a->ninputs, sizeof *a->groups);
     a->group_order = calloc(a->ninputs, sizeof *a->group_order);
@@ -819,7 +853,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
     }
     free(files.paths);
     size_t nthreads = vt_analysis_threads(work_bytes);
-    if (!make_groups(a, nthreads)) {
+    if (!make_groups(a, nthreads, err)) {
         fprintf(err, "vramtrace: out of memory\n");
         free_groups(a);
         return 2;

@@ -29,6 +29,43 @@ static void scenario(struct tb *b)
     tb_flush(b);
 }
 
+/* Names that carry terminal escapes (a title, a screen clear, a colour):
+ * a thread, a phase, a mark, a census's strings and a Python frame, each
+ * shown by the text report (the frame by the folded stacks too). The text outputs must show them with '?' for each control
+ * character; JSON must keep them exactly. */
+#define ESC "\x1b"
+static const char *const hostile[] = {
+    ESC "[31mtrain", ESC "[31msaved", ESC "[31mfirst-step", ESC "[31mAdam",
+    ESC "[31mfloat32", ESC "[31mlayer.weight",
+};
+static const char hostile_thread[] = ESC "]0;PWN\a" ESC "[2J";
+
+static void hostile_scenario(struct tb *b)
+{
+    enum { THREAD = 3, PY_STACK = 4 };
+    tb_init(b);
+    tb_standard_header(b, 778, 0x43, 8 * GiB);
+    const char code[] = ESC "[31mforward", file[] = "/src/" ESC "[31mtrain.py";
+    vt_encode_py_code(&b->enc, 1, code, strlen(code), file, strlen(file), 5);
+    vt_encode_stack_node(&b->enc, 0, vt_py_frame_ip(1, 7)); /* PY_STACK */
+    vt_encode_thread(&b->enc, THREAD, 779, hostile_thread, strlen(hostile_thread));
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++)
+        vt_encode_string(&b->enc, hostile[i], strlen(hostile[i])); /* ids 1.. */
+    vt_encode_range_push(&b->enc, THREAD, 1000, 0, 1);
+    tb_alloc(b, VT_KIND_DEVICE, THREAD, 2000, 0, 0x10000000, 100 * MiB, PY_STACK);
+    vt_encode_mark(&b->enc, THREAD, 2500, 0, 2);
+    struct vt_part_record census = {.thread = THREAD, .census = 1, .part = VT_PART_CENSUS,
+                                    .device = -1, .elements = 1, .dtype = 4, .name = 3};
+    vt_encode_part(&b->enc, 3000, &census);
+    struct vt_part_record param = {.thread = THREAD, .census = 1, .part = VT_PART_PARAMETER,
+                                   .device = 0, .addr = 0x10000000, .bytes = 100 * MiB,
+                                   .elements = 25 * MiB, .dtype = 5, .name = 6};
+    vt_encode_part(&b->enc, 3000, &param);
+    tb_fail(b, VT_KIND_DEVICE, THREAD, 4000, 0, 8 * GiB, TB_STACK_B, 7 * GiB, 8 * GiB);
+    vt_encode_range_pop(&b->enc, THREAD, 5000, 0);
+    tb_flush(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -59,6 +96,12 @@ int main(int argc, char **argv)
     if (tb_write(&b, path) != 0)
         return 1;
     printf("corrupt_chunk %zu\n", b.chunk_offsets[1]);
+    tb_free(&b);
+    hostile_scenario(&b);
+    tb_trailer(&b, 6000);
+    snprintf(path, sizeof path, "%s/hostile.vtrace", argv[1]);
+    if (tb_write(&b, path) != 0)
+        return 1;
     tb_free(&b);
     return 0;
 }

@@ -109,6 +109,52 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("report", "--phase", "nope", good)
     check(rc == 2 and 'no phase "nope"; phases: train' in err, "report --phase that matches nothing")
 
+    # names that carry terminal escapes (make_traces: a thread, a phase, a
+    # mark, a census, a Python frame): no control character but the newline
+    # on any text output, '?' in their place; JSON keeps them exactly
+    hostile = os.path.join(d, "hostile.vtrace")
+    hostile_summary = os.path.join(d, "hostile.summary.json")
+    control = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+    rc, out, err = run("report", "--summary", hostile_summary, hostile)
+    check(rc == 0, "a summary of names with escapes")
+    for args in (["report", hostile], ["report", "--at", "0.000002s", hostile],
+                 ["report", "--full-stacks", hostile], ["report", hostile_summary],
+                 ["diff", good, hostile], ["export", "--format", "folded", hostile],
+                 ["report", "--phase", "nope", hostile]):
+        rc, out, err = run(*args)
+        bad = [l for l in (out + err).splitlines() if control.search(l)]
+        check(rc in (0, 2) and out + err and not bad,
+              "%s: no control characters on text output (%d lines have: %r)"
+              % (" ".join(args[:-1]), len(bad), bad[:2]))
+    rc, out, err = run("report", hostile)
+    check("[thread ?]0;PWN??[2J]" in out and "?[31mtrain " in out and "?[31msaved " in out
+          and "(?[31mfirst-step," in out and "?[31mforward (?[31mtrain.py:7)" in out,
+          "a trace's names with '?' for their control characters")
+    rc, out, err = run("report", "--json", hostile)
+    dev = json.loads(out)["processes"][0]["devices"][0] if rc == 0 else {}
+    check(dev.get("peak_breakdown", [{}])[0].get("thread") == "\x1b]0;PWN\x07\x1b[2J"
+          and dev["phases"][0]["name"] == "\x1b[31mtrain", "JSON keeps a trace's names exactly")
+
+    # the same input named twice counts once, said once on stderr: a file
+    # named and in a directory named, a copy of a trace (the same process:
+    # host, pid, start time), a summary and its copy
+    twice = os.path.join(d, "twice")
+    os.mkdir(twice)
+    shutil.copy(good, os.path.join(twice, "a.vtrace"))
+    for what, args in (("a file named twice", [twice, os.path.join(twice, "a.vtrace")]),
+                       ("a trace and its copy", [twice, good])):
+        rc, out, err = run("report", *args)
+        check(rc == 0 and out.startswith("vramtrace report: 1 process,")
+              and out.count("followed by") == 0 and err.count("read once") == 1,
+              "%s: one process, said once (%r)" % (what, err))
+    sums = os.path.join(d, "sums")
+    os.mkdir(sums)
+    rc, out, err = run("report", "--summary", os.path.join(sums, "a.summary.json"), good)
+    shutil.copy(os.path.join(sums, "a.summary.json"), os.path.join(sums, "b.summary.json"))
+    rc, out, err = run("report", sums)
+    check(rc == 0 and "job: 1 process," in out and out.count(" 777\n") == 1
+          and err.count("read once") == 1, "a summary and its copy: one process (%r)" % err)
+
     # a cut trace is readable up to its last whole chunk; a corrupt one is an error
     rc, out, err = run("report", "--json", cut)
     check(rc == 0 and json.loads(out)["processes"][0]["truncated"] is True, "cut trace reported")

@@ -49,6 +49,8 @@ struct vt_job_summaries {
     struct vt_job_view **views;
     size_t n, cap;
     uint64_t resolution_ns; /* the first file's; files must agree */
+    size_t repeated;        /* processes of the file read last that were read already:
+                             * left out (the same process counts once) */
 };
 
 /* Reads one summary into s, keeping only the processes the filters

@@ -389,9 +389,11 @@ static bool read_document(struct reader *r, json_t *doc, struct vt_job_summaries
         read[k].has_timelines = true;
         ok = read_job(r, at, json_array_get(jobs, k), &read[k], filter);
     }
+    s->repeated = 0;
     for (size_t k = 0; ok && k < n; k++) {
         struct vt_job_view *into = find_job(s, read[k].session);
         if (into) {
+            s->repeated += vt_job_view_drop_known(into, &read[k]);
             ok = vt_job_view_merge(into, &read[k]) || out_of_memory(r, "jobs");
             continue;
         }

@@ -111,6 +111,44 @@ bool vt_job_view_merge(struct vt_job_view *dst, struct vt_job_view *src)
     return true;
 }
 
+static bool same_process(const struct vt_jv_process *a, const struct vt_jv_process *b)
+{
+    return a->pid == b->pid &&
+           (a->host && b->host ? !strcmp(a->host, b->host) : !a->host && !b->host);
+}
+
+size_t vt_job_view_drop_known(const struct vt_job_view *known, struct vt_job_view *v)
+{
+    size_t *at = malloc((v->nprocesses + 1) * sizeof *at); /* new index, SIZE_MAX: left out */
+    if (!at)
+        return 0; /* out of memory: counted twice rather than lost */
+    size_t kept = 0;
+    for (size_t i = 0; i < v->nprocesses; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < known->nprocesses && !seen; k++)
+            seen = same_process(&known->processes[k], &v->processes[i]);
+        at[i] = seen ? SIZE_MAX : kept;
+        if (seen)
+            free_process(&v->processes[i]);
+        else
+            v->processes[kept++] = v->processes[i];
+    }
+    size_t dropped = v->nprocesses - kept, nf = 0;
+    v->nprocesses = kept;
+    for (size_t i = 0; i < v->nfailures; i++) {
+        struct vt_jv_failure *f = &v->failures[i];
+        if (at[f->process] == SIZE_MAX) {
+            free_failure(f);
+            continue;
+        }
+        f->process = at[f->process];
+        v->failures[nf++] = *f;
+    }
+    v->nfailures = nf;
+    free(at);
+    return dropped;
+}
+
 const char *const vt_jv_part_keys[VT_PART_COUNT_ - 1] = {"parameters", "buffers", "gradients",
                                                          "optimizer_state"};
 

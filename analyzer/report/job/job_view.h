@@ -128,6 +128,10 @@ void vt_job_view_free(struct vt_job_view *v);
 /* Moves src's processes and failures into dst (same session); src is left
  * empty. False if memory ran out. */
 bool vt_job_view_merge(struct vt_job_view *dst, struct vt_job_view *src);
+/* Leaves out of v the processes known already has (the same host and pid
+ * in the same session: a summary read twice, or a copy of it), with their
+ * failures; how many. */
+size_t vt_job_view_drop_known(const struct vt_job_view *known, struct vt_job_view *v);
 /* A new process / failure at the end of the view, zeroed (ranks -1); NULL
  * if memory ran out. */
 struct vt_jv_process *vt_job_view_add_process(struct vt_job_view *v);

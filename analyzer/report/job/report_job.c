@@ -14,6 +14,7 @@
 #include "job_view.h"
 #include "report.h"
 #include "stack_line.h"
+#include "terminal_text.h"
 
 /* Past this many (rank, GPU) rows the table shows the first ones by rank
  * and says how many more (--rank N shows one). */
@@ -45,7 +46,7 @@ void vt_job_header_text(FILE *out, size_t job, size_t njobs, const char *session
             fprintf(out, " on %s", host);
         if (command && *command) {
             fputs(": ", out);
-            vt_stack_put_clean(out, command);
+            vt_terminal_put(out, command);
         }
     }
     fputs(" ===\n", out);
@@ -104,7 +105,7 @@ static void first_failure(const struct vt_job_view *v, const struct vt_job_figur
             x->device, vt_jv_gpu_short(&x->gpu, g, sizeof g), x->verdict ? x->verdict : "unknown");
     if (x->user_frame) {
         fputs("    in ", out);
-        vt_stack_put_clean(out, x->user_frame);
+        vt_terminal_put(out, x->user_frame);
         fputc('\n', out);
     }
     if (v->nfailures < 2)
@@ -141,7 +142,7 @@ static void growth_text(const struct vt_job_view *v, const struct vt_job_figures
             if (!shown++)
                 fputs("  growing across openings (device bytes live at each closing):\n", out);
             fprintf(out, "    %s: ", who(p, w, sizeof w));
-            vt_stack_put_clean(out, ph->name);
+            vt_terminal_put(out, ph->name);
             fprintf(out, " +%s per opening from opening %" PRIu64 "\n",
                     vt_format_bytes(ph->growth_per_opening, b, sizeof b), ph->growth_from_opening);
         }
@@ -276,7 +277,7 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out)
         if (!shown++)
             fputs("  phase peaks across processes:\n", out);
         fputs("    ", out);
-        vt_stack_put_clean(out, ph->name);
+        vt_terminal_put(out, ph->name);
         fprintf(out, " (%zu): ", ph->processes);
         spread(v, ph->largest, ph->largest_process, ph->median, ph->smallest, ph->smallest_process,
                out);

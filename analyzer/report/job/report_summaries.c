@@ -200,6 +200,10 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
         if (!vt_job_summaries_read(&s, paths[i], &filter, msg, sizeof msg)) {
             vt_input_error(&errors, err, msg);
             bad++;
+        } else if (s.repeated) {
+            fprintf(err, "vramtrace: %s: %zu process%s read already (the same host and pid in "
+                         "the same session): read once\n",
+                    paths[i], s.repeated, s.repeated == 1 ? "" : "es");
         }
     }
     vt_input_errors_summary(&errors, err);

@@ -1,7 +1,7 @@
 /*
  * Stack lines that fit (stack_line.h). The writer marks a stack with
  * control characters, which no text from a trace can carry (the writer
- * shows those as '?'):
+ * shows those as '?', terminal_text.h):
  *
  *   BEGIN name LOC " (file:line)" SHORT ":line" NEXT name ... TAIL hidden TAIL tag END
  *
@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "grow_array.h"
+#include "terminal_text.h"
 
 enum {
     MARK_SHORT = 0x19, /* then the frame's location in the short form */
@@ -65,9 +66,17 @@ static struct span span_of(const char *s, const char *end)
     return sp;
 }
 
+/* Everything the stream writes goes through here: its text came from a
+ * trace too, and no control character of it (the marks above are gone by
+ * now) may reach a terminal. */
+static void put_text(struct lines *l, const char *s, size_t len)
+{
+    vt_terminal_write(l->to, s, len);
+}
+
 static void put_span(struct lines *l, struct span sp)
 {
-    fwrite(sp.s, 1, sp.len, l->to);
+    put_text(l, sp.s, sp.len);
 }
 
 static size_t more_columns(size_t more)
@@ -304,7 +313,7 @@ static void flush_block(struct lines *l)
         bool full = false;
         size_t d = ok && lines[k].stack ? parting_frame(lines, count, k, form, &full) : SIZE_MAX;
         if (!parse(l, s, len, &sl))
-            fwrite(s, 1, len, l->to); /* out of memory: as it is */
+            put_text(l, s, len); /* out of memory: as it is */
         else if (d < sl.n)
             put_parted_line(l, &sl, d, form, full ? FULL : SHORT);
         else
@@ -331,7 +340,7 @@ static void end_line(struct lines *l)
         l->block_len += l->len;
     } else {
         flush_block(l);
-        fwrite(l->line, 1, l->len, l->to);
+        put_text(l, l->line, l->len);
     }
     l->len = 0;
 }
@@ -363,7 +372,7 @@ static int lines_close(void *cookie)
     if (l->len && parse(l, l->line, l->len, &sl))
         put_stack_line(l, &sl, best_form(l, &sl));
     else if (l->len)
-        fwrite(l->line, 1, l->len, l->to);
+        put_text(l, l->line, l->len);
     int status = ferror(l->to) ? EOF : 0;
     free(l->line);
     free(l->block);
@@ -391,12 +400,6 @@ int vt_stack_lines_close(FILE *lines)
     return fclose(lines);
 }
 
-void vt_stack_put_clean(FILE *out, const char *s)
-{
-    for (; *s; s++)
-        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
-}
-
 void vt_stack_begin(struct vt_stack_writer *w, FILE *out, bool fit)
 {
     w->out = out;
@@ -412,7 +415,7 @@ void vt_stack_frame(struct vt_stack_writer *w, const char *name, const char *fil
     else if (w->n)
         fputs(" <- ", w->out);
     w->n++;
-    vt_stack_put_clean(w->out, name);
+    vt_terminal_put(w->out, name);
     if (!file)
         return;
     const char *base = strrchr(file, '/');
@@ -422,7 +425,7 @@ void vt_stack_frame(struct vt_stack_writer *w, const char *name, const char *fil
     if (w->fit)
         fputc(MARK_LOC, w->out);
     fputs(" (", w->out);
-    vt_stack_put_clean(w->out, base ? base + 1 : file);
+    vt_terminal_put(w->out, base ? base + 1 : file);
     if (line)
         fprintf(w->out, ":%llu", (unsigned long long)line);
     fputc(')', w->out);
@@ -442,7 +445,7 @@ void vt_stack_end(struct vt_stack_writer *w, size_t hidden, const char *tag)
     else if (hidden)
         fprintf(w->out, " <- ... %zu more", hidden);
     if (tag)
-        vt_stack_put_clean(w->out, tag);
+        vt_terminal_put(w->out, tag);
     if (w->fit)
         fputc(MARK_END, w->out);
 }

@@ -1,7 +1,9 @@
 /*
  * Stack lines that fit the screen. A text report writes through a stream
- * made by vt_stack_lines_open; a stack is written into it with a
- * vt_stack_writer, frame by frame, innermost first. When its line ends,
+ * made by vt_stack_lines_open, which lets no control character of a
+ * trace's strings out but the newline ('?' in their place,
+ * terminal_text.h); a stack is written into it with a vt_stack_writer,
+ * frame by frame, innermost first. When its line ends,
  * everything on it is known (what precedes the stack, what follows it:
  * "  [backward]") and the stream drops the frames that do not fit:
  *
@@ -50,9 +52,5 @@ void vt_stack_frame(struct vt_stack_writer *w, const char *name, const char *fil
  * and count in its marker; tag (may be NULL) follows the frames,
  * "  via cudaMallocAsync". Nothing is written if no frame was. */
 void vt_stack_end(struct vt_stack_writer *w, size_t hidden, const char *tag);
-
-/* Text from a trace on a text line: control characters (and so the marks
- * above) written as '?'. */
-void vt_stack_put_clean(FILE *out, const char *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include "report.h"
 #include "stack_line.h"
 #include "stack_where.h"
+#include "terminal_text.h"
 
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
@@ -42,7 +43,7 @@ static void print_thread(struct vt_report *rep, FILE *out, size_t input, uint64_
         fputs("  [backward]", out);
     else if (!t || !p || t->os_tid != p->pid) {
         fputs("  [thread ", out);
-        vt_stack_put_clean(out, name);
+        vt_terminal_put(out, name);
         fputc(']', out);
     }
 }
