@@ -852,6 +852,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
         in->reader = r;
     }
     free(files.paths);
+    vt_pair_map_free(&files.seen); /* the paths are the inputs' now; the map of what was seen is not */
     size_t nthreads = vt_analysis_threads(work_bytes);
     if (!make_groups(a, nthreads, err)) {
         fprintf(err, "vramtrace: out of memory\n");
