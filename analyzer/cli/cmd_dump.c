@@ -157,6 +157,13 @@ static void dump_mem(struct line_out *o, struct vt_reader *r, const struct vt_re
     if (rec->u.mem.op == VT_OP_ALLOC && rec->u.mem.result != 0) {
         f_uint(o, "free_bytes", rec->u.mem.free_bytes);
         f_uint(o, "total_bytes", rec->u.mem.total_bytes);
+    } else if (rec->u.mem.op == VT_OP_ALLOC && rec->u.mem.kind == VT_KIND_CONTEXT &&
+               VT_FORMAT_HAS_CONTEXT_FIGURES(vt_reader_version(r))) {
+        /* + 1 in the file, 0: not had */
+        if (rec->u.mem.free_bytes)
+            f_uint(o, "free_after_bytes", rec->u.mem.free_bytes - 1);
+        if (rec->u.mem.total_bytes)
+            f_uint(o, "nvml_process_bytes", rec->u.mem.total_bytes - 1);
     }
     /* format version 5: a free's time is its call, and this its length */
     if (rec->u.mem.op == VT_OP_FREE && VT_FORMAT_HAS_FREE_DURATION(vt_reader_version(r)))

@@ -52,6 +52,7 @@ void vt_replay_free(struct vt_replay *rp)
         ledger_free(&rp->ledgers[i]);
     free(rp->ledgers);
     free(rp->contexts);
+    free(rp->contexts_made);
     vt_parts_free(rp->parts);
     vt_alloc_samples_free(rp->samples);
     memset(rp, 0, sizeof *rp);
@@ -239,37 +240,6 @@ static void mark(struct vt_replay *rp, const struct vt_record *rec)
 }
 
 /* ---- contexts (what they cost separates this process from the others) ---- */
-
-static long find_context(const struct vt_replay *rp, uint64_t handle)
-{
-    for (size_t i = 0; i < rp->ncontexts; i++)
-        if (rp->contexts[i].handle == handle)
-            return (long)i;
-    return -1;
-}
-
-static void context_event(struct vt_replay *rp, const struct vt_replay_mem *ev, uint64_t result)
-{
-    if (result != 0 || ev->addr == 0)
-        return;
-    long i = find_context(rp, ev->addr);
-    if (ev->op == VT_OP_FREE) {
-        /* a primary release, or cuCtxDestroy (which names no device) */
-        if (i >= 0 && --rp->contexts[i].refs == 0)
-            rp->contexts[i] = rp->contexts[--rp->ncontexts];
-        return;
-    }
-    if (i >= 0) { /* another retain of a live primary context */
-        rp->contexts[i].refs++;
-        return;
-    }
-    if (!vt_grow_array((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts + 1,
-                           sizeof *rp->contexts)) {
-        rp->out_of_memory = true;
-        return;
-    }
-    rp->contexts[rp->ncontexts++] = (struct vt_context_entry){ev->addr, ev->device, ev->size, 1};
-}
 
 static void note_contexts(const struct vt_replay *rp, struct vt_oom *o)
 {
@@ -521,7 +491,8 @@ static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp
         if (kind == VT_KIND_VA_MAP)
             map_event(rp, ev, result);
         else if (kind == VT_KIND_CONTEXT)
-            context_event(rp, ev, result);
+            if (result == 0)
+                vt_contexts_event(rp, ev, rec);
         rp->untracked_events++;
         return;
     }

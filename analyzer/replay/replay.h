@@ -43,9 +43,10 @@
  * (retry_of_previous, retries): the report folds such a chain into one
  * request.
  * The verdict (vt_oom_verdict_of) is documented in verdict.c and docs/user/REPORT.md.
- * Contexts: the tracer records what creating a context cost (an estimate,
- * 0 when it could not be measured); the live contexts of the failing device
- * separate this process's context from the other processes' memory.
+ * Contexts (contexts.h): what creating each cost (the tracer's estimate,
+ * else NVML's figure less the process's allocations, else not measured);
+ * the live contexts of the failing device separate this process's
+ * context from the other processes' memory.
  */
 #ifndef VRAMTRACE_ANALYZER_REPLAY_H
 #define VRAMTRACE_ANALYZER_REPLAY_H
@@ -54,6 +55,7 @@
 #include <stdint.h>
 
 #include "allocator_samples.h"
+#include "contexts.h"
 #include "ledger.h"
 #include "live_rule.h"
 #include "pair_map.h"
@@ -139,13 +141,6 @@ struct vt_mark {
     uint64_t device_bytes; /* sum of this process's device ledgers then */
 };
 
-/* A live context of this process (primary: one entry, a reference per retain). */
-struct vt_context_entry {
-    uint64_t handle;
-    int64_t device;
-    uint64_t size;        /* estimated cost, 0: not measured */
-    uint32_t refs;
-};
 
 struct vt_replay;
 /* Called after the total of a device-category ledger not yet in the GPU
@@ -186,8 +181,10 @@ struct vt_replay {
     struct vt_pair_map ranges;       /* (range id, 0) -> name */
     struct vt_open_phases phases;    /* names open now (replay_phases.h) */
 
-    struct vt_context_entry *contexts; /* live contexts (few) */
+    struct vt_context_entry *contexts; /* live contexts (few; contexts.h) */
     size_t ncontexts, contexts_cap;
+    struct vt_context_made *contexts_made; /* every context made, in order */
+    size_t ncontexts_made, contexts_made_cap;
 
     /* The censuses of parts (parts.h): made at the process record of a
      * Python process of format version 5, or at the first census. */

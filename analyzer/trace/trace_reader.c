@@ -41,6 +41,9 @@ struct arena_block {
  * when it was defined. */
 struct read_site {
     uint8_t op, kind;
+    uint8_t figures; /* its MEM records end with two device figures
+                      * (vt_mem_has_device_figures, by the file's version) */
+    uint8_t slow;    /* figures, or a failure: never a plain memory event */
     int32_t device;         /* ordinal, -1 if unknown */
     uint64_t api, label, thread, stack, result, aux;
 };
@@ -1009,8 +1012,12 @@ static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record 
         return;
     }
     r->nsites = id;
+    bool figures = result != 0 ? op == VT_OP_ALLOC
+                               : VT_FORMAT_HAS_CONTEXT_FIGURES(r->version) &&
+                                     vt_mem_has_device_figures(op, kind, result);
     r->sites[id] = (struct read_site){
-        .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
+        .op = op, .kind = kind, .figures = figures, .slow = figures || result != 0,
+        .device = (int32_t)dev - 1, .api = api, .label = label,
         .thread = thread, .stack = stack, .result = result, .aux = aux,
     };
     rec->u.site.id = id;
@@ -1057,7 +1064,7 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
         return;
     const struct read_site *s = &r->sites[id];
     uint64_t free_b = 0, total_b = 0, duration = 0, duration_ns = 0;
-    if (s->op == VT_OP_ALLOC && s->result != 0) {
+    if (s->figures) {
         free_b = get_uv(c);
         total_b = get_uv(c);
         if (c->bad)
@@ -1332,10 +1339,10 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     const struct read_site *s = &r->sites[id];
     if (!fast_uv(&p, &size, pext) || !fast_uv(&p, &zz, pext))
         return false;
-    if (__builtin_expect(s->result != 0, 0)) {
+    if (__builtin_expect(s->slow, 0)) {
         if (!rec)
-            return false; /* a failure: the caller reads it as a vt_record */
-        if (s->op == VT_OP_ALLOC &&
+            return false; /* the caller reads it as a vt_record */
+        if (s->figures &&
             (!fast_uv(&p, &free_b, pext) || !fast_uv(&p, &total_b, pext)))
             return false;
     }

@@ -111,7 +111,12 @@ struct vt_record {
             uint64_t stack;        /* stack node id, 0: empty */
             uint64_t result;       /* CUresult */
             uint64_t aux;
-            uint64_t free_bytes, total_bytes; /* failed ALLOC only, else 0 */
+            /* A failed ALLOC: the driver's free and total bytes right
+             * after it. A context retained or created (version 6): the
+             * device's free bytes once it existed + 1, and NVML's count of
+             * the process's bytes there + 1 (0: not had;
+             * vt_mem_has_device_figures). Else 0. */
+            uint64_t free_bytes, total_bytes;
             uint64_t site;         /* format version 4: its site id, else 0 */
             /* A free of format version 5: time_ns is when it was called,
              * time_ns + duration_ns when it returned (0: not known, or

@@ -93,7 +93,10 @@
  *   optimizer state by address (VT_REC_PART, the Python bootstrap's);
  *   a free is timed when it began and carries its duration
  *   (VT_REC_MEM, VT_FORMAT_HAS_FREE_DURATION). */
-#define VT_FORMAT_VERSION 5
+/* Version 6: a context's creation carries the device's free bytes once it
+ *   existed and NVML's count of the process's bytes on the device
+ *   (VT_REC_MEM, vt_mem_has_device_figures). */
+#define VT_FORMAT_VERSION 6
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
@@ -103,6 +106,8 @@
 #define VT_FORMAT_HAS_DT_RUNS(version) ((version) >= 4)
 /* Whether a format version's frees carry their duration (VT_REC_MEM). */
 #define VT_FORMAT_HAS_FREE_DURATION(version) ((version) >= 5)
+/* Whether a format version's context creations carry device figures. */
+#define VT_FORMAT_HAS_CONTEXT_FIGURES(version) ((version) >= 6)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/internals/performance-history.md, "Trace size",
@@ -318,6 +323,17 @@ static inline enum vt_category vt_kind_category(unsigned kind)
     default:
         return VT_CAT_NONE;
     }
+}
+
+/* Whether a MEM record (version 6) ends with two device figures: a failed
+ * allocation's free and total bytes as the driver said right after it, or
+ * a successful context retain or creation's free bytes once the context
+ * existed + 1 and NVML's count of the process's bytes on the device + 1
+ * (0: not had; both 0 for a retain that created nothing). Versions 1-5:
+ * only a failed allocation (the reader's vt_mem_has_device_figures_v). */
+static inline int vt_mem_has_device_figures(unsigned op, unsigned kind, uint64_t result)
+{
+    return op == VT_OP_ALLOC && (result != 0 || kind == VT_KIND_CONTEXT);
 }
 
 /* Per-chunk delta state shared by encoder and decoder. Reset at each chunk. */

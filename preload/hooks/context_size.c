@@ -14,6 +14,15 @@
  *   - after the call: a created context is current (cuCtxCreate pushes it);
  *     a retained primary context is not, so it is pushed for the query and
  *     popped again, leaving the thread's context stack as it was.
+ * Where the size stays 0, a reader still has two figures (vt_ctx_cost):
+ * the device's free bytes once the new context existed (asked after the
+ * call, which needs no current context before it: what the process had
+ * for itself from then on), and NVML's count of this process's bytes on
+ * the device (nvml_probe.c), of which the analyzer takes away what the
+ * process's own allocations held there then: the context's cost as
+ * nvidia-smi shows it. Both are asked only by a call that created a
+ * context - a few calls in a process, each slower than all of this -
+ * never on an allocation's path.
  * Every driver call here is a helper (never a hooked wrapper) made with the
  * recursion guard set, so none of them is recorded.
  */
@@ -23,7 +32,8 @@
  * thread, consumed by its action: the real call in between runs with the
  * recursion guard set, so no other context hook of this thread interleaves. */
 static __thread struct {
-    int armed;
+    int creates; /* this call creates a context (a recorder runs) */
+    int armed;   /* free_before was measured */
     uint64_t free_before;
 } probe __attribute__((tls_model("initial-exec")));
 
@@ -54,7 +64,8 @@ static int primary_inactive(CUdevice dev)
 struct vt_pre vt_pre_ctx_create(CUdevice dev, int primary)
 {
     probe.armed = 0;
-    if (vt_recorder_active() && (!primary || primary_inactive(dev)))
+    probe.creates = vt_recorder_active() && (!primary || primary_inactive(dev));
+    if (probe.creates)
         probe.armed = free_on_device(dev, &probe.free_before);
     return (struct vt_pre){ (int32_t)dev, VT_KIND_CONTEXT, NULL };
 }
@@ -79,13 +90,21 @@ static int free_in_context(CUcontext ctx, CUdevice dev, uint64_t *free_bytes)
     return ok;
 }
 
-uint64_t vt_ctx_created_size(CUresult rc, const CUcontext *pctx, CUdevice dev, int primary)
+struct vt_ctx_cost vt_ctx_created_cost(CUresult rc, const CUcontext *pctx, CUdevice dev,
+                                       int primary)
 {
-    int armed = probe.armed;
-    probe.armed = 0;
-    if (!armed || rc != CUDA_SUCCESS || !pctx || !*pctx)
-        return 0;
+    struct vt_ctx_cost cost = { 0, 0, 0 };
+    int creates = probe.creates, armed = probe.armed;
+    probe.creates = probe.armed = 0;
+    if (!creates || rc != CUDA_SUCCESS || !pctx || !*pctx)
+        return cost;
     uint64_t after = 0;
-    int ok = primary ? free_in_context(*pctx, dev, &after) : free_on_device(dev, &after);
-    return ok && probe.free_before > after ? probe.free_before - after : 0;
+    if (primary ? free_in_context(*pctx, dev, &after) : free_on_device(dev, &after)) {
+        cost.free_after1 = after + 1;
+        if (armed && probe.free_before > after)
+            cost.size = probe.free_before - after;
+    }
+    if (cost.size == 0)
+        cost.process_used1 = vt_nvml_process_used1(dev);
+    return cost;
 }

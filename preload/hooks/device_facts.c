@@ -78,26 +78,38 @@ void vt_query_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
     *total_bytes = rc == CUDA_SUCCESS ? t : 0;
 }
 
+int vt_device_uuid(CUdevice dev, uint8_t out[16])
+{
+    PFN_cuDeviceGetUuid_v2_t uuid_v2 = VT_HELPER_FN(cuDeviceGetUuid_v2);
+    PFN_cuDeviceGetUuid_t uuid_v1 = VT_HELPER_FN(cuDeviceGetUuid);
+    CUuuid uuid;
+    _Static_assert(sizeof uuid.bytes == 16, "CUuuid is 16 bytes");
+    vt_in_tracer++;
+    int ok = (uuid_v2 && uuid_v2(&uuid, dev) == CUDA_SUCCESS) ||
+             (uuid_v1 && uuid_v1(&uuid, dev) == CUDA_SUCCESS);
+    vt_in_tracer--;
+    memcpy(out, ok ? uuid.bytes : (const char[16]){0}, 16);
+    return ok;
+}
+
 static void record_device_facts(int ordinal)
 {
     PFN_cuDeviceGet_t get = VT_HELPER_FN(cuDeviceGet);
-    PFN_cuDeviceGetUuid_v2_t uuid_v2 = VT_HELPER_FN(cuDeviceGetUuid_v2);
-    PFN_cuDeviceGetUuid_t uuid_v1 = VT_HELPER_FN(cuDeviceGetUuid);
     PFN_cuDeviceGetName_t get_name = VT_HELPER_FN(cuDeviceGetName);
     PFN_cuDeviceTotalMem_v2_t total_mem = VT_HELPER_FN(cuDeviceTotalMem_v2);
 
     CUdevice dev = ordinal;
-    CUuuid uuid;
     char name[256] = "";
     size_t total = 0;
-    memset(&uuid, 0, sizeof uuid);
 
     vt_in_tracer++;
     if (get && get(&dev, ordinal) != CUDA_SUCCESS)
         dev = ordinal;
-    if (!(uuid_v2 && uuid_v2(&uuid, dev) == CUDA_SUCCESS) && uuid_v1)
-        if (uuid_v1(&uuid, dev) != CUDA_SUCCESS)
-            memset(&uuid, 0, sizeof uuid);
+    vt_in_tracer--;
+    uint8_t raw[VT_UUID_SIZE];
+    _Static_assert(VT_UUID_SIZE == 16, "a UUID is 16 bytes");
+    vt_device_uuid(dev, raw);
+    vt_in_tracer++;
     if (!get_name || get_name(name, (int)sizeof name - 1, dev) != CUDA_SUCCESS)
         name[0] = '\0';
     name[sizeof name - 1] = '\0';
@@ -105,9 +117,6 @@ static void record_device_facts(int ordinal)
         total = 0;
     vt_in_tracer--;
 
-    uint8_t raw[VT_UUID_SIZE];
-    _Static_assert(sizeof uuid.bytes == VT_UUID_SIZE, "CUuuid is 16 bytes");
-    memcpy(raw, uuid.bytes, VT_UUID_SIZE);
     vt_record_device(ordinal, raw, name, total);
 }
 

@@ -213,9 +213,22 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
 void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev);
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev);
 /* A context's creation cost (context_size.c): the pre-call measurement of a
- * cuCtxCreate* (primary 0) or cuDevicePrimaryCtxRetain (primary 1), and the
- * estimate in bytes after it (0: not created by this call, or unknown). */
+ * cuCtxCreate* (primary 0) or cuDevicePrimaryCtxRetain (primary 1), and
+ * after it what the new context cost: size, the estimate in bytes (0: not
+ * created by this call, or unknown), and the figures a reader needs where
+ * it is unknown (vt_mem_event.context: the device's free bytes once it
+ * existed, NVML's count of this process's bytes there; each + 1, 0: none). */
+struct vt_ctx_cost {
+    uint64_t size;
+    uint64_t free_after1, process_used1;
+};
 struct vt_pre vt_pre_ctx_create(CUdevice dev, int primary);
-uint64_t vt_ctx_created_size(CUresult rc, const CUcontext *pctx, CUdevice dev, int primary);
+struct vt_ctx_cost vt_ctx_created_cost(CUresult rc, const CUcontext *pctx, CUdevice dev,
+                                       int primary);
+/* This process's device memory on dev as NVML counts it (nvml_probe.c), + 1;
+ * 0 where NVML is absent or has no answer. */
+uint64_t vt_nvml_process_used1(CUdevice dev);
+/* The device's UUID (cuDeviceGetUuid); false if the driver gave none. */
+int vt_device_uuid(CUdevice dev, uint8_t out[16]);
 
 #endif

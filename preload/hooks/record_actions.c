@@ -377,6 +377,25 @@ void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size)
                       rc == CUDA_SUCCESS && pp ? (uint64_t)(uintptr_t)*pp : 0, size, 0);
 }
 
+/* A context retained or created, with what creating it cost
+ * (vt_ctx_created_cost: all 0 where this call created none). */
+static void record_context(unsigned api, CUresult rc, CUdevice dev, uint64_t ctx,
+                           struct vt_ctx_cost cost)
+{
+    if (!vt_recorder_active())
+        return;
+    struct vt_mem_event ev = mem_event(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx,
+                                       cost.size, 0);
+    if (rc != CUDA_SUCCESS) {
+        vt_query_mem_info(&ev.free_bytes, &ev.total_bytes);
+    } else {
+        ev.context.free_after1 = cost.free_after1;
+        ev.context.process_used1 = cost.process_used1;
+    }
+    vt_note_device((int)dev);
+    vt_record_mem(&ev);
+}
+
 void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
 {
     uintptr_t ctx = rc == CUDA_SUCCESS && pctx ? (uintptr_t)*pctx : 0;
@@ -384,9 +403,7 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
         atomic_store(&primary_ctx[dev], ctx);
     /* size: what creating it cost, estimated (context_size.c); 0 if this
      * retain did not create it or it could not be measured */
-    uint64_t size = vt_ctx_created_size(rc, pctx, dev, 1);
-    if (vt_recorder_active())
-        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx, size, 0);
+    record_context(api, rc, dev, ctx, vt_ctx_created_cost(rc, pctx, dev, 1));
 }
 
 void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev)
@@ -397,8 +414,6 @@ void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, 
 
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
 {
-    uint64_t size = vt_ctx_created_size(rc, pctx, dev, 0); /* estimate, 0: unknown */
-    if (vt_recorder_active())
-        record_mem_op(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev,
-                      rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0, size, 0);
+    record_context(api, rc, dev, rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0,
+                   vt_ctx_created_cost(rc, pctx, dev, 0));
 }

@@ -21,8 +21,18 @@ struct vt_mem_event {
     uint64_t addr;        /* pointer, or handle for handle-keyed kinds */
     uint64_t size;        /* bytes (requested size for allocations) */
     uint64_t aux;         /* stream for stream-ordered ops, handle for mappings */
-    uint64_t free_bytes;  /* failed allocations only: cuMemGetInfo right after */
-    uint64_t total_bytes;
+    union {
+        struct {          /* a failed allocation: cuMemGetInfo right after */
+            uint64_t free_bytes;
+            uint64_t total_bytes;
+        };
+        struct {          /* a context this call created (VT_KIND_CONTEXT):
+                           * each + 1, 0 when it could not be had */
+            uint64_t free_after1;   /* the device's free bytes once it existed */
+            uint64_t process_used1; /* NVML: this process's bytes on the device
+                                     * then (asked only where size is 0) */
+        } context;
+    };
 };
 
 /* One record of a census of what memory is made of (VT_REC_PART). */

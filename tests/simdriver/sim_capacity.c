@@ -289,6 +289,31 @@ uint64_t vtsim_used_mine(int dev)
     return used;
 }
 
+VTSIM_EXPORT int vtsim_nvml_device_count(void) { return get_table()->devices; }
+
+VTSIM_EXPORT void vtsim_nvml_uuid(int physical, unsigned char out[16])
+{
+    vtsim_physical_uuid(physical, out);
+}
+
+VTSIM_EXPORT int vtsim_nvml_processes(int physical, int *pids, uint64_t *bytes, int max)
+{
+    struct usage_table *t = get_table();
+    if (physical < 0 || physical >= t->devices)
+        return 0;
+    int n = 0;
+    lock_table(t);
+    sweep_dead(t);
+    for (int i = 0; i < MAX_PROCS && n < max; i++) {
+        if (t->procs[i].pid == 0 || t->procs[i].used[physical] == 0)
+            continue;
+        pids[n] = shared ? t->procs[i].pid : (int)getpid(); /* private slots say 1 */
+        bytes[n++] = t->procs[i].used[physical];
+    }
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
 void vtsim_capacity_forget_mine(void)
 {
     struct usage_table *t = get_table();

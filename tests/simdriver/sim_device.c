@@ -107,17 +107,24 @@ VTSIM_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 /* Stable per physical device, and per shared-ledger name, so two processes
  * sharing a simulated device see the same UUID, whatever ordinal
  * CUDA_VISIBLE_DEVICES gives it in each. */
-static void fill_uuid(CUuuid *uuid, CUdevice dev)
+void vtsim_physical_uuid(int physical, unsigned char out[16])
 {
     const char *shared = vtsim_config()->shared;
     uint64_t h = 1469598103934665603ull;  /* FNV-1a */
     for (const char *p = shared; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ (uint64_t)(vtsim_physical_device(dev) + 1)) * 1099511628211ull;
+    h = (h ^ (uint64_t)(physical + 1)) * 1099511628211ull;
     for (int i = 0; i < 16; i++) {
         h = (h ^ (uint64_t)i) * 1099511628211ull;
-        uuid->bytes[i] = (char)(h >> 56);
+        out[i] = (unsigned char)(h >> 56);
     }
+}
+
+static void fill_uuid(CUuuid *uuid, CUdevice dev)
+{
+    unsigned char bytes[16];
+    vtsim_physical_uuid(vtsim_physical_device(dev), bytes);
+    memcpy(uuid->bytes, bytes, sizeof bytes);
 }
 
 VTSIM_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)

@@ -53,6 +53,18 @@ void vtsim_uncharge(int dev, uint64_t bytes);
 uint64_t vtsim_used_all(int dev);                 /* every process sharing the device */
 uint64_t vtsim_used_mine(int dev);                /* this process only */
 void vtsim_capacity_forget_mine(void);            /* fork child: start at zero */
+/* A physical device's UUID (sim_device.c): stable per device and shared name. */
+void vtsim_physical_uuid(int physical, unsigned char out[16]);
+
+/* ---- what the NVML double (nvml/) asks the driver, exported for it ----
+ * Physical devices (NVML ignores CUDA_VISIBLE_DEVICES), their UUIDs, and
+ * every process holding bytes on one (contexts included), up to max; how
+ * many. Private (no VTSIM_SHARED): this process alone. */
+VTSIM_EXPORT int vtsim_nvml_device_count(void);
+VTSIM_EXPORT void vtsim_nvml_uuid(int physical, unsigned char out[16]);
+VTSIM_EXPORT int vtsim_nvml_processes(int physical, int *pids, uint64_t *bytes, int max);
+/* A ledger line of the NVML double: op, then fields (tab-separated key=value). */
+VTSIM_EXPORT void vtsim_nvml_ledger(const char *op, const char *fields);
 
 /* ---- ground-truth ledger (sim_ledger.c) ---- */
 /* Appends "op=<op>\tresult=<r>\t<fields>\tpid=..\ttid=..\tns=..\n" with one

@@ -58,3 +58,8 @@ void vtsim_lookup_log(const char *name, int version, unsigned long long flags,
                      (int)getpid());
     write_line(fd, line, n, sizeof line);
 }
+
+VTSIM_EXPORT void vtsim_nvml_ledger(const char *op, const char *fields)
+{
+    vtsim_ledger(op, CUDA_SUCCESS, "%s", fields);
+}

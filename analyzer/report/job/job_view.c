@@ -13,8 +13,16 @@ static void free_process(struct vt_jv_process *p)
 {
     free(p->host);
     free(p->command);
-    for (size_t d = 0; d < p->ndevices; d++)
+    for (size_t d = 0; d < p->ndevices; d++) {
         free(p->devices[d].gpu_name);
+        free(p->devices[d].site);
+    }
+    for (size_t c = 0; c < p->ncontexts; c++) {
+        free(p->contexts[c].cost);
+        free(p->contexts[c].site);
+    }
+    free(p->contexts);
+    free(p->visible_devices);
     free(p->devices);
     for (size_t k = 0; k < p->nphases; k++)
         free(p->phases[k].name);

@@ -41,6 +41,19 @@ struct vt_jv_device {
      * false: no census (or a summary older than parts). */
     bool parts_known;
     uint64_t parts[VT_PART_COUNT_ - 1];
+    /* the program's frame of the largest site at the peak, NULL: none */
+    char *site;
+};
+
+/* A context the process made (analyzer/replay/contexts.h). */
+struct vt_jv_context {
+    int64_t device;
+    struct vt_jv_gpu_id gpu;
+    uint64_t bytes;          /* its cost; 0 where cost says "not measured" */
+    char *cost;              /* how it was had: vt_context_cost_name */
+    int64_t begin_ns;        /* since the process started */
+    int64_t end_ns;          /* since the process started; -1: to its exit */
+    char *site;              /* the program's frame that made it, NULL: none */
 };
 
 /* A phase's peak of device bytes in one process (the largest over its
@@ -63,6 +76,9 @@ struct vt_jv_process {
     struct vt_jv_phase *phases;
     size_t nphases;
     struct vt_jv_timeline timeline;
+    struct vt_jv_context *contexts;
+    size_t ncontexts;
+    char *visible_devices;   /* CUDA_VISIBLE_DEVICES, NULL: not set */
 };
 
 struct vt_jv_failure {

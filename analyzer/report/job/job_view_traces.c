@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,55 @@ static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp
         }
 }
 
+/* The program's frame of the ledger's largest site at its peak. */
+static char *peak_site(struct vt_report *rep, size_t input, const struct vt_ledger *l)
+{
+    const struct vt_peak_snapshot *s = &l->peak;
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < s->cap && k < l->sites.nsites; k++)
+        if (s->bytes[k] && (best == SIZE_MAX || s->bytes[k] > s->bytes[best]))
+            best = k;
+    char buf[512];
+    return best == SIZE_MAX ? NULL
+                            : copy(vt_report_user_frame(rep, input, l->sites.sites[best].stack,
+                                                        buf, sizeof buf));
+}
+
+/* The contexts the process made, with their cost and the frame that made
+ * each (contexts.h). */
+static bool add_contexts(struct vt_report *rep, struct vt_jv_process *p, size_t input)
+{
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
+    const struct vt_process_info *pi = proc(rep, input);
+    if (!rp->ncontexts_made)
+        return true;
+    p->contexts = calloc(rp->ncontexts_made, sizeof *p->contexts);
+    if (!p->contexts)
+        return false;
+    for (size_t k = 0; k < rp->ncontexts_made; k++) {
+        const struct vt_context_made *m = &rp->contexts_made[k];
+        struct vt_jv_context *c = &p->contexts[p->ncontexts++];
+        c->device = m->device;
+        const struct vt_gpu *gp = vt_analysis_gpu_of(rep->a, input, m->device);
+        if (gp && gp->has_uuid) {
+            c->gpu.has_uuid = true;
+            memcpy(c->gpu.uuid, gp->uuid, VT_UUID_SIZE);
+        }
+        c->bytes = m->size;
+        uint64_t origin = pi && pi->start_mono_ns && pi->start_mono_ns <= m->begin_ns
+                              ? pi->start_mono_ns
+                              : rp->first_time_ns;
+        c->begin_ns = (int64_t)(m->begin_ns - origin);
+        c->end_ns = m->ended ? (int64_t)(m->end_ns - origin) : -1;
+        char buf[512];
+        c->site = copy(vt_report_user_frame(rep, input, m->stack, buf, sizeof buf));
+        c->cost = copy(vt_context_cost_name(m->cost));
+        if (!c->cost)
+            return false;
+    }
+    return true;
+}
+
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
                         struct vt_job_timelines *timelines)
 {
@@ -194,6 +244,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         d->parts_known = split.known;
         for (unsigned q = VT_PART_PARAMETER; q < VT_PART_COUNT_; q++)
             d->parts[q - 1] = split.known ? split.rows[vt_split_row_of_part(q)] : 0;
+        d->site = peak_site(rep, i, l);
         for (size_t ph = 0; ph < l->nphases; ph++) {
             const char *name = vt_report_string(rep, i, l->phases[ph].name);
             if (name && !add_phase(p, name, &l->phases[ph]))
@@ -203,6 +254,9 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
             return false;
     }
     allocator_growth(p, rp, a->inputs[i].reader);
+    p->visible_devices = copy(vt_process_env(pi, "CUDA_VISIBLE_DEVICES"));
+    if (!add_contexts(rep, p, i))
+        return false;
     if (rep->opt->has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
         vt_job_view_drop_last_process(v);

@@ -392,7 +392,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
     p += vt_put_uvarint(p, m->size);
     p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
     e->delta.last_addr = m->addr;
-    if (m->op == VT_OP_ALLOC && m->result != 0) {
+    if (vt_mem_has_device_figures(m->op, m->kind, m->result)) {
         p += vt_put_uvarint(p, m->free_bytes);
         p += vt_put_uvarint(p, m->total_bytes);
     }

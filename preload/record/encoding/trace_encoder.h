@@ -124,7 +124,10 @@ struct vt_mem_record {
     uint64_t stack;       /* stack node id */
     uint64_t result;
     uint64_t aux;
-    uint64_t free_bytes, total_bytes; /* written only for a failed ALLOC */
+    /* written only where vt_mem_has_device_figures: a failed ALLOC's
+     * free/total, a created context's free after + 1 and NVML's process
+     * bytes + 1 (vt_mem_event.context) */
+    uint64_t free_bytes, total_bytes;
     uint64_t duration_ns; /* a FREE: time_ns is its call, this long before
                            * its return (written as the return's time, in
                            * units, less the free's written time) */
