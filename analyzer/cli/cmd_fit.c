@@ -106,9 +106,7 @@ static int fit_runs(struct vt_fit_run *runs, size_t nruns, const char *allocator
     }
     struct vt_fit_replay_options opt = {.capacity = capacity};
     if (!o->capacity_given)
-        opt.capacity = m.tpl->device_total > m.tpl->context_bytes
-                           ? m.tpl->device_total - m.tpl->context_bytes
-                           : 0;
+        opt.capacity = vt_fit_default_capacity(m.tpl);
     int status = 0;
     /* PyTorch traced with its cache off: the tensors, which the real run
      * puts in the cache's segments. */

@@ -123,7 +123,11 @@ static void header(struct vt_json *j, const struct vt_fit_model *m,
     vt_json_key(j, "capacity");
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "bytes", opt->capacity);
-    vt_json_kv_string(j, "source", o->capacity_given ? "option" : "device");
+    vt_json_kv_string(j, "source", o->capacity_given                ? "option"
+                                   : m->tpl->has_free_at_context ? "free_at_first_context"
+                                                                 : "device");
+    vt_json_kv_uint_or_null(j, "free_at_first_context_bytes", m->tpl->has_free_at_context,
+                            m->tpl->free_at_context);
     vt_json_kv_uint(j, "device_total_bytes", m->tpl->device_total);
     vt_json_kv_uint(j, "context_bytes", m->tpl->context_bytes);
     vt_json_kv_uint(j, "contexts_unmeasured", m->tpl->contexts_unmeasured);

@@ -82,6 +82,8 @@ static void push_step(struct reading *t, uint32_t step)
 static void note_contexts(struct reading *t, const struct vt_replay *rp)
 {
     t->contexts_seen = true;
+    t->run->has_free_at_context =
+        vt_contexts_first_free(rp, t->run->device, &t->run->free_at_context);
     for (size_t k = 0; k < rp->ncontexts; k++)
         if (rp->contexts[k].device == t->run->device) {
             t->run->context_bytes += rp->contexts[k].size;
@@ -372,4 +374,11 @@ void vt_fit_run_free(struct vt_fit_run *run)
     run_clear(run);
     free(run->name);
     memset(run, 0, sizeof *run);
+}
+
+uint64_t vt_fit_default_capacity(const struct vt_fit_run *tpl)
+{
+    if (tpl->has_free_at_context)
+        return tpl->free_at_context;
+    return tpl->device_total > tpl->context_bytes ? tpl->device_total - tpl->context_bytes : 0;
 }

@@ -55,6 +55,10 @@ struct vt_fit_run {
     uint64_t device_total;   /* the device's memory (0: not recorded) */
     uint64_t context_bytes;  /* this process's contexts on it, measured */
     uint32_t contexts_unmeasured;
+    /* the device's free bytes once the process's first context on it
+     * existed (format version 6): what it had for itself from then on */
+    bool has_free_at_context;
+    uint64_t free_at_context;
     bool caching_allocator;  /* PyTorch's caching allocator's frames allocated */
     char *alloc_conf;        /* its PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF), NULL: not set */
     bool torch_tensors;      /* traced with PYTORCH_NO_CUDA_MEMORY_CACHING=1: PyTorch's
@@ -66,5 +70,8 @@ struct vt_fit_run {
 int vt_fit_run_load(struct vt_fit_run *run, char *const *paths, size_t npaths, char *err,
                     size_t errlen);
 void vt_fit_run_free(struct vt_fit_run *run);
+/* The capacity without --capacity: the free bytes at the first context
+ * where the trace has them, else the device's total less its contexts. */
+uint64_t vt_fit_default_capacity(const struct vt_fit_run *tpl);
 
 #endif

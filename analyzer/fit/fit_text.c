@@ -152,6 +152,11 @@ static void header(FILE *out, const struct vt_fit_model *m, const struct vt_fit_
                        : "on the ledger's rules (the bytes the program asked for)");
     if (o->capacity_given)
         fprintf(out, "  capacity %s (--capacity)\n", vt_format_bytes(opt->capacity, b1, sizeof b1));
+    else if (m->tpl->has_free_at_context)
+        fprintf(out, "  capacity %s: what the device had free once the process's first context "
+                     "on it existed (of %s; --capacity to say otherwise)\n",
+                vt_format_bytes(opt->capacity, b1, sizeof b1),
+                vt_format_bytes(m->tpl->device_total, b2, sizeof b2));
     else
         fprintf(out, "  capacity %s: the device's %s less its contexts' %s%s\n",
                 vt_format_bytes(opt->capacity, b1, sizeof b1),

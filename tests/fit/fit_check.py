@@ -202,13 +202,17 @@ def scenario_at(h):
 
 
 def scenario_capacity_default(h):
-    # Without --capacity: the device's total less the contexts the trace
-    # measured. A context that costs nothing here makes that exact.
-    extra = {"VTSIM_CONTEXT_BYTES": "0B"}
+    # Without --capacity: what the device had free once the process's first
+    # context on it existed (the tracer records it): the device's total less
+    # the context's charge, which the trace could not measure as a cost (a
+    # first context), and the prediction against the untraced truth.
+    context = 384 << 20
+    extra = {"VTSIM_CONTEXT_BYTES": str(context)}
     out, _ = check_prediction(h, "eval", options=[], extra=extra)
     cap = out["capacity"]
-    expect(cap["source"] == "device" and cap["bytes"] == MEMORY,
-           "capacity from the device: %r" % cap)
+    expect(cap["source"] == "free_at_first_context" and cap["bytes"] == MEMORY - context
+           and cap["free_at_first_context_bytes"] == MEMORY - context,
+           "capacity from the free bytes at the first context: %r" % cap)
 
 
 def scenario_unmatched(h):
