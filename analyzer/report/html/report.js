@@ -930,6 +930,20 @@
         "data-per-opening-bytes": String(g.per_opening_bytes),
         text: "growing: " + who(g) + ": " + g.phase + " +" + fmtBytes(g.per_opening_bytes) + " per opening from opening " + g.from_opening }));
     });
+    /* a rank's context or allocation on a GPU not its own (jobs[].foreign) */
+    var foreign = doc.foreign || [];
+    foreign.forEach(function (x) {
+      var what = x.what === "context"
+        ? " made a context on GPU " + x.gpu + ", not its own GPU " + x.own_gpu + ": " +
+          (x.bytes !== null ? fmtBytes(x.bytes) : "cost not measured,") + " from " + fmtNs(x.begin_ns) + " to " +
+          (x.end_ns === null ? "exit" : fmtNs(x.end_ns))
+        : " allocated on GPU " + x.gpu + ", not its own GPU " + x.own_gpu + ": " + fmtBytes(x.bytes) + " at its peak there";
+      facts.appendChild(el("div", { cls: "vt-job-foreign", "data-pid": String(x.pid), "data-what": x.what,
+        "data-gpu": String(x.gpu), "data-bytes": x.bytes === null ? "" : String(x.bytes),
+        text: (x.rank !== null ? "rank " + x.rank + " (pid " + x.pid + ")" : "pid " + x.pid) + what + (x.site ? ", at " + x.site : "") }));
+    });
+    if (foreign.length)
+      facts.appendChild(el("div", { cls: "vt-job-foreign-next", text: "next step: " + foreign[0].next_step }));
     sec.appendChild(facts);
     sec.appendChild(heatmap(job, marks));
     sec.appendChild(jobTable(job, rows, procIndex));
