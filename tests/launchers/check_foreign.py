@@ -18,6 +18,7 @@ import tempfile
 
 from launcher_check import HERE, Paths, equal, fail, failures, parser
 from ledger_truth import Ledger, format_bytes
+from report_schema import SCHEMA, SUMMARY_SCHEMA, schema_errors
 
 ap = parser()
 ap.add_argument("--nvml-dir", required=True)
@@ -69,6 +70,8 @@ def source_line(needle):
 js = subprocess.run([paths.vramtrace, "report", "--json", out], capture_output=True, text=True,
                     timeout=60)
 doc = json.loads(js.stdout)
+for e in schema_errors(doc, SCHEMA) or []:
+    fail("report --json: docs/report.schema.json: %s" % e)
 rank_pid = {p["rank"]: p["pid"] for p in doc["processes"] if p.get("rank") is not None}
 equal("ranks traced", sorted(rank_pid), [0, 1, 2, 3])
 job = doc["jobs"][0]
@@ -132,6 +135,32 @@ if c and not re.search(r"on that GPU then: rank 3 \(pid %d\)'s context, %s" %
 if a and ("on that GPU: rank 1 (pid %d)'s allocations, %s at their peak" %
           (pid1, format_bytes(a["bytes"]))) not in text:
     fail("rank 0's failure does not count rank 1's allocation on its GPU")
+
+# The same from node summaries: ranks 0, 3 on one "node", 1, 2 on the other.
+summaries = os.path.join(tmp, "summaries")
+os.makedirs(summaries)
+for node, ranks in (("node-a", (0, 3)), ("node-b", (1, 2))):
+    d = os.path.join(tmp, node)
+    os.makedirs(d)
+    for name in os.listdir(out):
+        if any(name.startswith("rank%d." % k) for k in ranks):
+            os.link(os.path.join(out, name), os.path.join(d, name))
+    path = os.path.join(summaries, node + ".summary.json")
+    r = subprocess.run([paths.vramtrace, "report", "--summary", path, d], capture_output=True,
+                       text=True, timeout=60)
+    equal("%s summary exit status (%s)" % (node, r.stderr.strip()[-200:]), r.returncode, 0)
+    with open(path) as f:
+        for e in schema_errors(json.load(f), SUMMARY_SCHEMA) or []:
+            fail("%s: docs/summary.schema.json: %s" % (node, e))
+js2 = subprocess.run([paths.vramtrace, "report", "--json", summaries], capture_output=True,
+                     text=True, timeout=60)
+doc2 = json.loads(js2.stdout)
+equal("jobs[].foreign from summaries", doc2["jobs"][0]["foreign"], job["foreign"])
+text2 = subprocess.run([paths.vramtrace, "report", summaries], capture_output=True, text=True,
+                       timeout=60).stdout
+for line in text.splitlines():
+    if ("not its own GPU" in line or "on that GPU" in line) and line not in text2:
+        fail("the report from summaries lacks %r" % line)
 
 if failures:
     print("\n".join(failures))

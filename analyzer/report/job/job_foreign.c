@@ -120,11 +120,11 @@ static void alloc_line(const struct vt_jv_process *p, const struct vt_jv_device 
     fputc('\n', out);
 }
 
-void vt_job_foreign_text(const struct vt_job_view *v, FILE *out)
+void vt_job_foreign_text(const struct vt_job_view *v, const size_t *order, FILE *out)
 {
     size_t found = 0;
     for (size_t i = 0; i < v->nprocesses; i++) {
-        const struct vt_jv_process *p = &v->processes[i];
+        const struct vt_jv_process *p = &v->processes[order[i]];
         int64_t own = own_ordinal(p);
         if (own < 0)
             continue;
@@ -159,12 +159,12 @@ static void finding_json(struct vt_json *j, const struct vt_jv_process *p, const
     vt_json_kv_string(j, "gpu_uuid", gpu->has_uuid ? hex : NULL);
 }
 
-void vt_job_foreign_json(const struct vt_job_view *v, struct vt_json *j)
+void vt_job_foreign_json(const struct vt_job_view *v, const size_t *order, struct vt_json *j)
 {
     vt_json_key(j, "foreign");
     vt_json_begin_array(j);
     for (size_t i = 0; i < v->nprocesses; i++) {
-        const struct vt_jv_process *p = &v->processes[i];
+        const struct vt_jv_process *p = &v->processes[order[i]];
         int64_t own = own_ordinal(p);
         if (own < 0)
             continue;
@@ -200,13 +200,13 @@ static bool same_gpu(const struct vt_jv_gpu_id *a, const struct vt_jv_gpu_id *b)
     return a->has_uuid && b->has_uuid && !memcmp(a->uuid, b->uuid, VT_UUID_SIZE);
 }
 
-void vt_job_foreign_failure_text(const struct vt_job_view *v, const struct vt_jv_failure *x,
-                                 FILE *out)
+void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
+                                 const struct vt_jv_failure *x, FILE *out)
 {
     const struct vt_jv_process *failed = &v->processes[x->process];
     int64_t since = x->since_start_ns;
     for (size_t i = 0; i < v->nprocesses; i++) {
-        const struct vt_jv_process *p = &v->processes[i];
+        const struct vt_jv_process *p = &v->processes[order[i]];
         int64_t own = own_ordinal(p);
         if (p == failed || own < 0)
             continue;

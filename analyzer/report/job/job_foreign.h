@@ -21,12 +21,13 @@
 
 struct vt_json;
 /* The findings as text lines (none: nothing printed), and as the job's
- * JSON key "foreign" (an array, empty when none). */
-void vt_job_foreign_text(const struct vt_job_view *v, FILE *out);
-void vt_job_foreign_json(const struct vt_job_view *v, struct vt_json *j);
+ * JSON key "foreign" (an array, empty when none), the processes in order
+ * (vt_job_figures.order: by rank, host, pid, whatever the source). */
+void vt_job_foreign_text(const struct vt_job_view *v, const size_t *order, FILE *out);
+void vt_job_foreign_json(const struct vt_job_view *v, const size_t *order, struct vt_json *j);
 /* Under a failure's line: what other ranks held on the failing GPU then
  * (their contexts live at the failure, their allocations' peaks). */
-void vt_job_foreign_failure_text(const struct vt_job_view *v, const struct vt_jv_failure *x,
-                                 FILE *out);
+void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
+                                 const struct vt_jv_failure *x, FILE *out);
 
 #endif

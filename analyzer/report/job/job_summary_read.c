@@ -103,6 +103,15 @@ static bool get_string(struct reader *r, const char *where, json_t *obj, const c
     return *out ? true : out_of_memory(r, where);
 }
 
+/* The same, where the key came later than the format's version 1: absent
+ * reads as NULL. */
+static bool get_string_since_v1(struct reader *r, const char *where, json_t *obj,
+                                const char *key, char **out)
+{
+    *out = NULL;
+    return !json_object_get(obj, key) || get_string(r, where, obj, key, out);
+}
+
 static json_t *get_array(struct reader *r, const char *where, json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
@@ -151,7 +160,51 @@ static bool read_device(struct reader *r, const char *where, json_t *o, struct v
            get_uint(r, where, o, "capacity_bytes", &d->capacity_bytes) &&
            get_uint(r, where, o, "peak_bytes", &d->peak_bytes) &&
            get_uint(r, where, o, "failed_requests", &d->failed_requests) &&
-           read_parts(r, where, o, d);
+           read_parts(r, where, o, d) && get_string_since_v1(r, where, o, "site", &d->site);
+}
+
+/* A context the process made: "cost" one of vt_context_cost_name's. */
+static bool read_context(struct reader *r, const char *where, json_t *o, struct vt_jv_context *c)
+{
+    json_t *end;
+    if (!want_object(r, where, o) || !get_int(r, where, o, "device", &c->device) ||
+        !get_gpu(r, where, o, &c->gpu) || !get_uint(r, where, o, "bytes", &c->bytes) ||
+        !get_string(r, where, o, "cost", &c->cost) ||
+        !get_int(r, where, o, "begin_ns", &c->begin_ns) ||
+        !get_string(r, where, o, "site", &c->site))
+        return false;
+    if (!c->cost || (strcmp(c->cost, "free-memory drop") && strcmp(c->cost, "NVML") &&
+                     strcmp(c->cost, "not measured")))
+        return fail(r, where, "\"cost\" wants \"free-memory drop\", \"NVML\" or \"not measured\"");
+    end = json_object_get(o, "end_ns");
+    c->end_ns = -1;
+    if (json_is_null(end))
+        return true;
+    if (!json_is_integer(end) || json_integer_value(end) < 0)
+        return fail(r, where, "\"end_ns\" wants null or a non-negative integer");
+    c->end_ns = (int64_t)json_integer_value(end);
+    return true;
+}
+
+/* "contexts": absent in a summary older than contexts. */
+static bool read_contexts(struct reader *r, const char *where, json_t *o, struct vt_jv_process *p)
+{
+    json_t *list = json_object_get(o, "contexts");
+    if (!list)
+        return true;
+    if (!json_is_array(list))
+        return fail(r, where, "\"contexts\" wants an array");
+    p->contexts = calloc(json_array_size(list) + 1, sizeof *p->contexts);
+    if (!p->contexts)
+        return out_of_memory(r, where);
+    char at[160];
+    for (size_t k = 0; k < json_array_size(list); k++) {
+        snprintf(at, sizeof at, "%s.contexts[%zu]", where, k);
+        /* counted first: the process's free releases what was read */
+        if (!read_context(r, at, json_array_get(list, k), &p->contexts[p->ncontexts++]))
+            return false;
+    }
+    return true;
 }
 
 static bool read_timeline(struct reader *r, const char *where, json_t *o, struct vt_jv_timeline *tl)
@@ -191,7 +244,9 @@ static bool read_process(struct reader *r, const char *where, json_t *o, struct 
         !get_string(r, where, o, "command", &p->command) ||
         !(devices = get_array(r, where, o, "devices")) ||
         !(phases = get_array(r, where, o, "phases")) ||
-        !read_timeline(r, where, json_object_get(o, "timeline"), &p->timeline))
+        !read_timeline(r, where, json_object_get(o, "timeline"), &p->timeline) ||
+        !get_string_since_v1(r, where, o, "visible_devices", &p->visible_devices) ||
+        !read_contexts(r, where, o, p))
         return false;
     *selected = !(filter->has_pid && p->pid != filter->pid) &&
                 !(filter->has_rank && (p->rank < 0 || (uint64_t)p->rank != filter->rank));
@@ -205,10 +260,13 @@ static bool read_process(struct reader *r, const char *where, json_t *o, struct 
         struct vt_jv_device *d = &p->devices[p->ndevices];
         if (!read_device(r, at, json_array_get(devices, k), d)) {
             free(d->gpu_name);
+            free(d->site);
             return false;
         }
         if (filter->has_device && d->device != filter->device) {
             free(d->gpu_name);
+            free(d->site);
+            d->gpu_name = d->site = NULL;
             continue;
         }
         p->ndevices++;

@@ -31,6 +31,23 @@ static void process_json(struct vt_json *j, const struct vt_jv_process *p)
         vt_json_kv_uint(j, "peak_bytes", d->peak_bytes);
         vt_json_kv_uint(j, "failed_requests", d->failed_requests);
         vt_jv_parts_json(j, d);
+        vt_json_kv_string(j, "site", d->site);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+    vt_json_kv_string(j, "visible_devices", p->visible_devices);
+    vt_json_key(j, "contexts");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < p->ncontexts; k++) {
+        const struct vt_jv_context *c = &p->contexts[k];
+        vt_json_begin_object(j);
+        vt_json_kv_int(j, "device", c->device);
+        gpu_json(j, &c->gpu);
+        vt_json_kv_uint(j, "bytes", c->bytes);
+        vt_json_kv_string(j, "cost", c->cost);
+        vt_json_kv_int(j, "begin_ns", c->begin_ns);
+        vt_json_kv_int_or_null(j, "end_ns", c->end_ns >= 0, c->end_ns);
+        vt_json_kv_string(j, "site", c->site);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);

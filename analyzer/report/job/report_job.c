@@ -109,7 +109,7 @@ static void first_failure(const struct vt_job_view *v, const struct vt_job_figur
         vt_terminal_put(out, x->user_frame);
         fputc('\n', out);
     }
-    vt_job_foreign_failure_text(v, x, out);
+    vt_job_foreign_failure_text(v, f->order, x, out);
     if (v->nfailures < 2)
         return;
     fputs("    followed by:", out);
@@ -288,7 +288,7 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out)
         fprintf(out, "    ... and %zu more phase names\n", f.more_phases);
     growth_text(v, &f, out);
     parts_text(v, &f, out);
-    vt_job_foreign_text(v, out);
+    vt_job_foreign_text(v, f.order, out);
     fputc('\n', out);
     vt_job_figures_free(&f);
 }
@@ -390,7 +390,7 @@ static void job_json(const struct vt_job_view *v, struct vt_json *j)
     vt_json_end_array(j);
     growth_json(v, &f, j);
     parts_json(v, &f, j);
-    vt_job_foreign_json(v, j);
+    vt_job_foreign_json(v, f.order, j);
     vt_json_key(j, "timeline");
     if (v->has_timelines) {
         vt_json_begin_object(j);
