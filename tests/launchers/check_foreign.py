@@ -103,6 +103,21 @@ if ck and len(ckpt) == 1:
 else:
     fail("no allocation finding for rank 3's checkpoint / ledger %r" % ckpt)
 
+# Every context of every rank, on the ledger with its cost: each rank's
+# first context is unmeasurable by the free-memory drop (no current
+# context), so every cost here is NVML's less the rank's own allocations.
+for p in doc["processes"]:
+    if p.get("rank") is None:
+        continue
+    want = sorted((int(e["dev"]), int(e["size"])) for e in led.lines
+                  if e["op"] == "ctx_retain" and int(e["pid"]) == p["pid"] and int(e["delta"]) > 0)
+    got = sorted((x["device"], x["bytes"]) for x in p.get("contexts", []))
+    equal("rank %d contexts (device, bytes)" % p["rank"], got, want)
+    for x in p.get("contexts", []):
+        equal("rank %d context on %d: cost from" % (p["rank"], x["device"]), x["cost"], "NVML")
+        if x["free_after_bytes"] is None:
+            fail("rank %d context on %d: no free bytes once it existed" % (p["rank"], x["device"]))
+
 # The staged buffer: the ledger's cuMemCreate on GPU 0 of rank 1's pid.
 pid1 = rank_pid.get(1)
 vmm = [e for e in led.lines if e["op"] == "vmm_create" and int(e["pid"]) == pid1 and e["dev"] == "0"]

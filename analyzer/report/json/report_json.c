@@ -355,6 +355,31 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_object(j);
 }
 
+/* The contexts the process made (contexts.h): their cost (null: not
+ * measured) and how it was had, their life, the device's free bytes once
+ * each existed, the program's frame that made it and its stack. */
+static void contexts_json(struct vt_report *rep, struct vt_json *j, size_t input)
+{
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
+    vt_json_key(j, "contexts");
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < rp->ncontexts_made; k++) {
+        const struct vt_context_made *m = &rp->contexts_made[k];
+        char buf[512];
+        vt_json_begin_object(j);
+        vt_json_kv_int(j, "device", m->device);
+        vt_json_kv_uint_or_null(j, "bytes", m->cost != VT_CONTEXT_COST_NOT_MEASURED, m->size);
+        vt_json_kv_string(j, "cost", vt_context_cost_name(m->cost));
+        vt_json_kv_uint(j, "time_ns", m->begin_ns);
+        vt_json_kv_uint_or_null(j, "end_ns", m->ended, m->end_ns);
+        vt_json_kv_uint_or_null(j, "free_after_bytes", m->has_free_after, m->free_after);
+        vt_json_kv_string(j, "user_frame", vt_report_user_frame(rep, input, m->stack, buf, sizeof buf));
+        frames_json(rep, j, input, m->stack);
+        vt_json_end_object(j);
+    }
+    vt_json_end_array(j);
+}
+
 static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
                          struct vt_site_bytes *top)
 {
@@ -414,6 +439,7 @@ static void process_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    contexts_json(rep, j, input);
     vt_json_end_object(j);
 }
 
