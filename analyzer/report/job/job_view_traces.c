@@ -31,6 +31,27 @@ static char *copy(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* The physical GPU behind one of the input's device ordinals. */
+static struct vt_jv_gpu_id gpu_of(const struct vt_report *rep, size_t input, int64_t device)
+{
+    struct vt_jv_gpu_id g = {0};
+    const struct vt_gpu *gp = vt_analysis_gpu_of(rep->a, input, device);
+    if (gp && gp->has_uuid) {
+        g.has_uuid = true;
+        memcpy(g.uuid, gp->uuid, VT_UUID_SIZE);
+    }
+    return g;
+}
+
+/* Where a process's "since start" counts from at time_ns: its start, else
+ * its first event. */
+static uint64_t origin_of(const struct vt_process_info *p, const struct vt_replay *rp,
+                          uint64_t time_ns)
+{
+    return p && p->start_mono_ns && p->start_mono_ns <= time_ns ? p->start_mono_ns
+                                                                 : rp->first_time_ns;
+}
+
 /* ---- the view ---- */
 
 struct frame_text {
@@ -75,16 +96,9 @@ static bool add_failures(struct vt_report *rep, struct vt_job_view *v, size_t in
             return false;
         f->process = process;
         f->device = o->device;
-        const struct vt_gpu *gp = vt_analysis_gpu_of(rep->a, input, o->device);
-        if (gp && gp->has_uuid) {
-            f->gpu.has_uuid = true;
-            memcpy(f->gpu.uuid, gp->uuid, VT_UUID_SIZE);
-        }
+        f->gpu = gpu_of(rep, input, o->device);
         f->time_ns = o->time_ns;
-        uint64_t origin = p && p->start_mono_ns && p->start_mono_ns <= o->time_ns
-                              ? p->start_mono_ns
-                              : rp->first_time_ns;
-        f->since_start_ns = (int64_t)(o->time_ns - origin);
+        f->since_start_ns = (int64_t)(o->time_ns - origin_of(p, rp, o->time_ns));
         f->wall_ns = wall_ns(p, o->time_ns);
         f->api = copy(vt_input_api(&rep->a->inputs[input], o->label ? o->label : o->api));
         f->requested_bytes = o->requested_bytes;
@@ -182,15 +196,9 @@ static bool add_contexts(struct vt_report *rep, struct vt_jv_process *p, size_t 
         const struct vt_context_made *m = &rp->contexts_made[k];
         struct vt_jv_context *c = &p->contexts[p->ncontexts++];
         c->device = m->device;
-        const struct vt_gpu *gp = vt_analysis_gpu_of(rep->a, input, m->device);
-        if (gp && gp->has_uuid) {
-            c->gpu.has_uuid = true;
-            memcpy(c->gpu.uuid, gp->uuid, VT_UUID_SIZE);
-        }
+        c->gpu = gpu_of(rep, input, m->device);
         c->bytes = m->size;
-        uint64_t origin = pi && pi->start_mono_ns && pi->start_mono_ns <= m->begin_ns
-                              ? pi->start_mono_ns
-                              : rp->first_time_ns;
+        uint64_t origin = origin_of(pi, rp, m->begin_ns);
         c->begin_ns = (int64_t)(m->begin_ns - origin);
         c->end_ns = m->ended ? (int64_t)(m->end_ns - origin) : -1;
         char buf[512];
@@ -228,11 +236,8 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
             continue;
         struct vt_jv_device *d = &p->devices[p->ndevices++];
         d->device = l->device;
+        d->gpu = gpu_of(rep, i, l->device);
         const struct vt_gpu *gp = vt_analysis_gpu_of(a, i, l->device);
-        if (gp && gp->has_uuid) {
-            d->gpu.has_uuid = true;
-            memcpy(d->gpu.uuid, gp->uuid, VT_UUID_SIZE);
-        }
         const struct vt_device_info *dev =
             l->device >= 0 ? vt_input_device(&a->inputs[i], (uint64_t)l->device) : NULL;
         d->capacity_bytes = dev ? dev->total_bytes : 0;
