@@ -654,6 +654,12 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
   }
   const spread = await tab.evaluate((sec) => { const e = document.querySelector(sec + " .vt-job-spread"); return e && +e.getAttribute("data-largest-bytes"); }, sec);
   if (holders > 1) check(`${where} device peak spread's largest`, spread, ej.device_peaks.largest_bytes);
+  // a rank on another rank's GPU: one line each, as jobs[].foreign says
+  const foreign = await tab.$$eval(sec + " .vt-job-foreign", (es) => es.map((e) =>
+    [e.getAttribute("data-pid"), e.getAttribute("data-what"), e.getAttribute("data-gpu"),
+     e.getAttribute("data-bytes"), e.textContent.includes(", not its own GPU ")].join(" ")));
+  check(`${where} ranks on another rank's GPU`, foreign.join(","), (ej.foreign || []).map((x) =>
+    [x.pid, x.what, x.gpu, x.bytes === null ? "" : x.bytes, true].join(" ")).join(","));
   const tableRows = await tab.$$eval(sec + " .vt-job-table tr", (es) => es.length - 1);
   const lines = pj.rows.reduce((n, r) => n + r.devices.length, 0);
   check(`${where} table rows (the first 32, then all)`, tableRows, lines);
