@@ -377,13 +377,18 @@ void vt_on_host_alloc(unsigned api, CUresult rc, void *const *pp, size_t size)
                       rc == CUDA_SUCCESS && pp ? (uint64_t)(uintptr_t)*pp : 0, size, 0);
 }
 
-/* A context retained or created, with what creating it cost
- * (vt_ctx_created_cost: all 0 where this call created none). */
+/* A context retained or created, stamped when its call returned and
+ * finished once what creating it cost was asked (vt_ctx_created_cost: all
+ * 0 where this call created none; its helper calls come after the stamp). */
 static void record_context(unsigned api, CUresult rc, CUdevice dev, uint64_t ctx,
-                           struct vt_ctx_cost cost)
+                           const CUcontext *pctx, int primary)
 {
-    if (!vt_recorder_active())
-        return;
+    struct vt_free_slot *slot = NULL;
+    if (vt_recorder_active()) {
+        vt_note_device((int)dev); /* its record first: nothing between the two steps */
+        slot = vt_record_mem_begin();
+    }
+    struct vt_ctx_cost cost = vt_ctx_created_cost(rc, pctx, dev, primary);
     struct vt_mem_event ev = mem_event(api, rc, VT_OP_ALLOC, VT_KIND_CONTEXT, (int)dev, ctx,
                                        cost.size, 0);
     if (rc != CUDA_SUCCESS) {
@@ -392,8 +397,10 @@ static void record_context(unsigned api, CUresult rc, CUdevice dev, uint64_t ctx
         ev.context.free_after1 = cost.free_after1;
         ev.context.process_used1 = cost.process_used1;
     }
-    vt_note_device((int)dev);
-    vt_record_mem(&ev);
+    if (slot)
+        vt_record_mem_end(slot, &ev);
+    else if (vt_recorder_active())
+        vt_record_mem(&ev);
 }
 
 void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
@@ -403,7 +410,7 @@ void vt_on_primary_retain(unsigned api, CUresult rc, const CUcontext *pctx, CUde
         atomic_store(&primary_ctx[dev], ctx);
     /* size: what creating it cost, estimated (context_size.c); 0 if this
      * retain did not create it or it could not be measured */
-    record_context(api, rc, dev, ctx, vt_ctx_created_cost(rc, pctx, dev, 1));
+    record_context(api, rc, dev, ctx, pctx, 1);
 }
 
 void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, CUdevice dev)
@@ -415,5 +422,5 @@ void vt_on_primary_release(unsigned api, CUresult rc, const struct vt_pre *pre, 
 void vt_on_ctx_create(unsigned api, CUresult rc, const CUcontext *pctx, CUdevice dev)
 {
     record_context(api, rc, dev, rc == CUDA_SUCCESS && pctx ? (uint64_t)(uintptr_t)*pctx : 0,
-                   vt_ctx_created_cost(rc, pctx, dev, 0));
+                   pctx, 0);
 }

@@ -269,6 +269,36 @@ void vt_record_free_end(struct vt_free_slot *slot, const struct vt_mem_event *ev
     __atomic_store_n(&m->h.flags, 0, __ATOMIC_RELEASE); /* no other flag: no stack */
 }
 
+struct vt_free_slot *vt_record_mem_begin(void)
+{
+    if (!may_record())
+        return NULL;
+    vt_in_tracer++;
+    vt_fork_guard_enter();
+    struct vt_raw_mem *m =
+        recorder.stack_depth
+            ? begin_mem_with_stack()
+            : (struct vt_raw_mem *)vt_tb_begin(VT_REC_MEM, vt_raw_round(sizeof(struct vt_raw_mem)),
+                                               0, VT_NAME_CHECK_SOMETIMES);
+    if (m) {
+        /* before the commit publishes it: the writer waits for the body */
+        __atomic_store_n(&m->h.flags, m->h.flags | VT_RAW_PENDING, __ATOMIC_RELAXED);
+        vt_tb_commit();
+    }
+    vt_fork_guard_leave();
+    vt_in_tracer--;
+    return (struct vt_free_slot *)m;
+}
+
+void vt_record_mem_end(struct vt_free_slot *slot, const struct vt_mem_event *ev)
+{
+    /* The slot is the hook's until the flag is cleared (vt_record_free_end) */
+    struct vt_raw_mem *m = (struct vt_raw_mem *)slot;
+    m->ev = *ev;
+    m->end_ticks = m->h.ticks; /* an allocation: no duration */
+    __atomic_and_fetch(&m->h.flags, (uint8_t)~VT_RAW_PENDING, __ATOMIC_RELEASE);
+}
+
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE], const char *name,
                       uint64_t total_bytes)
 {

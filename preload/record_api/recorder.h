@@ -54,6 +54,19 @@ struct vt_free_slot;
 struct vt_free_slot *vt_record_free_begin(void);
 void vt_record_free_end(struct vt_free_slot *slot, const struct vt_mem_event *ev);
 
+/* A context's creation, in two steps, so that its time is its call's
+ * return and not later: the hook asks what the context cost after the
+ * call (the device's free memory, NVML; context_size.c), driver helper
+ * calls that must not move the record past them. vt_record_mem_begin is
+ * called when the call returned, outside the hook's guard as vt_record_mem
+ * is: it stamps the record, takes its stack and returns it (NULL: nothing
+ * recorded; then vt_record_mem after, as for any event).
+ * vt_record_mem_end fills it, always, once begun: the writer writes
+ * nothing stamped after it until then. Between the two the thread records
+ * nothing else. */
+struct vt_free_slot *vt_record_mem_begin(void);
+void vt_record_mem_end(struct vt_free_slot *slot, const struct vt_mem_event *ev);
+
 /* A device seen for the first time. uuid is 16 raw bytes. */
 void vt_record_device(int ordinal, const uint8_t uuid[VT_UUID_SIZE],
                       const char *name, uint64_t total_bytes);
