@@ -847,6 +847,14 @@ int vt_writer_launch(void)
     int idle = W_IDLE;
     if (!atomic_compare_exchange_strong(&writer.state, &idle, W_STARTING))
         return 0; /* another thread's first event started it */
+    /* A calibration point now, before the first event is stamped: the
+     * first round's events are converted between it and that round's
+     * point, as close together as when the thread started at load, not
+     * between the load and the first round (event_clock.h: the error
+     * grows with the interval). */
+    writer.cal_hi = vt_clock_calibrate();
+    writer.cal_lo = writer.cal_hi;
+    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
     int rc = create_thread();
     atomic_store(&writer.state, rc == 0 ? W_RUNNING : W_DEAD);
     return rc;
