@@ -61,9 +61,9 @@ static struct {
     const uint8_t *data;
     size_t len;
     int rc, err;
-    /* the file held in the program's table while the keeper is away
-     * (vt_keeper_hand_out): its number there, and the writer's thread id
-     * through which /proc shows that table (OP_ADOPT) */
+    /* the file is held in the program's table, fd its number there,
+     * while no keeper runs (vt_keeper_hand_out); OP_ADOPT opens it through
+     * /proc by the writer's thread id, which shares that table */
     bool handed_out;
     int adopt_from_tid;
 } keeper = {.fd = -1};

@@ -84,7 +84,7 @@ static struct {
     uint64_t flush_ms;
     pthread_t thread;
     atomic_int state; /* enum writer_state */
-    atomic_int tid;   /* the thread's kernel id while it runs, else 0 */
+    atomic_int tid;   /* the kernel's id of the thread last started */
     atomic_int pause; /* the thread is asked to end for a while (vt_writer_pause) */
     bool resumed;     /* the thread starts again after a pause */
     atomic_int adopted; /* ... and has taken the file back (vt_keeper_adopt) */
@@ -844,16 +844,19 @@ bool vt_writer_launched(void)
 
 int vt_writer_launch(void)
 {
+    /* A calibration point before the first event is stamped: the first
+     * round's events are converted between it and that round's point, as
+     * close together as when the thread started at load, not between the
+     * load and the first round (event_clock.h: the error grows with the
+     * interval). Taken before the claim: another thread's first event,
+     * which finds the claim made and goes on to stamp, must not come
+     * before it - a time before the first point is clamped to it. */
+    struct vt_clock_point first = vt_clock_calibrate();
     int idle = W_IDLE;
     if (!atomic_compare_exchange_strong(&writer.state, &idle, W_STARTING))
         return 0; /* another thread's first event started it */
-    /* A calibration point now, before the first event is stamped: the
-     * first round's events are converted between it and that round's
-     * point, as close together as when the thread started at load, not
-     * between the load and the first round (event_clock.h: the error
-     * grows with the interval). */
-    writer.cal_hi = vt_clock_calibrate();
-    writer.cal_lo = writer.cal_hi;
+    writer.cal_hi = first;
+    writer.cal_lo = first;
     vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
     int rc = create_thread();
     atomic_store(&writer.state, rc == 0 ? W_RUNNING : W_DEAD);
