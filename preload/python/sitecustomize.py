@@ -119,15 +119,22 @@ def _vramtrace_bootstrap():
         except Exception as e:
             say("import hook not installed: %s: %s" % (type(e).__name__, e))
 
-    # Our directory leaves sys.path: the program sees its own path, in order.
+    # Our directory leaves sys.path: the program sees its own path, in order;
+    # and the path finder's cache forgets it (the import of this file put
+    # it there).
     sys.path[:] = [p for p in sys.path if not ours(p)]
+    for entry in [k for k in sys.path_importer_cache if isinstance(k, str) and ours(k)]:
+        sys.path_importer_cache.pop(entry, None)
 
-    # The sitecustomize Python would have imported without us.
-    import importlib.machinery
-    import importlib.util
-
+    # The sitecustomize Python would have imported without us, found by the
+    # import system's own path finder: importlib.machinery would be a
+    # module in sys.modules the program did not import.
     try:
-        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
+        from _frozen_importlib_external import PathFinder
+    except ImportError:  # not CPython
+        from importlib.machinery import PathFinder
+    try:
+        spec = PathFinder.find_spec("sitecustomize", sys.path)
     except Exception:
         spec = None
     if spec is None or spec.loader is None:
@@ -136,10 +143,13 @@ def _vramtrace_bootstrap():
 
 
 def _vramtrace_chain(spec):
-    import importlib.util
     import sys
+    try:
+        from _frozen_importlib import module_from_spec  # importlib.util's, loaded at start
+    except ImportError:  # not CPython
+        from importlib.util import module_from_spec
 
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     try:
         spec.loader.exec_module(module)
@@ -160,7 +170,13 @@ except Exception as _vramtrace_e:  # pragma: no cover - a bug of ours
 
         _vramtrace_sys.stderr.write("vramtrace: python bootstrap: %s: %s\n"
                                     % (type(_vramtrace_e).__name__, _vramtrace_e))
+        del _vramtrace_sys
     except Exception:
         pass
-if _vramtrace_next is not None:
-    _vramtrace_chain(_vramtrace_next)
+try:
+    if _vramtrace_next is not None:
+        _vramtrace_chain(_vramtrace_next)
+finally:
+    # Nothing of ours in the module the program may find as `sitecustomize`
+    # (ours when there is no other): the import hook keeps what it needs.
+    del _vramtrace_bootstrap, _vramtrace_chain, _vramtrace_next

@@ -480,8 +480,38 @@ static int build_path(bool child, const char *parent_path)
     return 0;
 }
 
-/* Starts the writer, which creates the file at this process's first event
- * (writer.h); false (after one stderr line) if it cannot start. */
+/* Why the writer cannot run, said on fd (VT_SAY_LATER: held). */
+static void say_no_writer(int fd, int rc)
+{
+    struct rlimit as;
+    if (rc == EAGAIN && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+        vt_say(fd, "vramtrace: cannot start the trace writer for %s: %s (the address space is "
+                   "limited to %llu KiB: ulimit -v); tracing disabled, the program continues\n",
+               recorder.path, strerror(rc), (unsigned long long)(as.rlim_cur / 1024));
+    else
+        vt_say(fd, "vramtrace: cannot start the trace writer for %s: %s; tracing disabled, the "
+                   "program continues\n", recorder.path, strerror(rc));
+}
+
+/* A thread's first event (vt_tb_on_new_thread): the process's first one
+ * starts the writer thread. Not in a vfork child (the parent's recorder,
+ * the parent's thread to start). If the thread cannot start, recording
+ * stops here, said now: the process uses the driver. */
+static void on_new_thread(void)
+{
+    if (vt_writer_launched() || getpid() != recorder.pid)
+        return;
+    int rc = vt_writer_launch();
+    if (rc != 0) {
+        atomic_store(&vt_tb_active, 0);
+        vt_say_held();
+        say_no_writer(2, rc);
+    }
+}
+
+/* Prepares the writer, whose thread starts at this process's first event
+ * and creates the file then (writer.h); false (after one stderr line) if
+ * it cannot. */
 static bool start_writer(void)
 {
     size_t block = (size_t)recorder.opts.num[VT_OPTION_BUFFER_KB] * 1024;
@@ -502,17 +532,10 @@ static bool start_writer(void)
     if (rc != 0) {
         /* Said at the process's first driver call (vt_recorder_active),
          * whether or not it ever records. */
-        struct rlimit as;
-        if (rc == EAGAIN && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
-            vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s (the "
-                                 "address space is limited to %llu KiB: ulimit -v); tracing "
-                                 "disabled, the program continues\n", recorder.path, strerror(rc),
-                   (unsigned long long)(as.rlim_cur / 1024));
-        else
-            vt_say(VT_SAY_LATER, "vramtrace: cannot start the trace writer for %s: %s; tracing "
-                                 "disabled, the program continues\n", recorder.path, strerror(rc));
+        say_no_writer(VT_SAY_LATER, rc);
         return false;
     }
+    vt_tb_on_new_thread = on_new_thread;
     vt_tb_open();
     atomic_store(&vt_tb_active, 1);
     return true;
@@ -543,9 +566,15 @@ static void fork_child(void)
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+static void fork_prepare(void)
+{
+    vt_writer_before_fork();
+    vt_fork_guard_prepare();
+}
+
 static void register_atfork(void)
 {
-    pthread_atfork(vt_fork_guard_prepare, vt_fork_guard_parent, fork_child);
+    pthread_atfork(fork_prepare, vt_fork_guard_parent, fork_child);
 }
 
 bool vt_recorder_start(const struct vt_recorder_links *links)
@@ -585,9 +614,9 @@ bool vt_recorder_start(const struct vt_recorder_links *links)
         vt_say(VT_SAY_LATER, "vramtrace: VRAMTRACE_OUTPUT expands to a path that is too long; tracing disabled, the program continues\n");
         goto out;
     }
+    recorder.pid = getpid();
     if (!start_writer())
         goto out;
-    recorder.pid = getpid();
     recorder.session = true;
     pthread_once(&atfork_once, register_atfork);
     vt_fatal_signals_install(recorder.links.sigaction);
@@ -625,6 +654,30 @@ void vt_record_before_exec(void)
     if (!recorder.session || getpid() != recorder.pid || vt_in_tracer || !vt_recorder_active())
         return;
     vt_writer_flush_now(VT_EXEC_FLUSH_TIMEOUT_MS);
+}
+
+bool vt_record_before_unthreaded(void)
+{
+    /* Only the session's own process: a vfork child's call is its own
+     * (the parent's threads are not in it) */
+    if (!recorder.session || getpid() != recorder.pid || vt_in_tracer)
+        return false;
+    vt_in_tracer++;
+    bool paused = vt_writer_pause();
+    vt_in_tracer--;
+    return paused;
+}
+
+void vt_record_after_unthreaded(bool paused)
+{
+    if (!paused)
+        return;
+    vt_in_tracer++;
+    int rc = vt_writer_resume();
+    if (rc != 0)
+        vt_say(2, "vramtrace: cannot start the trace writer again for %s: %s; tracing "
+                  "disabled, the program continues\n", recorder.path, strerror(rc));
+    vt_in_tracer--;
 }
 
 /* How long _exit waits for the final round (as an exec waits). */

@@ -102,6 +102,17 @@ void vt_record_modules_gone(void);
  * memory is the parent's). If the exec fails, recording just goes on. */
 void vt_record_before_exec(void);
 
+/* The process is about to make a call the kernel refuses to a process of
+ * several threads (unshare(CLONE_NEWUSER), setns into a user, mount or
+ * time namespace): the tracer's threads end for the call, after writing
+ * what they hold, and the trace file is held in the program's table
+ * meanwhile. true: they did; then vt_record_after_unthreaded(true) after
+ * the call, whatever its result, starts them again. false: there were none
+ * (before the process's first event there never are), or this is a vfork
+ * child, or the call comes from inside the tracer. Not signal-safe. */
+bool vt_record_before_unthreaded(void);
+void vt_record_after_unthreaded(bool paused);
+
 /* ---- services the recorder offers the hooks ---- */
 
 /* Walks of the loaded objects under the recorder's fork guard

@@ -18,10 +18,12 @@ Cases:
                with the program's Python frames and the OOM entry
   no_phases    --no-torch-phases: no ranges in the trace
   sitecustomize  the user's own sitecustomize (on PYTHONPATH) still runs,
-               sys.path is the program's, output identical
+               sys.path is the program's, sys.meta_path too once torch is
+               imported (the bootstrap's finder has left), output identical
   no_torch     a program without torch: sys.path, sys.meta_path (but for
-               the bootstrap's finder, waiting for torch) and output
-               identical to a run without vramtrace
+               the bootstrap's finder, waiting for torch), sys.modules (but
+               for sitecustomize), sys.path_importer_cache, no name in
+               sitecustomize, and output identical to a run without vramtrace
   missing_api  a torch without the observer / _snapshot / _lazy_call, or
                older than 2.1: output and status unchanged, at most one line
                of ours on stderr, no snapshot
@@ -640,7 +642,8 @@ def case_sitecustomize(c):
                      "print([p for p in sys.path])\n"
                      "import torch\n"
                      "t = torch.empty(1 << 20)\n"
-                     "print('torch', torch.__version__)\n")
+                     "print('torch', torch.__version__)\n"
+                     "print([type(f).__name__ for f in sys.meta_path])\n")
     c.fresh("site")
     env = {"PYTHONPATH": user + os.pathsep + STANDIN}
     plain, traced, ours = c.same_as_untraced([c.args.python, prog], env=env, what="prog.py")
@@ -658,6 +661,11 @@ def case_no_torch(c):
                      "print([type(f).__name__ for f in sys.meta_path\n"
                      "       if type(f).__name__ != 'VramtraceTorchImportHook'])\n"
                      "print('torch' in sys.modules, os.environ.get('VRAMTRACE_TORCH'))\n"
+                     "print(sorted(m for m in sys.modules if m != 'sitecustomize'))\n"
+                     "print(sorted(str(k) for k in sys.path_importer_cache))\n"
+                     "site = sys.modules.get('sitecustomize')\n"
+                     "print(sorted(k for k in vars(site) if not k.startswith('__'))\n"
+                     "      if site else [])\n"
                      "import json; print(json.dumps({'a': 1}))\n")
     c.fresh("plain")
     c.same_as_untraced([c.args.python, prog], env={"PYTHONPATH": STANDIN}, what="plain.py")

@@ -302,6 +302,9 @@ static void test_modules_follow_dlopen_dlclose(void **state)
     use_output("modules");
     setenv("VRAMTRACE_FLUSH_MS", "5", 1);
     assert_true(vt_recorder_start(&tc_links));
+    /* the writer thread starts at the process's first event: the module
+     * map follows the loader from there on */
+    vt_record_mark(NULL, "a trace needs an event to exist");
     void *h = dlopen(lib, RTLD_NOW);
     assert_non_null(h);
     vt_record_modules_changed();
@@ -309,7 +312,6 @@ static void test_modules_follow_dlopen_dlclose(void **state)
     dlclose(h);
     vt_record_modules_changed();
     usleep(100 * 1000);
-    vt_record_mark(NULL, "a trace needs an event to exist");
     char path[512];
     snprintf(path, sizeof path, "%s", vt_recorder_path());
     vt_recorder_stop(true);

@@ -17,6 +17,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -739,6 +740,74 @@ def scenario_seccompkill():
             print("ok: a launcher's killing filter: %s" % check("seq", one_trace(tmp), 2, 2000))
 
 
+def scenario_userns():
+    """User namespaces, which the kernel lets only a process of one thread
+    enter: no thread of the tracer's before the first CUDA call (the
+    program reads Threads: 1, as untraced), so `unshare -U true` and a
+    program's unshare(CLONE_NEWUSER) before that call work as untraced;
+    after it, unshare and setns stop the tracer's threads for the call and
+    start them again (clone with CLONE_NEWUSER needs nothing; with a thread
+    of the program's own the kernel refuses, as untraced). Same exit,
+    stdout (results, errno, uid, descriptor count) and stderr; the trace
+    complete against the simulated driver's ledger, in one file."""
+    with tempfile.TemporaryDirectory(prefix="vt-rel-userns-") as tmp:
+        probe = subprocess.run([A.userns_client, "before"], env=plain_env(tmp),
+                               capture_output=True, text=True, timeout=TIMEOUT)
+    allowed = "\nunshare 0\n" in probe.stdout
+    if not allowed:
+        print("skipped: the namespace part: this machine refuses an unprivileged user "
+              "namespace (untraced: %r); only the thread count is checked" %
+              probe.stdout.splitlines()[1:2])
+    cases = [["before"], ["after"], ["fails"], ["setns", "user"], ["setns", "0"], ["clone"]]
+    for case in cases if allowed else [["before"]]:
+        name = " ".join(case)
+        with tempfile.TemporaryDirectory(prefix="vt-rel-userns-") as tmp:
+            cmd = [A.userns_client] + case
+            # the simulated driver's ledger is a descriptor of the program's: both have it
+            plain = subprocess.run(cmd, env=plain_env(tmp, {"VTSIM_LEDGER": os.path.join(
+                tmp, "plain-ledger.txt")}), capture_output=True, text=True, timeout=TIMEOUT)
+            traced = subprocess.run(cmd, env=traced_env(tmp, flush_ms=20), capture_output=True,
+                                    text=True, timeout=TIMEOUT)
+            if plain.returncode != 0 or not plain.stdout.startswith("threads at start 1\n"):
+                fail("%s untraced: exit %d, %r %r" % (name, plain.returncode, plain.stdout,
+                                                      plain.stderr))
+            if (traced.returncode, traced.stdout) != (plain.returncode, plain.stdout):
+                fail("%s traced: exit %d, stdout %r; untraced: exit %d, stdout %r (stderr %r)" %
+                     (name, traced.returncode, traced.stdout, plain.returncode, plain.stdout,
+                      traced.stderr))
+            m = re.fullmatch(r"threads before the call (\d+)\n", traced.stderr)
+            # the program's (two in "fails"), plus, after its first CUDA call, the
+            # writer and the keeper
+            want_threads = 1 if case[0] == "before" else 4 if case[0] == "fails" else 3
+            if not m or int(m.group(1)) != want_threads:
+                fail("%s traced: stderr %r, want the thread count %d only" %
+                     (name, traced.stderr, want_threads))
+            if not allowed:
+                print("ok: %s: Threads: 1 at start, as untraced" % name)
+                continue
+            line = check("ledger", one_trace(tmp), os.path.join(tmp, "ledger.txt"),
+                         "--complete")
+            result = [l for l in traced.stdout.splitlines()
+                      if l.split()[0] in ("unshare", "setns", "clone")]
+            print("ok: %s: as untraced (%s, %s); %s" % (name, result[0], m.group(0).strip(),
+                                                         line))
+    unshare = shutil.which("unshare")
+    if not allowed or not unshare:
+        if allowed:
+            print("skipped: no unshare(1) here")
+        return
+    with tempfile.TemporaryDirectory(prefix="vt-rel-userns-") as tmp:
+        cmd = [unshare, "-U", "true"]
+        plain, traced, _ = run_pair(cmd, tmp, traced_env(tmp))
+        got = (traced.returncode, traced.stdout, traced.stderr)
+        if got != (plain.returncode, plain.stdout, plain.stderr) or plain.returncode != 0:
+            fail("unshare -U true traced: %r; untraced: %r" %
+                 (got, (plain.returncode, plain.stdout, plain.stderr)))
+        if traces(tmp):
+            fail("unshare -U true left a trace: %s" % traces(tmp))
+        print("ok: unshare -U true: exit 0 as untraced, no trace")
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -751,6 +820,8 @@ def main():
     ap.add_argument("--refuse", default="", help="refuse_syscalls: a seccomp launcher")
     ap.add_argument("--seccomp-client", default="",
                     help="seccomp_client: a program with a killing filter of its own")
+    ap.add_argument("--userns-client", default="",
+                    help="userns_client: a program entering a user namespace")
     ap.add_argument("--slow-free-lib", default="",
                     help="slow_free.c's library (the slowfree scenario)")
     ap.add_argument("--margin-ms", type=int, default=150,
@@ -794,6 +865,8 @@ def main():
         scenario_seccompkill()
     elif s == "refused":
         scenario_refused()
+    elif s == "userns":
+        scenario_userns()
     elif s == "slowfree":
         scenario_slowfree(int(args[0]), int(args[1]))
     else:

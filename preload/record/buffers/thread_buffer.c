@@ -20,6 +20,7 @@ atomic_ullong vt_tb_lost;
 /* Set by vt_tb_close: refused events are lost events from then on. */
 static atomic_int closing;
 void (*vt_tb_wake_writer)(void);
+void (*vt_tb_on_new_thread)(void);
 
 /* How long a hook waits for a free block at max_blocks before it takes
  * more memory: the writer may itself be waiting (for the loader lock, say,
@@ -530,8 +531,11 @@ begin_slow(uint8_t type, uint32_t size, uint16_t nips, enum vt_name_check check)
     }
     struct vt_thread_buf *tb = self.tb;
     bool fresh_tb = !tb || self.gen != atomic_load(&generation);
-    if (fresh_tb)
+    if (fresh_tb) {
+        if (vt_tb_on_new_thread)
+            vt_tb_on_new_thread(); /* may stop recording: begin_entered looks again */
         tb = register_thread();
+    }
     if (!tb) {
         atomic_fetch_add(&vt_tb_lost, 1);
         return NULL;

@@ -77,6 +77,12 @@ extern atomic_ullong vt_tb_lost;
  * the writer (vt_writer_wake); NULL: nobody to wake. */
 extern void (*vt_tb_wake_writer)(void);
 
+/* Called at each thread's first event (of this generation) before the
+ * event is appended, the process's first event among them: the recorder
+ * starts the writer thread there (writer.h). Set by the recorder; NULL:
+ * nothing to do. A slow path: a hook's common case never reads it. */
+extern void (*vt_tb_on_new_thread)(void);
+
 /* Sets up the pool and the list. block_bytes is the size of one block;
  * a hook waits for the writer to give one back 10 ms at most once the pool
  * has lent two blocks a thread and a spare 512 KiB, 2 s at max_blocks. */

@@ -3,6 +3,7 @@
 #include "file_keeper.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,7 +32,7 @@
  * (the writer's default one is 8 MiB of address space). */
 #define VT_KEEPER_STACK (256u * 1024u)
 
-enum keeper_op { OP_NONE, OP_CREATE, OP_WRITE, OP_CLOSE, OP_QUIT };
+enum keeper_op { OP_NONE, OP_CREATE, OP_WRITE, OP_CLOSE, OP_ADOPT, OP_QUIT };
 /* how the keeper gets a table of its own: what the probes showed safe */
 enum table_way { WAY_NONE, WAY_CLOSE_RANGE, WAY_UNSHARE, WAY_EITHER };
 enum keeper_mode { MODE_NONE, MODE_KEEPER, MODE_SHARED };
@@ -60,6 +61,11 @@ static struct {
     const uint8_t *data;
     size_t len;
     int rc, err;
+    /* the file is held in the program's table, fd its number there,
+     * while no keeper runs (vt_keeper_hand_out); OP_ADOPT opens it through
+     * /proc by the writer's thread id, which shares that table */
+    bool handed_out;
+    int adopt_from_tid;
 } keeper = {.fd = -1};
 
 /* ---- the keeper's own table ---- */
@@ -236,6 +242,26 @@ static void not_kept(const char *actual, unsigned *alternatives,
     errno = err;
 }
 
+/* The trace file open again, high in the calling thread's table, through
+ * /proc's link to descriptor fd of thread tid's table (the same file,
+ * whatever the mount namespace shows under its name now); -1 with errno,
+ * ESTALE if that descriptor is another file. */
+static int reopen_from(int tid, int fd)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/task/%d/fd/%d", tid, fd);
+    int own = open(link, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+    struct vt_fd_identity id;
+    if (own < 0 || (own = vt_fd_move_high(own, &id)) < 0)
+        return -1;
+    if (id.dev != keeper.id.dev || id.ino != keeper.id.ino) {
+        close(own);
+        errno = ESTALE;
+        return -1;
+    }
+    return own;
+}
+
 static void serve(void)
 {
     switch (keeper.op) {
@@ -258,6 +284,12 @@ static void serve(void)
         keeper.err = close(keeper.fd) != 0 ? errno : 0;
         keeper.fd = -1;
         break;
+    case OP_ADOPT: {
+        int fd = reopen_from(keeper.adopt_from_tid, keeper.fd);
+        keeper.err = fd < 0 ? errno : 0;
+        keeper.fd = fd;
+        break;
+    }
     case OP_NONE:
     case OP_QUIT:
         break;
@@ -478,6 +510,65 @@ int vt_keeper_close(void)
 void vt_keeper_forget(void)
 {
     vt_keeper_close();
+}
+
+/* Until the kernel takes the ended keeper off the process's thread list
+ * (pthread_join returns a moment before), bounded. */
+static void wait_keeper_gone(void)
+{
+    for (unsigned i = 0; i < 20000 && !keeper_vanished(); i++) {
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int vt_keeper_hand_out(void)
+{
+    if (keeper.mode != MODE_KEEPER)
+        return 0; /* no keeper thread: nothing of ours in a table of its own */
+    int fd = -1;
+    if (keeper.fd >= 0 && (fd = reopen_from(atomic_load(&keeper.kernel_tid), keeper.fd)) < 0)
+        return -1; /* the keeper stays; the caller ends the trace */
+    if (!call(OP_QUIT)) { /* gone meanwhile: its table, and the file, with it */
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    pthread_join(keeper.thread, NULL);
+    wait_keeper_gone();
+    keeper.fd = fd;
+    keeper.handed_out = fd >= 0;
+    keeper.mode = fd >= 0 ? MODE_SHARED : MODE_NONE;
+    snprintf(keeper.why_shared, sizeof keeper.why_shared,
+             "held there while the tracer's threads stopped for a namespace change");
+    return 0;
+}
+
+void vt_keeper_adopt(void)
+{
+    if (!keeper.handed_out)
+        return;
+    keeper.handed_out = false;
+    int held = keeper.fd; /* in the program's table */
+    if (!vt_fd_still_ours(held, &keeper.id))
+        return; /* the program took the number: vt_keeper_write refuses it */
+    keeper.mode = MODE_NONE;
+    keeper.fd = -1;
+    start();
+    if (keeper.mode == MODE_KEEPER) {
+        keeper.fd = held;
+        keeper.adopt_from_tid = (int)gettid(); /* the writer shares the program's table */
+        if (call(OP_ADOPT) && keeper.fd >= 0) {
+            if (vt_fd_still_ours(held, &keeper.id))
+                close(held);
+            return;
+        }
+        if (keeper.mode == MODE_KEEPER && call(OP_QUIT)) /* it could not: it ends */
+            pthread_join(keeper.thread, NULL);
+    }
+    /* as where the kernel refuses a table of its own: the program's */
+    keeper.mode = MODE_SHARED;
+    keeper.fd = held;
 }
 
 void vt_keeper_after_fork_child(void)

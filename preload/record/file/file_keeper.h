@@ -81,6 +81,18 @@ int vt_keeper_close(void);
  * any more; closes a descriptor left in the program's table, if still the
  * file. */
 void vt_keeper_forget(void);
+/* Before the tracer's threads stop for a while (a namespace change needs
+ * a process of one thread: writer.h, vt_writer_pause): the file is opened
+ * again in the program's table through /proc's link to the keeper's
+ * descriptor (the same file, moved high, checked), and the keeper ends.
+ * Returns 0 (nothing to do without a keeper), -1 if the file cannot be
+ * held there (the keeper stays). */
+int vt_keeper_hand_out(void);
+/* The writer thread has started again: the file held in the program's
+ * table goes back into a keeper's table of its own, again through /proc,
+ * and leaves the program's; where that cannot be, it stays there, checked
+ * before every write, as where the kernel refuses the keeper a table. */
+void vt_keeper_adopt(void);
 /* In a fork child: the parent's keeper does not exist here; its file is in
  * this table only if it was the program's table (then closed, if still
  * the file). */

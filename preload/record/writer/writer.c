@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,7 +83,12 @@ static struct {
     bool verbose;
     uint64_t flush_ms;
     pthread_t thread;
-    bool running;
+    atomic_int state; /* enum writer_state */
+    atomic_int tid;   /* the kernel's id of the thread last started */
+    atomic_int pause; /* the thread is asked to end for a while (vt_writer_pause) */
+    bool resumed;     /* the thread starts again after a pause */
+    atomic_int adopted; /* ... and has taken the file back (vt_keeper_adopt) */
+    bool ended_at_pause; /* a pause could not keep the file: the trace ended */
     /* No descriptors (wake_word.h): */
     struct vt_wake wake; /* anyone -> writer */
     struct vt_wake done; /* writer -> whoever waits for a round */
@@ -110,6 +116,15 @@ static struct {
     struct vt_clock_point cal_lo, cal_hi;
     struct vt_clock_line cal_line; /* between them */
 } writer;
+
+/* The thread: none until the process's first event (vt_writer_launch). */
+enum writer_state {
+    W_IDLE,     /* prepared, no thread yet */
+    W_STARTING, /* pthread_create under way */
+    W_RUNNING,  /* the thread exists (or ended and awaits its join) */
+    W_PAUSED,   /* ended for a while, joined, the state kept (vt_writer_pause) */
+    W_DEAD,     /* it could not start: nothing more is written */
+};
 
 static uint64_t now_ns(void)
 {
@@ -592,18 +607,37 @@ static void refresh_modules(bool force)
     vt_ids_refresh_modules(&writer.ids, force || changed);
 }
 
+/* The thread is asked to end for a while (vt_writer_pause): what is in
+ * hand is written, as by any round, and the file's descriptor moves into
+ * the program's table, since the keeper ends too (file_keeper.h). false:
+ * it cannot move. */
+static bool pause_here(void)
+{
+    refresh_modules(false);
+    run_round(false, false, true);
+    return atomic_load(&writer.failed) || vt_keeper_hand_out() == 0;
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     vt_in_tracer = 1; /* nothing this thread does is the program's */
+    atomic_store(&writer.tid, (int)gettid());
     atomic_store(&writer.started, 1);
-    /* The process record was encoded by vt_writer_start; the module map
-     * follows it in the first chunk, written with the first event. */
     /* Each piece of work runs inside the fork guard (fork_guard.h): a fork
      * happens only while this thread waits for work, holding nothing. */
     vt_fork_guard_enter();
-    refresh_modules(true);
-    flush_chunk();
+    if (writer.resumed) {
+        /* after a pause: the file back out of the program's table, before
+         * vt_writer_resume returns to the program */
+        vt_keeper_adopt();
+        atomic_store(&writer.adopted, 1);
+    } else {
+        /* The process record was encoded by vt_writer_start; the module
+         * map follows it in the first chunk, written with the first event. */
+        refresh_modules(true);
+        flush_chunk();
+    }
     vt_fork_guard_leave();
 
     /* 0: the value before this thread existed (vt_writer_start), so that a
@@ -615,6 +649,18 @@ static void *writer_main(void *arg)
         seen = vt_wake_seen(&writer.wake);
         if (atomic_load(&writer.stop))
             break;
+        if (atomic_load(&writer.pause)) {
+            vt_fork_guard_enter();
+            bool paused = pause_here();
+            vt_fork_guard_leave();
+            if (paused)
+                return NULL; /* vt_writer_resume starts another */
+            /* the file cannot be kept without this thread's keeper: the
+             * trace ends here, whole, and recording stops (below) */
+            writer.ended_at_pause = true;
+            vt_tb_close(); /* what the hooks record from now on is lost */
+            break;
+        }
         vt_fork_guard_enter();
         if (atomic_exchange(&writer.emergency, 0)) {
             run_round(true, true, true);
@@ -656,6 +702,12 @@ static void *writer_main(void *arg)
         if (err)
             fail(err);
     }
+    if (writer.ended_at_pause && !atomic_load(&writer.failed)) {
+        vt_say(2, "vramtrace: cannot keep the trace file %s open while the tracer's threads "
+                  "stop for a namespace change; the trace ends here, the program continues\n",
+               writer.path);
+        stop_recording();
+    }
     atomic_store(&writer.finished, 1);
     vt_wake_post(&writer.done);
     vt_fork_guard_leave();
@@ -681,20 +733,35 @@ static void wake_from_hook(void)
     vt_writer_wake();
 }
 
-/* Returns once the new thread runs writer_main (bounded). Before that, the
- * C library and a sanitizer runtime set the thread up - ASan allocates
- * there, outside the fork guard, and its allocator is not fork-safe: a
- * program forking right after the tracer started (or a child forking
- * again right after its own writer started) could copy a held allocator
- * lock into its child, whose next thread start then hung (the 20 s hang of
- * record_lifecycle under ASan, docs/internals/RELIABILITY.md). From writer_main on,
- * everything the thread does that a fork could catch is inside the guard. */
+/* The writer thread, with every signal blocked: it must never take a
+ * signal meant for the program (nor SIGXFSZ: with it blocked, a too-large
+ * file is an EFBIG from write). */
+static int create_thread(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&writer.started, 0);
+    int rc = pthread_create(&writer.thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc; /* EAGAIN: no room for its stack (an address-space limit) */
+}
+
+/* How long anyone waits for a thread being created by another to exist,
+ * or, before a fork, to run writer_main. Before that, the C library and a
+ * sanitizer runtime set the thread up - ASan allocates there, outside the
+ * fork guard, and its allocator is not fork-safe: a fork then could copy
+ * a held allocator lock into its child, whose next thread start hung (the
+ * 20 s hang of record_lifecycle under ASan, docs/internals/RELIABILITY.md).
+ * From writer_main on, everything the thread does that a fork could catch
+ * is inside the guard. */
 #define VT_WRITER_START_WAIT_MS 2000
 
-static void wait_until_started(void)
+/* Waits, bounded, while cond holds (cond reads atomics only). */
+static void wait_while(bool (*cond)(void))
 {
     uint64_t deadline = now_ns() + VT_WRITER_START_WAIT_MS * 1000000ull;
-    for (unsigned i = 0; !atomic_load(&writer.started); i++) {
+    for (unsigned i = 0; cond(); i++) {
         if (i < 100) {
             sched_yield();
         } else {
@@ -704,6 +771,22 @@ static void wait_until_started(void)
             nanosleep(&ts, NULL);
         }
     }
+}
+
+static bool starting(void)
+{
+    return atomic_load(&writer.state) == W_STARTING;
+}
+
+static bool not_adopted(void)
+{
+    return !atomic_load(&writer.adopted);
+}
+
+static bool not_yet_in_main(void)
+{
+    int st = atomic_load(&writer.state);
+    return st == W_STARTING || (st == W_RUNNING && !atomic_load(&writer.started));
 }
 
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
@@ -716,6 +799,9 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     snprintf(writer.path, sizeof writer.path, "%s", path);
     writer.flush_ms = flush_ms;
     atomic_store(&writer.stop, 0);
+    atomic_store(&writer.pause, 0);
+    writer.resumed = false;
+    writer.ended_at_pause = false;
     atomic_store(&writer.wake.word, 0); /* writer_main's first wait compares with 0 */
     atomic_store(&writer.wake.waiters, 0); /* a fork child: its parent's waiter is not here */
     atomic_store(&writer.done.waiters, 0);
@@ -738,33 +824,48 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     vt_encoder_set_time_slack(&writer.enc, time_slack_ns);
     memset(&writer.frame, 0, sizeof writer.frame);
     vt_ids_init(&writer.ids, &writer.enc, api_name);
-    int err = ENOMEM;
     writer.cctx = vt_chunk_cctx_new();
-    if (!writer.cctx)
-        goto fail_state;
+    if (!writer.cctx) {
+        free_state();
+        atomic_store(&writer.state, W_DEAD);
+        return ENOMEM;
+    }
     vt_encoder_stream(&writer.enc, writer.cctx);
     vt_encode_process(&writer.enc, facts);
-
-    /* The writer must never take a signal meant for the program (nor
-     * SIGXFSZ: with it blocked, a too-large file is an EFBIG from write). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    atomic_store(&writer.started, 0);
-    int rc = pthread_create(&writer.thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        err = rc; /* EAGAIN: no room for its stack (an address-space limit) */
-        goto fail_state;
-    }
-    wait_until_started();
-    writer.running = true;
+    atomic_store(&writer.state, W_IDLE);
     vt_tb_wake_writer = wake_from_hook;
     return 0;
+}
 
-fail_state:
-    free_state();
-    return err;
+bool vt_writer_launched(void)
+{
+    return atomic_load_explicit(&writer.state, memory_order_relaxed) != W_IDLE;
+}
+
+int vt_writer_launch(void)
+{
+    /* A calibration point before the first event is stamped: the first
+     * round's events are converted between it and that round's point, as
+     * close together as when the thread started at load, not between the
+     * load and the first round (event_clock.h: the error grows with the
+     * interval). Taken before the claim: another thread's first event,
+     * which finds the claim made and goes on to stamp, must not come
+     * before it - a time before the first point is clamped to it. */
+    struct vt_clock_point first = vt_clock_calibrate();
+    int idle = W_IDLE;
+    if (!atomic_compare_exchange_strong(&writer.state, &idle, W_STARTING))
+        return 0; /* another thread's first event started it */
+    writer.cal_hi = first;
+    writer.cal_lo = first;
+    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    int rc = create_thread();
+    atomic_store(&writer.state, rc == 0 ? W_RUNNING : W_DEAD);
+    return rc;
+}
+
+void vt_writer_before_fork(void)
+{
+    wait_while(not_yet_in_main);
 }
 
 void vt_writer_wake(void)
@@ -779,15 +880,82 @@ void vt_writer_modules_changed(void)
 
 void vt_writer_stop(void)
 {
-    if (!writer.running)
-        return;
-    atomic_store(&writer.stop, 1);
-    vt_writer_wake();
-    pthread_join(writer.thread, NULL);
-    writer.running = false;
+    wait_while(starting);
+    int st = atomic_load(&writer.state);
+    if (st == W_RUNNING) {
+        atomic_store(&writer.stop, 1);
+        vt_writer_wake();
+        pthread_join(writer.thread, NULL);
+    } else if (st != W_IDLE && st != W_PAUSED) {
+        return; /* W_DEAD, or stopped already */
+    }
+    /* W_IDLE: no event, no file; W_PAUSED: a thread that could not start
+     * again left its file in the program's table (vt_keeper_forget) */
+    atomic_store(&writer.state, W_DEAD);
     vt_tb_wake_writer = NULL;
     vt_keeper_forget();
     free_state();
+}
+
+/* Whether the kernel still counts the thread tid in the process (a
+ * joined thread is, for a moment: pthread_join returns when the thread
+ * has let go of its memory, before it is taken off the thread list). */
+static bool thread_listed(int tid)
+{
+    int err = errno;
+    bool listed = tid > 0 && !(syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH);
+    errno = err;
+    return listed;
+}
+
+static int gone_tid;
+
+static bool still_listed(void)
+{
+    return thread_listed(gone_tid);
+}
+
+static void wait_gone(int tid)
+{
+    gone_tid = tid;
+    wait_while(still_listed);
+}
+
+bool vt_writer_pause(void)
+{
+    wait_while(starting);
+    if (atomic_load(&writer.state) != W_RUNNING || atomic_load(&writer.stop) ||
+        atomic_load(&writer.finished) || pthread_equal(pthread_self(), writer.thread))
+        return false;
+    atomic_store(&writer.pause, 1);
+    vt_writer_wake();
+    pthread_join(writer.thread, NULL); /* its keeper is joined by then (file_keeper.h) */
+    atomic_store(&writer.pause, 0);
+    wait_gone(atomic_load(&writer.tid));
+    atomic_store(&writer.state, W_PAUSED);
+    return true;
+}
+
+int vt_writer_resume(void)
+{
+    if (atomic_load(&writer.state) != W_PAUSED)
+        return 0;
+    if (atomic_load(&writer.finished) || atomic_load(&writer.failed)) {
+        atomic_store(&writer.state, W_DEAD); /* it ended the trace: nothing to restart */
+        return 0;
+    }
+    writer.resumed = true;
+    atomic_store(&writer.adopted, 0);
+    atomic_store(&writer.state, W_STARTING);
+    int rc = create_thread();
+    if (rc != 0) {
+        atomic_store(&writer.state, W_PAUSED); /* vt_writer_stop closes the file */
+        stop_recording();
+        return rc;
+    }
+    atomic_store(&writer.state, W_RUNNING);
+    wait_while(not_adopted);
+    return 0;
 }
 
 /* Waits until *counter reaches target (the writer moves it, then posts
@@ -811,9 +979,14 @@ static void wait_for_writer(atomic_ullong *counter, unsigned long long target, i
     }
 }
 
+static bool running(void)
+{
+    return atomic_load(&writer.state) == W_RUNNING;
+}
+
 void vt_writer_emergency_flush(int timeout_ms)
 {
-    if (!writer.running || atomic_load(&writer.failed))
+    if (!running() || atomic_load(&writer.failed))
         return;
     if (pthread_equal(pthread_self(), writer.thread) || vt_keeper_is_calling_thread())
         return; /* the writer itself crashed, or its keeper: nobody to flush */
@@ -834,7 +1007,7 @@ void vt_writer_emergency_flush(int timeout_ms)
  * (a signal handler's exec included). */
 void vt_writer_flush_now(int timeout_ms)
 {
-    if (!writer.running || atomic_load(&writer.failed) || atomic_load(&writer.stop))
+    if (!running() || atomic_load(&writer.failed) || atomic_load(&writer.stop))
         return;
     if (pthread_equal(pthread_self(), writer.thread))
         return; /* the writer itself: nobody else to do the round */
@@ -845,7 +1018,7 @@ void vt_writer_flush_now(int timeout_ms)
 
 void vt_writer_finish(int timeout_ms)
 {
-    if (!writer.running || atomic_load(&writer.failed))
+    if (!running() || atomic_load(&writer.failed))
         return;
     if (pthread_equal(pthread_self(), writer.thread))
         return;
@@ -867,7 +1040,7 @@ void vt_writer_after_fork_child(void)
     /* The parent's writer thread does not exist here and its state may be
      * mid-update: leave it (a small leak), close the parent's descriptors
      * in this process, and start clean. */
-    writer.running = false;
+    atomic_store(&writer.state, W_DEAD);
     vt_tb_wake_writer = NULL;
     vt_keeper_after_fork_child();
     atomic_store(&writer.finished, 0);

@@ -16,7 +16,11 @@
 
 #include "trace_encoder.h"
 
-/* Starts the writer. The file is created (trace_file.h: new, 0600, never
+/* Prepares the writer; its thread starts at the process's first event
+ * (vt_writer_launch): until then the process has no thread of the
+ * tracer's (a process of one thread may enter a user namespace), and the
+ * events wait in the threads' buffers as they always do between rounds.
+ * The file is created (trace_file.h: new, 0600, never
  * through a symlink, a numbered name if path is taken) when the first event
  * arrives, with the preamble, the process record and the module map; a
  * process without events leaves no file. facts is encoded at once (need not
@@ -24,11 +28,33 @@
  * Times are written in units of time_unit_ns (trace_format.h), with
  * time_slack_ns of slack (vt_encoder_set_time_slack). api_name
  * names api ids (vt_recorder_links.api_name; NULL: "api#<id>").
- * Returns 0, or an errno value (nothing started): EAGAIN when the thread
- * cannot be made (its stack under an address-space limit), ENOMEM. */
+ * Returns 0, or ENOMEM (nothing prepared). */
 int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
                     uint64_t time_slack_ns, bool verbose,
                     const struct vt_process_info *facts, const char *(*api_name)(unsigned api));
+/* Whether the thread was started (or could not be). One relaxed load. */
+bool vt_writer_launched(void);
+/* Starts the thread, once (the caller whose first event comes first; the
+ * others return 0 at once); it does not wait for the thread to run.
+ * Returns 0, or the errno of pthread_create: EAGAIN when the thread cannot
+ * be made (its stack under an address-space limit) - recording must stop
+ * then. */
+int vt_writer_launch(void);
+/* Before a fork (atfork prepare, before the fork guard's): waits, bounded,
+ * until a thread just started runs writer_main (writer.c says why). */
+void vt_writer_before_fork(void);
+/* The thread ends for a while, so that the process may be of one thread
+ * (unshare(CLONE_NEWUSER), setns): it writes what it holds, as a round
+ * does, the file moves into the program's table (file_keeper.h:
+ * vt_keeper_hand_out), and it ends; returns once the kernel no longer
+ * counts it, nor its keeper. false: there was no thread to stop. Where the
+ * file cannot move, the trace ends there (trailer, one line) and
+ * recording stops. Not from the writer thread. */
+bool vt_writer_pause(void);
+/* After vt_writer_pause: the thread starts again and takes the file back
+ * into a table of its own. Returns 0, or the errno of pthread_create
+ * (recording has stopped then: the trace is what was written). */
+int vt_writer_resume(void);
 /* The file actually created (path or a numbered alternative), NULL while
  * none is. */
 const char *vt_writer_created_path(void);
