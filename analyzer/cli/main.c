@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "report_html.h"
 #include "version.h"
 #include "vramtrace/trace_format.h"
 
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("vramtrace %s (commit %s, trace format %d)\n", VT_VERSION, VT_COMMIT,
                VT_FORMAT_VERSION);
+        printf("HTML report (report --html): %s\n",
+               vt_report_html_built() ? "built in" : "not built (configured without it: -Dhtml)");
         return 0;
     }
 #define AS_DISPATCH(name, fn, help) \

@@ -49,6 +49,7 @@ bool vt_growth_told_of(const struct vt_replay *rp, uint64_t device_total,
         }
     }
     g->step_ns = vt_alloc_steps_duration(st);
+    g->grown = grown;
     /* The device fills with segments: at the reserved bytes' rate over the
      * same steps where they grew, else at the tensors' once the cache is
      * used up. Contexts take their share first. */

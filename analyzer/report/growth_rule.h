@@ -31,6 +31,7 @@ struct vt_growth_told {
     uint64_t fills_at_step;   /* the step (counted as from_opening is) it fills at */
     uint64_t fills_in_ns;     /* from the latest step, at the measured step time (0: unknown) */
     uint64_t step_ns;         /* the measured step time (0: unknown) */
+    const struct vt_growth *grown; /* the figure that grew: its closings' times (vt_growth_times) */
 };
 
 /* The growth of a replay's samples; false when nothing grows (or no

@@ -34,7 +34,13 @@
 // 4 failures in time, the largest and the smallest peak detailed). On any page that details part of a job (vt-options'
 // detail), the checks below run on the detailed processes. --tamper 1
 // adds 1 MiB to the job block's hottest value after the page is written:
-// the checks must fail.
+// the checks must fail. torch_leak (tests/pytorch/story_train.py leak_oom
+// with --torch-history): the device's growth drawn on its timeline, the
+// OOM snapshot's failure where the trace's is (one time origin), the
+// gradients' fall to 0 B said. Every scenario is checked again in a window
+// 900 px wide (what a reader sees before a hover: the legend's bytes, the
+// lanes' names, no label over another, stack cells broken between words)
+// and saved as NAME_900.png beside the screenshot.
 //
 // Exit status: 0 passed, 1 failed, 77 skipped (meson's "skip"): node's
 // playwright-core or Chromium absent - but with CI=true a missing tool fails.
@@ -102,13 +108,13 @@ function fmtBytes(b) {
 }
 
 // ---- the inputs ----
-function traceExample(argv, env, okStatus) {
+function traceExample(argv, env, okStatus, runOptions = []) {
   const out = path.join(tmp, "traces");
   fs.mkdirSync(out);
   const sim = path.join(build, "tests", "simdriver");
   const e = { LD_LIBRARY_PATH: sim + ":" + path.join(sim, "runtime"), VTSIM_LEDGER: path.join(tmp, "ledger.txt"), ...env };
   if (args.preload_first) e.LD_PRELOAD = args.preload_first;
-  run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
+  run([vramtrace, "run", ...runOptions, "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
   return [out];
 }
 // A snapshot whose trace ends in an oom entry, written by Python's pickle
@@ -167,6 +173,12 @@ switch (scenario) {
   // (tests/pytorch/parts_train.py): the timeline stacked by part
   case "parts": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "parts_train.py"), "train"],
     { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB" }); break;
+  // a leak of 8 MiB a step on the stand-in torch (tests/pytorch/story_train.py)
+  // run into its OOM with PyTorch's history: the trace, its growth, and
+  // the OOM snapshot whose times are the wall clock's
+  case "torch_leak": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "story_train.py"), "leak_oom"],
+    { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB",
+      VTSIM_CONTEXT_BYTES: "0" }, [1], ["--torch-history"]); break;
   case "stopped": inputs = await stoppedAfterAllocating(); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
@@ -226,7 +238,7 @@ await context.route("**/*", (route) => {
   fail(`the page requested ${url}`);
   return route.abort();
 });
-const tab = await context.newPage();
+let tab = await context.newPage();
 tab.on("console", (msg) => { if (msg.type() === "error" || msg.type() === "warning") fail(`console ${msg.type()}: ${msg.text()}`); });
 tab.on("pageerror", (err) => fail(`page error: ${err.message}`));
 tab.on("request", (req) => { if (req.url() !== pageUrl && !req.url().startsWith("data:")) fail(`request: ${req.url()}`); });
@@ -416,6 +428,212 @@ for (let pi = 0; pi < procs.length; pi++) {
 // the downsampled series keep each peak exactly: the largest point is the
 // peak, at the peak's time, split by site as the peak breakdown splits it
 const tl = await tab.evaluate(() => JSON.parse(document.getElementById("vt-timeline").textContent));
+
+// ---- what a reader sees before touching anything, at 1400 and 900 px ----
+// Read from the DOM: the box under each chart says what it is for; the
+// legend gives every layer its bytes (at the peak until the cursor is on
+// the chart: the report's peak breakdown); each phase lane is named left
+// of it, in a colour no layer has; labels do not overlap; stack cells
+// break between words, not inside them; the headings say the capacity
+// once; the flame graphs hold no frame the text report folds.
+const foldedEverywhere = new Set();
+for (const p of procs) for (const d of p.devices) for (const r of d.peak_breakdown || [])
+  for (const f of r.frames) if (f.folded && f.function) foldedEverywhere.add(f.function);
+async function layoutChecks(width) {
+  const at = `(${width} px)`;
+  const got = await tab.evaluate(() => {
+    const rect = (e) => { const r = e.getBoundingClientRect(); return { l: r.left, r: r.right, t: r.top, b: r.bottom, w: r.width, h: r.height }; };
+    const charts = [...document.querySelectorAll(".vt-timeline")].map((c) => {
+      const u = c._uplot, over = c.querySelector(".u-over");
+      const canvas = c.querySelector("canvas");
+      const crect = canvas.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+      /* read from a copy: reading the chart's own canvas back slows it */
+      const copy = document.createElement("canvas");
+      copy.width = canvas.width; copy.height = canvas.height;
+      const ctx = copy.getContext("2d", { willReadFrequently: true });
+      ctx.drawImage(canvas, 0, 0);
+      const lanes = [...c.querySelectorAll(".vt-lane-label")].map((l) => {
+        const r = l.getBoundingClientRect();
+        /* the lane's colour: the canvas at the label's row, in the middle of its longest span */
+        const sp = (c._phases || [])[+l.getAttribute("data-lane")];
+        let pixel = null;
+        if (u && sp && sp.spans.length) {
+          const best = sp.spans.reduce((a, b) => (b[1] - b[0] > a[1] - a[0] ? b : a));
+          const a = u.valToPos(best[0], "x", true), b = u.valToPos(best[1], "x", true);
+          const x = Math.round((a + b) / 2);
+          const y = Math.round(((r.top + r.bottom) / 2 - crect.top) * dpr);
+          /* a span a few pixels wide: narrower ones blend with the track */
+          if (b - a >= 4 * dpr) pixel = [...ctx.getImageData(x, y, 1, 1).data.slice(0, 3)];
+        }
+        return { name: l.getAttribute("data-name"), text: l.textContent, rect: rect(l), scrollW: l.scrollWidth, clientW: l.clientWidth, pixel };
+      });
+      const swatches = [...c.querySelectorAll(".vt-legend-item .vt-swatch")].map((s) => getComputedStyle(s).backgroundColor);
+      const labels = [...c.querySelectorAll(".vt-peak-label, .vt-trend-label, .vt-oom-marker, .vt-lane-label")]
+        .filter((e) => e.style.display !== "none").map((e) => ({ cls: e.className, text: e.textContent, rect: rect(e) }));
+      return {
+        id: (c.closest("[id]") || {}).id, parts: c.classList.contains("vt-parts-chart"),
+        hover: c.querySelector(".vt-hover").textContent,
+        legendAt: c.querySelector(".vt-legend-at") && c.querySelector(".vt-legend-at").textContent,
+        legendWhen: c.querySelector(".vt-legend") && c.querySelector(".vt-legend").getAttribute("data-at"),
+        legend: [...c.querySelectorAll(".vt-legend-item")].map((e) => ({ key: e.getAttribute("data-key"),
+          label: e.querySelector(".vt-legend-label").textContent, value: e.querySelector(".vt-legend-value").textContent })),
+        uplotLegend: c.querySelectorAll(".u-legend").length,
+        lanes, swatches, labels, plot: over ? rect(over) : null,
+      };
+    });
+    const stackCells = [...document.querySelectorAll("td.stack")].map((td) => {
+      const broken = [];
+      const node = td.firstChild;
+      if (node && node.nodeType === 3) {
+        const text = node.textContent;
+        const re = /\S+/g;
+        let m;
+        while ((m = re.exec(text))) {
+          const range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          const lines = new Set([...range.getClientRects()].filter((q) => q.width > 0).map((q) => Math.round(q.top)));
+          if (lines.size > 1 && range.getBoundingClientRect().width < td.clientWidth) broken.push(m[0]);
+        }
+      }
+      return { text: td.textContent, broken };
+    });
+    const headings = [...document.querySelectorAll("section.vt-ledger > h3, section.vt-ledger-parts > h4")].map((h) => h.textContent);
+    const flames = [...document.querySelectorAll(".vt-flame")].map((f) => {
+      const names = [];
+      (function walk(n) { names.push((n.data && n.data.name) || n.name); (n.children || []).forEach(walk); })(window.d3.select(f).datum());
+      return names;
+    });
+    const heatMax = [...document.querySelectorAll(".vt-heat-max")].map((e) => e.textContent);
+    return { charts, stackCells, headings, flames, heatMax, scrollW: document.documentElement.scrollWidth };
+  });
+  const BYTES = /^\d+(\.\d\d)? (B|KiB|MiB|GiB|TiB|PiB)$/;
+  for (const c of got.charts) {
+    const where = `${c.id} chart ${at}`;
+    if (!/^under the cursor: point at the chart /.test(c.hover)) fail(`${where}: the box under the chart reads ${JSON.stringify(c.hover)} before a hover`);
+    if (c.uplotLegend) fail(`${where}: uPlot's own legend is drawn (labels with no values)`);
+    if (c.legendWhen !== "rest" || !/^at the (allocated )?peak, ([+-]\d|entry \d)/.test(c.legendAt || "")) fail(`${where}: the legend says ${JSON.stringify(c.legendAt)} before a hover`);
+    for (const it of c.legend) {
+      if (!BYTES.test(it.value)) fail(`${where}: legend item ${JSON.stringify(it.label)} has the value ${JSON.stringify(it.value)}`);
+      if (/:\s*$/.test(it.label)) fail(`${where}: legend label ${JSON.stringify(it.label)} ends in a colon`);
+    }
+    // a trace's timeline: the legend at the peak is the report's peak breakdown
+    const m = /^proc-(\d+)-ledger-(\d+)$/.exec(c.id || "");
+    if (m && !c.parts) {
+      const d = procs[+m[1]].devices[+m[2]];
+      let listed = 0;
+      for (const it of c.legend) {
+        const k = /^site (\d+) (.*)$/.exec(it.key || "");
+        if (!k) continue;
+        const row = d.peak_breakdown.find((r) => r.stack_id === +k[1] && r.thread === k[2]);
+        listed += row ? row.bytes : 0;
+        check(`${where} legend at the peak: ${it.label}`, it.value, row ? fmtBytes(row.bytes) : "(not in the peak breakdown)");
+      }
+      const other = c.legend.find((it) => it.key === "other");
+      check(`${where} legend at the peak: other`, other && other.value, fmtBytes(d.peak_bytes - listed));
+      const tp = tl.processes.find((t) => t.file === procs[+m[1]].file);
+      const peakAt = (textPeaks[`${procs[+m[1]].pid} ${d.device}`] || "").replace(/^peak \S+ \S+ at /, "");
+      if (d.kind === "device" && peakAt) check(`${where} legend's time`, c.legendAt, `at the peak, ${peakAt}:`);
+      // each phase of the ledger has a named lane
+      check(`${where} lanes`, c.lanes.map((l) => l.name).join(","), tp.phases.map((p) => p.name).join(","));
+    }
+    for (const l of c.lanes) {
+      if (l.text !== l.name || l.rect.w < 8 || l.rect.h < 10) fail(`${where}: lane ${l.name}'s label is ${JSON.stringify(l.text)}, ${l.rect.w}x${l.rect.h} px`);
+      if (l.scrollW > l.clientW + 1 && l.name.length < 16) fail(`${where}: lane ${l.name}'s label is cut (${l.scrollW} > ${l.clientW} px)`);
+      if (c.plot && l.rect.r > c.plot.l) fail(`${where}: lane ${l.name}'s label reaches into the plot (${l.rect.r} > ${c.plot.l})`);
+      if (l.rect.l < 0) fail(`${where}: lane ${l.name}'s label starts off the page`);
+      if (l.pixel) {
+        const rgb = `rgb(${l.pixel.join(", ")})`;
+        if (c.swatches.includes(rgb)) fail(`${where}: lane ${l.name} is drawn in ${rgb}, a colour of the legend`);
+        if (l.pixel.every((v, i, a) => v === a[0]) && l.pixel[0] > 200) fail(`${where}: no lane drawn at ${l.name}'s label (${rgb})`);
+      }
+    }
+    for (let i = 0; i < c.labels.length; i++)
+      for (let k = i + 1; k < c.labels.length; k++) {
+        const a = c.labels[i].rect, b = c.labels[k].rect;
+        if (a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5)
+          fail(`${where}: ${c.labels[i].cls} ${JSON.stringify(c.labels[i].text)} overlaps ${c.labels[k].cls} ${JSON.stringify(c.labels[k].text)}`);
+      }
+  }
+  for (const s of got.stackCells)
+    if (s.broken.length) fail(`stack cell ${JSON.stringify(s.text)} ${at}: wraps inside ${JSON.stringify(s.broken)}`);
+  const FIG = /\d+(?:\.\d+)? ?[KMGTP]i?B\b/g;
+  for (const h of got.headings) {
+    if (/\(\S[^()]*\([^()]*\)\)/.test(h)) fail(`heading ${JSON.stringify(h)}: parentheses inside parentheses`);
+    const cap = /of (\S+ \S+)(,|$)/.exec(h);
+    const figs = h.match(FIG) || [];
+    if (cap && figs.filter((f) => f === cap[1]).length !== 1) fail(`heading ${JSON.stringify(h)}: the capacity said more than once`);
+    if (cap && figs.length > 2) fail(`heading ${JSON.stringify(h)}: ${figs.length} byte figures (${figs})`);
+  }
+  got.flames.forEach((names, i) => {
+    const bad = names.filter((n) => foldedEverywhere.has(String(n).split(" (")[0]));
+    if (bad.length) fail(`flame graph ${i} ${at}: frames the text report folds: ${[...new Set(bad)].join(", ")}`);
+  });
+  for (const t of got.heatMax) if (/\d{5,} bytes/.test(t)) fail(`the heatmap's legend prints raw bytes: ${JSON.stringify(t)}`);
+  if (got.scrollW > width + 1) fail(`the page is ${got.scrollW} px wide in a ${width} px window`);
+}
+await layoutChecks(1400);
+
+// ---- the device's growth drawn on its timeline; a snapshot on its trace's clock; a part that vanishes ----
+for (let pi = 0; pi < procs.length; pi++) {
+  const p = procs[pi];
+  const tp = tl.processes.find((t) => t.file === p.file);
+  for (let di = 0; tp && di < p.devices.length; di++) {
+    const d = p.devices[di], sec = `#proc-${pi}-ledger-${di}`, where = `pid ${p.pid} ${d.kind} ${d.device}`;
+    const s = tp.series.find((x) => x.device === d.device && x.kind === d.kind);
+    const drawn = await tab.evaluate((sec) => {
+      const t = document.querySelector(sec + " .vt-trend-label");
+      const drops = [...document.querySelectorAll(sec + "-parts .vt-parts-drop")].map((e) => ({ part: e.getAttribute("data-part"), text: e.textContent }));
+      return { trend: t && { text: t.textContent, shown: t.style.display !== "none", per: t.getAttribute("data-per-step-bytes"),
+                             from: t.getAttribute("data-from-step"), last: t.getAttribute("data-last-bytes") }, drops };
+    }, sec);
+    const g = d.growth;
+    if (scenario === "torch_leak" && d.kind === "device" && !g) fail(`${where}: scenario broken: the report sees no growth`);
+    if (g && s && s.growth_steps) {
+      if (!drawn.trend) { fail(`${where}: the growth (+${fmtBytes(g.per_step_bytes)} a step) is not drawn on the timeline`); }
+      else {
+        const top = (g.sites[0] && g.sites[0].frames.find((f) => !f.folded && f.function)) || null;
+        const want = `growth +${fmtBytes(g.per_step_bytes)} a step from step ${g.from_step} at ${top ? top.function : ""}`;
+        if (!drawn.trend.text.startsWith(want)) fail(`${where}: the growth on the timeline reads ${JSON.stringify(drawn.trend.text)}, want ${JSON.stringify(want)}...`);
+        if (!drawn.trend.shown) fail(`${where}: the growth's label is hidden`);
+        check(`${where} growth drawn: bytes a step`, drawn.trend.per, String(g.per_step_bytes));
+        check(`${where} growth drawn: its last bytes`, drawn.trend.last, String(g.last_bytes));
+      }
+    } else if (g && scenario === "torch_leak") fail(`${where}: the page has no times for the growth's steps`);
+    // a part that falls to nothing: said, and for the gradients, why
+    const pb = s && s.part_bytes;
+    if (pb) for (const [k, v] of Object.entries(pb)) {
+      const i = v.findIndex((x, j) => x === 0 && v.slice(0, j).some((y) => y > 0));
+      const said = drawn.drops.find((x) => x.part === k);
+      if (i >= 0 && !said) fail(`${where}: ${k} fall to 0 B and the chart by part does not say why`);
+      if (i >= 0 && k === "gradients" && said && !said.text.includes("zero_grad()")) fail(`${where}: the gradients' fall reads ${JSON.stringify(said.text)}`);
+      if (i < 0 && said) fail(`${where}: ${k} said to fall: ${said.text}`);
+    }
+  }
+}
+// a snapshot of a traced process: its failure where the trace's is, on one clock
+for (const [si, snap] of expected.snapshots.entries()) {
+  const owner = procs.findIndex((p) => snap.file.startsWith(p.file + "."));
+  if (owner < 0) continue;
+  for (const [di, d] of snap.devices.entries()) {
+    const o = d.ooms.find((x) => x.time_us);
+    const pd = procs[owner].devices.findIndex((x) => x.kind === "device" && x.device === d.device && x.ooms.length);
+    if (!o || pd < 0) continue;
+    const xs = await tab.evaluate(([a, b]) => {
+      const x = (sec) => {
+        const c = document.querySelector(sec + " .vt-timeline"), m = document.querySelector(sec + " .vt-oom-marker");
+        if (!c || !m || !c._uplot) return null;
+        const r = m.getBoundingClientRect(), over = c.querySelector(".u-over").getBoundingClientRect();
+        return c._uplot.posToVal((r.left + r.right) / 2 - over.left, "x");
+      };
+      return [x(a), x(b)];
+    }, [`#proc-${owner}-ledger-${pd}`, `#snapshot-${si}-device-${di}`]);
+    if (xs[0] === null || xs[1] === null || Math.abs(xs[0] - xs[1]) > 0.005)
+      fail(`snapshot ${si} device ${d.device}: its failure is drawn at x ${xs[1]}, the trace's at ${xs[0]}: two time origins`);
+  }
+  if (scenario === "torch_leak" && !snap.devices.some((d) => d.ooms.some((o) => o.time_us))) fail("scenario broken: the snapshot has no timed failure");
+}
+
 for (const p of procs) {
   const tp = tl.processes.find((t) => t.file === p.file);
   if (!tp) { fail(`pid ${p.pid}: no timeline`); continue; }
@@ -515,6 +733,12 @@ if (procs.length) {
   await tab.mouse.move(Math.min(Math.max(peakX, box.x + 1), box.x + box.width - 1), box.y + box.height - 5);
   const hover = await tab.textContent("#proc-0-ledger-0 .vt-hover");
   if (!/ live/.test(hover) || !/under the cursor: /.test(hover)) fail(`hover shows ${JSON.stringify(hover)}`);
+  const legendAt = await tab.evaluate(() => { const l = document.querySelector("#proc-0-ledger-0 .vt-legend"); return l && [l.getAttribute("data-at"), l.textContent]; });
+  if (!legendAt || legendAt[0] !== "cursor" || !/^at [+-]\d/.test(legendAt[1])) fail(`the legend under the cursor reads ${JSON.stringify(legendAt)}`);
+  await tab.mouse.move(0, 0);
+  const left = await tab.evaluate(() => [document.querySelector("#proc-0-ledger-0 .vt-hover").textContent,
+    (document.querySelector("#proc-0-ledger-0 .vt-legend") || { getAttribute: () => null }).getAttribute("data-at")]);
+  if (!left[0].startsWith("under the cursor: point at the chart") || left[1] !== "rest") fail(`the cursor gone, the chart's box and legend read ${JSON.stringify(left)}`);
   if (d.ooms.length) {
     await tab.hover("#proc-0-ledger-0 .vt-oom-marker");
     const tip = await tab.textContent("#vt-tooltip");
@@ -714,8 +938,11 @@ for (const [si, s] of expected.snapshots.entries()) {
     const tl = await tab.evaluate(() => JSON.parse(document.getElementById("vt-timeline").textContent));
     const sd = tl.snapshots[si].devices.find((x) => x.device === d.device);
     if (sd.axis === "time_us") {
-      check(`${where} x of the allocated maximum (us)`, Math.round(xAlloc * 1e6) + sd.x0, d.peak_time_us);
-      check(`${where} x of the reserved maximum (us)`, Math.round(xRes * 1e6) + sd.x0, d.peak_reserved_time_us);
+      // x: seconds since the chart's origin (the owning process's start, or the first entry)
+      const x0 = await tab.evaluate((sec) => +document.querySelector(sec + " .vt-timeline").getAttribute("data-x0-unix-us"), sec);
+      if (Math.abs(x0 - sd.x0) > 864e8) fail(`${where}: its x axis counts from ${x0} us, a day from its first entry's ${sd.x0}`);
+      check(`${where} x of the allocated maximum (us)`, Math.round(xAlloc * 1e6) + x0, d.peak_time_us);
+      check(`${where} x of the reserved maximum (us)`, Math.round(xRes * 1e6) + x0, d.peak_reserved_time_us);
     } else {
       check(`${where} x of the allocated maximum (entries)`, xAlloc, d.peak_allocated_index);
       check(`${where} x of the reserved maximum (entries)`, xRes, d.peak_reserved_index);
@@ -733,6 +960,7 @@ for (const [si, s] of expected.snapshots.entries()) {
     if (drawn.ooms.some((o) => !o.shown)) fail(`${where}: a failure marker is hidden`);
     check(`${where} segment maps to choose (peak, dump, each failure)`, drawn.segViews, 2 + d.ooms.length);
     // hover: the bytes under the cursor; a failure's verdict on its marker
+    await tab.locator(`${sec} .u-over`).scrollIntoViewIfNeeded();
     const box = await tab.locator(`${sec} .u-over`).boundingBox();
     await tab.mouse.move(box.x + box.width / 2, box.y + box.height - 5);
     const hover = await tab.textContent(`${sec} .vt-hover`);
@@ -774,6 +1002,21 @@ if (args.screenshot) {
   await tab.screenshot({ path: args.screenshot, fullPage: !!args.full_page });
   console.log(`screenshot: ${args.screenshot}`);
 }
+// the same page in a window 900 px wide: the charts are drawn for it
+if (!args.tamper) {
+  await tab.mouse.move(0, 0);
+  await tab.setViewportSize({ width: 900, height: 900 });
+  await tab.reload({ waitUntil: "load" });
+  await tab.waitForSelector("body[data-ready='1']", { timeout: 60000 });
+  await layoutChecks(900);
+  if (args.screenshot) {
+    await tab.waitForTimeout(600);
+    const narrow = args.screenshot.replace(/\.png$/, "") + "_900.png";
+    await tab.screenshot({ path: narrow, fullPage: true });
+    console.log(`screenshot: ${narrow}`);
+  }
+}
+
 await browser.close();
 if (!args.keep) fs.rmSync(tmp, { recursive: true, force: true });
 else console.log(`kept: ${tmp}`);

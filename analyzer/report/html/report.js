@@ -92,9 +92,17 @@
     if (!own.length) return frameName(site.frames[0]);
     return frameName(own[0]) + (own.length > 1 ? " <- " + shortFrame(own[1]) : "");
   }
+  /* A site's stack without the frames the text report folds (the runtime,
+   * the allocators, libc's start-up...), said in one line after it. */
   function stackText(site) {
     if (!site || !site.frames) return "";
-    return site.frames.map(frameName).join("\n  <- ");
+    var own = site.frames.filter(function (f) { return !f.folded; });
+    if (!own.length) return site.frames.map(frameName).join("\n  <- ");
+    var kinds = [];
+    site.frames.forEach(function (f) { if (f.folded && kinds.indexOf(f.folded_as) < 0) kinds.push(f.folded_as); });
+    var folded = site.frames.length - own.length;
+    return own.map(frameName).join("\n  <- ") + (folded ? "\n  (" + folded + " frame" + (folded > 1 ? "s" : "") +
+      " folded: " + kinds.join(", ") + ")" : "");
   }
 
   /* ---- the live set as a flame graph, and the table beside it ---- */
@@ -113,7 +121,9 @@
        * says why); a stack of nothing but folded frames is drawn whole. */
       var all = s.frames || [], own = ownFrames(s);
       var tip = own.length ? all.indexOf(own[0]) : 0;
-      var frames = all.slice(tip).reverse();
+      /* and the frames the text report folds outside it (libc's start-up
+       * above main, the interpreter's own) */
+      var frames = (own.length ? all.slice(tip).filter(function (f) { return !f.folded; }) : all).reverse();
       if (!frames.length) frames = [{ function: noFrames(s) }];
       frames.forEach(function (f) {
         var name = frameName(f);
@@ -222,10 +232,16 @@
   }
   function hideTip() { tooltipBox().style.display = "none"; }
 
+  /* "device 0 (NVIDIA A100-SXM4-80GB)". A size at the end of the GPU's
+   * name in parentheses ("Simulated GPU 0 (0.78 GiB)") is left off where
+   * the capacity is known: the heading says it once, in the report's units. */
+  function gpuName(dev) {
+    return dev.total_bytes ? dev.name.replace(/\s*\(\s*[\d.]+\s*[KMGTP]i?B\s*\)\s*$/, "") : dev.name;
+  }
   function ledgerTitle(dev) {
     var kind = dev.kind === "device" ? "device" : dev.kind === "managed" ? "managed" : "pinned host";
     return kind + (dev.device !== null && dev.kind !== "host_pinned" ? " " + dev.device : "") +
-      (dev.name ? " (" + dev.name + ")" : "");
+      (dev.name ? " (" + gpuName(dev) + ")" : "");
   }
 
   function findSite(dev, s) {
@@ -261,32 +277,47 @@
   }
 
   /* spec: {xs, xLabel, xValue(x) -> text, xEntries (integer x: trace
-   * entries, else seconds), layers: [{label, color, stroke, top: [...],
+   * entries, else seconds), layers: [{label, key, color, stroke, top: [...],
    * value(i) -> text}] (top first: each filled to zero over the ones before
-   * it), yMax, peaks: [{x, text, color, attrs}], failures: [{x, tip,
-   * attrs}], phases: [{name, spans: [[x0, x1]...], title, text}],
-   * hover(i, y) -> text, note}. Drag or wheel to zoom, shift+drag to pan,
-   * double-click to reset; a box below says what is under the cursor. */
+   * it), yMax, rest: {index, what} (the point the legend shows while the
+   * cursor is off the chart: the peak), peaks: [{x, text, color, attrs}],
+   * failures: [{x, tip, attrs}], phases: [{name, spans: [[x0, x1]...],
+   * title, text}], trend: null | {points: [[x, y]...], x0, x1, text, attrs}
+   * (a growth, drawn as a line through its steps), hover(i, y, open) -> text, idle (what the box below
+   * the chart is for, said until the cursor is on it), note}. Drag or wheel
+   * to zoom, shift+drag to pan, double-click to reset. */
+  var LANE = 14; /* px: one phase lane above the plot, its name left of it */
+  /* One colour for every lane: each lane is named, and the sites' and the
+   * parts' colours stay theirs alone. */
+  var LANE_COLOR = "#4d4d4d", LANE_TRACK = "#ececec", TREND_COLOR = "#7a0177";
   function memoryChart(spec) {
     var box = el("div", { cls: "vt-timeline" });
     var xs = spec.xs, n = xs.length, phases = spec.phases || [];
     var data = [xs];
-    var uSeries = [{ label: spec.xLabel, value: function (u, v) { return v === null ? "" : spec.xValue(v); } }];
+    var uSeries = [{ label: spec.xLabel }];
     spec.layers.forEach(function (l) {
       data.push(l.top);
       uSeries.push({ label: l.label, fill: l.color, stroke: l.stroke || l.color, width: 1,
-        paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false },
-        value: function (u, v, si, i) { return i === null ? "" : l.value(i); } });
+        paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: false } });
     });
-    var lane = 7;
-    var hover = el("div", { cls: "vt-hover" });
+    /* above the plot: the phase lanes, then a row for the failures' markers */
+    var padTop = phases.length || spec.failures.length ? phases.length * LANE + 18 : null;
+    var hover = el("div", { cls: "vt-hover vt-hover-idle", text: spec.idle });
     var overlay = el("div", { cls: "vt-overlay" });
-    var peakLabels = spec.peaks.map(function (p) {
-      var attrs = { cls: "vt-peak-label", text: p.text };
+    function label(cls, p) {
+      var attrs = { cls: cls, text: p.text };
       for (var a in p.attrs || {}) attrs[a] = p.attrs[a];
-      var l = el("div", attrs);
+      return el("div", attrs);
+    }
+    var peakLabels = spec.peaks.map(function (p) {
+      var l = label("vt-peak-label", p);
       if (p.color) l.style.borderColor = p.color;
       return l;
+    });
+    var trendLabel = spec.trend ? label("vt-trend-label", spec.trend) : null;
+    var laneLabels = phases.map(function (p, pi) {
+      return el("div", { cls: "vt-lane-label", "data-name": p.name, "data-lane": String(pi),
+                         "data-color": LANE_COLOR, title: p.name + ": " + p.title, text: p.name });
     });
     var markers = spec.failures.map(function (f, i) {
       var attrs = { cls: "vt-oom-marker", "data-index": String(i), text: "\u25bc" };
@@ -296,25 +327,58 @@
       m.addEventListener("mouseleave", hideTip);
       return m;
     });
-    markers.forEach(function (m) { overlay.appendChild(m); });
-    peakLabels.forEach(function (l) { overlay.appendChild(l); });
+    markers.concat(peakLabels, laneLabels, trendLabel ? [trendLabel] : []).forEach(function (m) { overlay.appendChild(m); });
+
+    /* The legend: each layer's colour, name and bytes - at the cursor, or
+     * at spec.rest (the peak) while the cursor is off the chart. */
+    var legend = el("div", { cls: "vt-legend" });
+    var legendAt = el("span", { cls: "vt-legend-at" });
+    legend.appendChild(legendAt);
+    var legendValues = spec.layers.map(function (l) {
+      var sw = el("span", { cls: "vt-swatch" });
+      sw.style.background = l.color;
+      sw.style.borderColor = l.stroke || l.color;
+      var v = el("span", { cls: "vt-legend-value" });
+      legend.appendChild(el("span", { cls: "vt-legend-item", "data-key": l.key || l.label, "data-color": l.color },
+                            [sw, el("span", { cls: "vt-legend-label", text: l.label }), v]));
+      return v;
+    });
+    function showLegend(i, atCursor) {
+      legendAt.textContent = (atCursor ? "at " + spec.xValue(xs[i]) : spec.rest.what + ", " + spec.xValue(xs[i])) + ":";
+      legend.setAttribute("data-at", atCursor ? "cursor" : "rest");
+      legend.setAttribute("data-index", String(i));
+      spec.layers.forEach(function (l, k) { legendValues[k].textContent = l.value(i); });
+    }
+    showLegend(spec.rest.index, false);
 
     function drawExtras(u) {
       var ctx = u.ctx, bb = u.bbox, dpr = window.devicePixelRatio || 1;
       ctx.save();
-      /* phase lanes along the top of the plot */
+      /* the phase lanes, above the plot */
       phases.forEach(function (p, pi) {
-        ctx.fillStyle = PHASE_COLORS[pi % PHASE_COLORS.length];
-        ctx.globalAlpha = 0.85;
+        var y = bb.top - (padTop - 2 - pi * LANE) * dpr, h = (LANE - 4) * dpr;
+        ctx.fillStyle = LANE_TRACK;
+        ctx.fillRect(bb.left, y, bb.width, h);
+        ctx.fillStyle = LANE_COLOR;
         p.spans.forEach(function (sp) {
           var a = u.valToPos(sp[0], "x", true);
           var b = u.valToPos(sp[1], "x", true);
           if (b < bb.left || a > bb.left + bb.width) return;
           a = Math.max(a, bb.left); b = Math.min(b, bb.left + bb.width);
-          ctx.fillRect(a, bb.top + pi * lane * dpr, Math.max(b - a, dpr), (lane - 1) * dpr);
+          ctx.fillRect(a, y, Math.max(b - a, dpr), h);
         });
       });
-      ctx.globalAlpha = 1;
+      /* the growth: a solid line over the steps it rose at */
+      if (spec.trend) {
+        ctx.strokeStyle = TREND_COLOR;
+        ctx.lineWidth = 2 * dpr;
+        ctx.beginPath();
+        spec.trend.points.forEach(function (pt, k) {
+          var px = u.valToPos(pt[0], "x", true), py = u.valToPos(pt[1], "y", true);
+          if (k) ctx.lineTo(px, py); else ctx.moveTo(px, py);
+        });
+        ctx.stroke();
+      }
       /* the peaks and the failures */
       ctx.setLineDash([4 * dpr, 3 * dpr]);
       ctx.lineWidth = dpr;
@@ -332,29 +396,55 @@
       ctx.restore();
       /* DOM labels, placed in CSS pixels */
       var left = u.over.offsetLeft, top = u.over.offsetTop, w = u.over.clientWidth;
+      /* right of x, or left of it where the plot ends */
+      function place(l, lx) {
+        l.style.left = (lx + 4 + l.offsetWidth <= w ? left + lx + 4 : Math.max(left, left + lx - 4 - l.offsetWidth)) + "px";
+      }
       spec.peaks.forEach(function (p, k) {
         var lx = u.valToPos(p.x, "x");
         var l = peakLabels[k];
         l.style.display = lx >= 0 && lx <= w ? "block" : "none";
-        /* right of its line, or left of it where the plot ends */
-        l.style.left = (lx + 4 + l.offsetWidth <= w ? left + lx + 4 : Math.max(left, left + lx - 4 - l.offsetWidth)) + "px";
-        peakLabels[k].style.top = (top + phases.length * lane + 2 + 20 * k) + "px";
+        place(l, lx);
+        l.style.top = (top + 2 + 22 * k) + "px";
       });
+      if (trendLabel) {
+        var t0 = u.valToPos(spec.trend.x0, "x"), t1 = u.valToPos(spec.trend.x1, "x");
+        trendLabel.style.display = t1 >= 0 && t0 <= w ? "block" : "none";
+        place(trendLabel, Math.max(0, t0));
+        trendLabel.style.top = (top + 2 + 22 * spec.peaks.length) + "px";
+      }
+      laneLabels.forEach(function (l, pi) {
+        l.style.width = Math.max(0, left - 8) + "px";
+        l.style.top = (top - padTop + pi * LANE) + "px";
+      });
+      /* failures closer than a marker's width (a failed retry right after
+       * its failure) side by side, not one over the other */
+      var next = -Infinity;
       markers.forEach(function (m, i) {
         var mx = u.valToPos(spec.failures[i].x, "x");
         m.style.display = mx >= 0 && mx <= w ? "block" : "none";
-        m.style.left = (left + mx - 6) + "px";
-        m.style.top = (top - 14) + "px";
+        if (m.style.display === "none") return;
+        var at = Math.max(left + mx - 6, next);
+        m.style.left = at + "px";
+        m.style.top = (top - 15) + "px";
+        next = at + m.offsetWidth + 1;
       });
     }
 
     function onCursor(u) {
       var i = u.cursor.idx;
-      if (i === null || i === undefined) { hover.textContent = ""; return; }
+      if (i === null || i === undefined || u.cursor.left < 0) {
+        hover.textContent = spec.idle;
+        hover.classList.add("vt-hover-idle");
+        showLegend(spec.rest.index, false);
+        return;
+      }
       var open = phases.filter(function (p) {
         return p.spans.some(function (sp) { return sp[0] <= xs[i] && xs[i] <= sp[1]; });
       }).map(function (p) { return p.name; });
+      hover.classList.remove("vt-hover-idle");
       hover.textContent = spec.hover(i, u.posToVal(u.cursor.top, "y"), open);
+      showLegend(i, true);
     }
 
     /* wheel zooms around the cursor, shift+drag pans */
@@ -382,36 +472,49 @@
         document.addEventListener("mousemove", move);
         document.addEventListener("mouseup", up);
       }, true);
+      over.addEventListener("mouseleave", function () { onCursor({ cursor: { idx: null } }); });
+    }
+
+    /* the y axis as wide as its longest tick label and the lanes' names */
+    function axisSize(u, values) {
+      var w = bytesAxisSize(u, values);
+      if (!phases.length) return w;
+      measureCtx = measureCtx || document.createElement("canvas").getContext("2d");
+      measureCtx.font = "11px " + getComputedStyle(document.body).fontFamily;
+      phases.forEach(function (p) { w = Math.max(w, Math.ceil(measureCtx.measureText(p.name).width) + 14); });
+      return Math.min(w, 160);
     }
 
     var legendPhases = el("div", { cls: "vt-phases" });
-    phases.forEach(function (p, pi) {
-      legendPhases.appendChild(el("span", { cls: "vt-phase", "data-name": p.name,
-        style: "border-left: 10px solid " + PHASE_COLORS[pi % PHASE_COLORS.length],
-        title: p.title, text: p.text }));
+    if (phases.length) legendPhases.appendChild(el("span", { cls: "vt-phases-what", text: "phases, the lanes above the plot (peak while open):" }));
+    phases.forEach(function (p) {
+      legendPhases.appendChild(el("span", { cls: "vt-phase", "data-name": p.name, title: p.title, text: p.text }));
     });
 
     var plotBox = el("div", { cls: "vt-plot" });
     box.appendChild(legendPhases);
     box.appendChild(el("div", { cls: "vt-plot-wrap" }, [plotBox, overlay]));
+    box.appendChild(legend);
     box.appendChild(hover);
     box.appendChild(el("div", { cls: "note", text: "drag to zoom, wheel to zoom, shift+drag to pan, double-click to reset; " + spec.note }));
 
+    box._phases = phases;
     box._mount = function () {
       var width = Math.max(400, plotBox.clientWidth || 900);
       var xAxis = spec.xEntries ? { space: 80, incrs: ENTRY_INCRS, values: function (u, vals) {
                     return vals.map(function (v) { return String(v); }); } }
                   : { space: 80, values: secondTicks };
       var u = new window.uPlot({
-        width: width, height: 320,
+        width: width, height: 320 + (padTop || 0),
+        padding: [padTop, null, null, null],
         scales: { x: { time: false }, y: { range: function (u, lo, hi) {
-          /* room above the peaks for their labels and the phase lanes */
-          return [0, Math.max(hi, spec.yMax) * (1.12 + 0.035 * phases.length + 0.06 * Math.max(0, spec.peaks.length - 1))]; } } },
-        axes: [xAxis, { size: bytesAxisSize, space: 36, incrs: BYTE_INCRS,
+          /* room above the peaks for their labels */
+          return [0, Math.max(hi, spec.yMax) * (1.12 + 0.07 * Math.max(0, spec.peaks.length - 1) + (spec.trend ? 0.08 : 0))]; } } },
+        axes: [xAxis, { size: axisSize, space: 36, incrs: BYTE_INCRS,
                         values: function (u, vals) { return vals.map(fmtAxisBytes); } }],
         series: uSeries,
         cursor: { drag: { x: true, y: false }, points: { show: false } },
-        legend: { live: true },
+        legend: { show: false },
         hooks: { draw: [drawExtras], setCursor: [onCursor], ready: [zoomPan],
                  setScale: [function (u, key) {
                    if (key === "x") { plotBox.setAttribute("data-x-min", u.scales.x.min); plotBox.setAttribute("data-x-max", u.scales.x.max); }
@@ -443,7 +546,41 @@
       Object.keys(series.part_bytes).forEach(function (k) { parts[k] = hold(series.part_bytes[k]); });
     }
     return { device: series.device, kind: series.kind, sites: series.sites, t: series.t.concat([end]),
-             total: hold(series.total), site_bytes: series.site_bytes.map(hold), part_bytes: parts };
+             total: hold(series.total), site_bytes: series.site_bytes.map(hold), part_bytes: parts,
+             growth_steps: series.growth_steps || null };
+  }
+
+  /* The first point of the largest value: the peak, as the series keeps it. */
+  function maxIndex(values) {
+    var at = 0;
+    values.forEach(function (v, i) { if (v > values[at]) at = i; });
+    return at;
+  }
+
+  /* The device's growth (the report's "growth": PyTorch's allocator's
+   * bytes at each step's closing; docs/user/REPORT.md, "Growth") as a line
+   * over the steps it rose at - from the run's first closing at its first
+   * bytes to the latest at its last - and its finding as the line's label.
+   * Null where nothing grows or the closings' times were not kept. */
+  function growthSentence(g) {
+    var top = (g.sites || [])[0];
+    return "+" + fmtBytes(g.per_step_bytes) + " a step from step " + g.from_step +
+      (top ? " at " + siteLabel(top) : "") + (g.level === "allocated" ? "" : " (the cache grows, the tensors do not)");
+  }
+  function growthTrend(dev, tp, series, origin) {
+    var g = dev.growth, st = series.growth_steps;
+    if (!g || !st || !st.t.length) return null;
+    /* at each step's closing, the bytes the rate gives from the run's
+     * first closing (from_step - 1), ending at the figure measured last */
+    var points = st.t.map(function (t, k) {
+      var steps = st.first_step + k - (g.from_step - 1);
+      return [origin + t / 1e9, k === st.t.length - 1 ? g.last_bytes : Math.min(g.last_bytes, g.first_bytes + steps * g.per_step_bytes)];
+    });
+    return { points: points, x0: points[0][0], x1: points[points.length - 1][0],
+             text: "growth " + growthSentence(g), attrs: { "data-per-step-bytes": String(g.per_step_bytes),
+               "data-from-step": String(g.from_step), "data-first-step": String(st.first_step),
+               "data-steps-drawn": String(points.length), "data-last-bytes": String(g.last_bytes),
+               "data-to-ns": String(tp.t0_ns + st.t[st.t.length - 1]) } };
   }
 
   function timelineChart(proc, dev, tp, series) {
@@ -462,11 +599,12 @@
     }
     var other = series.total.map(function (t, i) { return t - (k ? cum[k - 1][i] : 0); });
     /* drawn top first, each filled to zero over the one above it */
-    var layers = [{ label: "other", color: OTHER_COLOR, stroke: "#8a817c", top: series.total,
+    var layers = [{ label: "other", key: "other", color: OTHER_COLOR, stroke: "#8a817c", top: series.total,
                     value: function (i) { return fmtBytes(other[i]); } }];
     for (s = k - 1; s >= 0; s--) {
       (function (s) {
-        layers.push({ label: siteLabel(sites[s]), color: SITE_COLORS[s % SITE_COLORS.length], top: cum[s],
+        layers.push({ label: siteLabel(sites[s]), key: "site " + series.sites[s].stack_id + " " + series.sites[s].thread,
+                      color: SITE_COLORS[s % SITE_COLORS.length], top: cum[s],
                       value: function (i) { return fmtBytes(raw[s][i]); } });
       })(s);
     }
@@ -494,9 +632,12 @@
         " " + fmtBytes(other[i]));
     }
     return memoryChart({ xs: xs, xLabel: "time", xValue: fmtSecs, layers: layers, yMax: dev.peak_bytes,
+      rest: { index: maxIndex(series.total), what: "at the peak" },
       peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes) + " at " + peakAt,
                 attrs: { "data-bytes": String(dev.peak_bytes), "data-time-ns": String(dev.peak_time_ns) } }],
-      failures: failures, phases: phases, hover: hover,
+      failures: failures, phases: phases, hover: hover, trend: growthTrend(dev, tp, series, origin),
+      idle: "under the cursor: point at the chart for the time, the bytes live then, the phases open, " +
+        "and the site under the pointer with its stack",
       note: "each column of pixels keeps its maximum (exact, split by site) and its last value" });
   }
 
@@ -539,9 +680,27 @@
     }
     var peakX = (dev.peak_time_ns - tp.origin_ns) / 1e9;
     var box = memoryChart({ xs: xs, xLabel: "time", xValue: fmtSecs, layers: layers, yMax: dev.peak_bytes,
+      rest: { index: atPeak, what: "at the peak" },
       peaks: [{ x: peakX, text: "peak " + fmtBytes(dev.peak_bytes), attrs: {} }],
       failures: [], phases: [], hover: hover,
+      idle: "under the cursor: point at the chart for the time, the bytes live then and each part's share",
       note: "by part (segment level): the census nearest each point; the rest is every other byte live" });
+    /* a part that falls to nothing and comes back is said, with why */
+    PARTS.forEach(function (p) {
+      var v = series.part_bytes[p[0]], held = 0, drop = -1, back = false;
+      for (var i = 0; i < v.length; i++) {
+        if (drop < 0 && v[i] > 0) held = v[i];
+        else if (drop < 0 && held && !v[i]) drop = i;
+        else if (drop >= 0 && v[i] > 0) back = true;
+      }
+      if (drop < 0) return;
+      var why = p[0] === "gradients" ?
+        ": the optimizer's zero_grad() frees them (set_to_none=True, PyTorch's default)" +
+          (back ? " and the next backward allocates them again" : " and no later census found them") :
+        ": the census nearest then found none";
+      box.insertBefore(el("div", { cls: "note vt-parts-drop", "data-part": p[0], "data-x": String(xs[drop]),
+        text: p[1] + " fall from " + fmtBytes(held) + " to 0 B at " + fmtSecs(xs[drop]) + why }), box.lastChild);
+    });
     box.classList.add("vt-parts-chart");
     PARTS.forEach(function (p) { box.setAttribute("data-peak-" + p[0], String(series.part_bytes[p[0]][atPeak])); });
     return box;
@@ -549,11 +708,30 @@
 
   /* ---- the timeline of a snapshot's device: allocated and reserved ---- */
 
-  function snapshotChart(d, sd) {
+  /* The process whose trace a snapshot belongs to: `vramtrace run` names
+   * its snapshots after the trace ("TRACE.oom0.pickle"); a page of one
+   * process and its snapshots pairs them too. Null when none, or when
+   * the trace does not tie its clock to the wall clock. */
+  function snapshotOwner(snap) {
+    var tps = (timeline.processes || []).filter(function (t) { return t.origin_unix_ns; });
+    var named = tps.filter(function (t) { return snap.file.indexOf(t.file + ".") === 0; })[0];
+    var procs = report.processes || [];
+    var tp = named || (procs.length === 1 && tps.length === 1 ? tps[0] : null);
+    if (!tp) return null;
+    var p = procs.filter(function (q) { return q.file === tp.file; })[0];
+    return p ? { pid: p.pid, unixUs: Math.round(tp.origin_unix_ns / 1000) } : null;
+  }
+
+  function snapshotChart(d, sd, owner) {
     var timed = sd.axis === "time_us";
     var alloc = sd.allocated, res = sd.reserved;
-    /* seconds since the first entry, or the count of entries applied */
-    function toX(v) { return timed ? v / 1e6 : v; }
+    /* PyTorch's entry times are the wall clock's (microseconds since the
+     * epoch): a snapshot of a traced process is drawn on its trace's axis,
+     * seconds since the process started, so that one instant reads alike
+     * on both; else seconds since the first entry, or entries applied */
+    if (owner && Math.abs(sd.x0 - owner.unixUs) > 864e8) owner = null; /* clocks a day apart: unrelated */
+    var x0Us = timed ? (owner ? owner.unixUs : sd.x0) : 0;
+    function toX(v) { return timed ? (v + sd.x0 - x0Us) / 1e6 : v; }
     var xs = sd.x.map(toX);
     function at(index, timeUs) { return timed ? toX(timeUs - sd.x0) : index; }
     function xText(x) { return timed ? fmtSecs(x) : "entry " + x; }
@@ -577,11 +755,17 @@
       return xText(xs[i]) + ": allocated " + fmtBytes(alloc[i]) + ", reserved " + fmtBytes(res[i]) +
         " (" + fmtBytes(Math.max(0, res[i] - alloc[i])) + " cached, unallocated)";
     }
-    return memoryChart({ xs: xs, xLabel: timed ? "time" : "entry", xValue: xText, xEntries: !timed,
+    var chart = memoryChart({ xs: xs, xLabel: timed ? "time" : "entry", xValue: xText, xEntries: !timed,
       layers: layers, yMax: Math.max(d.peak_allocated_bytes, d.peak_reserved_bytes), peaks: peaks,
+      rest: { index: maxIndex(alloc), what: "at the allocated peak" },
       failures: failures, phases: [], hover: hover,
-      note: (timed ? "x: seconds since the trace's first entry" : "x: trace entries applied (the snapshot has no times)") +
+      idle: "under the cursor: point at the chart for the allocated and reserved bytes " +
+        (timed ? "then" : "after that entry") + " and what the cache held unallocated",
+      note: (!timed ? "x: trace entries applied (the snapshot has no times)" : owner ?
+        "x: seconds since pid " + owner.pid + " started, as its trace's timeline" : "x: seconds since the snapshot's first entry") +
         "; each column of pixels keeps its maxima (exact) and its last values" });
+    chart.setAttribute("data-x0-unix-us", String(x0Us));
+    return chart;
   }
 
   /* ---- sections ---- */
@@ -623,6 +807,15 @@
       views.push({ label: "at the peak of phase " + p.name + " (" + fmtBytes(p.peak_bytes) + ")",
                    title: "live at the peak of " + p.name, sites: p.peak_breakdown || [], total: p.peak_bytes });
     });
+    /* the device's growth at PyTorch's allocator's level, also drawn on the timeline */
+    var g = dev.growth;
+    if (g) sec.appendChild(el("div", { cls: "vt-device-growth", "data-per-step-bytes": String(g.per_step_bytes),
+      "data-from-step": String(g.from_step), "data-level": g.level,
+      text: "growth (PyTorch's allocator, " + g.level + " bytes at each " + g.step_phase + " closing): " + growthSentence(g) +
+        " (" + g.steps_grown + " in a row up to the last of " + g.steps + "; " + fmtBytes(g.first_bytes) + " -> " +
+        fmtBytes(g.last_bytes) + ")" + (g.level === "allocated" ? ": a leak" : "") +
+        (g.fills_device_at_step !== null ? "; at that rate the device fills at step " + g.fills_device_at_step : "") +
+        (series && !series.growth_steps ? " (its steps' times were not kept: not drawn)" : "") }));
     /* what grows step over step (docs/user/REPORT.md, "Growth across openings") */
     (dev.phases || []).forEach(function (p) {
       var g = p.growth;
@@ -821,7 +1014,7 @@
     empty.style.background = rgb(HEAT_EMPTY);
     legend.appendChild(el("span", { text: "0 B " }));
     legend.appendChild(bar);
-    legend.appendChild(el("span", { cls: "vt-heat-max", "data-bytes": String(largest), text: " " + fmtBytes(largest) + " (the largest, " + largest + " bytes)" }));
+    legend.appendChild(el("span", { cls: "vt-heat-max", "data-bytes": String(largest), text: " " + fmtBytes(largest) + " (the largest)" }));
     legend.appendChild(el("span", { text: "   " }));
     legend.appendChild(empty);
     legend.appendChild(el("span", { text: " not traced then" }));
@@ -982,7 +1175,7 @@
     });
     var maxSize = Math.max.apply(null, segs.map(function (s) { return s.size; }));
     var shown = segs.slice(0, 400);
-    var rowH = 16, labelW = 150, W = 900;
+    var rowH = 16, labelW = 150, W = Math.max(400, Math.min(900, (app.clientWidth || 900) - 8));
     var NS = "http://www.w3.org/2000/svg";
     var svg = document.createElementNS(NS, "svg");
     svg.setAttribute("width", String(W));
@@ -1046,7 +1239,7 @@
         ", reserved peak " + fmtBytes(d.peak_reserved_bytes) + (d.ooms && d.ooms.length ? ", " + d.ooms.length + (d.ooms.length > 1 ? " out-of-memory entries" : " out-of-memory entry") : "") }));
       var sd = tsnap && (tsnap.devices || []).filter(function (x) { return x.device === d.device; })[0];
       if (sd && sd.x.length) {
-        var chart = snapshotChart(d, sd);
+        var chart = snapshotChart(d, sd, snapshotOwner(snap));
         dsec.appendChild(chart);
         charts.push(chart);
       }

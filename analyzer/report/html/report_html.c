@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth_rule.h"
 #include "html_assets.h"
+#include "input_tables.h"
 #include "job_view.h"
 #include "output_file.h"
 #include "snapshot_render.h"
@@ -13,9 +15,14 @@
 #include "snapshot_series.h"
 #include "timeline_pass.h"
 
+bool vt_report_html_built(void)
+{
+    return !vt_html_missing[0];
+}
+
 bool vt_report_html_available(FILE *err)
 {
-    if (!vt_html_missing[0])
+    if (vt_report_html_built())
         return true;
     fprintf(err, "vramtrace report: --html: %s\n", vt_html_missing);
     return false;
@@ -108,6 +115,42 @@ static void part_bytes_json(struct vt_report *rep, struct vt_json *j, size_t inp
     free(v);
 }
 
+/* "growth_steps": {"first_step", "t": [...]} - the times (since t0) of
+ * the step closings the device's growth (growth_rule.h) rose over, from
+ * the run's first (its first_bytes) to the latest (its last_bytes); the
+ * first where it is older than the closings whose times are kept - or
+ * null. The page draws the growth's rate through them. */
+static void growth_steps_json(struct vt_report *rep, struct vt_json *j, size_t input,
+                              const struct vt_timeline *tl, const struct vt_timeline_series *s)
+{
+    const struct vt_input *in = &rep->a->inputs[input];
+    struct vt_growth_told g;
+    vt_json_key(j, "growth_steps");
+    uint64_t *times = NULL;
+    size_t n = 0;
+    if (s->category == VT_CAT_DEVICE && in->replay.samples && in->replay.samples->device == s->device &&
+        vt_growth_told_of(&in->replay, vt_input_device_total(in, s->device), &g) &&
+        (times = malloc(VT_GROWTH_TIMES * sizeof *times)))
+        n = vt_growth_times(g.grown, times);
+    /* closing number c (from 1) of times[k]: closings - n + 1 + k */
+    uint64_t first = n ? g.grown->closings - n + 1 : 0;
+    size_t skip = n && first < g.grown->run_start ? (size_t)(g.grown->run_start - first) : 0;
+    if (n <= skip || times[skip] < tl->grid.t0) {
+        vt_json_null(j);
+        free(times);
+        return;
+    }
+    vt_json_begin_object(j);
+    vt_json_kv_uint(j, "first_step", first + skip);
+    vt_json_key(j, "t");
+    vt_json_begin_array(j);
+    for (size_t k = skip; k < n; k++)
+        vt_json_uint(j, times[k] - tl->grid.t0);
+    vt_json_end_array(j);
+    vt_json_end_object(j);
+    free(times);
+}
+
 static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_timeline *tl, const struct vt_timeline_series *s)
 {
@@ -150,6 +193,7 @@ static void series_json(struct vt_report *rep, struct vt_json *j, size_t input,
     }
     vt_json_end_array(j);
     part_bytes_json(rep, j, input, s);
+    growth_steps_json(rep, j, input, tl, s);
     vt_json_end_object(j);
 }
 
@@ -233,7 +277,14 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
         /* what the text report counts "+1.234s" from (vt_format_reltime) */
         const struct vt_process_info *pi = vt_input_process(&rep->a->inputs[i]);
         bool started = pi && pi->start_mono_ns && pi->start_mono_ns <= t->grid.t0;
-        vt_json_kv_uint(j, "origin_ns", started ? pi->start_mono_ns : t->grid.t0);
+        uint64_t origin = started ? pi->start_mono_ns : t->grid.t0;
+        vt_json_kv_uint(j, "origin_ns", origin);
+        /* the wall clock's time then (ns since the epoch), where the trace
+         * ties its clock to it: PyTorch's snapshots count in it */
+        bool wall = pi && pi->start_realtime_ns && pi->start_mono_ns &&
+                    pi->start_realtime_ns + origin >= pi->start_mono_ns;
+        vt_json_kv_uint_or_null(j, "origin_unix_ns", wall,
+                                wall ? pi->start_realtime_ns + origin - pi->start_mono_ns : 0);
         vt_json_kv_uint(j, "t0_ns", t->grid.t0);
         vt_json_kv_uint(j, "t1_ns", t->grid.t1);
         vt_json_kv_uint(j, "bucket_ns", t->grid.width);

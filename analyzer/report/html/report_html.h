@@ -49,8 +49,11 @@ enum {
     VT_DETAIL_FIRST = 16,   /* among the first ranks */
 };
 
-/* True if this build has the chart libraries; else says on err what is
- * missing and how to install it. */
+/* Whether this build has the page (meson option html, with the chart
+ * libraries: analyzer/report/html/meson.build). */
+bool vt_report_html_built(void);
+/* True if this build has the page; else says so on err, and where the
+ * same figures are (no path of the machine that built it). */
 bool vt_report_html_available(FILE *err);
 
 /* Writes the page to path (through a temporary file renamed at the end:

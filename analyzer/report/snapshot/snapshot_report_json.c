@@ -1,16 +1,24 @@
 /* The snapshot report as JSON (keys in docs/user/SNAPSHOTS.md). */
 #include <string.h>
 
+#include "frame_class.h"
 #include "json_writer.h"
 #include "snapshot_render.h"
 
 static void frame_json(void *ctx, const char *file, const char *name, int64_t line)
 {
     struct vt_json *j = ctx;
+    /* torch's own Python frames, which the text report leaves out
+     * (vt_snap_print_where), flagged as a trace's frames are */
+    struct vt_frame_classifier c = {0};
+    struct vt_frame f = {.function = name, .file = file, .module = "python"};
+    enum vt_frame_class cls = vt_frame_classify(&c, &f);
     vt_json_begin_object(j);
     vt_json_kv_string(j, "function", name);
     vt_json_kv_string(j, "file", file);
     vt_json_kv_int(j, "line", line);
+    vt_json_kv_bool(j, "folded", cls != VT_FRAME_OWN);
+    vt_json_kv_string(j, "folded_as", vt_frame_class_name(cls));
     vt_json_end_object(j);
 }
 
