@@ -28,6 +28,9 @@
  * A hostile file of tiny records could otherwise make tables many times
  * larger than itself. */
 #define VT_TABLE_BYTES_MAX (1024ull << 20)
+/* Stack nodes a reader holds: a parent's id is kept in 32 bits (the
+ * budget above stops far sooner, at 64 Mi nodes). */
+#define VT_NODES_MAX UINT32_MAX
 #define VT_DEVICE_ORDINAL_MAX 4096u
 
 /* ---- a string arena: copies live until close ---- */
@@ -93,7 +96,8 @@ struct vt_reader {
     struct vt_process_info *process;
     const char **strings;   /* id 1.. at [id-1] */
     uint64_t nstrings, strings_cap;
-    uint64_t *node_parent, *node_ip;
+    uint32_t *node_parent;  /* a node's parent id fits: ids are < VT_NODES_MAX */
+    uint64_t *node_ip;
     uint64_t nnodes, nodes_cap;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
@@ -443,7 +447,7 @@ void vt_reader_release(struct vt_reader *r)
     /* The stack tables stop growing: their spare capacity goes. */
     if (r->nnodes < r->nodes_cap) {
         size_t n = r->nnodes ? (size_t)r->nnodes : 1;
-        uint64_t *p = realloc(r->node_parent, n * sizeof *p);
+        uint32_t *p = realloc(r->node_parent, n * sizeof *p);
         if (p)
             r->node_parent = p;
         uint64_t *ip = realloc(r->node_ip, n * sizeof *ip);
@@ -898,6 +902,39 @@ static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_recor
     rec->u.device = d;
 }
 
+/* Room for one more stack node. The arrays are not zeroed: nodes are only
+ * ever appended, each written as it is defined. The budget is charged 16
+ * bytes a node, as when a parent took 8. */
+static bool nodes_room(struct vt_reader *r)
+{
+    if (r->nnodes < r->nodes_cap)
+        return true;
+    if (r->nnodes >= VT_NODES_MAX)
+        return false;
+    size_t old = (size_t)r->nodes_cap;
+    size_t ncap = vt_grow_capacity(old, (size_t)r->nnodes + 1, sizeof *r->node_ip);
+    if (!ncap || !charge(r, (uint64_t)(ncap - old) * 2 * sizeof(uint64_t)))
+        return false;
+    size_t have = old;
+    if (!vt_grow_array((void **)&r->node_parent, &have, ncap, sizeof *r->node_parent))
+        return false;
+    have = old;
+    if (!vt_grow_array((void **)&r->node_ip, &have, ncap, sizeof *r->node_ip))
+        return false; /* node_parent is bigger than needed: harmless */
+    r->nodes_cap = have;
+    return true;
+}
+
+static void add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, struct vt_record *rec)
+{
+    r->node_parent[r->nnodes] = (uint32_t)parent;
+    r->node_ip[r->nnodes] = ip;
+    r->nnodes++;
+    rec->u.stack_node.id = r->nnodes;
+    rec->u.stack_node.parent = parent;
+    rec->u.stack_node.ip = ip;
+}
+
 static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t parent = get_uv(c);
@@ -905,18 +942,32 @@ static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_r
     CHECK(parent <= r->nnodes, "stack node parent id out of range");
     if (c->bad)
         return;
-    uint64_t cap = r->nodes_cap;
-    if (!grow(r, (void **)&r->node_parent, &cap, r->nnodes, sizeof(uint64_t)) ||
-        !grow(r, (void **)&r->node_ip, &r->nodes_cap, r->nnodes, sizeof(uint64_t))) {
+    if (!nodes_room(r)) {
         CHECK(false, "tables exceed the reader's memory limit");
         return;
     }
-    r->node_parent[r->nnodes] = parent;
-    r->node_ip[r->nnodes] = ip;
-    r->nnodes++;
-    rec->u.stack_node.id = r->nnodes;
-    rec->u.stack_node.parent = parent;
-    rec->u.stack_node.ip = ip;
+    add_stack_node(r, parent, ip, rec);
+}
+
+/* A stack node with both numbers in the chunk and room in the tables: most
+ * of a trace's definitions (a site's frames, each defined once), decoded
+ * without clearing the whole record first. False: the checked path decodes
+ * it, and says what is wrong if anything is. */
+static inline bool stack_node_fast(struct vt_reader *r, struct vt_record *rec)
+{
+    const uint8_t *p = r->raw + r->raw_pos + 1, *end = r->raw + r->raw_len;
+    uint64_t parent, ip;
+    if (vt_get_uvarint(&p, end, &parent) != 0 || vt_get_uvarint(&p, end, &ip) != 0 ||
+        parent > r->nnodes || !nodes_room(r))
+        return false;
+    rec->type = VT_REC_STACK_NODE;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = r->raw_pos;
+    rec->time_ns = 0;
+    add_stack_node(r, parent, ip, rec);
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    return true;
 }
 
 static void decode_string(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1456,6 +1507,8 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
         return ahead;
     if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
         decode_mem_fast(r, rec, NULL, false))
+        return 1;
+    if (r->raw[r->raw_pos] == VT_REC_STACK_NODE && stack_node_fast(r, rec))
         return 1;
     memset(rec, 0, sizeof *rec);
     struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
