@@ -18,6 +18,7 @@
 #include "chunk_source.h"
 #include "grow_array.h"
 #include "pair_map.h"
+#include "stack_nodes.h"
 
 /* Ids below this may be defined in any order (API ids are the hooks' own
  * numbering, so they are sparse); above it a new id may exceed the largest
@@ -96,9 +97,7 @@ struct vt_reader {
     struct vt_process_info *process;
     const char **strings;   /* id 1.. at [id-1] */
     uint64_t nstrings, strings_cap;
-    uint32_t *node_parent;  /* a node's parent id fits: ids are < VT_NODES_MAX */
-    uint64_t *node_ip;
-    uint64_t nnodes, nodes_cap;
+    struct vt_stack_nodes nodes;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
     uint64_t npy_codes, py_codes_cap;
@@ -444,18 +443,7 @@ void vt_reader_release(struct vt_reader *r)
     free(r->sites);
     r->sites = NULL;
     r->nsites = r->sites_cap = 0; /* an id read after: "refers to no site" */
-    /* The stack tables stop growing: their spare capacity goes. */
-    if (r->nnodes < r->nodes_cap) {
-        size_t n = r->nnodes ? (size_t)r->nnodes : 1;
-        uint32_t *p = realloc(r->node_parent, n * sizeof *p);
-        if (p)
-            r->node_parent = p;
-        uint64_t *ip = realloc(r->node_ip, n * sizeof *ip);
-        if (ip)
-            r->node_ip = ip;
-        if (p && ip)
-            r->nodes_cap = r->nnodes;
-    }
+    vt_stack_nodes_trim(&r->nodes); /* they stop growing: their spare room goes */
     r->raw = NULL;
     r->raw_len = r->raw_pos = 0;
     if (r->fd >= 0) {
@@ -504,8 +492,7 @@ void vt_reader_close(struct vt_reader *r)
         free(r->process);
     }
     free(r->strings);
-    free(r->node_parent);
-    free(r->node_ip);
+    vt_stack_nodes_free(&r->nodes);
     free(r->py_codes); /* names live in the arena */
     free(r->sites);
     for (uint64_t i = 0; i < r->threads.cap; i++)
@@ -902,51 +889,40 @@ static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_recor
     rec->u.device = d;
 }
 
-/* Room for one more stack node. The arrays are not zeroed: nodes are only
- * ever appended, each written as it is defined. The budget is charged 16
- * bytes a node, as when a parent took 8. */
+/* Room for one more stack node. The budget is charged 16 bytes a node of
+ * room, what a node took before the table was compact. */
 static bool nodes_room(struct vt_reader *r)
 {
-    if (r->nnodes < r->nodes_cap)
+    uint64_t old = r->nodes.cap;
+    if (r->nodes.n < old)
         return true;
-    if (r->nnodes >= VT_NODES_MAX)
+    if (r->nodes.n >= VT_NODES_MAX)
         return false;
-    size_t old = (size_t)r->nodes_cap;
-    size_t ncap = vt_grow_capacity(old, (size_t)r->nnodes + 1, sizeof *r->node_ip);
-    if (!ncap || !charge(r, (uint64_t)(ncap - old) * 2 * sizeof(uint64_t)))
-        return false;
-    size_t have = old;
-    if (!vt_grow_array((void **)&r->node_parent, &have, ncap, sizeof *r->node_parent))
-        return false;
-    have = old;
-    if (!vt_grow_array((void **)&r->node_ip, &have, ncap, sizeof *r->node_ip))
-        return false; /* node_parent is bigger than needed: harmless */
-    r->nodes_cap = have;
-    return true;
+    size_t ncap = vt_grow_capacity((size_t)old, (size_t)r->nodes.n + 1, 2 * sizeof(uint64_t));
+    return ncap && charge(r, (uint64_t)(ncap - old) * 2 * sizeof(uint64_t)) &&
+           vt_stack_nodes_reserve(&r->nodes, ncap);
 }
 
-static void add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, struct vt_record *rec)
+/* The node after the last (room made), as rec too; false: out of memory. */
+static bool add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, struct vt_record *rec)
 {
-    r->node_parent[r->nnodes] = (uint32_t)parent;
-    r->node_ip[r->nnodes] = ip;
-    r->nnodes++;
-    rec->u.stack_node.id = r->nnodes;
+    if (!vt_stack_nodes_add(&r->nodes, parent, ip))
+        return false;
+    rec->u.stack_node.id = r->nodes.n;
     rec->u.stack_node.parent = parent;
     rec->u.stack_node.ip = ip;
+    return true;
 }
 
 static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t parent = get_uv(c);
     uint64_t ip = get_uv(c);
-    CHECK(parent <= r->nnodes, "stack node parent id out of range");
+    CHECK(parent <= r->nodes.n, "stack node parent id out of range");
     if (c->bad)
         return;
-    if (!nodes_room(r)) {
+    if (!nodes_room(r) || !add_stack_node(r, parent, ip, rec))
         CHECK(false, "tables exceed the reader's memory limit");
-        return;
-    }
-    add_stack_node(r, parent, ip, rec);
 }
 
 /* A stack node with both numbers in the chunk and room in the tables: most
@@ -958,13 +934,12 @@ static inline bool stack_node_fast(struct vt_reader *r, struct vt_record *rec)
     const uint8_t *p = r->raw + r->raw_pos + 1, *end = r->raw + r->raw_len;
     uint64_t parent, ip;
     if (vt_get_uvarint(&p, end, &parent) != 0 || vt_get_uvarint(&p, end, &ip) != 0 ||
-        parent > r->nnodes || !nodes_room(r))
+        parent > r->nodes.n || !nodes_room(r) || !add_stack_node(r, parent, ip, rec))
         return false;
     rec->type = VT_REC_STACK_NODE;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = r->raw_pos;
     rec->time_ns = 0;
-    add_stack_node(r, parent, ip, rec);
     r->raw_pos = (size_t)(p - r->raw);
     r->records++;
     return true;
@@ -1036,7 +1011,7 @@ static void check_mem_fields(struct vt_reader *r, struct cursor *c, uint8_t op, 
     CHECK(label == 0 || id_get(&r->apis, label) != NULL, "label api id refers to no api record");
     check_thread(r, c, thread);
     CHECK(dev <= VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
-    CHECK(stack <= r->nnodes, "stack node id out of range");
+    CHECK(stack <= r->nodes.n, "stack node id out of range");
 }
 
 static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1357,7 +1332,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
     if ((op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 ||
         id_get(&r->apis, api) == NULL /* api 0 is never defined */ ||
         (label != 0 && id_get(&r->apis, label) == NULL) ||
-        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
+        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nodes.n)
         return false;
     const struct read_site site = {
         .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
@@ -1690,15 +1665,11 @@ const char *vt_reader_string(const struct vt_reader *r, uint64_t id)
     return id >= 1 && id <= r->nstrings ? r->strings[id - 1] : NULL;
 }
 
-uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nnodes; }
+uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nodes.n; }
 
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip)
 {
-    if (id == 0 || id > r->nnodes)
-        return false;
-    *parent = r->node_parent[id - 1];
-    *ip = r->node_ip[id - 1];
-    return true;
+    return vt_stack_nodes_get(&r->nodes, id, parent, ip);
 }
 
 const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id)
