@@ -1095,7 +1095,7 @@ static void test_open_errors(void **state)
 static void test_stack_nodes_read_back(void **state)
 {
     (void)state;
-    enum { NODES = 40000 };
+    enum { NODES = 6000 };
     uint64_t *parent = malloc(NODES * sizeof *parent), *ip = malloc(NODES * sizeof *ip);
     assert_non_null(parent);
     assert_non_null(ip);
@@ -1113,7 +1113,7 @@ static void test_stack_nodes_read_back(void **state)
         uint64_t span = k < NODES / 2 ? 0x7f00 + (x >> 20) % 4 : 0x10000 + k;
         ip[k] = span << 32 | (uint32_t)(x >> 24);
         vt_encode_stack_node(&b.enc, parent[k], ip[k]);
-        if (k % 5000 == 4999)
+        if (k % 1000 == 999)
             tb_flush(&b);
     }
     tb_trailer(&b, 1000);
