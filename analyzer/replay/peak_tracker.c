@@ -85,6 +85,24 @@ void vt_sites_compact_log(struct vt_ledger_sites *l)
     l->nlog = kept;
 }
 
+void vt_sites_settle(struct vt_ledger_sites *l)
+{
+    free(l->index);
+    l->index = NULL;
+    l->index_cap = 0;
+    l->index_shift = 0;
+    free(l->log);
+    l->log = NULL;
+    l->nlog = l->log_cap = 0;
+    if (l->nsites && l->nsites < l->cap) {
+        struct vt_site *n = realloc(l->sites, (size_t)l->nsites * sizeof *n);
+        if (n) {
+            l->sites = n;
+            l->cap = l->nsites;
+        }
+    }
+}
+
 long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
                      int64_t delta_bytes, int64_t delta_count)
 {

@@ -139,6 +139,10 @@ static inline long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stac
 
 /* Keeps each site's latest log entry only (out of line: O(1) amortized). */
 void vt_sites_compact_log(struct vt_ledger_sites *l);
+/* The replay is over: the index, the change log and the spare room go (a
+ * job keeps every rank's sites to report them, and these were half of
+ * them). Only reading follows: no change, no snapshot. */
+void vt_sites_settle(struct vt_ledger_sites *l);
 
 /* Inline: every event changes one site. */
 static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int64_t delta_bytes,

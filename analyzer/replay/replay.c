@@ -644,3 +644,10 @@ void vt_replay_finish(struct vt_replay *rp)
             vt_oom_diagnose(&l->ooms[k]);
     }
 }
+
+void vt_replay_settle(struct vt_replay *rp)
+{
+    vt_live_rule_free(&rp->live);
+    for (size_t i = 0; i < rp->nledgers; i++)
+        vt_sites_settle(&rp->ledgers[i].sites);
+}

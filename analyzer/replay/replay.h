@@ -228,6 +228,10 @@ void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, si
 void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem *evs, size_t n);
 /* Closes windows still open at the end of the data. */
 void vt_replay_finish(struct vt_replay *rp);
+/* After vt_replay_finish, where nothing is fed any more: the live set and
+ * what only feeding uses (each ledger's site index and change log) go;
+ * the figures stay, to be read. */
+void vt_replay_settle(struct vt_replay *rp);
 
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);

@@ -403,7 +403,7 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
     for (size_t k = 0; k < grp->n; k++) {
         struct vt_input *in = &a->inputs[grp->members[k]];
         vt_replay_finish(&in->replay);
-        vt_live_rule_free(&in->replay.live); /* nothing is fed any more */
+        vt_replay_settle(&in->replay); /* nothing is fed any more */
         vt_reader_release(in->reader); /* buffers and file, at its end */
         vt_reader_suspend(in->reader); /* the file, if it did not get there */
     }

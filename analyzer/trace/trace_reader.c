@@ -18,6 +18,7 @@
 #include "chunk_source.h"
 #include "grow_array.h"
 #include "pair_map.h"
+#include "stack_nodes.h"
 
 /* Ids below this may be defined in any order (API ids are the hooks' own
  * numbering, so they are sparse); above it a new id may exceed the largest
@@ -28,6 +29,9 @@
  * A hostile file of tiny records could otherwise make tables many times
  * larger than itself. */
 #define VT_TABLE_BYTES_MAX (1024ull << 20)
+/* Stack nodes a reader holds: a parent's id is kept in 32 bits (the
+ * budget above stops far sooner, at 64 Mi nodes). */
+#define VT_NODES_MAX UINT32_MAX
 #define VT_DEVICE_ORDINAL_MAX 4096u
 
 /* ---- a string arena: copies live until close ---- */
@@ -96,8 +100,7 @@ struct vt_reader {
     struct vt_process_info *process;
     const char **strings;   /* id 1.. at [id-1] */
     uint64_t nstrings, strings_cap;
-    uint64_t *node_parent, *node_ip;
-    uint64_t nnodes, nodes_cap;
+    struct vt_stack_nodes nodes;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
     uint64_t npy_codes, py_codes_cap;
@@ -443,18 +446,7 @@ void vt_reader_release(struct vt_reader *r)
     free(r->sites);
     r->sites = NULL;
     r->nsites = r->sites_cap = 0; /* an id read after: "refers to no site" */
-    /* The stack tables stop growing: their spare capacity goes. */
-    if (r->nnodes < r->nodes_cap) {
-        size_t n = r->nnodes ? (size_t)r->nnodes : 1;
-        uint64_t *p = realloc(r->node_parent, n * sizeof *p);
-        if (p)
-            r->node_parent = p;
-        uint64_t *ip = realloc(r->node_ip, n * sizeof *ip);
-        if (ip)
-            r->node_ip = ip;
-        if (p && ip)
-            r->nodes_cap = r->nnodes;
-    }
+    vt_stack_nodes_trim(&r->nodes); /* they stop growing: their spare room goes */
     r->raw = NULL;
     r->raw_len = r->raw_pos = 0;
     if (r->fd >= 0) {
@@ -503,8 +495,7 @@ void vt_reader_close(struct vt_reader *r)
         free(r->process);
     }
     free(r->strings);
-    free(r->node_parent);
-    free(r->node_ip);
+    vt_stack_nodes_free(&r->nodes);
     free(r->py_codes); /* names live in the arena */
     free(r->sites);
     for (uint64_t i = 0; i < r->threads.cap; i++)
@@ -901,25 +892,60 @@ static void decode_device(struct vt_reader *r, struct cursor *c, struct vt_recor
     rec->u.device = d;
 }
 
+/* Room for one more stack node. The budget is charged 16 bytes a node of
+ * room, what a node took before the table was compact. */
+static bool nodes_room(struct vt_reader *r)
+{
+    uint64_t old = r->nodes.cap;
+    if (r->nodes.n < old)
+        return true;
+    if (r->nodes.n >= VT_NODES_MAX)
+        return false;
+    size_t ncap = vt_grow_capacity((size_t)old, (size_t)r->nodes.n + 1, 2 * sizeof(uint64_t));
+    return ncap && charge(r, (uint64_t)(ncap - old) * 2 * sizeof(uint64_t)) &&
+           vt_stack_nodes_reserve(&r->nodes, ncap);
+}
+
+/* The node after the last (room made), as rec too; false: out of memory. */
+static bool add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, struct vt_record *rec)
+{
+    if (!vt_stack_nodes_add(&r->nodes, parent, ip))
+        return false;
+    rec->u.stack_node.id = r->nodes.n;
+    rec->u.stack_node.parent = parent;
+    rec->u.stack_node.ip = ip;
+    return true;
+}
+
 static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
     uint64_t parent = get_uv(c);
     uint64_t ip = get_uv(c);
-    CHECK(parent <= r->nnodes, "stack node parent id out of range");
+    CHECK(parent <= r->nodes.n, "stack node parent id out of range");
     if (c->bad)
         return;
-    uint64_t cap = r->nodes_cap;
-    if (!grow(r, (void **)&r->node_parent, &cap, r->nnodes, sizeof(uint64_t)) ||
-        !grow(r, (void **)&r->node_ip, &r->nodes_cap, r->nnodes, sizeof(uint64_t))) {
+    if (!nodes_room(r) || !add_stack_node(r, parent, ip, rec))
         CHECK(false, "tables exceed the reader's memory limit");
-        return;
-    }
-    r->node_parent[r->nnodes] = parent;
-    r->node_ip[r->nnodes] = ip;
-    r->nnodes++;
-    rec->u.stack_node.id = r->nnodes;
-    rec->u.stack_node.parent = parent;
-    rec->u.stack_node.ip = ip;
+}
+
+/* A stack node with both numbers in the chunk and room in the tables: most
+ * of a trace's definitions (a site's frames, each defined once), decoded
+ * without clearing the whole record first. False: the checked path decodes
+ * it, and says what is wrong if anything is. */
+static inline bool stack_node_fast(struct vt_reader *r, struct vt_record *rec)
+{
+    const uint8_t *p = r->raw + r->raw_pos + 1, *end = r->raw + r->raw_len;
+    uint64_t parent, ip;
+    if (vt_get_uvarint(&p, end, &parent) != 0 || vt_get_uvarint(&p, end, &ip) != 0 ||
+        parent > r->nodes.n || !nodes_room(r) || !add_stack_node(r, parent, ip, rec))
+        return false;
+    rec->type = VT_REC_STACK_NODE;
+    rec->chunk_offset = r->chunk_offset;
+    rec->record_offset = r->raw_pos;
+    rec->time_ns = 0;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    return true;
 }
 
 static void decode_string(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -988,7 +1014,7 @@ static void check_mem_fields(struct vt_reader *r, struct cursor *c, uint8_t op, 
     CHECK(label == 0 || id_get(&r->apis, label) != NULL, "label api id refers to no api record");
     check_thread(r, c, thread);
     CHECK(dev <= VT_DEVICE_ORDINAL_MAX, "device ordinal out of range");
-    CHECK(stack <= r->nnodes, "stack node id out of range");
+    CHECK(stack <= r->nodes.n, "stack node id out of range");
 }
 
 static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
@@ -1313,7 +1339,7 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
     if ((op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 ||
         id_get(&r->apis, api) == NULL /* api 0 is never defined */ ||
         (label != 0 && id_get(&r->apis, label) == NULL) ||
-        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nnodes)
+        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nodes.n)
         return false;
     const struct read_site site = {
         .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
@@ -1463,6 +1489,8 @@ static __attribute__((noinline)) int next_checked(struct vt_reader *r, struct vt
         return ahead;
     if (r->raw[r->raw_pos] == VT_REC_MEM && r->raw_len - r->raw_pos >= VT_MEM_RECORD_MAX &&
         decode_mem_fast(r, rec, NULL, false))
+        return 1;
+    if (r->raw[r->raw_pos] == VT_REC_STACK_NODE && stack_node_fast(r, rec))
         return 1;
     memset(rec, 0, sizeof *rec);
     struct cursor cur = {r->raw + r->raw_pos, r->raw + r->raw_len, false, NULL};
@@ -1644,15 +1672,11 @@ const char *vt_reader_string(const struct vt_reader *r, uint64_t id)
     return id >= 1 && id <= r->nstrings ? r->strings[id - 1] : NULL;
 }
 
-uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nnodes; }
+uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nodes.n; }
 
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip)
 {
-    if (id == 0 || id > r->nnodes)
-        return false;
-    *parent = r->node_parent[id - 1];
-    *ip = r->node_ip[id - 1];
-    return true;
+    return vt_stack_nodes_get(&r->nodes, id, parent, ip);
 }
 
 const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id)

@@ -1087,6 +1087,74 @@ static void test_open_errors(void **state)
     assert_non_null(strstr(err.message, "empty: byte 0"));
 }
 
+/* Stack nodes are kept compact (analyzer/trace/stack_nodes.h: runs of
+ * children after their parents, ips by their 4 GiB span): a random trie of
+ * long runs and branches, its ips first in few spans and then in more than
+ * the span table holds, reads back as written, record by record, from the
+ * tables while read and after the reader is released. */
+static void test_stack_nodes_read_back(void **state)
+{
+    (void)state;
+    enum { NODES = 6000 };
+    uint64_t *parent = malloc(NODES * sizeof *parent), *ip = malloc(NODES * sizeof *ip);
+    assert_non_null(parent);
+    assert_non_null(ip);
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 4343, 0xcd, 1ull << 30);
+    const uint64_t base = 3; /* the header's three nodes */
+    uint64_t x = 88172645463325252ull;
+    for (uint64_t k = 0; k < NODES; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t id = base + k + 1;
+        /* a branch one node in eight (to any node before, or the root) */
+        parent[k] = x % 8 ? id - 1 : (x >> 8) % id;
+        /* 4 spans for the first half, then a span a node: the table fills */
+        uint64_t span = k < NODES / 2 ? 0x7f00 + (x >> 20) % 4 : 0x10000 + k;
+        ip[k] = span << 32 | (uint32_t)(x >> 24);
+        vt_encode_stack_node(&b.enc, parent[k], ip[k]);
+        if (k % 1000 == 999)
+            tb_flush(&b);
+    }
+    tb_trailer(&b, 1000);
+    struct vt_reader *r;
+    assert_int_equal(vt_reader_open_memory(b.file.data, b.file.len, "nodes", &r, NULL), 0);
+    struct vt_record rec;
+    int rc;
+    uint64_t seen = 0;
+    while ((rc = vt_reader_next(r, &rec)) > 0) {
+        if (rec.type != VT_REC_STACK_NODE || rec.u.stack_node.id <= base)
+            continue;
+        uint64_t k = rec.u.stack_node.id - base - 1;
+        assert_int_equal(k, seen);
+        assert_int_equal(rec.u.stack_node.parent, parent[k]);
+        assert_int_equal(rec.u.stack_node.ip, ip[k]);
+        seen++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(seen, NODES);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(vt_reader_stack_node_count(r), base + NODES);
+        for (uint64_t k = 0; k < NODES; k++) {
+            uint64_t p, i;
+            assert_true(vt_reader_stack_node(r, base + k + 1, &p, &i));
+            if (p != parent[k] || i != ip[k])
+                fail_msg("node %llu: parent %llu ip %#llx, written %llu %#llx",
+                         (unsigned long long)(base + k + 1), (unsigned long long)p,
+                         (unsigned long long)i, (unsigned long long)parent[k],
+                         (unsigned long long)ip[k]);
+        }
+        uint64_t p, i;
+        assert_false(vt_reader_stack_node(r, base + NODES + 1, &p, &i));
+        assert_false(vt_reader_stack_node(r, 0, &p, &i));
+        vt_reader_release(r); /* the spare room goes: the same nodes */
+    }
+    vt_reader_close(r);
+    tb_free(&b);
+    free(parent);
+    free(ip);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1105,6 +1173,7 @@ int main(void)
         cmocka_unit_test(test_decode_ahead_keeps_definitions_in_order),
         cmocka_unit_test(test_follow_growing_file),
         cmocka_unit_test(test_head_reads_the_process_record),
+        cmocka_unit_test(test_stack_nodes_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,54 @@
+/*
+ * A trace's stack nodes (id -> parent id, instruction pointer), kept in
+ * about 5 bytes a node rather than 16: a job keeps every rank's nodes to
+ * name its sites after its replay, and they were most of what a rank kept.
+ *
+ * Two regularities of the tracer's trie make it small, each with a way out
+ * that costs only memory:
+ *  - a node is defined right after its parent, save where a stack branches
+ *    off (a bit a node says "my parent is the node before me"; the other
+ *    parents are listed apart, found by counting the bits before);
+ *  - the code of a process lies in few 4 GiB spans (an ip is its low 32 bits
+ *    and the index of its high 32 bits in a table of at most 256; a trace
+ *    with more spans has its ips kept whole from then on).
+ *
+ * Nodes are only appended (ids 1, 2, ...); a lookup costs a few loads.
+ */
+#ifndef VRAMTRACE_ANALYZER_TRACE_STACK_NODES_H
+#define VRAMTRACE_ANALYZER_TRACE_STACK_NODES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VT_STACK_NODE_SPANS 256
+
+struct vt_stack_nodes {
+    uint64_t n;              /* nodes: ids 1..n */
+    uint64_t cap;            /* room in the per-node arrays */
+    uint64_t *chained;       /* bit k: node k + 1's parent is node k */
+    uint32_t *apart_before;  /* per 64 nodes: nodes before them with a parent apart */
+    uint32_t *apart;         /* those parents, in id order */
+    size_t napart, apart_cap;
+    uint32_t *ip_low;        /* NULL once wide */
+    uint8_t *ip_span;        /* index in spans[] of the ip's high 32 bits */
+    uint64_t *ip_wide;       /* every ip whole, once the spans ran out */
+    uint32_t spans[VT_STACK_NODE_SPANS];
+    unsigned nspans, last_span;
+};
+
+void vt_stack_nodes_init(struct vt_stack_nodes *t);
+void vt_stack_nodes_free(struct vt_stack_nodes *t);
+/* Room for at least cap nodes (the per-node arrays grown to it); false when
+ * out of memory, with the table as it was. */
+bool vt_stack_nodes_reserve(struct vt_stack_nodes *t, uint64_t cap);
+/* Appends node n + 1 (parent <= n, < 2^32; room reserved); false when out of
+ * memory, with the table as it was. */
+bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip);
+/* Node id's parent and ip; false if there is no such node. */
+bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *parent,
+                        uint64_t *ip);
+/* No more nodes will come: spare room goes (best effort). */
+void vt_stack_nodes_trim(struct vt_stack_nodes *t);
+
+#endif
