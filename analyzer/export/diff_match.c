@@ -27,16 +27,19 @@ static bool same_process(const struct diff_proc *x, const struct diff_proc *y)
  * (SIZE_MAX: none). One process on each side: those two, whatever their
  * names (the runs of two builds of one program); else by program and
  * rank (and place among those alike, by start), then by rank alone (a
- * job's script renamed). */
+ * job's script renamed). lone: no side has more than one (units are
+ * named by device alone). */
 static void pair_procs(const struct vt_diff_profile *b, const struct vt_diff_profile *a,
                        size_t *map, bool *taken, bool *lone)
 {
     size_t ib = 0, ia = 0;
     for (size_t i = 0; i < b->nprocs; i++)
         map[i] = SIZE_MAX;
-    *lone = procs_with_units(b, &ib) == 1 && procs_with_units(a, &ia) == 1;
+    size_t nb = procs_with_units(b, &ib), na = procs_with_units(a, &ia);
+    *lone = nb <= 1 && na <= 1;
     if (*lone) {
-        map[ib] = ia;
+        if (nb && na)
+            map[ib] = ia;
         return;
     }
     for (int pass = 0; pass < 2; pass++)
