@@ -1,13 +1,13 @@
 /*
  * `vramtrace diff BEFORE AFTER`: two runs compared (docs/user/REPORT.md,
  * "Exports and diff"). Each side is a trace, a directory (its traces and
- * snapshots) or a PyTorch memory snapshot, reduced to units - one per
- * device ledger (per process and device; a rank names its process, so that
- * runs with other pids still match) or per snapshot device - each with its
- * peak, its phases' peaks and the bytes per call site at the peak. A site
- * is known by its symbolized frames (stack ids and pids differ between
- * runs). Units are matched by name; per unit the peak's change, each
- * phase's, and each site's: new, grew, shrank or gone, biggest change first.
+ * snapshots) or a PyTorch memory snapshot, reduced to processes and units
+ * (diff_profile.h) - one per process and device ledger, or per snapshot
+ * device - each with its peak, its phases' peaks and the bytes per call
+ * site at the peak. Processes are paired by program and rank, units by
+ * process and device, call sites by their functions and files, whatever
+ * their lines (diff_match.h); per unit the peak's change, each phase's,
+ * and each site's: new, grew, shrank or gone, biggest change first.
  */
 #ifndef VRAMTRACE_EXPORT_DIFF_H
 #define VRAMTRACE_EXPORT_DIFF_H
@@ -29,7 +29,8 @@ struct vt_diff_options {
     bool has_device;
     int64_t device;
     bool json;
-    /* --fail-above: the exit status is 1 when a unit's peak grew more */
+    /* --fail-above: the exit status is 1 when any peak shown (a unit's, a
+     * phase's) grew more */
     bool has_limit;
     bool limit_is_percent;
     double limit_percent;

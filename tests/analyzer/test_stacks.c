@@ -332,6 +332,19 @@ static void test_fit_parting(void **state)
     assert_string_equal(got, PREFIX "tensor <- helper (a.c:5) <- ... 1 more" TAG "\n"
                              PREFIX "tensor <- helper (b.c:5) <- ... 1 more" TAG "\n");
     free(got);
+    /* Rows with other figures before their stacks (diff's gone and new
+     * rows) name two sites alike all the same: they part too, here where
+     * the first frame's line was all that told them apart (a line moved). */
+    static const struct frame_in moved[] = {{"device_alloc", "/src/train_eval_phases.c", 61, false},
+                                            {"grow_kv_cache", "/src/train_eval_phases.c", 176, false},
+                                            {"eval_generate", "/src/train_eval_phases.c", 188, false},
+                                            {"main", "/src/train_eval_phases.c", 227, false}};
+    struct line_in rows[] = {{"  -6.00 GiB  gone  ", demo, 4, 0, TAG, NULL},
+                             {"  +6.00 GiB  new   ", moved, 4, 0, TAG, NULL}};
+    got = fitted(60, rows, 2, true);
+    assert_string_equal(got, "  -6.00 GiB  gone  device_alloc:60 <- ... 3 more" TAG "\n"
+                             "  +6.00 GiB  new   device_alloc:61 <- ... 3 more" TAG "\n");
+    free(got);
     /* Stacks that fit whole are not touched. */
     got = fitted(0, lines, 2, true);
     assert_string_equal(got, PREFIX "tensor (ds.c:47) <- from_pretrained (ds.c:63) <- main (ds.c:104)" TAG

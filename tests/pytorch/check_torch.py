@@ -525,9 +525,12 @@ def case_eval_switch(c):
 
 def case_diff(c):
     """`vramtrace diff` of a run that fits (2 eval batches) against the one
-    that dies of the fragmented OOM: the new failed request carries the
-    one verdict - the allocator's fragmented, as `report --json` says it,
-    not the trace's exhausted - and its size is the ledger's."""
+    that dies of the fragmented OOM, directory against directory: the OOM
+    snapshot beside the failing run's trace belongs to its process (one
+    unit each side, paired, both ways round, with the ledgers' peaks); the
+    new failed request carries the one verdict - the allocator's
+    fragmented, as `report --json` says it, not the trace's exhausted - and
+    its size is the ledger's."""
     c.options = []
     runs = {}
     for name, batches in (("before", "2"), ("after", "8")):
@@ -544,9 +547,11 @@ def case_diff(c):
     verdicts = [o["verdict"] for p in rep.get("processes", []) for d in p.get("devices", [])
                 for o in d.get("ooms", []) if not o.get("retry_of_previous")]
     c.equal("the report's verdict of the failed request", verdicts, ["fragmented"])
-    # the traces themselves: the directory of the failing run also holds its
-    # OOM snapshot, which diff would compare as a run of its own
-    sides = [glob.glob(os.path.join(runs[k][0], "*.vtrace"))[0] for k in ("before", "after")]
+    # the directories: the failing run's also holds its OOM snapshot, which
+    # belongs to the trace's process (one unit, paired with the good run's)
+    sides = [runs[k][0] for k in ("before", "after")]
+    if len(glob.glob(os.path.join(sides[1], "*.oom0.pickle"))) != 1:
+        c.fail("the failing run left no OOM snapshot: %r" % os.listdir(sides[1]))
     r = subprocess.run([c.vramtrace, "diff", "--json"] + sides,
                        capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
@@ -561,6 +566,23 @@ def case_diff(c):
     want = "failed requests: none -> 1 (fragmented %s)" % format_bytes(want_size or 0)
     if want not in text:
         c.fail("diff does not say %r:\n%s" % (want, text))
+    # the failed run first, under --fail-above: one process on each side,
+    # paired, with the ledgers' peaks (the good run's is the lower)
+    peaks = [ledger_peak(c, os.path.join(c.tmp, "ledger-%s.txt" % k)) for k in ("after", "before")]
+    r = subprocess.run([c.vramtrace, "diff", "--json", "--fail-above", "5%"] + sides[::-1],
+                       capture_output=True, text=True, timeout=60)
+    units = json.loads(r.stdout).get("units", []) if r.stdout else []
+    c.equal("diff FAILED GOOD: units (name, peaks, failures before, after)",
+            [(u.get("name"), u.get("before_peak_bytes"), u.get("after_peak_bytes"),
+              len(u.get("failures_before") or []), len(u.get("failures_after") or []))
+             for u in units],
+            [("device 0", peaks[0], peaks[1], 1, 0)])
+    c.equal("diff FAILED GOOD --fail-above 5%: exit status", r.returncode,
+            1 if peaks[1] > peaks[0] * 1.05 else 0)
+    text = subprocess.run([c.vramtrace, "diff"] + sides[::-1],
+                          capture_output=True, text=True, timeout=60).stdout
+    if "absent" in text or "input 2" in text:
+        c.fail("diff FAILED GOOD: a side absent:\n%s" % text)
 
 
 def case_slow_leak(c):

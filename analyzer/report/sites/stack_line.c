@@ -168,7 +168,7 @@ static bool same_frame(const struct frame_span *a, const struct frame_span *b)
            !memcmp(a->loc[FULL].s, b->loc[FULL].s, a->loc[FULL].len);
 }
 
-/* A line whose fitted form reads as another's, for a different stack:
+/* A line whose fitted stack reads as another's, for a different stack:
  * its first frames, then the frame d where the stacks part (in the form
  * parting: with its file where the short form reads alike), so that the
  * two lines tell the sites apart ("tensor:47 <- create_fp32_partitions:70
@@ -181,9 +181,10 @@ static void put_parted_line(struct lines *l, const struct stack_line *sl, size_t
     size_t rest = sl->n - d - 1 + sl->hidden;
     size_t fixed = sl->prefix.cols + sl->tag.cols + sl->suffix.cols + 4 + fr[d].name.cols +
                    fr[d].loc[parting].cols + more_columns(rest);
-    /* The first frames in the table's form, else the first by name alone. */
+    /* The first frames in the table's form, else the first by name alone;
+     * none where the first is where the stacks part (its line moved). */
     size_t x = 0;
-    for (int pass = 0; pass < 2 && !x; pass++) {
+    for (int pass = 0; pass < 2 && !x && d; pass++) {
         size_t used = 0;
         for (size_t k = 0; k < d; k++) {
             used += (k ? 4 : 0) + fr[k].name.cols + fr[k].loc[form].cols;
@@ -204,7 +205,8 @@ static void put_parted_line(struct lines *l, const struct stack_line *sl, size_t
     }
     if (d > x)
         fprintf(l->to, " <- ... %zu more", d - x);
-    fputs(" <- ", l->to);
+    if (d)
+        fputs(" <- ", l->to);
     put_span(l, fr[d].name);
     put_span(l, fr[d].loc[parting]);
     if (rest)
@@ -222,7 +224,16 @@ struct block_line {
     size_t n;
     char *fitted;        /* as put_stack_line writes it */
     size_t fitted_len;
+    size_t stack_from, stack_len; /* its stack in fitted: what precedes and
+                                   * follows it (bytes, counts) is not the site */
 };
+
+/* Two lines' stacks fitted to the same text. */
+static bool fitted_alike(const struct block_line *a, const struct block_line *b)
+{
+    return a->stack_len == b->stack_len &&
+           !memcmp(a->fitted + a->stack_from, b->fitted + b->stack_from, a->stack_len);
+}
 
 /* Writes the line as put_stack_line would into *buf; false if out of memory. */
 static bool fitted_text(struct lines *l, const struct stack_line *sl, enum form form,
@@ -237,9 +248,10 @@ static bool fitted_text(struct lines *l, const struct stack_line *sl, enum form 
     return fclose(mem) == 0;
 }
 
-/* Where the stack of b first differs from that of another line fitted to
- * the same text (its twin); SIZE_MAX if none. *full: only the file tells
- * that frame from a twin's. */
+/* Where the stack of b first differs from that of another line whose
+ * stack is fitted to the same text (its twin: the figures before the
+ * stacks may differ, the rows still name two sites alike); SIZE_MAX if
+ * none. *full: only the file tells that frame from a twin's. */
 static size_t parting_frame(const struct block_line *lines, size_t count, size_t i,
                             enum form form, bool *full)
 {
@@ -247,8 +259,7 @@ static size_t parting_frame(const struct block_line *lines, size_t count, size_t
     size_t d = SIZE_MAX;
     for (size_t j = 0; j < count; j++) {
         const struct block_line *o = &lines[j];
-        if (j == i || !o->stack || o->fitted_len != b->fitted_len ||
-            memcmp(o->fitted, b->fitted, b->fitted_len))
+        if (j == i || !o->stack || !fitted_alike(o, b))
             continue;
         size_t k = 0;
         while (k < b->n && k < o->n && same_frame(&b->frames[k], &o->frames[k]))
@@ -259,8 +270,8 @@ static size_t parting_frame(const struct block_line *lines, size_t count, size_t
     *full = false;
     for (size_t j = 0; d != SIZE_MAX && j < count; j++) {
         const struct block_line *o = &lines[j];
-        if (j == i || !o->stack || d >= o->n || o->fitted_len != b->fitted_len ||
-            memcmp(o->fitted, b->fitted, b->fitted_len) || same_frame(&o->frames[d], &b->frames[d]))
+        if (j == i || !o->stack || d >= o->n || !fitted_alike(o, b) ||
+            same_frame(&o->frames[d], &b->frames[d]))
             continue; /* not a twin that parts there */
         if (o->frames[d].name.len == b->frames[d].name.len &&
             o->frames[d].loc[form].len == b->frames[d].loc[form].len &&
@@ -304,6 +315,8 @@ static void flush_block(struct lines *l)
             memcpy(b->frames, l->frames, sl.n * sizeof *b->frames);
             b->n = sl.n;
             b->stack = true;
+            b->stack_from = sl.prefix.len;
+            b->stack_len = b->fitted_len - sl.prefix.len - sl.suffix.len;
         }
     }
     k = 0;
