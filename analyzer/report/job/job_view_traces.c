@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "divergence.h"
 #include "growth_rule.h"
 #include "job_view.h"
 #include "parts_split.h"
@@ -136,13 +137,19 @@ static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt
 /* PyTorch's allocator's growth a step (growth_rule.h) is its step phase's
  * growth in the job's views, summaries included: the one rule the
  * process's own report tells. */
+/* The capacity of the device the allocator was sampled on (0: unknown). */
+static uint64_t sampled_total(const struct vt_replay *rp, const struct vt_reader *r)
+{
+    const struct vt_device_info *dev =
+        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
+    return dev ? dev->total_bytes : 0;
+}
+
 static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp,
                              const struct vt_reader *r)
 {
     struct vt_growth_told g;
-    const struct vt_device_info *dev =
-        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
-    if (!vt_growth_told_of(rp, dev ? dev->total_bytes : 0, &g))
+    if (!vt_growth_told_of(rp, sampled_total(rp, r), &g))
         return;
     for (size_t k = 0; k < p->nphases; k++)
         if (!strcmp(p->phases[k].name, g.step_phase) &&
@@ -150,6 +157,22 @@ static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp
             p->phases[k].growth_per_opening = g.r.per_opening;
             p->phases[k].growth_from_opening = g.r.from_opening;
         }
+}
+
+struct site_source {
+    struct vt_report *rep;
+    size_t input;
+};
+
+static const char *site_name(void *ctx, uint64_t stack, char *buf, size_t n)
+{
+    struct site_source *s = ctx;
+    return vt_report_user_frame(s->rep, s->input, stack, buf, n);
+}
+
+static bool ledger_selected(void *ctx, const struct vt_ledger *l)
+{
+    return vt_report_ledger_selected(((struct site_source *)ctx)->rep, l);
 }
 
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
@@ -203,6 +226,9 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
             return false;
     }
     allocator_growth(p, rp, a->inputs[i].reader);
+    if (!vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
+                               ledger_selected, &(struct site_source){rep, i}, p))
+        return false;
     if (rep->opt->has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
         vt_job_view_drop_last_process(v);
