@@ -16,6 +16,7 @@
 struct entry {
     const char *name;
     size_t process, site, position; /* position: in the overview's order */
+    uint64_t peak;                  /* the process's device peak */
 };
 
 static int by_name(const void *a, const void *b)
@@ -57,9 +58,16 @@ static uint64_t median_of(uint64_t *v, size_t m, size_t ranks, uint64_t *scratch
 }
 
 /* One site's group: the ranks that depart from its median rank. */
-static bool judge(const struct vt_job_view *v, const struct entry *e, size_t m, size_t ranks,
-                  uint64_t floor, uint64_t *work, struct vt_divergences *out, size_t *cap)
+struct judged {
+    size_t ranks;
+    uint64_t floor, median_peak;
+};
+
+static bool judge(const struct vt_job_view *v, const struct entry *e, size_t m,
+                  const struct judged *j, uint64_t *work, struct vt_divergences *out, size_t *cap)
 {
+    size_t ranks = j->ranks;
+    uint64_t floor = j->floor;
     uint64_t *vals = work, *scratch = work + ranks;
     for (size_t k = 0; k < m; k++)
         vals[k] = v->processes[e[k].process].sites[e[k].site].peak_bytes;
@@ -71,7 +79,11 @@ static bool judge(const struct vt_job_view *v, const struct entry *e, size_t m, 
         const struct vt_jv_site *s = &v->processes[e[k].process].sites[e[k].site];
         uint64_t above = s->peak_bytes > median ? s->peak_bytes - median : 0;
         uint64_t faster = s->bytes_per_step > median_rate ? s->bytes_per_step - median_rate : 0;
-        bool by_bytes = above > median / 100 * VT_DIVERGENCE_PERCENT && above >= floor;
+        /* a rank above the median at a site whose own peak is not above
+         * the median rank's holds the site's bytes at another moment of
+         * its step, not more memory */
+        bool by_bytes = above > median / 100 * VT_DIVERGENCE_PERCENT && above >= floor &&
+                        e[k].peak >= j->median_peak + floor;
         bool by_growth = faster > median_rate / 100 * VT_DIVERGENCE_PERCENT && s->steps &&
                          faster >= (floor + s->steps - 1) / s->steps;
         if (!by_bytes && !by_growth)
@@ -106,19 +118,22 @@ bool vt_divergences_of(const struct vt_job_view *v, const struct vt_job_figures 
         const struct vt_jv_process *p = &v->processes[f->order[o]];
         if (!is_rank(p))
             continue;
-        vt_jv_process_peak(p, &peaks[r++]);
+        vt_jv_process_peak(p, &peaks[r]);
         for (size_t s = 0; s < p->nsites; s++)
-            e[n++] = (struct entry){p->sites[s].name, f->order[o], s, o};
+            e[n++] = (struct entry){p->sites[s].name, f->order[o], s, o, peaks[r]};
+        r++;
     }
+    struct judged j = {ranks, 0, 0};
     if (ok) {
         qsort(peaks, ranks, sizeof *peaks, cmp_u64);
-        out->floor_bytes = vt_jv_median(peaks, ranks) / 100 * VT_DIVERGENCE_FLOOR_PERCENT;
+        j.median_peak = vt_jv_median(peaks, ranks);
+        j.floor = out->floor_bytes = j.median_peak / 100 * VT_DIVERGENCE_FLOOR_PERCENT;
         qsort(e, n, sizeof *e, by_name);
     }
     for (size_t k = 0, end; ok && k < n; k = end) {
         for (end = k + 1; end < n && !strcmp(e[end].name, e[k].name); end++)
             ;
-        ok = judge(v, e + k, end - k, ranks, out->floor_bytes, work, out, &cap);
+        ok = judge(v, e + k, end - k, &j, work, out, &cap);
     }
     if (ok && out->n) {
         qsort(out->d, out->n, sizeof *out->d, by_rank_then_most);

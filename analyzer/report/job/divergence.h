@@ -4,7 +4,9 @@
  * growth a step, compared with the median rank's. A rank departs at a site
  * when its bytes there are more than VT_DIVERGENCE_PERCENT above the
  * median rank's and at least VT_DIVERGENCE_FLOOR_PERCENT of the median
- * device peak, or when it grows a step more than VT_DIVERGENCE_PERCENT
+ * device peak (F), its own device peak at least F above the median's (a
+ * rank that holds a site at another moment of its step holds no more for
+ * it), or when it grows a step more than VT_DIVERGENCE_PERCENT
  * faster than the median rank and what it grew so beyond it reaches that
  * floor: ranks whose sizes differ by a few percent (sequence lengths,
  * shards) depart nowhere.
