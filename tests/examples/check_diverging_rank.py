@@ -16,6 +16,8 @@ and the example's phase log, on one simulated GPU a rank.
 3. The traces of run 1 split over two "nodes": `report --summary` on each
    and `report` over both summaries say what the traces say (jobs[].divergence
    and the text's lines).
+`vramtrace top -b -n 1` over runs 1 and 2 marks the rows of the ranks that
+diverge ("*2"), and only those.
 """
 import json
 import os
@@ -127,6 +129,20 @@ if got:
     broken["jobs"][0]["divergence"][0].pop("site")
     run.equal("the schema refuses a divergence without its site", schema_errors(broken) != [], True)
 
+
+
+def top_marks(r):
+    """`vramtrace top -b -n 1` over the finished job's traces: the ranks
+    whose rows carry the mark of a rank that diverges (\"*2\")."""
+    t = subprocess.run([r.vramtrace, "top", "-b", "-n", "1", r.traces], env=r.env,
+                       capture_output=True, text=True, timeout=60)
+    r.equal("top exit status (%s)" % t.stderr.strip(), t.returncode, 0)
+    rows = t.stdout.split(" RANK LOCAL", 1)[-1].split("\n")[1:]
+    return sorted(int(l.split()[0][1:]) for l in rows if l.split() and l.split()[0].startswith("*"))
+
+
+run.equal("top: the rows marked as diverging", top_marks(run), [w["rank"] for w in want])
+
 # ---- 3. the same from the summaries of two nodes ----
 nodes = os.path.join(run.tmp, "nodes")
 summaries = []
@@ -173,6 +189,7 @@ steady.equal("bytes kept across steps (the ledger)", sum(sum(k[0]) for k in kept
 sjobs = steady.report.get("jobs", [])
 steady.equal("steady jobs[0].divergence", sjobs[0].get("divergence") if sjobs else None, [])
 steady.equal("lines that say a rank diverges", steady.text.count(" diverges: "), 0)
+steady.equal("top: the rows marked as diverging", top_marks(steady), [])
 
 steady.failures = run.failures + steady.failures
 steady.finish()

@@ -154,24 +154,21 @@ void vt_divergences_free(struct vt_divergences *d)
     memset(d, 0, sizeof *d);
 }
 
-/* "rank 5 (pid 4242) diverges: +24.00 MiB a step from step 40 at
- * cache_batch (data.py:17), 960.00 MiB above the median rank at its peak" */
-static void line(const struct vt_job_view *v, const struct vt_divergence *d, FILE *out)
+const char *vt_divergence_say(const struct vt_job_view *v, const struct vt_divergence *d,
+                              char *buf, size_t n)
 {
     const struct vt_jv_process *p = &v->processes[d->process];
     char b1[32], b2[32];
-    fprintf(out, "    rank %ld (pid %" PRIu64 ") diverges: ", p->rank, p->pid);
     if (d->bytes_per_step)
-        fprintf(out, "+%s a step from step %" PRIu64 " at ",
-                vt_format_bytes(d->bytes_per_step, b1, sizeof b1), d->from_step);
+        snprintf(buf, n, "rank %ld (pid %" PRIu64 ") diverges: +%s a step from step %" PRIu64
+                         " at %s, %s above the median rank at its peak",
+                 p->rank, p->pid, vt_format_bytes(d->bytes_per_step, b1, sizeof b1), d->from_step,
+                 d->site, vt_format_bytes(d->bytes_above_median, b2, sizeof b2));
     else
-        fprintf(out, "+%s above the median rank at its peak, at ",
-                vt_format_bytes(d->bytes_above_median, b1, sizeof b1));
-    vt_terminal_put(out, d->site);
-    if (d->bytes_per_step)
-        fprintf(out, ", %s above the median rank at its peak",
-                vt_format_bytes(d->bytes_above_median, b2, sizeof b2));
-    fputc('\n', out);
+        snprintf(buf, n, "rank %ld (pid %" PRIu64 ") diverges: +%s above the median rank at its "
+                         "peak, at %s",
+                 p->rank, p->pid, vt_format_bytes(d->bytes_above_median, b1, sizeof b1), d->site);
+    return buf;
 }
 
 void vt_divergence_text(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
@@ -184,8 +181,12 @@ void vt_divergence_text(const struct vt_job_view *v, const struct vt_job_figures
                  "least %d%% of the median device peak: %s):\n",
             VT_DIVERGENCE_PERCENT, VT_DIVERGENCE_FLOOR_PERCENT,
             vt_format_bytes(d.floor_bytes, b, sizeof b));
-    for (size_t k = 0; k < d.n && k < VT_DIVERGENCE_SHOWN; k++)
-        line(v, &d.d[k], out);
+    char said[1024];
+    for (size_t k = 0; k < d.n && k < VT_DIVERGENCE_SHOWN; k++) {
+        fputs("    ", out);
+        vt_terminal_put(out, vt_divergence_say(v, &d.d[k], said, sizeof said));
+        fputc('\n', out);
+    }
     if (d.n > VT_DIVERGENCE_SHOWN)
         fprintf(out, "    ... and %zu more\n", d.n - VT_DIVERGENCE_SHOWN);
     vt_divergences_free(&d);

@@ -35,6 +35,12 @@
  * its device peak (permille), and those that grow. Half the floor, so a
  * site left out of one rank's view is far below what a departure needs. */
 #define VT_JV_SITE_KEEP_PERMILLE 10
+/* Stacks named (symbolized) to find them: those holding at least this
+ * share of their ledger's peak (permille), so a job of a thousand ranks
+ * names a few stacks of each, not every one. A site's bytes are those of
+ * its stacks so named: stacks under it left out can sum to a departure
+ * only where many of one site sit just under it together. */
+#define VT_JV_SITE_NAME_PERMILLE 5
 /* A few ranks more than the median rank, each named in the text. */
 #define VT_DIVERGENCE_SHOWN 8
 
@@ -76,6 +82,12 @@ struct vt_divergences {
 bool vt_divergences_of(const struct vt_job_view *v, const struct vt_job_figures *f,
                        struct vt_divergences *out);
 void vt_divergences_free(struct vt_divergences *d);
+/* "rank 5 (pid 4242) diverges: +24.00 MiB a step from step 40 at
+ * cache_batch (data.py:17), 960.00 MiB above the median rank at its peak";
+ * "rank 0 (pid 41) diverges: +1.50 GiB above the median rank at its peak,
+ * at gather_outputs (train.py:60)". Returns buf. */
+const char *vt_divergence_say(const struct vt_job_view *v, const struct vt_divergence *d,
+                              char *buf, size_t n);
 /* The job overview's lines, and the job's "divergence" key. */
 void vt_divergence_text(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out);
 void vt_divergence_json(const struct vt_job_view *v, const struct vt_job_figures *f,

@@ -96,7 +96,7 @@ bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
         const struct vt_peak_snapshot *s = &l->peak;
         uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap;
         for (uint32_t i = 0; i < n; i++) {
-            if (!s->bytes[i])
+            if (!s->bytes[i] || s->bytes[i] * 1000 < s->peak_bytes * VT_JV_SITE_NAME_PERMILLE)
                 continue;
             struct named *x = add(&c, l->sites.sites[i].stack);
             if (x)

@@ -226,8 +226,16 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
             return false;
     }
     allocator_growth(p, rp, a->inputs[i].reader);
-    if (!vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
-                               ledger_selected, &(struct site_source){rep, i}, p))
+    /* a symbolizer made only to name these sites goes at once: a job of a
+     * thousand ranks keeps none for each */
+    bool had_symbols = rep->sym && rep->sym[i];
+    bool named = vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
+                                       ledger_selected, &(struct site_source){rep, i}, p);
+    if (rep->sym && !had_symbols) {
+        vt_symbolizer_free(rep->sym[i]);
+        rep->sym[i] = NULL;
+    }
+    if (!named)
         return false;
     if (rep->opt->has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
