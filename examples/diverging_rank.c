@@ -1,5 +1,5 @@
 /*
- * Example 6: the rank that diverged. A data-parallel job of NPROC ranks
+ * Example 7: the rank that diverged. A data-parallel job of NPROC ranks
  * (default 4), one simulated GPU each, that trains STEPS steps (default
  * 12). Every rank holds the same model state and, in each step, the same
  * activations, freed at the step's end - give or take 2%: each rank's

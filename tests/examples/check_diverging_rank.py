@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Example 6 (examples/diverging_rank.c): the job's divergence
+"""Example 7 (examples/diverging_rank.c): the job's divergence
 (docs/user/REPORT.md, "Divergence") against the simulated driver's ledger
 and the example's phase log, on one simulated GPU a rank.
 
