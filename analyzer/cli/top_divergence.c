@@ -75,7 +75,7 @@ static bool refresh(struct top_divergence *d, struct top_div_process *c)
     const struct vt_alloc_samples *s = p->replay.samples;
     const struct vt_device_info *dev =
         s && s->device >= 0 ? vt_reader_device(p->reader, (uint64_t)s->device) : NULL;
-    if (!vt_jv_sites_of_replay(&p->replay, dev ? dev->total_bytes : 0, site_name, NULL, c,
+    if (!vt_jv_sites_of_replay(&p->replay, dev ? dev->total_bytes : 0, site_name, c,
                                &c->sites))
         return false;
     c->records = p->records;

@@ -166,6 +166,21 @@ from_summaries = json.loads(r.stdout).get("jobs", [{}]) if r.returncode == 0 els
 run.equal("jobs[0].divergence from the summaries", from_summaries[0].get("divergence"), got)
 text = subprocess.run([run.vramtrace, "report"] + summaries, env=run.env,
                       capture_output=True, text=True, timeout=60).stdout
+# a summary that names each site of a rank twice (written by hand, or
+# broken): each counts once, nothing crashes
+doubled = os.path.join(nodes, "doubled.summary.json")
+if summaries and os.path.exists(summaries[-1]):
+    doc = json.load(open(summaries[-1]))
+    for p in doc["jobs"][0]["processes"]:
+        p["sites"] = p.get("sites", []) * 2
+    json.dump(doc, open(doubled, "w"))
+    r = subprocess.run([run.vramtrace, "report", "--json", summaries[0], doubled], env=run.env,
+                       capture_output=True, text=True, timeout=60)
+    run.equal("report over a summary naming sites twice: exit status (%s)" % r.stderr.strip()[-200:],
+              r.returncode, 0)
+    run.equal("jobs[0].divergence from a summary naming sites twice",
+              json.loads(r.stdout).get("jobs", [{}])[0].get("divergence") if r.returncode == 0 else None,
+              got)
 
 
 def divergence_lines(t):

@@ -129,6 +129,12 @@ bool vt_divergences_of(const struct vt_job_view *v, const struct vt_job_figures 
         j.median_peak = vt_jv_median(peaks, ranks);
         j.floor = out->floor_bytes = j.median_peak / 100 * VT_DIVERGENCE_FLOOR_PERCENT;
         qsort(e, n, sizeof *e, by_name);
+        /* a site once a rank: a summary may name one twice (the first counts) */
+        size_t kept = 0;
+        for (size_t k = 0; k < n; k++)
+            if (!kept || e[k].process != e[kept - 1].process || strcmp(e[k].name, e[kept - 1].name))
+                e[kept++] = e[k];
+        n = kept;
     }
     for (size_t k = 0, end; ok && k < n; k = end) {
         for (end = k + 1; end < n && !strcmp(e[end].name, e[k].name); end++)

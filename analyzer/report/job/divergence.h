@@ -48,17 +48,14 @@
 
 /* The name of a stack, as every view names its site; NULL if none. */
 typedef const char *(*vt_jv_site_namer)(void *ctx, uint64_t stack, char *buf, size_t n);
-/* Which ledgers count (the report's --device); NULL: every device ledger. */
-typedef bool (*vt_jv_ledger_filter)(void *ctx, const struct vt_ledger *l);
-
 /* The sites of one replayed process into p->sites (sorted by name):
- * bytes summed by name over its device ledgers at their peaks, growth
- * per step from its growing phases and its allocator's samples;
+ * bytes summed by name over its device ledgers at their peaks (all of
+ * them, whatever --device shows: a summary holds them so), growth per
+ * step from its growing phases and its allocator's samples;
  * device_total: the capacity of the device the allocator was sampled on
  * (0: unknown). False if memory ran out. */
 bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
-                           vt_jv_site_namer name, vt_jv_ledger_filter keep, void *ctx,
-                           struct vt_jv_process *p);
+                           vt_jv_site_namer name, void *ctx, struct vt_jv_process *p);
 /* A process's "sites" key of a summary. */
 void vt_jv_sites_json(struct vt_json *j, const struct vt_jv_process *p);
 

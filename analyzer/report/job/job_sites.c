@@ -82,14 +82,13 @@ static bool better_growth(const struct named *x, const struct named *than)
 }
 
 bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
-                           vt_jv_site_namer name, vt_jv_ledger_filter keep, void *ctx,
-                           struct vt_jv_process *p)
+                           vt_jv_site_namer name, void *ctx, struct vt_jv_process *p)
 {
     struct collect c = {.name = name, .ctx = ctx};
     uint64_t peak = 0;
     for (size_t k = 0; k < rp->nledgers; k++) {
         const struct vt_ledger *l = &rp->ledgers[k];
-        if (l->category != VT_CAT_DEVICE || (keep && !keep(ctx, l)))
+        if (l->category != VT_CAT_DEVICE)
             continue;
         if (l->peak.peak_bytes > peak)
             peak = l->peak.peak_bytes;
@@ -111,7 +110,7 @@ bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
             add_growth(&c, told.sites[s].stack, told.sites[s].bytes, &told.r);
     } else {
         for (size_t k = 0; k < rp->nledgers; k++)
-            if (rp->ledgers[k].category == VT_CAT_DEVICE && (!keep || keep(ctx, &rp->ledgers[k])))
+            if (rp->ledgers[k].category == VT_CAT_DEVICE)
                 phase_growth(&c, &rp->ledgers[k]);
     }
     if (c.n)

@@ -170,11 +170,6 @@ static const char *site_name(void *ctx, uint64_t stack, char *buf, size_t n)
     return vt_report_user_frame(s->rep, s->input, stack, buf, n);
 }
 
-static bool ledger_selected(void *ctx, const struct vt_ledger *l)
-{
-    return vt_report_ledger_selected(((struct site_source *)ctx)->rep, l);
-}
-
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
                         struct vt_job_timelines *timelines)
 {
@@ -230,7 +225,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
      * thousand ranks keeps none for each */
     bool had_symbols = rep->sym && rep->sym[i];
     bool named = vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
-                                       ledger_selected, &(struct site_source){rep, i}, p);
+                                       &(struct site_source){rep, i}, p);
     if (rep->sym && !had_symbols) {
         vt_symbolizer_free(rep->sym[i]);
         rep->sym[i] = NULL;
