@@ -87,6 +87,12 @@ bool top_divergence_update(struct top_divergence *d, const struct vt_live_view *
     vt_divergences_free(&d->found);
     free(d->view.processes);
     memset(&d->view, 0, sizeof d->view);
+    d->updated = true;
+    size_t ranks = 0;
+    for (size_t i = 0; i < v->nprocesses; i++)
+        ranks += v->processes[i]->rank >= 0 && v->processes[i]->has_peak;
+    if (ranks < 3)
+        return true; /* the rule needs three: nothing to name */
     d->view.processes = calloc(v->nprocesses + 1, sizeof *d->view.processes);
     if (!d->view.processes)
         return false;

@@ -4,7 +4,11 @@
  * sites named as the report names them, and the rule applied to them; the
  * rows of the ranks that diverge are marked. A process's sites are made
  * again only when it read records since (an exited process: once), each
- * with a symbolizer of its own, kept from frame to frame.
+ * with a symbolizer of its own, kept from frame to frame. Naming costs
+ * (a new process's binaries are opened), so the frames show the marks of
+ * the view as the previous frame read it: the update runs after a frame is
+ * out (top_batch.c, top_screen.c), before the first one, and only for a
+ * view of three ranks or more.
  */
 #ifndef VRAMTRACE_CLI_TOP_DIVERGENCE_H
 #define VRAMTRACE_CLI_TOP_DIVERGENCE_H
@@ -24,6 +28,7 @@ struct top_divergence {
     size_t ncache, cache_cap;
     struct vt_job_view view;        /* the view's processes, borrowing the cache's sites */
     struct vt_divergences found;    /* process: an index in the live view's processes */
+    bool updated;                   /* at least once */
 };
 
 /* The divergence of the view's processes now; false if memory ran out

@@ -464,7 +464,7 @@ bool top_frame_build(const struct vt_live_view *v, const struct top_frame_option
                      uint64_t now_ns, time_t now, size_t *order, struct top_lines *out)
 {
     top_lines_clear(out);
-    if (o->divergence)
+    if (o->divergence && !o->divergence->updated)
         top_divergence_update(o->divergence, v); /* out of memory: no marks */
     if (!add_header(v, o, now, out) ||
         !add(out, TOP_LINE_COLUMNS, -1, o->width, ROW_FORMAT, "RANK", "LOCAL", "HOST", "GPU",

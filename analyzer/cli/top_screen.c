@@ -226,6 +226,8 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
             draw(v, o, &s, &lines, frame_ns);
         if (o->frames && frame + 1 == o->frames)
             break;
+        if (o->frame.divergence) /* the next frame's marks, off this frame's clock */
+            top_divergence_update(o->frame.divergence, v);
         /* Keys until the next refresh is due. */
         uint64_t due = now_ns + o->frame.delay_ns;
         for (uint64_t t = top_now_ns(); !quit && t < due; t = top_now_ns()) {
