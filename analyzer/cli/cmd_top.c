@@ -93,9 +93,11 @@ int vt_cmd_top(int argc, char **argv)
     struct vt_cli_symbols symbols;
     vt_cli_symbols_init(&symbols);
     struct top_symbols opened_symbols = {.options = &symbols.sym};
+    struct top_divergence divergence = {.options = &symbols.sym};
     struct top_run_options o = {
         .frame = {.sort = VT_LIVE_SORT_NOW, .width = TOP_BATCH_WIDTH, .delay_ns = 1000000000u,
-                  .opened = -1, .sites = 10, .symbols = &opened_symbols},
+                  .opened = -1, .sites = 10, .symbols = &opened_symbols,
+                  .divergence = &divergence},
         .open_pid = -1,
     };
     bool batch = !isatty(STDOUT_FILENO), width_given = false;
@@ -168,6 +170,7 @@ int vt_cmd_top(int argc, char **argv)
         status = top_screen_run(&view, &o);
     }
     top_symbols_free(&opened_symbols);
+    top_divergence_free(&divergence);
     vt_live_view_free(&view);
     return status;
 }

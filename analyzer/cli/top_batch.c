@@ -69,6 +69,8 @@ int top_batch_run(struct vt_live_view *v, struct top_run_options *o)
         putchar('\n');
         if (fflush(stdout) != 0 && errno == EPIPE)
             break;
+        if (o->frame.divergence) /* the next frame's marks, off this frame's clock */
+            top_divergence_update(o->frame.divergence, v);
     }
     top_lines_clear(&lines);
     free(lines.lines);

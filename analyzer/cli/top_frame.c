@@ -178,15 +178,25 @@ static const char *failures_text(const struct vt_live_process *p, char *buf, siz
 
 #define ROW_FORMAT "%5s %5s %-12.12s %-5.5s %8s %c %10s %10s %8s %s %-14.14s %11s %-22.22s %s"
 
+/* The rank, with the mark of a rank that diverges: "*2". */
+static const char *rank_text(const struct vt_live_process *p, long index,
+                             const struct top_frame_options *o, char *buf, size_t n)
+{
+    char r[24];
+    vt_format_rank(p->rank, r, sizeof r);
+    snprintf(buf, n, "%s%s", top_divergence_marked(o->divergence, (size_t)index) ? "*" : "", r);
+    return buf;
+}
+
 static bool add_row(struct top_lines *out, const struct vt_live_process *p, long index,
                     const struct top_frame_options *o, uint64_t now_ns)
 {
-    char r[24], lr[24], dev[64], pid[24], now[32], peak[32], at[32], spark[4 * SPARK_COLUMNS + 1],
+    char r[32], lr[24], dev[64], pid[24], now[32], peak[32], at[32], spark[4 * SPARK_COLUMNS + 1],
         growth[40], fails[64];
     snprintf(pid, sizeof pid, "%" PRIu64, p->info->pid);
     sparkline(p, now_ns, o->utf8, spark, sizeof spark);
     return add(out, p->exited ? TOP_LINE_EXITED : TOP_LINE_ROW, index, o->width, ROW_FORMAT,
-               vt_format_rank(p->rank, r, sizeof r), vt_format_rank(p->local_rank, lr, sizeof lr),
+               rank_text(p, index, o, r, sizeof r), vt_format_rank(p->local_rank, lr, sizeof lr),
                p->info->hostname ? p->info->hostname : "-", devices_text(p, dev, sizeof dev), pid,
                p->broken ? 'B' : p->exited ? 'X' : 'R',
                vt_format_bytes(p->exited ? 0 : p->device_bytes, now, sizeof now),
@@ -379,6 +389,9 @@ static bool add_allocator_growth(const struct vt_live_process *p, const struct v
 static bool add_detail(const struct vt_live_view *v, const struct vt_live_process *p,
                        const struct top_frame_options *o, uint64_t now_ns, struct top_lines *out)
 {
+    size_t index = 0;
+    while (index < v->nprocesses && v->processes[index] != p)
+        index++;
     char age[96];
     age_text(v, p, now_ns, age, sizeof age);
     char r[24], lr[24], b1[32], b2[32], at[16];
@@ -408,6 +421,9 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
         ok = add(out, TOP_LINE_DETAIL, -1, w, "  growth across openings: %s",
                  g.repeated ? "none (each repeated phase ends where it ended before)"
                             : "no phase has closed 4 times yet");
+    char said[1024];
+    for (size_t k = 0; ok && top_divergence_say(o->divergence, index, k, said, sizeof said); k++)
+        ok = add(out, TOP_LINE_DETAIL, -1, w, "  %s", said);
     for (size_t k = 0; ok && k < p->replay.nledgers; k++) {
         const struct vt_ledger *l = &p->replay.ledgers[k];
         if (l->category != VT_CAT_DEVICE || p->exited)
@@ -448,6 +464,8 @@ bool top_frame_build(const struct vt_live_view *v, const struct top_frame_option
                      uint64_t now_ns, time_t now, size_t *order, struct top_lines *out)
 {
     top_lines_clear(out);
+    if (o->divergence && !o->divergence->updated)
+        top_divergence_update(o->divergence, v); /* out of memory: no marks */
     if (!add_header(v, o, now, out) ||
         !add(out, TOP_LINE_COLUMNS, -1, o->width, ROW_FORMAT, "RANK", "LOCAL", "HOST", "GPU",
              "PID", 'S', "NOW", "PEAK", "PEAK AT", "LAST MINUTE         ", "PHASE",

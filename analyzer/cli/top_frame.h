@@ -15,6 +15,7 @@
 
 #include "live_view.h"
 #include "symbolize.h"
+#include "top_divergence.h"
 
 enum top_line_kind {
     TOP_LINE_TITLE,
@@ -53,6 +54,7 @@ struct top_frame_options {
     long opened;           /* a process index to detail, -1: none */
     size_t sites;          /* call sites listed for it */
     struct top_symbols *symbols;
+    struct top_divergence *divergence; /* the rows' marks (NULL: none) */
 };
 
 /* The frame of the view at now_ns (monotonic) / now (wall clock); order

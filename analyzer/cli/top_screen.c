@@ -36,7 +36,8 @@ static const char *const help_text[] = {
     "  Esc        close it",
     "  ?          this help (any key returns)",
     "",
-    "Columns: RANK, LOCAL (local rank), HOST, GPU (device ordinals), PID, S (R running,",
+    "Columns: RANK (*: the rank diverges from the median rank at a call site, as the",
+    "report's job says; open it for where), LOCAL (local rank), HOST, GPU (device ordinals), PID, S (R running,",
     "X exited, B trace broken), NOW (device bytes live), PEAK and PEAK AT, LAST MINUTE",
     "(device bytes, 3 s a character), PHASE (innermost open), GROWTH/STEP (the report's",
     "growth across openings: a phase whose bytes at its closings rose 3 times in a row",
@@ -225,6 +226,8 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
             draw(v, o, &s, &lines, frame_ns);
         if (o->frames && frame + 1 == o->frames)
             break;
+        if (o->frame.divergence) /* the next frame's marks, off this frame's clock */
+            top_divergence_update(o->frame.divergence, v);
         /* Keys until the next refresh is due. */
         uint64_t due = now_ns + o->frame.delay_ns;
         for (uint64_t t = top_now_ns(); !quit && t < due; t = top_now_ns()) {

@@ -876,6 +876,13 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
     if (!ftip.startsWith("rank 2, ") || !ftip.includes("\nfirst failure: rank 2, pid "))
       fail(`${where}: the first failure's cell says ${JSON.stringify(ftip)}`);
   }
+  // the ranks that diverge (docs/user/REPORT.md, "Divergence"), each as jobs[].divergence says it
+  const divs = await tab.$$eval(sec + " .vt-job-divergence", (es) => es.map((e) => [e.getAttribute("data-rank"),
+    e.getAttribute("data-site"), e.getAttribute("data-bytes-above-median"), e.getAttribute("data-bytes-per-step")].join(" ")));
+  check(`${where} divergence lines`, divs.join(","), (ej.divergence || []).map((d) =>
+    [d.rank, d.site, d.bytes_above_median, d.bytes_per_step].join(" ")).join(","));
+  if (scenario.startsWith("job_") && !(ej.divergence || []).some((d) => d.rank === 3))
+    fail(`${where}: scenario broken: rank 3 (4 times rank 0's sizes) does not diverge`);
   const spread = await tab.evaluate((sec) => { const e = document.querySelector(sec + " .vt-job-spread"); return e && +e.getAttribute("data-largest-bytes"); }, sec);
   if (holders > 1) check(`${where} device peak spread's largest`, spread, ej.device_peaks.largest_bytes);
   // a rank on another rank's GPU: one line each, as jobs[].foreign says

@@ -125,7 +125,9 @@ GPU = re.compile(r"^GPU (\d+) (\S+) GPU-[0-9a-f]{8}: (\d+(?:\.\d\d)? [KMGT]?i?B)
 COLUMNS = (" RANK LOCAL HOST         GPU        PID S        NOW       PEAK  PEAK AT "
            "LAST MINUTE          PHASE          GROWTH/STEP FAILURES               COMMAND")
 BYTES = r"\d+(?:\.\d\d)? [KMGT]?i?B"
-ROW = re.compile(r"^ {0,4}(\d+) +(\d+|-) (.{12}) (.{5}) {0,8}(\d+) ([RXB]) +(" + BYTES + r") +("
+# a rank's row may carry the mark of a rank that diverges ("*2"; rank 2
+# leaks 48 MiB a step, the median rank 32): the examples' check_diverging_rank tests it
+ROW = re.compile(r"^ {0,4}\*?(\d+) +(\d+|-) (.{12}) (.{5}) {0,8}(\d+) ([RXB]) +(" + BYTES + r") +("
                  + BYTES + r") (\d\d:\d\d:\d\d|       -) (.{20}) (.{14}) +(-|none|\+" + BYTES + r") (\d+)(?: (\w+))? +"
                  r"(live_worker)$")
 parsed = []  # (t, {rank: row dict}, gpu lines, failure line)

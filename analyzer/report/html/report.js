@@ -1137,6 +1137,18 @@
     });
     if (foreign.length)
       facts.appendChild(el("div", { cls: "vt-job-foreign-next", text: "next step: " + foreign[0].next_step }));
+    /* the ranks that depart from the median rank at a call site, as the text says them */
+    var div = doc.divergence || [];
+    if (div.length)
+      facts.appendChild(el("div", { text: "diverging from the median rank at a call site (more than 10% above it, and at least 2% of the median device peak):" }));
+    div.forEach(function (d) {
+      var above = fmtBytes(d.bytes_above_median) + " above the median rank at its peak";
+      facts.appendChild(el("div", { cls: "vt-job-divergence", "data-rank": String(d.rank), "data-site": d.site,
+        "data-bytes-above-median": String(d.bytes_above_median), "data-bytes-per-step": String(d.bytes_per_step),
+        text: "  rank " + d.rank + " (pid " + d.pid + ") diverges: " + (d.bytes_per_step ?
+          "+" + fmtBytes(d.bytes_per_step) + " a step from step " + d.from_step + " at " + d.site + ", " + above :
+          "+" + above + ", at " + d.site) }));
+    });
     sec.appendChild(facts);
     sec.appendChild(heatmap(job, marks));
     sec.appendChild(jobTable(job, rows, procIndex));

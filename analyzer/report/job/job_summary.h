@@ -14,6 +14,8 @@
  *                                          "capacity_bytes", "peak_bytes",
  *                                          "failed_requests"}],
  *                             "phases": [{"name", "peak_bytes"}],
+ *                             "sites": [{"name", "peak_bytes", "bytes_per_step",
+ *                                        "from_step", "steps"}],
  *                             "timeline": {"first_column",
  *                                          "max_bytes": [...]}}],
  *              "failures": [{"process", "device", "gpu_uuid", "time_ns",

@@ -232,6 +232,37 @@ static bool read_timeline(struct reader *r, const char *where, json_t *o, struct
     return true;
 }
 
+/* "sites" (divergence.h): absent in a summary older than divergence. */
+static bool read_sites(struct reader *r, const char *where, json_t *o, struct vt_jv_process *p)
+{
+    json_t *sites = json_object_get(o, "sites");
+    if (!sites)
+        return true;
+    if (!(sites = get_array(r, where, o, "sites")))
+        return false;
+    p->sites = calloc(json_array_size(sites) + 1, sizeof *p->sites);
+    if (!p->sites)
+        return out_of_memory(r, where);
+    char at[160];
+    for (size_t k = 0; k < json_array_size(sites); k++) {
+        snprintf(at, sizeof at, "%s.sites[%zu]", where, k);
+        json_t *s = json_array_get(sites, k);
+        struct vt_jv_site *x = &p->sites[p->nsites];
+        if (!want_object(r, at, s) || !get_string(r, at, s, "name", &x->name) ||
+            !get_uint(r, at, s, "peak_bytes", &x->peak_bytes) ||
+            !get_uint(r, at, s, "bytes_per_step", &x->bytes_per_step) ||
+            !get_uint(r, at, s, "from_step", &x->from_step) ||
+            !get_uint(r, at, s, "steps", &x->steps)) {
+            free(x->name);
+            return false;
+        }
+        if (!x->name)
+            return fail(r, at, "\"name\" wants a string");
+        p->nsites++;
+    }
+    return true;
+}
+
 static bool read_process(struct reader *r, const char *where, json_t *o, struct vt_jv_process *p,
                          const struct vt_job_filter *filter, bool *selected)
 {
@@ -288,7 +319,7 @@ static bool read_process(struct reader *r, const char *where, json_t *o, struct 
             return fail(r, at, "\"name\" wants a string");
         p->nphases++;
     }
-    return true;
+    return read_sites(r, where, o, p);
 }
 
 static bool read_frames(struct reader *r, const char *where, json_t *o, struct vt_jv_failure *f)

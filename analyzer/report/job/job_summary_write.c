@@ -1,6 +1,8 @@
 /* A summary document from job views; the format: job_summary.h. */
 #include "job_summary.h"
 
+#include "divergence.h"
+
 #include "report.h"
 
 static void gpu_json(struct vt_json *j, const struct vt_jv_gpu_id *g)
@@ -62,6 +64,7 @@ static void process_json(struct vt_json *j, const struct vt_jv_process *p)
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    vt_jv_sites_json(j, p);
     vt_json_key(j, "timeline");
     if (p->timeline.n) {
         vt_json_begin_object(j);

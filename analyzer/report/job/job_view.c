@@ -28,6 +28,9 @@ static void free_process(struct vt_jv_process *p)
         free(p->phases[k].name);
     free(p->phases);
     free(p->timeline.max_bytes);
+    for (size_t k = 0; k < p->nsites; k++)
+        free(p->sites[k].name);
+    free(p->sites);
 }
 
 static void free_failure(struct vt_jv_failure *f)
@@ -227,9 +230,8 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* The median of n sorted values, the mean of the middle two rounded down
- * without overflow when n is even. */
-static uint64_t median(const uint64_t *v, size_t n)
+/* Without overflow when n is even. */
+uint64_t vt_jv_median(const uint64_t *v, size_t n)
 {
     if (n % 2)
         return v[n / 2];
@@ -341,7 +343,7 @@ static bool phase_figures(const struct vt_job_view *v, struct vt_job_figures *f,
             }
         }
         qsort(values, ph->processes, sizeof *values, cmp_u64);
-        ph->median = ph->processes ? median(values, ph->processes) : 0;
+        ph->median = ph->processes ? vt_jv_median(values, ph->processes) : 0;
     }
     return true;
 }
@@ -419,7 +421,7 @@ bool vt_job_figures_of(const struct vt_job_view *v, struct vt_job_figures *f)
     }
     if (ok && f->holders) {
         qsort(values, f->holders, sizeof *values, cmp_u64);
-        f->median = median(values, f->holders);
+        f->median = vt_jv_median(values, f->holders);
     }
     if (ok) {
         ok = count_hosts_and_gpus(v, f);

@@ -66,6 +66,15 @@ struct vt_jv_phase {
     uint64_t growth_per_opening, growth_from_opening;
 };
 
+/* A call site of one process, named as every view names a site
+ * (stack_where.h), for the job's divergence (divergence.h). */
+struct vt_jv_site {
+    char *name;
+    uint64_t peak_bytes;      /* live at the process's device peaks */
+    uint64_t bytes_per_step;  /* its growth a step (0: it does not grow) */
+    uint64_t from_step, steps; /* the step the growth began at, and how many it lasted */
+};
+
 struct vt_jv_process {
     uint64_t pid;
     long rank, local_rank, world_size; /* -1: not said */
@@ -79,6 +88,8 @@ struct vt_jv_process {
     struct vt_jv_context *contexts;
     size_t ncontexts;
     char *visible_devices;   /* CUDA_VISIBLE_DEVICES, NULL: not set */
+    struct vt_jv_site *sites; /* divergence.h: the sites that can tell it */
+    size_t nsites;
 };
 
 struct vt_jv_failure {
@@ -155,6 +166,9 @@ struct vt_jv_failure *vt_job_view_add_failure(struct vt_job_view *v);
 /* Frees the last process / failure and takes it off the view. */
 void vt_job_view_drop_last_process(struct vt_job_view *v);
 void vt_job_view_drop_last_failure(struct vt_job_view *v);
+/* The median of n sorted values, the mean of the middle two rounded down
+ * when n is even. */
+uint64_t vt_jv_median(const uint64_t *v, size_t n);
 /* The process's largest device peak; false if it held no device memory. */
 bool vt_jv_process_peak(const struct vt_jv_process *p, uint64_t *peak);
 /* The figures of a view; false if memory ran out. Free with

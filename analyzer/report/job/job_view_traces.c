@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "divergence.h"
 #include "growth_rule.h"
 #include "job_view.h"
 #include "parts_split.h"
@@ -151,13 +152,19 @@ static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt
 /* PyTorch's allocator's growth a step (growth_rule.h) is its step phase's
  * growth in the job's views, summaries included: the one rule the
  * process's own report tells. */
+/* The capacity of the device the allocator was sampled on (0: unknown). */
+static uint64_t sampled_total(const struct vt_replay *rp, const struct vt_reader *r)
+{
+    const struct vt_device_info *dev =
+        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
+    return dev ? dev->total_bytes : 0;
+}
+
 static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp,
                              const struct vt_reader *r)
 {
     struct vt_growth_told g;
-    const struct vt_device_info *dev =
-        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
-    if (!vt_growth_told_of(rp, dev ? dev->total_bytes : 0, &g))
+    if (!vt_growth_told_of(rp, sampled_total(rp, r), &g))
         return;
     for (size_t k = 0; k < p->nphases; k++)
         if (!strcmp(p->phases[k].name, g.step_phase) &&
@@ -210,6 +217,17 @@ static bool add_contexts(struct vt_report *rep, struct vt_jv_process *p, size_t 
     return true;
 }
 
+struct site_source {
+    struct vt_report *rep;
+    size_t input;
+};
+
+static const char *site_name(void *ctx, uint64_t stack, char *buf, size_t n)
+{
+    struct site_source *s = ctx;
+    return vt_report_user_frame(s->rep, s->input, stack, buf, n);
+}
+
 static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
                         struct vt_job_timelines *timelines)
 {
@@ -220,6 +238,9 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
     if (!p)
         return false;
     size_t index = v->nprocesses - 1;
+    /* a symbolizer made only to name this rank's sites and contexts goes
+     * once they are named: a job of a thousand ranks keeps none for each */
+    bool had_symbols = rep->sym && rep->sym[i];
     p->pid = pi ? pi->pid : 0;
     p->rank = vt_report_rank(rep, i);
     p->local_rank = vt_report_local_rank(rep, i);
@@ -260,7 +281,14 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
     }
     allocator_growth(p, rp, a->inputs[i].reader);
     p->visible_devices = copy(vt_process_env(pi, "CUDA_VISIBLE_DEVICES"));
-    if (!add_contexts(rep, p, i))
+    bool named = add_contexts(rep, p, i) &&
+                 vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
+                                       &(struct site_source){rep, i}, p);
+    if (rep->sym && !had_symbols) {
+        vt_symbolizer_free(rep->sym[i]);
+        rep->sym[i] = NULL;
+    }
+    if (!named)
         return false;
     if (rep->opt->has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */

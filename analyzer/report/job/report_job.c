@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "job_foreign.h"
+#include "divergence.h"
 #include "job_view.h"
 #include "report.h"
 #include "stack_line.h"
@@ -287,6 +288,7 @@ void vt_job_view_text(const struct vt_job_view *v, bool filtered, FILE *out)
     if (f.more_phases && shown)
         fprintf(out, "    ... and %zu more phase names\n", f.more_phases);
     growth_text(v, &f, out);
+    vt_divergence_text(v, &f, out);
     parts_text(v, &f, out);
     vt_job_foreign_text(v, f.order, out);
     fputc('\n', out);
@@ -389,6 +391,7 @@ static void job_json(const struct vt_job_view *v, struct vt_json *j)
     }
     vt_json_end_array(j);
     growth_json(v, &f, j);
+    vt_divergence_json(v, &f, j);
     parts_json(v, &f, j);
     vt_job_foreign_json(v, f.order, j);
     vt_json_key(j, "timeline");
