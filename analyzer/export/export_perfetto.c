@@ -155,6 +155,18 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return !opt->has_device || (l->category != VT_CAT_HOST_PINNED && l->device == opt->device);
 }
 
+/* A change at the instant of the counter's pending sample only moves it
+ * (true); one at another instant is a new sample, the pending one due. */
+static bool fold_change(struct counter *c, uint64_t now_ns, uint64_t v)
+{
+    if (!c->pending || c->ts_ns != now_ns)
+        return false;
+    c->last = v;
+    if (v > c->max)
+        c->max = v;
+    return true;
+}
+
 static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
                     const struct vt_live *e, bool begins)
 {
@@ -177,12 +189,8 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
         return;
     }
     struct counter *c = &p->counters[li];
-    if (c->pending && c->ts_ns == t->now_ns) {
-        c->last = v;
-        if (v > c->max)
-            c->max = v;
+    if (fold_change(c, t->now_ns, v))
         return;
-    }
     flush_counter(p, l, c);
     *c = (struct counter){true, t->now_ns, v, v};
 }
@@ -510,12 +518,8 @@ static void count_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
     size_t li = (size_t)(l - rp->ledgers);
     uint64_t v = l->sites.total_bytes, now = rp->last_time_ns;
     struct counter *c = &ic->counters[li];
-    if (c->pending && c->ts_ns == now) {
-        c->last = v;
-        if (v > c->max)
-            c->max = v;
+    if (fold_change(c, now, v))
         return;
-    }
     count_flush(ic, li);
     *c = (struct counter){true, now, v, v};
 }
