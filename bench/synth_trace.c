@@ -265,10 +265,9 @@ static void failure(struct synth *s, struct extras *x, uint64_t stack)
                               .stack = stack, .result = 2 /* CUDA_ERROR_OUT_OF_MEMORY */,
                               .free_bytes = 1ull << 30, .total_bytes = 80ull << 30};
     s->time_ns += 1000;
-    m.time_ns = s->time_ns;
-    vt_encode_mem(&s->enc, &m);
+    vt_encode_mem(&s->enc, s->time_ns, &m);
     if (x->truth)
-        note_truth(s, x, 0, m.time_ns, 0, 1);
+        note_truth(s, x, 0, s->time_ns, 0, 1);
     s->events++;
     x->failures++;
 }
@@ -366,10 +365,9 @@ static int write_trace(const char *path, long long events, long live, unsigned n
             m.stack = slot_stack[k];
             x->live_bytes -= m.size;
             s.time_ns += (1000 + (r >> 40) % 3000) / speed;
-            m.time_ns = s.time_ns;
-            vt_encode_mem(&s.enc, &m);
+            vt_encode_mem(&s.enc, s.time_ns, &m);
             if (x->truth)
-                note_truth(&s, x, (long)m.device, m.time_ns, -(int64_t)m.size, 0);
+                note_truth(&s, x, (long)m.device, s.time_ns, -(int64_t)m.size, 0);
             s.events++;
             r = next_random(&s);
         }
@@ -388,10 +386,9 @@ static int write_trace(const char *path, long long events, long live, unsigned n
         if (x->live_bytes > x->peak_bytes)
             x->peak_bytes = x->live_bytes;
         s.time_ns += (1000 + (r >> 44) % 3000) / speed;
-        m.time_ns = s.time_ns;
-        vt_encode_mem(&s.enc, &m);
+        vt_encode_mem(&s.enc, s.time_ns, &m);
         if (x->truth)
-            note_truth(&s, x, (long)m.device, m.time_ns, (int64_t)m.size, 0);
+            note_truth(&s, x, (long)m.device, s.time_ns, (int64_t)m.size, 0);
         s.events++;
         phases(&s, x, &epoch);
         if (s.events < (uint64_t)events)

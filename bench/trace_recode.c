@@ -425,7 +425,7 @@ static void flush(struct sink *s)
 }
 
 /* The MEM record in one of the measured layouts (not the format). */
-static void encode_mem_layout(struct sink *s, const struct vt_mem_record *m)
+static void encode_mem_layout(struct sink *s, uint64_t time_ns, const struct vt_mem_record *m)
 {
     struct vt_encoder *e = &s->enc;
     struct vt_bytes *b = &e->raw;
@@ -471,7 +471,7 @@ static void encode_mem_layout(struct sink *s, const struct vt_mem_record *m)
         put_uv(b, m->thread);
     }
     /* time */
-    uint64_t t = m->time_ns / s->v->time_unit, dt;
+    uint64_t t = time_ns / s->v->time_unit, dt;
     if (!e->have_time) {
         e->have_time = true;
         dt = t;
@@ -554,22 +554,22 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
             struct vt_mem_record m = {
                 .op = rec.u.mem.op, .kind = rec.u.mem.kind, .api = rec.u.mem.api,
                 .label = rec.u.mem.label, .thread = rec.u.mem.thread,
-                .time_ns = v->drop ? 0 : rec.time_ns,
                 .device = rec.u.mem.device, .addr = v->drop == 2 ? 0 : rec.u.mem.addr,
                 .size = rec.u.mem.size, .stack = rec.u.mem.stack,
                 .result = rec.u.mem.result, .aux = rec.u.mem.aux,
                 .free_bytes = rec.u.mem.free_bytes, .total_bytes = rec.u.mem.total_bytes,
             };
+            uint64_t time_ns = v->drop ? 0 : rec.time_ns;
             if (v->coalesce_ns) {
-                if (anchor && m.time_ns >= anchor && m.time_ns - anchor < v->coalesce_ns)
-                    m.time_ns = anchor;
+                if (anchor && time_ns >= anchor && time_ns - anchor < v->coalesce_ns)
+                    time_ns = anchor;
                 else
-                    anchor = m.time_ns;
+                    anchor = time_ns;
             }
             if (v->layout)
-                encode_mem_layout(&s, &m);
+                encode_mem_layout(&s, time_ns, &m);
             else
-                vt_encode_mem(&s.enc, &m);
+                vt_encode_mem(&s.enc, time_ns, &m);
             (*events)++;
         }
         bool late = false;

@@ -10,10 +10,8 @@
 
 #include "cli_options.h"
 #include "export.h"
-#include "export_verdicts.h"
 #include "output_file.h"
 #include "input_files.h"
-#include "run_traces.h"
 #include "snapshot.h"
 
 static void export_usage(FILE *out)
@@ -65,23 +63,6 @@ static bool parse_at(const char *arg, struct vt_export_options *opt)
     opt->oom = at.oom;
     opt->time_ns = at.time_ns;
     return true;
-}
-
-/* Perfetto names each failure's verdict as the report heads it: the run
- * stage reads the traces once more for it (a trace it cannot read, the
- * exporter names; the table stays empty). */
-static void headline_verdicts(char *const *paths, size_t n, const struct vt_export_options *opt,
-                              struct vt_export_verdicts *vs)
-{
-    struct vt_run_result run;
-    FILE *quiet = fopen("/dev/null", "w");
-    vt_run_traces(paths, n, NULL, &run, quiet ? quiet : stderr);
-    if (!run.unread && !vt_export_verdicts_init(vs, &run, &opt->sym))
-        fputs("vramtrace export: out of memory for the report's verdicts: the trace's own "
-              "are named\n", stderr);
-    vt_run_result_free(&run);
-    if (quiet)
-        fclose(quiet);
 }
 
 /* The traces the arguments stand for; a snapshot is refused by name. */
@@ -245,22 +226,16 @@ int vt_cmd_export(int argc, char **argv)
     }
     opt.sym = sym.sym;
     struct vt_input_files files = {0};
-    struct vt_export_verdicts verdicts = {0};
     int status = 2;
     struct vt_output_file out;
     if (export_inputs(argv + optind, (size_t)(argc - optind), &files) &&
         vt_output_file_open(&out, output, "export", stderr)) {
-        if (fmt == VT_EXPORT_PERFETTO) {
-            headline_verdicts(files.paths, files.n, &opt, &verdicts);
-            opt.verdicts = &verdicts;
-        }
         status = vt_export(fmt, files.paths, files.n, &opt, out.f, stderr);
         if (status == 0 && !vt_output_file_commit(&out, "export", stderr))
             status = 2;
         else if (status != 0)
             vt_output_file_abort(&out);
     }
-    vt_export_verdicts_free(&verdicts);
     vt_input_files_free(&files);
     return status;
 }

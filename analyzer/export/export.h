@@ -24,8 +24,6 @@
 
 #include "symbolize.h"
 
-struct vt_export_verdicts;
-
 #define VT_EXPORT_FORMATS(X)                                                    \
     X(PERFETTO, "perfetto", vt_export_perfetto, "Chrome trace-event JSON for ui.perfetto.dev") \
     X(MEMORY_VIZ, "memory-viz", vt_export_memviz, "a PyTorch memory snapshot for memory_viz") \
@@ -61,9 +59,6 @@ struct vt_export_options {
     uint64_t since_ns, until_ns; /* memory-viz: the window, since the process started */
     bool until_at;           /* memory-viz: the window ends at `at` (peak or oom:N) */
     struct vt_symbolize_options sym;
-    /* perfetto: the report's verdict of each failure (export_verdicts.h);
-     * NULL: the trace's own */
-    const struct vt_export_verdicts *verdicts;
 };
 
 /* Writes the export of the traces to out. Returns 0, or 2 after a message

@@ -19,12 +19,15 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
-#include "export_trace.h"
+#include "export_trace.h" /* vt_export_frame_label */
 #include "grow_array.h"
+#include "input_tables.h"
+#include "run_traces.h"
 #include "stack_where.h"
 #include "terminal_text.h"
 
@@ -40,16 +43,24 @@ struct capture {
     size_t n;
 };
 
+/* What the run stage's read noted of one input, on the thread that
+ * replayed it: the failures of its selected ledgers so far, and the live
+ * set right after the one --at oom:N asks for. */
+struct input_notes {
+    uint64_t failures;
+    bool taken, out_of_memory;
+    struct capture at_oom;
+};
+
 struct folded {
     const struct vt_export_options *opt;
-    struct vt_export_trace *traces; /* kept open: their frames are symbolized last */
+    const struct vt_run_result *run;
+    struct vt_symbolizer **sym;  /* per input, made when its frames are first named */
+    struct input_notes *notes;   /* per input */
     struct capture *caps;
     size_t ncaps, caps_cap;
-    size_t input;
-    bool skip, taken, out_of_memory, phase_seen;
-    uint64_t failures;        /* of the current input so far */
+    bool out_of_memory, phase_seen;
     uint64_t most_failures;   /* of one selected input */
-    uint64_t origin_ns;
 };
 
 static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
@@ -57,108 +68,127 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
 }
 
-/* Copies the sites of l with bytes then: from a snapshot of it (s), or its
- * live state now (s NULL). */
-static void capture(struct folded *f, struct vt_export_trace *t, const struct vt_ledger *l,
-                    const struct vt_peak_snapshot *s)
+/* Copies into c the sites of l with bytes then: from a snapshot of it (s),
+ * or its live state now (s NULL). False when memory ran out. */
+static bool capture_into(struct capture *c, const struct vt_input *in, const struct vt_ledger *l,
+                         const struct vt_peak_snapshot *s)
 {
-    if (!vt_grow_array((void **)&f->caps, &f->caps_cap, f->ncaps + 1, sizeof *f->caps)) {
-        f->out_of_memory = true;
-        return;
-    }
-    struct capture *c = &f->caps[f->ncaps++];
     memset(c, 0, sizeof *c);
-    c->input = f->input;
+    c->input = in->index;
+    const struct vt_process_info *p = vt_input_process(in);
     char ledger[64];
-    snprintf(c->name, sizeof c->name, "pid %" PRIu64 " %s", vt_export_pid(t->reader),
+    snprintf(c->name, sizeof c->name, "pid %" PRIu64 " %s", p ? p->pid : 0,
              vt_ledger_label(l, ledger, sizeof ledger));
     c->sites = calloc(l->sites.nsites + 1, sizeof *c->sites);
-    if (!c->sites) {
-        f->out_of_memory = true;
-        return;
-    }
+    if (!c->sites)
+        return false;
     for (uint32_t i = 0; i < l->sites.nsites; i++) {
         uint64_t bytes = s ? (i < s->cap ? s->bytes[i] : 0) : l->sites.sites[i].bytes;
         if (bytes)
             c->sites[c->n++] = (struct site_bytes){l->sites.sites[i].stack, bytes};
     }
-}
-
-static void capture_all(struct folded *f, struct vt_export_trace *t)
-{
-    for (size_t i = 0; i < t->replay.nledgers; i++)
-        if (ledger_selected(f->opt, &t->replay.ledgers[i]))
-            capture(f, t, &t->replay.ledgers[i], NULL);
-    f->taken = true;
-}
-
-static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
-{
-    struct folded *f = ctx;
-    if (rec->type == VT_REC_PROCESS) {
-        if (f->opt->has_pid && rec->u.process->pid != f->opt->pid) {
-            f->skip = true;
-            return false;
-        }
-        f->origin_ns = rec->u.process->start_mono_ns;
-    }
-    if (f->taken)
-        return false; /* oom:N was taken on the record before */
-    if (f->opt->at == VT_AT_TIME && vt_record_is_timed(rec->type)) {
-        /* The report's origin: the process start when known, else its
-         * first event. */
-        if (!f->origin_ns || f->origin_ns > rec->time_ns)
-            f->origin_ns = rec->time_ns;
-        if (rec->time_ns - f->origin_ns > f->opt->time_ns) {
-            capture_all(f, t);
-            return false;
-        }
-    }
     return true;
 }
 
-static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
+/* A capture more, in the order they are written. */
+static struct capture *next_capture(struct folded *f)
+{
+    if (!vt_grow_array((void **)&f->caps, &f->caps_cap, f->ncaps + 1, sizeof *f->caps)) {
+        f->out_of_memory = true;
+        return NULL;
+    }
+    return &f->caps[f->ncaps++];
+}
+
+static void capture(struct folded *f, const struct vt_input *in, const struct vt_ledger *l,
+                    const struct vt_peak_snapshot *s)
+{
+    struct capture *c = next_capture(f);
+    if (c && !capture_into(c, in, l, s))
+        f->out_of_memory = true;
+}
+
+/* --at oom:N: the Nth failure of the process's selected ledgers, as the
+ * replay meets them; the ledger's live set right then. */
+static void on_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
 {
     (void)o;
     struct folded *f = ctx;
-    if (f->opt->at != VT_AT_OOM || f->taken || !ledger_selected(f->opt, l))
+    /* Which input: the replay is the input's, at a fixed offset. */
+    const struct vt_input *in =
+        (const struct vt_input *)((const char *)rp - offsetof(struct vt_input, replay));
+    struct input_notes *nt = &f->notes[in->index];
+    if (nt->taken || !ledger_selected(f->opt, l))
         return;
-    if (++f->failures == f->opt->oom) {
-        capture(f, t, l, NULL);
-        f->taken = true;
+    if (++nt->failures == f->opt->oom) {
+        nt->taken = true;
+        nt->out_of_memory = !capture_into(&nt->at_oom, in, l, NULL);
     }
 }
 
-static void after_replay(struct folded *f, struct vt_export_trace *t, FILE *err)
+static void watch_failures(void *ctx, struct vt_input *in)
+{
+    in->replay.on_failure = on_failure;
+    in->replay.on_failure_ctx = ctx;
+}
+
+/* One input's captures, from the run's result, in the order the file
+ * lists them: a failure's, the instant's, or each ledger's peak or phase
+ * peak; and what the input lacks, said on err. */
+static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
 {
     const struct vt_export_options *opt = f->opt;
-    for (size_t i = 0; i < t->replay.nledgers; i++) {
-        const struct vt_ledger *l = &t->replay.ledgers[i];
+    const struct vt_replay *rp = &in->replay;
+    struct input_notes *nt = &f->notes[in->index];
+    if (vt_input_truncated(in))
+        fprintf(err, "vramtrace: %s: %s\n", in->path, vt_input_truncation_note(in));
+    if (nt->taken) {
+        struct capture *c = next_capture(f);
+        if (c) {
+            *c = nt->at_oom;
+            nt->at_oom.sites = NULL;
+        }
+        f->out_of_memory |= nt->out_of_memory;
+    }
+    const struct vt_live_at *at = f->run->has_live_at ? &f->run->live_at : NULL;
+    bool reached = at && vt_live_at_reached(at, rp);
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        const struct vt_ledger *l = &rp->ledgers[i];
         if (!ledger_selected(opt, l))
             continue;
         if (opt->phase) {
             for (size_t k = 0; k < l->nphases; k++) {
-                const char *name = vt_reader_string(t->reader, l->phases[k].name);
+                const char *name = vt_input_string(in, l->phases[k].name);
                 if (name && !strcmp(name, opt->phase)) {
-                    capture(f, t, l, &l->phases[k].snap);
+                    capture(f, in, l, &l->phases[k].snap);
                     f->phase_seen = true;
                 }
             }
         } else if (opt->at == VT_AT_PEAK && l->peak.has_peak) {
-            capture(f, t, l, &l->peak);
+            capture(f, in, l, &l->peak);
+        } else if (at && reached) {
+            /* The live set after the last event at or before the instant
+             * (a ledger that had none then has nothing live). */
+            const struct vt_peak_snapshot *s = vt_live_at_ledger(at, in->index, rp, l);
+            if (s)
+                capture(f, in, l, s);
         }
     }
-    if (opt->at == VT_AT_TIME && !f->taken && !opt->phase) {
+    if (at && !reached && !opt->phase) {
         fprintf(err,
                 "vramtrace export: %s: the trace ends before that time: the live set at its "
                 "end\n",
-                t->path);
-        capture_all(f, t);
+                in->path);
+        for (size_t i = 0; i < rp->nledgers; i++)
+            if (ledger_selected(opt, &rp->ledgers[i]))
+                capture(f, in, &rp->ledgers[i], NULL);
     }
-    if (opt->at == VT_AT_OOM && !f->taken && !opt->phase)
+    if (opt->at == VT_AT_OOM && !nt->taken && !opt->phase)
         fprintf(err, "vramtrace export: %s: %" PRIu64 " failed allocation%s, no failure %" PRIu64
                      "\n",
-                t->path, f->failures, f->failures == 1 ? "" : "s", opt->oom);
+                in->path, nt->failures, nt->failures == 1 ? "" : "s", opt->oom);
+    if (nt->failures > f->most_failures)
+        f->most_failures = nt->failures;
 }
 
 /* ---- writing ---- */
@@ -217,18 +247,34 @@ static int by_bytes_desc(const void *a, const void *b)
     return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
+/* A stack of an input of the result, walked as stack_where.h walks one. */
+struct input_stack {
+    struct folded *f;
+    const struct vt_input *in;
+    uint64_t stack;
+};
+
+static size_t input_stack_walk(void *src, vt_frame_fn fn, void *ctx)
+{
+    struct input_stack *s = src;
+    struct vt_symbolizer **sym = &s->f->sym[s->in->index];
+    if (!*sym)
+        *sym = vt_input_symbolizer_new(s->in, &s->f->opt->sym);
+    return vt_input_stack_frames(s->in, *sym, s->stack, 0, fn, ctx);
+}
+
 static bool write_capture(struct folded *f, const struct capture *c, bool prefix, FILE *out)
 {
-    struct vt_export_trace *t = &f->traces[c->input];
+    const struct vt_input *in = &f->run->a.inputs[c->input];
     qsort(c->sites, c->n, sizeof *c->sites, by_bytes_desc);
     struct line ln = {0};
     for (size_t i = 0; i < c->n && !ln.out_of_memory; i++) {
-        struct vt_export_stack src = {t, c->sites[i].stack};
+        struct input_stack src = {f, in, c->sites[i].stack};
         ln.nframes = 0;
         ln.site_found = false;
         ln.cls = (struct vt_frame_classifier){0};
-        ln.python = vt_stack_has_python(vt_export_stack_walk, &src);
-        vt_export_frames(t, c->sites[i].stack, collect_frame, &ln);
+        ln.python = vt_stack_has_python(input_stack_walk, &src);
+        input_stack_walk(&src, collect_frame, &ln);
         if (prefix)
             fprintf(out, "%s;", c->name);
         if (ln.nframes == 0)
@@ -250,27 +296,38 @@ static bool write_capture(struct folded *f, const struct capture *c, bool prefix
 int vt_export_folded(char *const *traces, size_t n, const struct vt_export_options *opt,
                      FILE *out, FILE *err)
 {
+    /* The traces read once by the run stage, as the report reads them:
+     * the peaks and phase peaks are its result's, the live sets at --at
+     * TIME its observer's (run/live_at.h, the report's --at), the one
+     * after the Nth failure this exporter's, noted as the replay meets it. */
     struct folded f = {.opt = opt};
-    f.traces = calloc(n + 1, sizeof *f.traces);
-    if (!f.traces) {
+    f.notes = calloc(n + 1, sizeof *f.notes);
+    if (!f.notes) {
         fputs("vramtrace export: out of memory\n", err);
         return 2;
     }
-    int status = 0;
-    size_t opened = 0, selected = 0;
-    for (size_t i = 0; i < n && status == 0; i++) {
-        struct vt_export_hooks hooks = {.on_record = on_record, .on_oom = on_oom, .ctx = &f};
-        f.input = i;
-        f.skip = f.taken = false;
-        f.failures = f.origin_ns = 0;
-        status = vt_export_trace_run(&f.traces[i], traces[i], &hooks, &opt->sym, err);
-        opened++;
-        if (status == 0 && !f.skip) {
-            selected++;
-            after_replay(&f, &f.traces[i], err);
-            if (f.failures > f.most_failures)
-                f.most_failures = f.failures;
-        }
+    struct vt_run_observers obs = {
+        .live_at = opt->at == VT_AT_TIME && !opt->phase,
+        .live_at_ns = opt->time_ns,
+        .prepare = opt->at == VT_AT_OOM && !opt->phase ? watch_failures : NULL,
+        .prepare_ctx = &f,
+    };
+    struct vt_run_result run;
+    int status = vt_run_traces(traces, n, &obs, &run, err);
+    f.run = &run;
+    const struct vt_analysis *a = &run.a;
+    f.sym = calloc(a->ninputs + 1, sizeof *f.sym);
+    if (status == 0 && (!f.sym || a->out_of_memory)) {
+        fputs("vramtrace export: out of memory\n", err);
+        status = 2;
+    }
+    size_t selected = 0;
+    for (size_t i = 0; i < a->ninputs && status == 0; i++) {
+        const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
+        if (opt->has_pid && p && p->pid != opt->pid)
+            continue;
+        selected++;
+        take_input(&f, &a->inputs[i], err);
         if (f.out_of_memory) {
             fputs("vramtrace export: out of memory\n", err);
             status = 2;
@@ -306,8 +363,12 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
     for (size_t k = 0; k < f.ncaps; k++)
         free(f.caps[k].sites);
     free(f.caps);
-    for (size_t i = 0; i < opened; i++)
-        vt_export_trace_free(&f.traces[i]);
-    free(f.traces);
+    for (size_t i = 0; i < n; i++)
+        free(f.notes[i].at_oom.sites);
+    free(f.notes);
+    for (size_t i = 0; f.sym && i < a->ninputs; i++)
+        vt_symbolizer_free(f.sym[i]);
+    free(f.sym);
+    vt_run_result_free(&run);
     return status;
 }

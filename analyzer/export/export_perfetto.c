@@ -16,7 +16,9 @@
  * args; marks as instants.
  * ts: CLOCK_MONOTONIC microseconds (processes of one host line up).
  *
- * Sized to open (issue 29): a first replay counts the counters' samples;
+ * Sized to open: a first read - the run stage's (run_traces.h), which
+ * is the report's, so each failure gets its headline verdict from it too -
+ * counts the counters' samples;
  * when they pass VT_PERFETTO_SAMPLES_MAX (a JSON of about 20 MB), each
  * counter is written at a screen's resolution instead (column_series.h:
  * each column's maximum and last value, so the peak stays exact), and
@@ -24,6 +26,7 @@
  * always all kept. --all writes every sample, its size said first.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +36,9 @@
 #include "format.h"
 #include "column_series.h"
 #include "json_writer.h"
+#include "input_tables.h"
 #include "pair_map.h"
+#include "run_traces.h"
 
 /* Above this many counter samples in all (about 100 bytes each) the
  * counters are downsampled; then each gets 2 points per column. */
@@ -81,6 +86,8 @@ struct perfetto {
     bool series_used[VT_LEDGERS_MAX];
     uint64_t written;          /* counter samples written */
     bool out_of_memory;
+    /* the report's headline verdict of each failure, from the first read */
+    struct vt_export_verdicts verdicts;
 };
 
 static void begin_event(struct perfetto *p, const char *ph, const char *name, uint64_t tid)
@@ -148,6 +155,18 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return !opt->has_device || (l->category != VT_CAT_HOST_PINNED && l->device == opt->device);
 }
 
+/* A change at the instant of the counter's pending sample only moves it
+ * (true); one at another instant is a new sample, the pending one due. */
+static bool fold_change(struct counter *c, uint64_t now_ns, uint64_t v)
+{
+    if (!c->pending || c->ts_ns != now_ns)
+        return false;
+    c->last = v;
+    if (v > c->max)
+        c->max = v;
+    return true;
+}
+
 static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
                     const struct vt_live *e, bool begins)
 {
@@ -170,12 +189,8 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
         return;
     }
     struct counter *c = &p->counters[li];
-    if (c->pending && c->ts_ns == t->now_ns) {
-        c->last = v;
-        if (v > c->max)
-            c->max = v;
+    if (fold_change(c, t->now_ns, v))
         return;
-    }
     flush_counter(p, l, c);
     *c = (struct counter){true, t->now_ns, v, v};
 }
@@ -330,7 +345,7 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
         const struct vt_oom *o = &l->ooms[k];
         /* The report's headline verdict: the trace's own may have given
          * way to the allocator's, which every view then names. */
-        const char *verdict = vt_export_verdict(p->opt->verdicts, t->path, l->device, o->time_ns,
+        const char *verdict = vt_export_verdict(&p->verdicts, t->path, l->device, o->time_ns,
                                                 o->requested_bytes);
         if (!verdict)
             verdict = vt_verdict_name(o->verdict);
@@ -464,7 +479,102 @@ static void free_input(struct perfetto *p)
         }
 }
 
-/* The first replay of an input: its span and its samples, counted. */
+/* The first read, by the run stage: per input, the counters' samples as
+ * the second read will take them (on_live and flush_counter's rules, on
+ * the input's own counters: inputs are replayed on threads). */
+struct input_count {
+    struct counter counters[VT_LEDGERS_MAX];
+    uint64_t samples;
+    bool counted[VT_LEDGERS_MAX]; /* a counter with a sample */
+};
+
+struct measure {
+    const struct vt_export_options *opt;
+    struct input_count *per_input;
+};
+
+static void count_flush(struct input_count *ic, size_t li)
+{
+    struct counter *c = &ic->counters[li];
+    if (!c->pending)
+        return;
+    ic->samples += 1 + (c->max > c->last);
+    ic->counted[li] = true;
+    c->pending = false;
+}
+
+static void count_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                       const struct vt_live *e, bool begins)
+{
+    (void)e;
+    (void)begins;
+    struct measure *m = ctx;
+    if (!ledger_selected(m->opt, l))
+        return;
+    /* Which input: the replay is the input's, at a fixed offset. */
+    const struct vt_input *in =
+        (const struct vt_input *)((const char *)rp - offsetof(struct vt_input, replay));
+    struct input_count *ic = &m->per_input[in->index];
+    size_t li = (size_t)(l - rp->ledgers);
+    uint64_t v = l->sites.total_bytes, now = rp->last_time_ns;
+    struct counter *c = &ic->counters[li];
+    if (fold_change(c, now, v))
+        return;
+    count_flush(ic, li);
+    *c = (struct counter){true, now, v, v};
+}
+
+static void count_prepare(void *ctx, struct vt_input *in)
+{
+    in->replay.on_live = count_live;
+    in->replay.on_live_ctx = ctx;
+}
+
+/* The first read of every input at once by the run stage, which the report
+ * reads them with: each one's span and samples, and the report's verdicts
+ * of its failures. False when it did not read them all whole (or memory
+ * ran out): the exporter's own first replay then says why. */
+static bool measure_all(struct perfetto *p, char *const *traces, size_t n,
+                        struct input_plan *plans)
+{
+    struct measure m = {p->opt, calloc(n + 1, sizeof *m.per_input)};
+    if (!m.per_input)
+        return false;
+    struct vt_run_observers obs = {.prepare = count_prepare, .prepare_ctx = &m};
+    struct vt_run_result run;
+    FILE *quiet = fopen("/dev/null", "w");
+    bool ok = quiet && vt_run_traces(traces, n, &obs, &run, quiet) == 0 && !run.unread &&
+              run.a.ninputs == n && !run.a.out_of_memory;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = !strcmp(run.a.inputs[i].path, traces[i]);
+    for (size_t i = 0; ok && i < n; i++) {
+        const struct vt_input *in = &run.a.inputs[i];
+        const struct vt_process_info *pi = vt_input_process(in);
+        if (p->opt->has_pid && pi && pi->pid != p->opt->pid)
+            continue; /* not written: not counted */
+        struct input_count *ic = &m.per_input[i];
+        for (size_t li = 0; li < in->replay.nledgers; li++) {
+            if (ledger_selected(p->opt, &in->replay.ledgers[li]))
+                count_flush(ic, li);
+            p->ncounters += ic->counted[li];
+        }
+        p->samples += ic->samples;
+        plans[i].t0 = in->replay.first_time_ns;
+        plans[i].t1 = in->replay.last_time_ns;
+    }
+    if (ok && !vt_export_verdicts_init(&p->verdicts, &run, &p->opt->sym))
+        fputs("vramtrace export: out of memory for the report's verdicts: the trace's own "
+              "are named\n", stderr);
+    if (quiet) {
+        vt_run_result_free(&run);
+        fclose(quiet);
+    }
+    free(m.per_input);
+    return ok;
+}
+
+/* The first replay of an input, where the run stage could not read them
+ * all: its span and its samples, counted, and what is wrong said. */
 static int measure_input(struct perfetto *p, const char *path, struct input_plan *plan, FILE *err)
 {
     struct vt_export_trace t;
@@ -568,10 +678,14 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
     }
     p->opt = opt;
     int status = 0;
-    /* The first replay: each input's span and how many samples every
+    /* The first read: each input's span and how many samples every
      * change would take. It writes nothing; its notes are the second's. */
-    for (size_t i = 0; i < n && status == 0; i++)
-        status = measure_input(p, traces[i], &plans[i], err);
+    if (!measure_all(p, traces, n, plans)) {
+        p->samples = p->ncounters = 0;
+        vt_export_verdicts_free(&p->verdicts);
+        for (size_t i = 0; i < n && status == 0; i++)
+            status = measure_input(p, traces[i], &plans[i], err);
+    }
     p->downsample = !opt->all && p->samples > VT_PERFETTO_SAMPLES_MAX;
     if (opt->all && status == 0)
         fprintf(err, "vramtrace export: --all: every counter sample: %" PRIu64
@@ -600,6 +714,7 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
         fprintf(err, "vramtrace export: counters at a screen's resolution (%zu columns): %"
                      PRIu64 " of %" PRIu64 " samples written; --all writes every one\n",
                 p->grid.columns, p->written, p->samples);
+    vt_export_verdicts_free(&p->verdicts);
     free(plans);
     free(p);
     return status;

@@ -1,10 +1,9 @@
 /*
  * The verdict every view gives a failed allocation (the report's headline,
  * report_verdict.c: the allocator's where its snapshot is beside the trace,
- * the traced neighbours', the cache's), for the exports that name one. The
- * exporters replay each trace themselves; the command reads the traces once
- * more through the run stage (run_traces.h) and hands the exporters this
- * table, looked up by the failure's own trace, device, time and size.
+ * the traced neighbours', the cache's), for the exports that name one: made
+ * from the run stage's read (run_traces.h), which is Perfetto's first, and
+ * looked up by the failure's own trace, device, time and size.
  */
 #ifndef VRAMTRACE_EXPORT_EXPORT_VERDICTS_H
 #define VRAMTRACE_EXPORT_EXPORT_VERDICTS_H

@@ -8,15 +8,15 @@
 
 #include "frame_class.h"
 #include "grow_array.h"
+#include "input_tables.h"
 #include "pair_map.h"
 #include "replay.h"
+#include "run_traces.h"
 #include "stack_line.h"
 #include "stack_where.h"
 #include "symbolize.h"
-#include "trace_reader.h"
 
 #define SHOWN_FRAMES 3
-#define BATCH 256
 
 /* One trace being read: its allocations as the replay's live set sees
  * them (through on_live, so they are the report's device ledger's by
@@ -158,7 +158,7 @@ static void key_frame(void *ctx, const struct vt_frame *fr)
 }
 
 struct stack_src {
-    const struct vt_reader *r;
+    const struct vt_input *in;
     struct vt_symbolizer *sym;
     uint64_t stack;
 };
@@ -166,10 +166,10 @@ struct stack_src {
 static size_t stack_frames(void *src, vt_frame_fn fn, void *ctx)
 {
     struct stack_src *s = src;
-    return vt_stack_frames(s->r, s->sym, s->stack, 0, fn, ctx);
+    return vt_input_stack_frames(s->in, s->sym, s->stack, 0, fn, ctx);
 }
 
-static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_reader *r,
+static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_input *in,
                       struct vt_symbolizer *sym, uint64_t stack)
 {
     char *buf = NULL;
@@ -177,7 +177,7 @@ static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_r
     struct key_writer kw = {.f = open_memstream(&buf, &len)};
     if (!kw.f)
         return false;
-    struct stack_src src = {r, sym, stack};
+    struct stack_src src = {in, sym, stack};
     stack_frames(&src, key_frame, &kw);
     if (!kw.frames)
         fputs("(no stack)", kw.f);
@@ -209,7 +209,7 @@ static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_r
     return site->shown != NULL;
 }
 
-static bool name_everything(struct reading *t, const struct vt_reader *r)
+static bool name_everything(struct reading *t, const struct vt_input *in)
 {
     struct vt_fit_run *run = t->run;
     run->sites = calloc(run->nsites + 1, sizeof *run->sites);
@@ -217,14 +217,14 @@ static bool name_everything(struct reading *t, const struct vt_reader *r)
     if (!run->sites || !run->phases)
         return false;
     struct vt_symbolize_options opt = {0};
-    struct vt_symbolizer *sym = vt_symbolizer_new(r, &opt);
+    struct vt_symbolizer *sym = vt_input_symbolizer_new(in, &opt);
     bool ok = sym != NULL;
     for (size_t k = 0; ok && k < run->nsites; k++)
-        ok = name_site(&run->sites[k], &run->caching_allocator, r, sym, t->site_stack[k]);
+        ok = name_site(&run->sites[k], &run->caching_allocator, in, sym, t->site_stack[k]);
     if (sym)
         vt_symbolizer_free(sym);
     for (size_t k = 0; ok && k < run->nphases; k++) {
-        const char *s = vt_reader_string(r, t->phase_string[k]);
+        const char *s = vt_input_string(in, t->phase_string[k]);
         ok = (run->phases[k] = strdup(s ? s : "?")) != NULL;
     }
     return ok;
@@ -256,73 +256,33 @@ static void reading_free(struct reading *t)
     free(t->phase_string);
 }
 
-static int load_trace(struct vt_fit_run *run, const char *path, char *err, size_t errlen)
+/* One trace's reading made a run: its sites and phases named through the
+ * trace's tables, what the device offered, the allocator's settings. */
+static int take_trace(struct vt_fit_run *run, struct reading *t, const struct vt_input *in,
+                      char *err, size_t errlen)
 {
-    struct vt_reader *r;
-    struct vt_read_error re;
-    if (vt_reader_open(path, &r, &re)) {
-        snprintf(err, errlen, "%s", re.message);
+    if (t->out_of_memory || in->replay.out_of_memory || !name_everything(t, in) ||
+        !(run->path = strdup(in->path))) {
+        snprintf(err, errlen, "%s: byte 0: out of memory", in->path);
         return 2;
     }
-    run->device = -1;
-    struct reading t = {.run = run};
-    vt_pair_map_init(&t.alloc_of);
-    vt_pair_map_init(&t.site_of);
-    vt_pair_map_init(&t.phase_of);
-    struct vt_replay rp;
-    vt_replay_init(&rp, r);
-    rp.on_live = on_live;
-    rp.on_live_ctx = &t;
-    /* Memory events a batch at a time, as the report reads them; any
-     * other record (and whatever the fast path declines) one by one. */
-    struct vt_replay_mem batch[BATCH];
-    struct vt_record rec;
-    int rc = 1;
-    while (!t.out_of_memory && rc > 0) {
-        int n = vt_reader_next_mem_events(r, batch, BATCH);
-        if (n > 0) {
-            vt_replay_feed_mem_events(&rp, batch, (size_t)n);
-            continue;
-        }
-        if ((rc = vt_reader_next(r, &rec)) > 0)
-            vt_replay_feed(&rp, &rec);
-    }
-    bool out_of_memory = t.out_of_memory || rp.out_of_memory;
-    vt_replay_free(&rp);
-    int status = 0;
-    if (out_of_memory) {
-        snprintf(err, errlen, "%s: byte 0: out of memory", path);
-        status = 2;
-    } else if (rc < 0) {
-        snprintf(err, errlen, "%s", vt_reader_error(r)->message);
-        status = 2;
-    } else if (!name_everything(&t, r)) {
-        snprintf(err, errlen, "%s: byte 0: out of memory", path);
-        status = 2;
-    } else {
-        run->peak = t.peak;
-        const struct vt_device_info *d =
-            run->device >= 0 ? vt_reader_device(r, (uint64_t)run->device) : NULL;
-        run->device_total = d ? d->total_bytes : 0;
-        run->path = strdup(path);
-        take_environment(run, vt_reader_process(r));
-        if (!run->path) {
-            snprintf(err, errlen, "%s: byte 0: out of memory", path);
-            status = 2;
-        }
-    }
-    reading_free(&t);
-    vt_reader_close(r);
-    return status;
+    run->peak = t->peak;
+    const struct vt_device_info *d =
+        run->device >= 0 ? vt_input_device(in, (uint64_t)run->device) : NULL;
+    run->device_total = d ? d->total_bytes : 0;
+    take_environment(run, vt_input_process(in));
+    return 0;
 }
 
 static void run_clear(struct vt_fit_run *run)
 {
-    for (size_t k = 0; k < run->nsites; k++) {
+    /* Counted as read, named only once read whole: a trace that broke
+     * has counts without names. */
+    for (size_t k = 0; run->sites && k < run->nsites; k++) {
         free(run->sites[k].key);
         free(run->sites[k].shown);
     }
-    for (size_t k = 0; k < run->nphases; k++)
+    for (size_t k = 0; run->phases && k < run->nphases; k++)
         free(run->phases[k]);
     free(run->sites);
     free(run->phases);
@@ -339,32 +299,100 @@ static void run_clear(struct vt_fit_run *run)
     run->arg = arg;
 }
 
+/* The first trace of the run, in the order given, that could not be read
+ * whole: its reason ("FILE: byte N: reason"); NULL if none. */
+static const char *first_error(const struct vt_analysis *a, char *const *paths, size_t npaths)
+{
+    for (size_t i = 0; i < npaths; i++) {
+        size_t k = 0;
+        while (k < a->ninputs && strcmp(a->inputs[k].path, paths[i]))
+            k++;
+        if (k < a->ninputs) {
+            if (vt_input_read_error(&a->inputs[k]))
+                return vt_input_read_error(&a->inputs[k]);
+            continue;
+        }
+        size_t len = strlen(paths[i]); /* not opened: its error names it */
+        for (size_t e = 0; e < a->errors.n; e++)
+            if (!strncmp(a->errors.messages[e], paths[i], len) &&
+                a->errors.messages[e][len] == ':')
+                return a->errors.messages[e];
+    }
+    return NULL;
+}
+
+/* Each input's reading, set up as the run stage replays it. */
+static void watch(void *ctx, struct vt_input *in)
+{
+    struct reading *t = &((struct reading *)ctx)[in->index];
+    in->replay.on_live = on_live;
+    in->replay.on_live_ctx = t;
+}
+
 int vt_fit_run_load(struct vt_fit_run *run, char *const *paths, size_t npaths, char *err,
                     size_t errlen)
 {
+    /* The run's traces read once by the run stage, the report's reading,
+     * each with its reading riding along. */
+    struct vt_fit_run *per = calloc(npaths + 1, sizeof *per);
+    struct reading *t = calloc(npaths + 1, sizeof *t);
+    FILE *quiet = fopen("/dev/null", "w");
+    if (!per || !t || !quiet) {
+        free(per);
+        free(t);
+        if (quiet)
+            fclose(quiet);
+        snprintf(err, errlen, "%s: byte 0: out of memory", npaths ? paths[0] : run->arg);
+        return 2;
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        per[i].device = -1;
+        t[i].run = &per[i];
+        vt_pair_map_init(&t[i].alloc_of);
+        vt_pair_map_init(&t[i].site_of);
+        vt_pair_map_init(&t[i].phase_of);
+    }
+    struct vt_run_observers obs = {.prepare = watch, .prepare_ctx = t};
+    struct vt_run_result res;
+    int status = vt_run_traces(paths, npaths, &obs, &res, quiet);
+    fclose(quiet);
+    const char *bad = status ? first_error(&res.a, paths, npaths) : NULL;
+    if (status) {
+        snprintf(err, errlen, "%s", bad ? bad : "");
+        if (!bad)
+            snprintf(err, errlen, "%s: byte 0: out of memory", npaths ? paths[0] : run->arg);
+    }
     /* A run of several processes (a launcher and its worker): the one
      * with the largest device peak is the program being sized. */
     struct vt_fit_run best = {0};
+    for (size_t i = 0; status == 0 && i < res.a.ninputs; i++) {
+        struct vt_fit_run *one = &per[res.a.inputs[i].index];
+        status = take_trace(one, &t[res.a.inputs[i].index], &res.a.inputs[i], err, errlen);
+        if (status == 0 && one->nallocs && (!best.path || one->peak > best.peak)) {
+            run_clear(&best);
+            best = *one;
+            memset(one, 0, sizeof *one);
+        }
+    }
     for (size_t i = 0; i < npaths; i++) {
-        run_clear(run);
-        int rc = load_trace(run, paths[i], err, errlen);
-        if (rc) {
-            run_clear(&best);
-            return rc;
-        }
-        if (run->nallocs && (!best.path || run->peak > best.peak)) {
-            run_clear(&best);
-            struct vt_fit_run keep = *run;
-            memset(run, 0, sizeof *run);
-            run->name = keep.name, run->value = keep.value, run->arg = keep.arg;
-            best = keep;
-        }
+        run_clear(&per[i]);
+        reading_free(&t[i]);
+    }
+    free(per);
+    free(t);
+    vt_run_result_free(&res);
+    if (status) {
+        run_clear(&best);
+        return status;
     }
     run_clear(run);
     if (!best.path) {
         snprintf(err, errlen, "%s: no device allocations in its traces", run->arg);
         return 2;
     }
+    best.name = run->name;
+    best.value = run->value;
+    best.arg = run->arg;
     *run = best;
     return 0;
 }

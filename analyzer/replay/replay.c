@@ -328,6 +328,8 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     l->pending_oom = (long)l->nooms++;
     if (rp->on_oom)
         rp->on_oom(rp->on_change_ctx, rp, l, o);
+    if (rp->on_failure)
+        rp->on_failure(rp->on_failure_ctx, rp, l, o);
 }
 
 /* ---- the live set ---- */

@@ -214,6 +214,10 @@ struct vt_replay {
     void *on_live_ctx;
     vt_range_fn on_range;
     void *on_range_ctx;
+    /* An observer's view of each failure, after on_oom (which the run
+     * stage's GPU merge takes over): its own context, never replaced. */
+    vt_oom_fn on_failure;
+    void *on_failure_ctx;
 };
 
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);

@@ -410,8 +410,8 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 }
 
 /* Each reader opens its file again at its first chunk (the analysis
- * suspended them all once opened), so the group's files are open from
- * here to finish_group. */
+ * suspended them once opened, unless there is one), so the group's files
+ * are open from here to finish_group. */
 static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
@@ -843,7 +843,11 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
             status = 2;
             continue;
         }
-        vt_reader_suspend(r); /* its file is opened again when its group is read */
+        /* Many files are opened again when their group is read, so that
+         * those waiting hold none; one alone keeps its file: there is
+         * nothing to make room for, and opening it once is enough. */
+        if (files.n > 1)
+            vt_reader_suspend(r);
         struct stat st;
         if (stat(files.paths[i], &st) == 0 && st.st_size > 0)
             work_bytes += (uint64_t)st.st_size;

@@ -12,6 +12,8 @@ static void prepare(void *ctx, struct vt_input *in)
         vt_job_timelines_prepare(&run->timelines, in);
     if (run->has_live_at)
         vt_live_at_prepare(&run->live_at, in);
+    if (run->prepare)
+        run->prepare(run->prepare_ctx, in);
 }
 
 int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observers *obs,
@@ -33,7 +35,11 @@ int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observe
         run->unread = true;
         return 2;
     }
-    bool observed = run->has_timelines || run->has_live_at;
+    if (obs) {
+        run->prepare = obs->prepare;
+        run->prepare_ctx = obs->prepare_ctx;
+    }
+    bool observed = run->has_timelines || run->has_live_at || run->prepare;
     run->status = vt_analysis_run_with(&run->a, paths, npaths, err, observed ? prepare : NULL, run);
     run->partial = run->status != 0 && run->a.ninputs > run->a.not_read;
     return run->status;

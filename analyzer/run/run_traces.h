@@ -34,6 +34,12 @@ struct vt_run_observers {
     uint64_t job_resolution_ns;   /* ... this (0: VT_SUMMARY_RESOLUTION_NS) */
     bool live_at;                 /* run.live_at, at ... */
     uint64_t live_at_ns;          /* ... this time since each process started */
+    /* The caller's own observer (an exporter's notes), asked for alone
+     * (its hooks replace those above): set up for each input as
+     * vt_analysis_run_with's prepare; it keeps what it notes per input
+     * (inputs are replayed on threads). */
+    vt_analysis_prepare_fn prepare;
+    void *prepare_ctx;
 };
 
 struct vt_run_result {
@@ -49,6 +55,8 @@ struct vt_run_result {
     struct vt_job_timelines timelines;
     bool has_live_at;
     struct vt_live_at live_at;
+    vt_analysis_prepare_fn prepare; /* the caller's observer, when asked for */
+    void *prepare_ctx;
 };
 
 /* Reads the traces (vt_analysis_run_with) with the observers asked for.

@@ -102,28 +102,7 @@ struct vt_record {
         struct { uint64_t id; const char *text; size_t len; } string; /* VT_REC_STRING */
         struct { uint64_t id; const char *name; } api;    /* VT_REC_API */
         const struct vt_py_code_info *py_code;   /* VT_REC_PY_CODE */
-        struct {
-            uint8_t op, kind;
-            uint64_t api, label;   /* api ids (label 0: none) */
-            uint64_t thread;
-            int64_t device;        /* ordinal, -1 if unknown */
-            uint64_t addr, size;
-            uint64_t stack;        /* stack node id, 0: empty */
-            uint64_t result;       /* CUresult */
-            uint64_t aux;
-            /* A failed ALLOC: the driver's free and total bytes right
-             * after it. A context retained or created (version 6): the
-             * device's free bytes once it existed + 1, and NVML's count of
-             * the process's bytes there + 1 (0: not had;
-             * vt_mem_has_device_figures). Else 0. */
-            uint64_t free_bytes, total_bytes;
-            uint64_t site;         /* format version 4: its site id, else 0 */
-            /* A free of format version 5: time_ns is when it was called,
-             * time_ns + duration_ns when it returned (0: not known, or
-             * shorter than the file's time unit). Versions 1-4: 0, and
-             * time_ns is when it returned. */
-            uint64_t duration_ns;
-        } mem;                                   /* VT_REC_MEM */
+        struct vt_mem_record mem;                /* VT_REC_MEM */
         struct {
             uint64_t id;
             uint8_t op, kind;

@@ -212,6 +212,33 @@ struct vt_process_info {
     uint64_t flush_interval_ms;
 };
 
+/* A VT_REC_MEM record, its time aside (the encoder's argument, the
+ * reader's vt_record), its ids those of the file. */
+struct vt_mem_record {
+    uint8_t op, kind;      /* enum vt_mem_op, enum vt_mem_kind */
+    uint64_t api, label;   /* api ids (label 0: none) */
+    uint64_t thread;
+    int64_t device;        /* ordinal, -1 if unknown */
+    uint64_t addr, size;
+    uint64_t stack;        /* stack node id, 0: empty */
+    uint64_t result;       /* CUresult */
+    uint64_t aux;
+    /* Written only where vt_mem_has_device_figures: a failed ALLOC's free
+     * and total bytes right after it; a context retained or created
+     * (version 6): the device's free bytes once it existed + 1, and NVML's
+     * count of the process's bytes there + 1 (0: not had). Else 0. */
+    uint64_t free_bytes, total_bytes;
+    /* Format version 4's site id as read, else 0; the encoder numbers
+     * sites itself and ignores it. */
+    uint64_t site;
+    /* A free of format version 5: the time is when it was called, time +
+     * duration_ns when it returned (0: not known, or shorter than the
+     * file's time unit; written as the return's time in units less the
+     * free's written time). Versions 1-4: 0, and the time is when it
+     * returned. */
+    uint64_t duration_ns;
+};
+
 /* A VT_REC_PART record, its time aside (the encoder's argument, the
  * reader's vt_record). */
 struct vt_part_record {

@@ -105,10 +105,10 @@ static void mem(struct tb *b, uint8_t op, uint8_t kind, uint64_t thread, uint64_
 {
     struct vt_mem_record m = {
         .op = op, .kind = kind, .api = op == VT_OP_FREE ? TB_API_FREE : TB_API_ALLOC,
-        .thread = thread, .time_ns = t, .device = dev, .addr = addr, .size = size,
+        .thread = thread, .device = dev, .addr = addr, .size = size,
         .stack = stack, .result = result, .free_bytes = fb, .total_bytes = tb,
     };
-    vt_encode_mem(&b->enc, &m);
+    vt_encode_mem(&b->enc, t, &m);
     b->events++;
 }
 
@@ -128,10 +128,10 @@ void tb_free_lasting(struct tb *b, uint8_t kind, uint64_t thread, uint64_t t, ui
                      int64_t dev, uint64_t addr)
 {
     struct vt_mem_record m = {
-        .op = VT_OP_FREE, .kind = kind, .api = TB_API_FREE, .thread = thread, .time_ns = t,
+        .op = VT_OP_FREE, .kind = kind, .api = TB_API_FREE, .thread = thread,
         .device = dev, .addr = addr, .duration_ns = duration,
     };
-    vt_encode_mem(&b->enc, &m);
+    vt_encode_mem(&b->enc, t, &m);
     b->events++;
 }
 

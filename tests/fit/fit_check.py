@@ -226,8 +226,13 @@ def scenario_unmatched(h):
     whole = os.path.join(d2, sorted(os.listdir(d2))[0])
     with open(whole, "rb") as f, open(truncated, "wb") as g:
         g.write(f.read()[:200])
+    # Read whole, then wrong: its allocations were counted before the error.
+    tail = os.path.join(h.tmp, "tail.vtrace")
+    with open(whole, "rb") as f, open(tail, "wb") as g:
+        g.write(f.read() + b"data after the trailer")
     cases = [
         (["batch=1:" + d1, "batch=2:" + bad], "bad.vtrace"),
+        (["batch=1:" + d1, "batch=2:" + tail], "data after the trailer"),
         (["batch=1:" + d1, "batch=2:" + truncated], "truncated.vtrace"),
         (["batch=1:" + d1, "batch=2:" + os.path.join(h.tmp, "nowhere")], "nowhere"),
         (["batch=1:" + d1], "two or more runs"),

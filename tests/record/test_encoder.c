@@ -129,18 +129,17 @@ static void build_sample(struct file_builder *b)
     vt_encode_api(&b->enc, 1, "cuMemAlloc_v2");
     vt_encode_api(&b->enc, 3, "cudaMalloc");
     struct vt_mem_record ok = {.op = VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1, .label = 3,
-                               .thread = 1, .time_ns = 10000, .device = 0, .addr = 0x7f00deadb000,
+                               .thread = 1, .device = 0, .addr = 0x7f00deadb000,
                                .size = 1 << 20, .stack = 2, .result = 0, .aux = 0};
-    vt_encode_mem(&b->enc, &ok);
+    vt_encode_mem(&b->enc, 10000, &ok);
     struct vt_mem_record oom = ok;
-    oom.time_ns = 10500;
     oom.addr = 0;
     oom.size = 100ull << 30;
     oom.result = 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     oom.free_bytes = 1ull << 30;
     oom.total_bytes = 80ull << 30;
     oom.device = -1;
-    vt_encode_mem(&b->enc, &oom);
+    vt_encode_mem(&b->enc, 10500, &oom);
     vt_encode_range_push(&b->enc, 1, 11000, 0, 1);
     vt_encode_mark(&b->enc, 1, 11000, 0, 1);
     vt_encode_range_start(&b->enc, 1, 12000, 99, 0, 1);
@@ -148,13 +147,12 @@ static void build_sample(struct file_builder *b)
     /* second chunk: fresh delta state, ids from the first chunk still valid */
     vt_encode_range_end(&b->enc, 1, 13000, 99);
     struct vt_mem_record fr = {.op = VT_OP_FREE, .kind = VT_KIND_DEVICE, .api = 1, .thread = 1,
-                               .time_ns = 14000, .device = 0, .addr = 0x7f00deadb000, .stack = 1,
+                               .device = 0, .addr = 0x7f00deadb000, .stack = 1,
                                .duration_ns = 2500};
-    vt_encode_mem(&b->enc, &fr);
+    vt_encode_mem(&b->enc, 14000, &fr);
     fr.addr = 0x1000; /* a lower address: negative delta */
-    fr.time_ns = 14001;
     fr.duration_ns = 0;
-    vt_encode_mem(&b->enc, &fr);
+    vt_encode_mem(&b->enc, 14001, &fr);
     vt_encode_range_pop(&b->enc, 1, 15000, 0);
     vt_encode_lost(&b->enc, 3);
     vt_encode_trailer(&b->enc, 16000, 9, 2, 3);
@@ -374,9 +372,8 @@ static void test_time_slack(void **state)
             vt_encode_range_push(&b.enc, 1, steps[i].time_ns, 0, 0);
             continue;
         }
-        m.time_ns = steps[i].time_ns;
         m.result = (uint64_t)steps[i].result;
-        vt_encode_mem(&b.enc, &m);
+        vt_encode_mem(&b.enc, steps[i].time_ns, &m);
     }
     fb_end_chunk(&b);
     struct tc_trace *t = tc_load_memory(b.file.data, b.file.len);
@@ -471,10 +468,10 @@ static void encode_stream_sample(struct file_builder *b, void *cctx)
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             struct vt_mem_record m = {
                 .op = i % 2 ? VT_OP_FREE : VT_OP_ALLOC, .kind = VT_KIND_DEVICE, .api = 1 + x % 3,
-                .thread = 1, .time_ns = 1000000 + (b->chunks * 200000 + i) * 700 + x % 500,
-                .device = 0, .addr = x & 0xffffffffff00ull, .size = x % 100000, .stack = 1,
+                .thread = 1, .device = 0, .addr = x & 0xffffffffff00ull, .size = x % 100000,
+                .stack = 1,
             };
-            vt_encode_mem(&b->enc, &m);
+            vt_encode_mem(&b->enc, 1000000 + (b->chunks * 200000 + i) * 700 + x % 500, &m);
             /* the piece just went into the frame: end the chunk here */
             if (n == 0 && cctx && b->enc.streamed && b->enc.raw.len == 0)
                 break;

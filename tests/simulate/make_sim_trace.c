@@ -35,9 +35,9 @@ static void raw(struct tb *b, uint8_t op, uint8_t kind, uint64_t t, uint64_t add
                 uint64_t result, uint64_t aux)
 {
     struct vt_mem_record m = {.op = op, .kind = kind, .api = TB_API_CREATE, .thread = TB_MAIN,
-                              .time_ns = t, .device = 0, .addr = addr, .size = size,
+                              .device = 0, .addr = addr, .size = size,
                               .result = result, .aux = aux};
-    vt_encode_mem(&b->enc, &m);
+    vt_encode_mem(&b->enc, t, &m);
     b->events++;
 }
 

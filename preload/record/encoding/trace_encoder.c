@@ -343,7 +343,7 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
  * to the site's previous size was 3% bigger on random sizes and 17% on
  * sizes drawn from a small set (bench/synth_trace), and no smaller on a
  * loop, where zstd matches a repeated size anyway. */
-void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
+void vt_encode_mem(struct vt_encoder *e, uint64_t call_ns, const struct vt_mem_record *m)
 {
     if (!vt_bytes_reserve(&e->raw, VT_SITE_RECORD_MAX + VT_MEM_RECORD_MAX) ||
         !vt_bytes_reserve(&e->dts, 4 * VT_UVARINT_MAX)) /* a free's dt and duration */
@@ -373,7 +373,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
         p += vt_put_uvarint(p, key.result);
         p += vt_put_uvarint(p, key.aux);
     }
-    uint64_t time_ns = slack_time(e, m->time_ns, m->result == 0);
+    uint64_t time_ns = slack_time(e, call_ns, m->result == 0);
     column_dt(e, dt_units(e, time_ns));
     if (m->op == VT_OP_FREE) {
         /* Its duration, next in the column (format version 5): the
@@ -382,7 +382,7 @@ void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m)
          * down, as any other time of the file. In the column, not the
          * record: it varies (0 or 1 unit, mostly) where the record repeats,
          * and a column of mostly 0 is runs of 0. */
-        uint64_t end_ns = m->time_ns + m->duration_ns;
+        uint64_t end_ns = call_ns + m->duration_ns;
         uint64_t end = e->time_unit_ns == 1 ? end_ns : end_ns / e->time_unit_ns;
         column_dt(e, end > e->delta.last_time ? end - e->delta.last_time : 0);
     }

@@ -113,26 +113,8 @@ void vt_encode_api(struct vt_encoder *e, uint64_t id, const char *name);
 void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, size_t qualname_len,
                        const char *filename, size_t filename_len, uint64_t first_line);
 
-/* A VT_REC_MEM record, with file ids already resolved. */
-struct vt_mem_record {
-    uint8_t op, kind;
-    uint64_t api, label;
-    uint64_t thread;
-    uint64_t time_ns;
-    int64_t device;       /* ordinal, -1 if unknown */
-    uint64_t addr, size;
-    uint64_t stack;       /* stack node id */
-    uint64_t result;
-    uint64_t aux;
-    /* written only where vt_mem_has_device_figures: a failed ALLOC's
-     * free/total, a created context's free after + 1 and NVML's process
-     * bytes + 1 (vt_mem_event.context) */
-    uint64_t free_bytes, total_bytes;
-    uint64_t duration_ns; /* a FREE: time_ns is its call, this long before
-                           * its return (written as the return's time, in
-                           * units, less the free's written time) */
-};
-void vt_encode_mem(struct vt_encoder *e, const struct vt_mem_record *m);
+/* A VT_REC_MEM record (trace_format.h), with file ids already resolved. */
+void vt_encode_mem(struct vt_encoder *e, uint64_t time_ns, const struct vt_mem_record *m);
 
 void vt_encode_range_push(struct vt_encoder *e, uint64_t thread, uint64_t time_ns,
                           uint64_t domain, uint64_t name);

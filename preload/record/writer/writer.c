@@ -338,7 +338,6 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
             .op = m->ev.op,
             .kind = m->ev.kind,
             .thread = thread_id(tb),
-            .time_ns = time_ns,
             .device = m->ev.device,
             .addr = m->ev.addr,
             .size = m->ev.size,
@@ -361,7 +360,7 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
             if (vt_tb_remembers_stack(h->flags, h->nips))
                 tb->last_stack = r.stack;
         }
-        vt_encode_mem(&writer.enc, &r);
+        vt_encode_mem(&writer.enc, time_ns, &r);
         vt_exit_line_note(&r);
         writer.events++;
         break;
