@@ -121,8 +121,10 @@ struct vt_mark;
 const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struct vt_mark *mk,
                                 char *buf, size_t n);
 
-/* The path of the last OOM snapshot the bootstrap wrote for this process's
- * device (beside the trace); false when none (report_torch.c). */
+/* The path of the last snapshot the bootstrap wrote for this process's
+ * device (beside the trace): an OOM's of that device, or the one at exit
+ * (--torch-history), which holds every device; false when none
+ * (report_torch.c). */
 bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t device,
                                    char *path, size_t n);
 

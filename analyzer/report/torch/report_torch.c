@@ -105,11 +105,16 @@ const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struc
     const char *text = vt_report_string(rep, input, mk->name);
     if (!text)
         return "?";
-    if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0 ||
-        strncmp(text, "oom ", 4) != 0)
+    if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0)
+        return text;
+    char snap[256], b1[32], b2[32];
+    if (!strncmp(text, "exit ", 5) && field(text, "snapshot", snap, sizeof snap) && snap[0]) {
+        snprintf(buf, n, "PyTorch's allocator at exit (with its history): snapshot %s", snap);
+        return buf;
+    }
+    if (strncmp(text, "oom ", 4) != 0)
         return text;
     uint64_t obs = 0, dev = 0, alloc = 0, device_free = 0;
-    char snap[256], b1[32], b2[32];
     if (!field_u64(text, "n", &obs) || !field_u64(text, "device", &dev) ||
         !field_u64(text, "alloc", &alloc) || !field_u64(text, "device_free", &device_free))
         return text;
@@ -232,8 +237,12 @@ bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t 
         const char *text = vt_report_string(rep, input, mk->name);
         struct torch_mark m = {0};
         uint64_t dev;
-        if (strncmp(text, "oom ", 4) != 0 || !field_u64(text, "device", &dev) ||
-            (int64_t)dev != device || !field(text, "snapshot", m.snapshot, sizeof m.snapshot))
+        /* an OOM's snapshot is of its device's failure; the one at exit
+         * holds every device the allocator had */
+        bool oom = !strncmp(text, "oom ", 4);
+        if ((!oom && strncmp(text, "exit ", 5) != 0) ||
+            (oom && (!field_u64(text, "device", &dev) || (int64_t)dev != device)) ||
+            !field(text, "snapshot", m.snapshot, sizeof m.snapshot))
             continue;
         found |= snapshot_path(rep, input, &m, path, n);
     }
