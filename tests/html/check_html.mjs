@@ -102,13 +102,13 @@ function fmtBytes(b) {
 }
 
 // ---- the inputs ----
-function traceExample(argv, env, okStatus) {
+function traceExample(argv, env, okStatus, options = []) {
   const out = path.join(tmp, "traces");
   fs.mkdirSync(out);
   const sim = path.join(build, "tests", "simdriver");
   const e = { LD_LIBRARY_PATH: sim + ":" + path.join(sim, "runtime"), VTSIM_LEDGER: path.join(tmp, "ledger.txt"), ...env };
   if (args.preload_first) e.LD_PRELOAD = args.preload_first;
-  run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), "--", ...argv], e, okStatus);
+  run([vramtrace, "run", "-o", path.join(out, "trace.%p.vtrace"), ...options, "--", ...argv], e, okStatus);
   return [out];
 }
 // A snapshot whose trace ends in an oom entry, written by Python's pickle
@@ -167,6 +167,14 @@ switch (scenario) {
   // (tests/pytorch/parts_train.py): the timeline stacked by part
   case "parts": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "parts_train.py"), "train"],
     { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB" }); break;
+  // a leak of 8 MiB a step kept "for metrics" (tests/pytorch/story_train.py)
+  // under --torch-history: one rate a step, its site the allocator's (the
+  // trace alone: the snapshot at exit beside it is read through the trace)
+  case "torch_leak": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "story_train.py"), "leak", "12"],
+    { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB",
+      VTSIM_CONTEXT_BYTES: "0" }, [0], ["--torch-history"]);
+    inputs = fs.readdirSync(inputs[0]).filter((f) => f.endsWith(".vtrace")).map((f) => path.join(inputs[0], f));
+    break;
   case "stopped": inputs = await stoppedAfterAllocating(); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
@@ -333,6 +341,9 @@ for (let pi = 0; pi < procs.length; pi++) {
         phases: [...s.querySelectorAll(".vt-phase")].map((e) => e.getAttribute("data-name")),
         growth: [...s.querySelectorAll(".vt-growth")].map((e) => [e.getAttribute("data-phase"),
           e.getAttribute("data-per-opening-bytes"), e.getAttribute("data-from-opening")].join(" ")),
+        allocatorGrowth: [...s.querySelectorAll(".vt-allocator-growth")].map((e) => [e.getAttribute("data-level"),
+          e.getAttribute("data-per-step-bytes"), e.getAttribute("data-from-step")].join(" ")),
+        allocatorGrowthText: [...s.querySelectorAll(".vt-allocator-growth")].map((e) => e.textContent),
         ooms: [...s.querySelectorAll(".vt-oom-marker")].map((e) => e.getAttribute("data-verdict")),
         flameRoot: flame && +flame.getAttribute("data-root-bytes"),
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
@@ -399,6 +410,17 @@ for (let pi = 0; pi < procs.length; pi++) {
       .map((ph) => [ph.name, ph.growth.per_opening_bytes, ph.growth.from_opening].join(" ")).join(","));
     if (scenario === "growth" && !d.phases.some((ph) => ph.growth))
       fail(`${where}: scenario broken: the report sees no growth`);
+    // PyTorch's allocator's growth: one line, the report's one rate a step
+    check(`${where} the allocator's growth`, drawn.allocatorGrowth.join(","),
+      d.growth ? [d.growth.level, d.growth.per_step_bytes, d.growth.from_step].join(" ") : "");
+    if (scenario === "torch_leak" && d.kind === "device") {
+      if (!d.growth) fail(`${where}: scenario broken: the report sees no growth`);
+      const line = drawn.allocatorGrowthText.join(" ");
+      if (!/most at keep_for_metrics:\d+ \(story_train\.py\) \(\+8\.00 MiB a step\)/.test(line))
+        fail(`${where}: the allocator's growth does not name keep_for_metrics at 8.00 MiB a step: ${line}`);
+      const rates = (line.match(/\+[\d.]+ [KMG]?i?B/g) || []);
+      if (new Set(rates).size !== 1) fail(`${where}: more than one rate for one leak: ${line}`);
+    }
     check(`${where} flame graph root at the peak`, drawn.flameRoot, d.peak_bytes);
     check(`${where} flame graph root (d3's own hierarchy)`, drawn.flameDatum, d.peak_bytes);
     // every other view: each failure, each phase peak
