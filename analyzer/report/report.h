@@ -157,6 +157,9 @@ struct vt_tensor_growth {
 bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                              struct vt_tensor_growth *out);
 void vt_report_tensor_growth_free(struct vt_tensor_growth *t);
+/* PyTorch's allocator's sites (blocks by Python stack) as a JSON array of
+ * {bytes, count, before_history, frames} (report_torch.c). */
+void vt_report_tensor_sites_json(struct vt_json *j, const struct vt_snap_site *sites, size_t n);
 
 /* A failure's one verdict, as every view tells it (report_verdict.c): the
  * allocator's where its state at the failure is known, else the trace's

@@ -70,18 +70,28 @@ def text_of(c, trace):
                           timeout=60).stdout
 
 
-def case_story_leak(c):
-    tamper = MiB if c.args.tamper else 0
-    r, traces = run_story(c, "leak", "leak", 12)
-    truth = steps_of(r.stdout)
-    want = growth_rule([a for a, _ in truth])
+def leak_run(c, name, options=()):
+    """story_train.py leak 12: the growth rule on the stand-in's own
+    figures, the trace, its JSON report (checked against the schema);
+    None when the scenario broke."""
+    r, traces = run_story(c, name, "leak", 12, options=options)
+    want = growth_rule([a for a, _ in steps_of(r.stdout)])
     if len(traces) != 1 or not want or want["per_step_bytes"] != 8 * MiB:
         c.fail("scenario broken: %d traces, the allocator's figures give %r" % (len(traces), want))
-        return
+        return None
     rep = c.report(traces[0])
     for e in schema_errors(rep)[:3]:
-        c.fail("the report's JSON against docs/report.schema.json: %s" % e)
-    d = device(rep)
+        c.fail("%s: the report's JSON against docs/report.schema.json: %s" % (name, e))
+    return want, traces[0], device(rep)
+
+
+def case_story_leak(c):
+    tamper = MiB if c.args.tamper else 0
+    run = leak_run(c, "leak")
+    if not run:
+        return
+    want, trace, d = run
+    traces = [trace]
     g = d.get("growth") or {}
     c.equal("the leak's level", g.get("level"), "allocated")
     c.equal("the leak's rate and first step",
@@ -111,15 +121,11 @@ def case_story_leak(c):
     # With the allocator's history (--torch-history): still one leak, one
     # rate, one site - the allocator's own, the 8 MiB the program keeps
     # each step - in the text and the JSON (the page: html_torch_leak).
-    r4, traces4 = run_story(c, "leak_history", "leak", 12, options=["--torch-history"])
-    want4 = growth_rule([a for a, _ in steps_of(r4.stdout)])
-    if len(traces4) != 1 or want4 != want:
-        c.fail("scenario broken: %d traces, the allocator's figures give %r" % (len(traces4), want4))
+    run = leak_run(c, "leak_history", options=["--torch-history"])
+    if not run:
         return
-    rep4 = c.report(traces4[0])
-    for e in schema_errors(rep4)[:3]:
-        c.fail("history: the report's JSON against docs/report.schema.json: %s" % e)
-    d4 = device(rep4)
+    want4, trace4, d4 = run
+    c.equal("history: the stand-in's own growth", want4, want)
     g4 = d4.get("growth") or {}
     c.equal("history: the leak's rate and first step", {k: g4.get(k) for k in want}, want)
     c.equal("history: the growth's sites are the allocator's", g4.get("sites_level"), "tensors")
@@ -132,7 +138,7 @@ def case_story_leak(c):
             for p in d4.get("phases", []) if p.get("tensor_growth")]
     c.equal("history: the tensors' growth, at the step phase only", told,
             [("optimizer", want["per_step_bytes"])])
-    text4 = text_of(c, traces4[0])
+    text4 = text_of(c, trace4)
     rates = sorted(set(re.findall(r"\+(\S+ \S*B) (?:a step|per opening)", text4)))
     c.equal("history: the rates the text tells", rates, [format_bytes(want["per_step_bytes"])])
     if not re.search(r"\n +%s +keep_for_metrics \(story_train\.py:\d+\)"

@@ -14,7 +14,6 @@
 #include "json_writer.h"
 #include "parts_split.h"
 #include "report.h"
-#include "snapshot_render.h"
 
 struct frames_ctx {
     struct vt_json *j;
@@ -252,20 +251,10 @@ static void allocator_growth_json(struct vt_report *rep, struct vt_json *j, size
     vt_json_kv_string(j, "sites_level", tensors ? "tensors" : "segments");
     vt_json_kv_bool(j, "sites_kept", tensors || !g.sites_dropped);
     vt_json_key(j, "sites");
-    if (!tensors) {
+    if (tensors)
+        vt_report_tensor_sites_json(j, t->sites, t->nsites);
+    else
         sites_json(rep, j, input, g.sites, g.nsites);
-    } else {
-        vt_json_begin_array(j);
-        for (size_t k = 0; k < t->nsites; k++) {
-            vt_json_begin_object(j);
-            vt_json_kv_uint(j, "bytes", t->sites[k].bytes);
-            vt_json_kv_uint(j, "count", t->sites[k].count);
-            vt_json_kv_bool(j, "before_history", t->sites[k].before_window);
-            vt_snap_frames_json(j, t->sites[k].frames);
-            vt_json_end_object(j);
-        }
-        vt_json_end_array(j);
-    }
     vt_json_end_object(j);
 }
 

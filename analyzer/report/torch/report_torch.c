@@ -603,18 +603,21 @@ static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
         n = 0;
     vt_json_kv_bool(j, "stacks_recorded", with_stack(sites, n));
     vt_json_key(j, "top_stacks");
-    vt_json_begin_array(j);
-    if (n) {
-        for (size_t k = 0; k < n && k < opt->top; k++) {
-            vt_json_begin_object(j);
-            vt_json_kv_uint(j, "bytes", sites[k].bytes);
-            vt_json_kv_uint(j, "count", sites[k].count);
-            vt_json_kv_bool(j, "before_history", sites[k].before_window);
-            vt_snap_frames_json(j, sites[k].frames);
-            vt_json_end_object(j);
-        }
-    }
+    vt_report_tensor_sites_json(j, sites, n < opt->top ? n : opt->top);
     free(sites);
+}
+
+void vt_report_tensor_sites_json(struct vt_json *j, const struct vt_snap_site *sites, size_t n)
+{
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < n; k++) {
+        vt_json_begin_object(j);
+        vt_json_kv_uint(j, "bytes", sites[k].bytes);
+        vt_json_kv_uint(j, "count", sites[k].count);
+        vt_json_kv_bool(j, "before_history", sites[k].before_window);
+        vt_snap_frames_json(j, sites[k].frames);
+        vt_json_end_object(j);
+    }
     vt_json_end_array(j);
 }
 
