@@ -287,8 +287,8 @@ static int check_preamble(struct vt_reader *r)
     }
     r->version = (uint16_t)(pre[8] | pre[9] << 8);
     if (r->version > VT_FORMAT_VERSION)
-        return fail(r, 8, "written by a newer vramtrace: trace format %u, this vramtrace "
-                          "reads formats %u to %u (read it with the vramtrace that wrote it, "
+        return fail(r, 8, "written by a newer vramtrace: format version %u, this vramtrace "
+                          "reads versions %u to %u (read it with the vramtrace that wrote it, "
                           "or a newer one)",
                     r->version, VT_FORMAT_VERSION_OLDEST, VT_FORMAT_VERSION);
     if (r->version < VT_FORMAT_VERSION_OLDEST)

@@ -86,8 +86,8 @@ def case_newer(vt):
         for argv in (["report"], ["report", "--json"], ["dump", "--json"], ["export", "--format",
                      "perfetto", "-o", os.path.join(tmp, "p.json")]):
             r = subprocess.run([vt] + argv + [path], capture_output=True, text=True, timeout=60)
-            said = "written by a newer vramtrace: trace format %d, this vramtrace reads formats " \
-                   "1 to %d" % (newer, newer - 1)
+            said = "written by a newer vramtrace: format version %d, this vramtrace reads " \
+                   "versions 1 to %d" % (newer, newer - 1)
             if r.returncode != 2 or said not in r.stderr or "newer.vtrace" not in r.stderr:
                 bad += fail("%s: status %d, stderr %r (wanted status 2 and %r)"
                             % (" ".join(argv), r.returncode, r.stderr.strip()[-300:], said))
