@@ -121,26 +121,45 @@ struct vt_mark;
 const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struct vt_mark *mk,
                                 char *buf, size_t n);
 
-/* The path of the last OOM snapshot the bootstrap wrote for this process's
- * device (beside the trace); false when none (report_torch.c). */
+/* The path of the last snapshot the bootstrap wrote for this process's
+ * device (beside the trace): an OOM's of that device, or the one at exit
+ * (--torch-history), which holds every device; false when none
+ * (report_torch.c). */
 bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t device,
                                    char *path, size_t n);
 
-/* A phase's growth across openings in tensors: the allocated bytes of
- * PyTorch's allocator at each closing the history of its last OOM
- * snapshot covers (--torch-history), judged by the replay's own rule
- * (phase_growth.h). Segments grow in steps the tensors do not: a leak of
- * 1 MiB a step is seen here at every step. (torch/tensor_growth.c) */
+/* Growth step over step in tensors: the allocated bytes of PyTorch's
+ * allocator at each closing of the step phase (the phase the allocator's
+ * samples count steps by: the optimizer where it closed, else the forward)
+ * that the history of the last snapshot (--torch-history: an OOM's or the
+ * one at exit) covers, judged by the replay's own rule (phase_growth.h):
+ * one rate a step, as the samples' growth. Segments grow in steps the
+ * tensors do not: a leak of 1 MiB a step is seen here at every step. The
+ * sites are the allocator's: blocks kept across the growing steps, by
+ * Python stack. (torch/tensor_growth.c) */
+#define VT_TENSOR_GROWTH_SITES 4
+struct vt_snap_analysis;
+struct vt_snap_site;
 struct vt_tensor_growth {
-    bool known;          /* a snapshot with a timed history covers closings of it */
-    size_t closings;     /* closings inside the history's window */
+    bool known;          /* a snapshot with a timed history covers closings of the step */
+    size_t phase;        /* the step phase: its index in l->phases */
+    size_t closings;     /* its closings inside the history's window */
     bool grows;
     struct vt_growth_result g;
+    bool sites_known;
+    struct vt_snap_site *sites; /* at most VT_TENSOR_GROWTH_SITES; bytes: grown a step */
+    size_t nsites;
+    struct vt_snap_analysis *a; /* the snapshot the sites' frames are in */
 };
-/* One per phase of l (l->phases order) into out; false when the process
- * left no snapshot with a history (every out[k].known false then). */
+/* false when the process left no snapshot whose history covers its step
+ * (out->known false, nothing to free); else free it with
+ * vt_report_tensor_growth_free. */
 bool vt_report_tensor_growth(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                              struct vt_tensor_growth *out);
+void vt_report_tensor_growth_free(struct vt_tensor_growth *t);
+/* PyTorch's allocator's sites (blocks by Python stack) as a JSON array of
+ * {bytes, count, before_history, frames} (report_torch.c). */
+void vt_report_tensor_sites_json(struct vt_json *j, const struct vt_snap_site *sites, size_t n);
 
 /* A failure's one verdict, as every view tells it (report_verdict.c): the
  * allocator's where its state at the failure is known, else the trace's

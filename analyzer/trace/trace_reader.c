@@ -292,7 +292,12 @@ static int check_preamble(struct vt_reader *r)
         return 0;
     }
     r->version = (uint16_t)(pre[8] | pre[9] << 8);
-    if (r->version < VT_FORMAT_VERSION_OLDEST || r->version > VT_FORMAT_VERSION)
+    if (r->version > VT_FORMAT_VERSION)
+        return fail(r, 8, "written by a newer vramtrace: format version %u, this vramtrace "
+                          "reads versions %u to %u (read it with the vramtrace that wrote it, "
+                          "or a newer one)",
+                    r->version, VT_FORMAT_VERSION_OLDEST, VT_FORMAT_VERSION);
+    if (r->version < VT_FORMAT_VERSION_OLDEST)
         return fail(r, 8, "unsupported format version %u (this reader knows versions %u to %u)",
                     r->version, VT_FORMAT_VERSION_OLDEST, VT_FORMAT_VERSION);
     if (r->version >= 2) {
@@ -1442,7 +1447,9 @@ static void decode_part(struct vt_reader *r, struct cursor *c, struct vt_record 
     rec->u.part.dtype = get_uv(c);
     rec->u.part.name = get_uv(c);
     CHECK(r->version >= 5, "a part record in a trace of format version 4 or older");
-    CHECK(rec->u.part.part < VT_PART_COUNT_ || rec->u.part.part == VT_PART_ALLOCATOR_SAMPLE,
+    CHECK(rec->u.part.part < VT_PART_COUNT_ ||
+              (rec->u.part.part == VT_PART_ALLOCATOR_SAMPLE &&
+               VT_FORMAT_HAS_ALLOCATOR_SAMPLES(r->version)),
           "unknown part");
     CHECK(device <= INT32_MAX, "device ordinal out of range");
     check_thread(r, c, thread);

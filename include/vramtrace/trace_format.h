@@ -92,10 +92,13 @@
  * Version 5: what memory is made of: parameters, buffers, gradients and
  *   optimizer state by address (VT_REC_PART, the Python bootstrap's);
  *   a free is timed when it began and carries its duration
- *   (VT_REC_MEM, VT_FORMAT_HAS_FREE_DURATION). */
-/* Version 6: a context's creation carries the device's free bytes once it
+ *   (VT_REC_MEM, VT_FORMAT_HAS_FREE_DURATION).
+ * Version 6: a context's creation carries the device's free bytes once it
  *   existed and NVML's count of the process's bytes on the device
- *   (VT_REC_MEM, vt_mem_has_device_figures). */
+ *   (VT_REC_MEM, vt_mem_has_device_figures); PyTorch's allocator's samples
+ *   (VT_REC_PART of part VT_PART_ALLOCATOR_SAMPLE), which a version 5
+ *   reader stops at ("unknown part"), are a version's: the bump makes it
+ *   say the file is newer instead. */
 #define VT_FORMAT_VERSION 6
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
@@ -108,6 +111,9 @@
 #define VT_FORMAT_HAS_FREE_DURATION(version) ((version) >= 5)
 /* Whether a format version's context creations carry device figures. */
 #define VT_FORMAT_HAS_CONTEXT_FIGURES(version) ((version) >= 6)
+/* Whether a format version may hold allocator samples: version 6, and the
+ * version 5 files written before the bump, which hold them too. */
+#define VT_FORMAT_HAS_ALLOCATOR_SAMPLES(version) ((version) >= 5)
 /* Recorded times are rounded down to this unit by default. Per-event
  * nanoseconds are noise that zstd cannot compress (they were 99.7% of a
  * repetitive trace's bytes, docs/internals/performance-history.md, "Trace size",

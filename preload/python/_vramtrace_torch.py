@@ -9,7 +9,10 @@ At CUDA initialisation:
   at every OOM, torch.cuda.memory._snapshot() is written beside the trace
   as <trace>.oom<N>.pickle (0600, never over a file or through a link) and
   a mark in the trace's "vramtrace.torch" domain ties it to the failure;
-- with VRAMTRACE_TORCH_HISTORY=N, _record_memory_history(max_entries=N);
+- with VRAMTRACE_TORCH_HISTORY=N, _record_memory_history(max_entries=N),
+  and the snapshot once more at the interpreter's exit (atexit), as
+  <trace>.exit.pickle with a mark "exit snapshot=NAME": a run that never
+  failed gets the allocator's blocks at its peak too;
 - unless VRAMTRACE_TORCH_PHASES=0, phases from the model: train / eval
   (switched when the program calls Module.train() / .eval() on the whole
   model - the outermost module forwarded, or any module outside it - and
@@ -190,6 +193,10 @@ def _at_cuda_init(torch, tracer, said, cpu=False):
     history = _env_int("VRAMTRACE_TORCH_HISTORY", 0)
     if history > 0 and not cpu:
         _record_history(torch, memory, history, said)
+        if snapshot is not None:
+            import atexit
+
+            atexit.register(_ExitSnapshot(tracer, snapshot, said))
     phases = None
     if os.environ.get("VRAMTRACE_TORCH_PHASES", "1") != "0":
         phases = _Phases(torch, tracer, said)
@@ -260,30 +267,65 @@ class _OomObserver(object):
         self.tracer.mark_fn(DOMAIN, os.fsencode(text))
 
     def write(self, trace, n):
-        import pickle
+        return _write_snapshot(self.snapshot(), trace, "oom%d" % n)
 
-        snap = self.snapshot()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | \
-            getattr(os, "O_CLOEXEC", 0)
-        for k in range(100):
-            path = "%s.oom%d%s.pickle" % (trace, n, "" if k == 0 else ".%d" % k)
+
+def _write_snapshot(snap, trace, stem):
+    """snap pickled beside the trace as <trace>.<stem>.pickle (0600, created
+    new, never through a link; a taken name gets .<stem>.<k>.pickle); its
+    file name."""
+    import pickle
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | \
+        getattr(os, "O_CLOEXEC", 0)
+    for k in range(100):
+        path = "%s.%s%s.pickle" % (trace, stem, "" if k == 0 else ".%d" % k)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as f:
+                # Protocol 4: what PyTorch's viewer and vramtrace read
+                # (3.14 would default to 5).
+                pickle.dump(snap, f, protocol=4)
+        except BaseException:
             try:
-                fd = os.open(path, flags, 0o600)
-            except FileExistsError:
-                continue
+                os.unlink(path)
+            except OSError:
+                pass
+            raise
+        return os.path.basename(path)
+    raise OSError(0, "%s: 100 names taken" % stem)
+
+
+class _ExitSnapshot(object):
+    """With the allocator's history (--torch-history), its snapshot once
+    more when the interpreter exits (atexit), so that a run that never
+    failed has the allocator's blocks at its peak too: the report replays
+    the history to the peak and splits it into tensors and cache. A mark
+    "exit snapshot=NAME" ties the file to the trace, as the OOM marks do.
+    A process that ends in os._exit or a signal writes none."""
+
+    def __init__(self, tracer, snapshot, said):
+        self.tracer = tracer
+        self.snapshot = snapshot
+        self.said = said
+
+    def __call__(self):
+        try:
+            trace = self.tracer.trace_path()
+            if trace is None:
+                return
             try:
-                with os.fdopen(fd, "wb") as f:
-                    # Protocol 4: what PyTorch's viewer and vramtrace read
-                    # (3.14 would default to 5).
-                    pickle.dump(snap, f, protocol=4)
-            except BaseException:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-                raise
-            return os.path.basename(path)
-        raise OSError(0, "oom%d: 100 names taken" % n)
+                written = _write_snapshot(self.snapshot(), trace, "exit")
+            except OSError as e:
+                self.said.once("write-exit", "cannot write the exit snapshot beside %s: %s"
+                               % (trace, e.strerror or e))
+                return
+            self.tracer.mark_fn(DOMAIN, os.fsencode("exit snapshot=%s" % written))
+        except Exception as e:
+            self.said.once("exit", "exit snapshot failed: %s: %s" % (type(e).__name__, e))
 
 
 class _TrainWatch(object):

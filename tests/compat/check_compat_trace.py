@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Today's analyzer on a trace of an earlier format version N (1, 2, 3).
+"""Today's analyzer on a trace of an earlier format version N (1 to 5).
 
 vN_trace.vtrace was written by the tracer of the last commit that wrote
 format N (v1: commit eed6128, times in nanoseconds; v2: commit f977377,
@@ -33,7 +33,7 @@ from golden_lib import (Harness, client_pid, expect, expect_eq, peak_of,  # noqa
 
 # version -> the time unit (ns) its tracer wrote by default (v1: always 1;
 # v2, v3: VRAMTRACE_TIME_UNIT_NS unset, VT_TIME_UNIT_NS_DEFAULT)
-TIME_UNIT_NS = {1: 1, 2: 1000, 3: 1000, 4: 1000}
+TIME_UNIT_NS = {1: 1, 2: 1000, 3: 1000, 4: 1000, 5: 1000}
 SLEEP_NS = 100 * 10**6   # v1_client.c SLEEP_MS: evaluate()'s peak is held this long
 
 # set by main() from --version
@@ -182,9 +182,18 @@ def check_dump(h, want):
         expect_eq([r["op"], r["size"], r["result"]], [op, size, result], "memory record %d" % i)
         if op == "alloc" and result == 0:
             expect_eq(r["addr"], addr, "memory record %d address" % i)
-        within(r["time_ns"], lohi, "memory record %d (%s) time" % (i, op))
-        # versions 1-4: a free is timed at its return and has no duration
-        expect("duration_ns" not in r, "memory record %d has a duration" % i)
+        if op == "free" and VERSION >= 5:
+            # version 5: a free is timed at its call, its duration to its
+            # return; the ledger stamps the driver's work in between
+            expect("duration_ns" in r, "memory record %d (free) has no duration" % i)
+            expect(r["time_ns"] <= lohi[0] + UNIT,
+                   "memory record %d (free) called after the driver freed" % i)
+            within(r["time_ns"] + r.get("duration_ns", 0), [lohi[0], lohi[1] + UNIT],
+                   "memory record %d (free) return" % i)
+        else:
+            within(r["time_ns"], lohi, "memory record %d (%s) time" % (i, op))
+            # versions 1-4: a free is timed at its return and has no duration
+            expect("duration_ns" not in r, "memory record %d has a duration" % i)
     ranges = [r for r in records if r["type"] in ("range_push", "range_pop")]
     expect_eq(len(ranges), len(want["ranges"]), "number of range records")
     for r, (name, lohi) in zip(ranges, want["ranges"]):

@@ -34,10 +34,12 @@
 // 4 failures in time, the largest and the smallest peak detailed). On any page that details part of a job (vt-options'
 // detail), the checks below run on the detailed processes. --tamper 1
 // adds 1 MiB to the job block's hottest value after the page is written:
-// the checks must fail. torch_leak (tests/pytorch/story_train.py leak_oom
-// with --torch-history): the device's growth drawn on its timeline, the
-// OOM snapshot's failure where the trace's is (one time origin), the
-// gradients' fall to 0 B said. Every scenario is checked again in a window
+// the checks must fail. torch_leak_oom (tests/pytorch/story_train.py
+// leak_oom with --torch-history): the device's growth drawn on its
+// timeline, the OOM snapshot's failure where the trace's is (one time
+// origin), the gradients' fall to 0 B said. torch_leak (story_train.py
+// leak 12 with --torch-history, no failure): the allocator's growth one
+// rate a step at one site. Every scenario is checked again in a window
 // 900 px wide (what a reader sees before a hover: the legend's bytes, the
 // lanes' names, no label over another, stack cells broken between words)
 // and saved as NAME_900.png beside the screenshot.
@@ -176,9 +178,17 @@ switch (scenario) {
   // a leak of 8 MiB a step on the stand-in torch (tests/pytorch/story_train.py)
   // run into its OOM with PyTorch's history: the trace, its growth, and
   // the OOM snapshot whose times are the wall clock's
-  case "torch_leak": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "story_train.py"), "leak_oom"],
+  case "torch_leak_oom": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "story_train.py"), "leak_oom"],
     { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB",
       VTSIM_CONTEXT_BYTES: "0" }, [1], ["--torch-history"]); break;
+  // a leak of 8 MiB a step kept "for metrics" (tests/pytorch/story_train.py)
+  // under --torch-history: one rate a step, its site the allocator's (the
+  // trace alone: the snapshot at exit beside it is read through the trace)
+  case "torch_leak": inputs = traceExample(["python3", path.join(src, "tests", "pytorch", "story_train.py"), "leak", "12"],
+    { PYTHONPATH: path.join(src, "tests", "pytorch", "standin", "site-packages"), VTSIM_MEMORY: "940MiB",
+      VTSIM_CONTEXT_BYTES: "0" }, [0], ["--torch-history"]);
+    inputs = fs.readdirSync(inputs[0]).filter((f) => f.endsWith(".vtrace")).map((f) => path.join(inputs[0], f));
+    break;
   case "stopped": inputs = await stoppedAfterAllocating(); break;
   case "snapshot": inputs = [path.join(src, "tests", "data", "pytorch-snapshots", "eor.pickle")]; break;
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
@@ -345,6 +355,9 @@ for (let pi = 0; pi < procs.length; pi++) {
         phases: [...s.querySelectorAll(".vt-phase")].map((e) => e.getAttribute("data-name")),
         growth: [...s.querySelectorAll(".vt-growth")].map((e) => [e.getAttribute("data-phase"),
           e.getAttribute("data-per-opening-bytes"), e.getAttribute("data-from-opening")].join(" ")),
+        allocatorGrowth: [...s.querySelectorAll(".vt-allocator-growth")].map((e) => [e.getAttribute("data-level"),
+          e.getAttribute("data-per-step-bytes"), e.getAttribute("data-from-step")].join(" ")),
+        allocatorGrowthText: [...s.querySelectorAll(".vt-allocator-growth")].map((e) => e.textContent),
         ooms: [...s.querySelectorAll(".vt-oom-marker")].map((e) => e.getAttribute("data-verdict")),
         flameRoot: flame && +flame.getAttribute("data-root-bytes"),
         flameDatum: flame && window.d3.select(flame).datum() && window.d3.select(flame).datum().value,
@@ -411,6 +424,17 @@ for (let pi = 0; pi < procs.length; pi++) {
       .map((ph) => [ph.name, ph.growth.per_opening_bytes, ph.growth.from_opening].join(" ")).join(","));
     if (scenario === "growth" && !d.phases.some((ph) => ph.growth))
       fail(`${where}: scenario broken: the report sees no growth`);
+    // PyTorch's allocator's growth: one line, the report's one rate a step
+    check(`${where} the allocator's growth`, drawn.allocatorGrowth.join(","),
+      d.growth ? [d.growth.level, d.growth.per_step_bytes, d.growth.from_step].join(" ") : "");
+    if (scenario === "torch_leak" && d.kind === "device") {
+      if (!d.growth) fail(`${where}: scenario broken: the report sees no growth`);
+      const line = drawn.allocatorGrowthText.join(" ");
+      if (!/most at keep_for_metrics:\d+ \(story_train\.py\) \(\+8\.00 MiB a step\)/.test(line))
+        fail(`${where}: the allocator's growth does not name keep_for_metrics at 8.00 MiB a step: ${line}`);
+      const rates = (line.match(/\+[\d.]+ [KMG]?i?B/g) || []);
+      if (new Set(rates).size !== 1) fail(`${where}: more than one rate for one leak: ${line}`);
+    }
     check(`${where} flame graph root at the peak`, drawn.flameRoot, d.peak_bytes);
     check(`${where} flame graph root (d3's own hierarchy)`, drawn.flameDatum, d.peak_bytes);
     // every other view: each failure, each phase peak
@@ -588,7 +612,7 @@ for (let pi = 0; pi < procs.length; pi++) {
                              from: t.getAttribute("data-from-step"), last: t.getAttribute("data-last-bytes") }, drops };
     }, sec);
     const g = d.growth;
-    if (scenario === "torch_leak" && d.kind === "device" && !g) fail(`${where}: scenario broken: the report sees no growth`);
+    if (scenario === "torch_leak_oom" && d.kind === "device" && !g) fail(`${where}: scenario broken: the report sees no growth`);
     if (g && s && s.growth_steps) {
       if (!drawn.trend) { fail(`${where}: the growth (+${fmtBytes(g.per_step_bytes)} a step) is not drawn on the timeline`); }
       else {
@@ -599,7 +623,7 @@ for (let pi = 0; pi < procs.length; pi++) {
         check(`${where} growth drawn: bytes a step`, drawn.trend.per, String(g.per_step_bytes));
         check(`${where} growth drawn: its last bytes`, drawn.trend.last, String(g.last_bytes));
       }
-    } else if (g && scenario === "torch_leak") fail(`${where}: the page has no times for the growth's steps`);
+    } else if (g && scenario === "torch_leak_oom") fail(`${where}: the page has no times for the growth's steps`);
     // a part that falls to nothing: said, and for the gradients, why
     const pb = s && s.part_bytes;
     if (pb) for (const [k, v] of Object.entries(pb)) {
@@ -631,7 +655,7 @@ for (const [si, snap] of expected.snapshots.entries()) {
     if (xs[0] === null || xs[1] === null || Math.abs(xs[0] - xs[1]) > 0.005)
       fail(`snapshot ${si} device ${d.device}: its failure is drawn at x ${xs[1]}, the trace's at ${xs[0]}: two time origins`);
   }
-  if (scenario === "torch_leak" && !snap.devices.some((d) => d.ooms.some((o) => o.time_us))) fail("scenario broken: the snapshot has no timed failure");
+  if (scenario === "torch_leak_oom" && !snap.devices.some((d) => d.ooms.some((o) => o.time_us))) fail("scenario broken: the snapshot has no timed failure");
 }
 
 for (const p of procs) {

@@ -18,6 +18,7 @@ Cases of check_torch.py:
                    filled PyTorch's cache: starved_by_cache, its next step
 """
 import os
+import re
 import subprocess
 
 import growth_truth
@@ -46,12 +47,12 @@ def growth_rule(values):
     return g and {"per_step_bytes": g["per_opening_bytes"], "from_step": g["from_opening"]}
 
 
-def run_story(c, name, mode, steps=None, env=None):
+def run_story(c, name, mode, steps=None, env=None, options=()):
     out = c.fresh(name)
     e = {"PYTHONPATH": STANDIN, "VTSIM_CONTEXT_BYTES": "0"}
     e.update(env or {})
     argv = [c.args.python, PROGRAM, mode] + ([str(steps)] if steps else [])
-    r = c.run(argv, True, env=e)
+    r = c.run(argv, True, env=e, options=options)
     return r, sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".vtrace"))
 
 
@@ -69,18 +70,28 @@ def text_of(c, trace):
                           timeout=60).stdout
 
 
-def case_story_leak(c):
-    tamper = MiB if c.args.tamper else 0
-    r, traces = run_story(c, "leak", "leak", 12)
-    truth = steps_of(r.stdout)
-    want = growth_rule([a for a, _ in truth])
+def leak_run(c, name, options=()):
+    """story_train.py leak 12: the growth rule on the stand-in's own
+    figures, the trace, its JSON report (checked against the schema);
+    None when the scenario broke."""
+    r, traces = run_story(c, name, "leak", 12, options=options)
+    want = growth_rule([a for a, _ in steps_of(r.stdout)])
     if len(traces) != 1 or not want or want["per_step_bytes"] != 8 * MiB:
         c.fail("scenario broken: %d traces, the allocator's figures give %r" % (len(traces), want))
-        return
+        return None
     rep = c.report(traces[0])
     for e in schema_errors(rep)[:3]:
-        c.fail("the report's JSON against docs/report.schema.json: %s" % e)
-    d = device(rep)
+        c.fail("%s: the report's JSON against docs/report.schema.json: %s" % (name, e))
+    return want, traces[0], device(rep)
+
+
+def case_story_leak(c):
+    tamper = MiB if c.args.tamper else 0
+    run = leak_run(c, "leak")
+    if not run:
+        return
+    want, trace, d = run
+    traces = [trace]
     g = d.get("growth") or {}
     c.equal("the leak's level", g.get("level"), "allocated")
     c.equal("the leak's rate and first step",
@@ -106,6 +117,33 @@ def case_story_leak(c):
     step = "+%s" % format_bytes(want["per_step_bytes"] + tamper)
     if not rows or " %s " % step not in rows[0]:
         c.fail("top's GROWTH/STEP is not %s: %r" % (step, rows))
+
+    # With the allocator's history (--torch-history): still one leak, one
+    # rate, one site - the allocator's own, the 8 MiB the program keeps
+    # each step - in the text and the JSON (the page: html_torch_leak).
+    run = leak_run(c, "leak_history", options=["--torch-history"])
+    if not run:
+        return
+    want4, trace4, d4 = run
+    c.equal("history: the stand-in's own growth", want4, want)
+    g4 = d4.get("growth") or {}
+    c.equal("history: the leak's rate and first step", {k: g4.get(k) for k in want}, want)
+    c.equal("history: the growth's sites are the allocator's", g4.get("sites_level"), "tensors")
+    sites4 = g4.get("sites") or []
+    c.equal("history: one site, 8 MiB a step (what keep_for_metrics keeps)",
+            [s4.get("bytes") for s4 in sites4], [8 * MiB + tamper])
+    if sites4 and "keep_for_metrics" not in [f.get("function") for f in sites4[0].get("frames", [])]:
+        c.fail("history: the site is not keep_for_metrics: %r" % sites4[0])
+    told = [(p.get("name"), (p.get("tensor_growth") or {}).get("per_opening_bytes"))
+            for p in d4.get("phases", []) if p.get("tensor_growth")]
+    c.equal("history: the tensors' growth, at the step phase only", told,
+            [("optimizer", want["per_step_bytes"])])
+    text4 = text_of(c, trace4)
+    rates = sorted(set(re.findall(r"\+(\S+ \S*B) (?:a step|per opening)", text4)))
+    c.equal("history: the rates the text tells", rates, [format_bytes(want["per_step_bytes"])])
+    if not re.search(r"\n +%s +keep_for_metrics \(story_train\.py:\d+\)"
+                     % re.escape(format_bytes(8 * MiB + tamper)), text4):
+        c.fail("history: the text does not name keep_for_metrics at 8 MiB a step:\n" + text4)
 
     # The same leak to its failure: the step it fails at is the truth of
     # the forecast; the failure names the growth first.

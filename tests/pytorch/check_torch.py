@@ -187,8 +187,10 @@ def case_oom(c, options=(), history=False):
     pickles = sorted(glob.glob(trace + ".oom*.pickle"))
     c.equal("snapshots beside the trace", [os.path.basename(p) for p in pickles],
             [os.path.basename(trace) + ".oom0.pickle"])
+    # with the history, the snapshot at exit too (written as the OOM's)
+    exits = [os.path.basename(trace) + ".exit.pickle"] if history else []
     c.equal("files in the trace directory", sorted(os.listdir(out)),
-            sorted([os.path.basename(trace)] + [os.path.basename(p) for p in pickles]))
+            sorted([os.path.basename(trace)] + [os.path.basename(p) for p in pickles] + exits))
     if not pickles:
         return
     st = os.lstat(pickles[0])
@@ -221,7 +223,7 @@ def case_oom(c, options=(), history=False):
         want_free += MiB
 
     marks = torch_marks(c.dump(trace))
-    c.equal("torch marks in the trace", [m[0] for m in marks], ["oom"])
+    c.equal("torch marks in the trace", [m[0] for m in marks], ["oom"] + (["exit"] if history else []))
     if marks:
         f = marks[0][1]
         c.equal("mark: device", f.get("device"), failed[-1]["dev"])
@@ -621,9 +623,14 @@ def case_slow_leak(c):
             opt.get("growth"), None)
     text = subprocess.run([c.vramtrace, "report", traces[0]], capture_output=True, text=True,
                           timeout=60).stdout
-    line = "optimizer                +1.00 MiB per opening from opening 2"
-    if line not in text:
-        c.fail("the text report does not say %r:\n%s" % (line, text))
+    # one rate a step (the samples'), its site the allocator's: the
+    # history gives no rate of its own, and no other phase one
+    c.equal("the tensors' growth of phases other than the step",
+            sorted(n for n, ph in phases.items() if ph.get("tensor_growth")), ["optimizer"])
+    line = "+1.00 MiB a step since step 2"
+    if line not in text or not re.search(r"\n +1\.00 MiB +main \(slow_leak\.py:\d+\)", text) or \
+            "per opening" in text:
+        c.fail("the text report does not say %r with its site alone:\n%s" % (line, text))
 
 
 def case_history(c):
@@ -790,7 +797,9 @@ def parts_run(c, mode, options=(), tag=""):
     ledger = os.path.join(c.tmp, "ledger-%s.txt" % mode)
     env = {"VTSIM_LEDGER": ledger, "PYTHONPATH": STANDIN}
     argv = [c.args.python, os.path.join(HERE, "parts_train.py"), mode]
-    c.same_as_untraced(argv, env=env, options=options, what="parts_train.py " + mode)
+    _, traced, _ = c.same_as_untraced(argv, env=env, options=options,
+                                      what="parts_train.py " + mode)
+    c.last_stdout = traced.stdout
     traces = c.traces()
     if len(traces) != 1:
         c.fail("%s: want one trace, found %r" % (mode, os.listdir(c.out)))
@@ -898,6 +907,39 @@ def case_parts(c):
     c.equal("full, history: parts at the peak (tensor level)", {k: got.get(k) for k in want}, want)
     if at:
         check_split_sums(c, "full, history, at the peak", at)
+
+    # A run that never fails: the snapshot the bootstrap writes at exit
+    # (--torch-history) splits its peak at the tensor level, activations
+    # apart from the cache, as the stand-in's allocator said at the peak
+    # (the program's "peak allocated A reserved R").
+    dev, text, peak = parts_run(c, "clean", options=["--torch-history"], tag="_history")
+    said = [l.split() for l in c.last_stdout.splitlines() if l.startswith("peak allocated ")]
+    exits = glob.glob(os.path.join(c.out, "*.vtrace.exit.pickle"))
+    if not said or len(exits) != 1:
+        c.fail("clean: scenario broken: %r, exit snapshots %r" % (said, os.listdir(c.out)))
+    else:
+        allocated, reserved = int(said[0][2]), int(said[0][4])
+        with open(exits[0], "rb") as f:
+            snap = pickle.load(f)  # Python's own pickle: a snapshot PyTorch's tools read
+        if not snap.get("device_traces") or not snap["device_traces"][0]:
+            c.fail("clean: the exit snapshot has no history")
+        if stat.S_IMODE(os.stat(exits[0]).st_mode) != 0o600:
+            c.fail("clean: the exit snapshot is not 0600")
+        at = ((dev or {}).get("parts") or {}).get("at_peak") or {}
+        got = at.get("bytes") or {}
+        c.equal("clean: level at the peak (the exit snapshot's history)", at.get("level"), "tensor")
+        c.equal("clean: parts at the peak", {k: got.get(k) for k in want}, want)
+        c.equal("clean: activations at the peak = the stand-in's allocated less the parts",
+                got.get("activations"), allocated - sum(PARTS_BYTES.values()))
+        c.equal("clean: cached at the peak = the stand-in's reserved less allocated",
+                got.get("cached_unallocated"), reserved - allocated)
+        if at:
+            check_split_sums(c, "clean at the peak", at)
+        name = os.path.basename(exits[0])
+        if "from the history in %s" % name not in text:
+            c.fail("clean: the text does not name the exit snapshot:\n" + text)
+        if "PyTorch's allocator at exit (with its history): snapshot %s" % name not in text:
+            c.fail("clean: the marks do not say the exit snapshot:\n" + text)
 
     # fp32 master weights kept in the optimizer's state: the theory names
     # the difference and its likely cause.

@@ -15,6 +15,10 @@ full          one training step (the peak: AdamW's state made), then a
               request too large for the GPU, caught (an OOM with every
               part live)
 train         the training step alone
+clean         the training step with its activations (24 MiB) held to
+              its end, where the program prints what the stand-in's
+              allocator holds ("peak allocated A reserved R": the peak);
+              then everything freed, no failure
 mixed         as full, with an fp32 master copy of every parameter put in
               the optimizer's state after the step (as mixed-precision
               wrappers keep one): 48 MiB more state than AdamW's
@@ -67,9 +71,11 @@ def main():
         print("inference: %d bytes out" % out.nbytes)
         return
     opt = torch.optim.AdamW(model.parameters()) \
-        if mode in ("full", "train", "mixed", "fail_early") else None
+        if mode in ("full", "train", "mixed", "fail_early", "clean") else None
     model.train()
-    loss = model(batch()).sum()
+    out = model(batch())
+    held = torch.empty(24 * MiB, device="cuda") if mode == "clean" else None
+    loss = out.sum()
     if mode == "fail_early":
         torch.empty(4096 * MiB, device="cuda")  # OutOfMemoryError, before any step
     loss.backward()
@@ -79,6 +85,11 @@ def main():
     opt.step()
     print("step done")
     if mode == "train":
+        return
+    if mode == "clean":
+        print("peak allocated %d reserved %d" % (torch.cuda.memory_allocated(),
+                                                 torch.cuda.memory_reserved()))
+        del out, held, loss
         return
     if mode == "mixed":
         for p in model.parameters():

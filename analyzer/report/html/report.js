@@ -827,6 +827,24 @@
           g.from_opening + " (" + g.openings + " in a row up to the last of " + p.closings + ")" +
           (top ? "; most at " + siteLabel(top) + " (+" + fmtBytes(top.bytes) + " per opening)" : "") }));
     });
+    /* PyTorch's allocator's growth: one rate a step, its largest site
+     * (the allocator's Python stacks under --torch-history: torch's own
+     * frames left out, as the text does) */
+    var ag = dev.growth;
+    if (ag) {
+      var atop = (ag.sites || [])[0], aname = "";
+      if (atop && ag.sites_level === "tensors") {
+        var fs = (atop.frames || []).filter(function (f) { return !/\/torch\//.test(f.file || ""); });
+        aname = fs.length ? shortFrame(fs[0]) + (fs[0].file ? " (" + fs[0].file.split("/").pop() + ")" : "") : "";
+      } else if (atop) {
+        aname = siteLabel(atop);
+      }
+      sec.appendChild(el("div", { cls: "vt-allocator-growth", "data-level": ag.level,
+        "data-per-step-bytes": String(ag.per_step_bytes), "data-from-step": String(ag.from_step),
+        text: "growth (PyTorch's allocator, " + ag.level + " bytes at each " + ag.step_phase + " closing): +" +
+          fmtBytes(ag.per_step_bytes) + " a step since step " + ag.from_step +
+          (aname ? "; most at " + aname + " (+" + fmtBytes(atop.bytes) + " a step)" : "") }));
+    }
     var live = liveSetView(views);
     sec.appendChild(live);
     return { sec: sec, chart: chart, byPart: byPart, partsBox: partsBox, live: live };

@@ -199,8 +199,9 @@ static void growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_end_object(j);
 }
 
-/* A phase's "tensor_growth" (vt_report_tensor_growth): null where no
- * allocator history covers its closings. */
+/* A phase's "tensor_growth" (vt_report_tensor_growth): the step phase's
+ * only (one rate a step), null elsewhere and where no allocator history
+ * covers its closings. */
 static void tensor_growth_json(struct vt_json *j, const struct vt_tensor_growth *t)
 {
     vt_json_key(j, "tensor_growth");
@@ -223,7 +224,7 @@ static void tensor_growth_json(struct vt_json *j, const struct vt_tensor_growth 
 /* The device's "growth" at PyTorch's allocator's level (growth_rule.h):
  * null where nothing grows or nothing was sampled on this device. */
 static void allocator_growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
-                                  const struct vt_ledger *l)
+                                  const struct vt_ledger *l, const struct vt_tensor_growth *t)
 {
     const struct vt_input *in = &rep->a->inputs[input];
     struct vt_growth_told g;
@@ -245,9 +246,15 @@ static void allocator_growth_json(struct vt_report *rep, struct vt_json *j, size
     vt_json_kv_uint_or_null(j, "step_ns", g.step_ns != 0, g.step_ns);
     vt_json_kv_uint_or_null(j, "fills_device_at_step", g.fills, g.fills_at_step);
     vt_json_kv_uint_or_null(j, "fills_device_in_ns", g.fills && g.step_ns, g.fills_in_ns);
-    vt_json_kv_bool(j, "sites_kept", !g.sites_dropped);
+    /* the allocator's own sites where its history covers the steps */
+    bool tensors = t && t->grows && t->nsites && !strcmp(g.level, "allocated");
+    vt_json_kv_string(j, "sites_level", tensors ? "tensors" : "segments");
+    vt_json_kv_bool(j, "sites_kept", tensors || !g.sites_dropped);
     vt_json_key(j, "sites");
-    sites_json(rep, j, input, g.sites, g.nsites);
+    if (tensors)
+        vt_report_tensor_sites_json(j, t->sites, t->nsites);
+    else
+        sites_json(rep, j, input, g.sites, g.nsites);
     vt_json_end_object(j);
 }
 
@@ -275,16 +282,14 @@ static void allocator_sample_json(struct vt_report *rep, struct vt_json *j, size
 static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
                         const struct vt_ledger *l, struct vt_site_bytes *top)
 {
-    allocator_growth_json(rep, j, input, l);
-    allocator_sample_json(rep, j, input, l);
     /* only where a phase repeated: a snapshot is read for it */
-    struct vt_tensor_growth *tg = NULL;
-    for (size_t i = 0; i < l->nphases && !tg; i++)
-        if (l->phases[i].growth.closings > VT_GROWTH_MIN_RISES) {
-            tg = calloc(l->nphases, sizeof *tg);
-            if (tg)
-                vt_report_tensor_growth(rep, input, l, tg);
-        }
+    bool repeated = false;
+    for (size_t i = 0; i < l->nphases; i++)
+        repeated |= l->phases[i].growth.closings > VT_GROWTH_MIN_RISES;
+    struct vt_tensor_growth t;
+    bool history = repeated && vt_report_tensor_growth(rep, input, l, &t);
+    allocator_growth_json(rep, j, input, l, history ? &t : NULL);
+    allocator_sample_json(rep, j, input, l);
     vt_json_key(j, "phases");
     vt_json_begin_array(j);
     for (size_t i = 0; i < l->nphases; i++) {
@@ -302,11 +307,12 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
         sites_json(rep, j, input, top, n);
         growth_json(rep, j, input, l, p, top);
-        tensor_growth_json(j, tg ? &tg[i] : NULL);
+        tensor_growth_json(j, history && t.phase == i ? &t : NULL);
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
-    free(tg);
+    if (history)
+        vt_report_tensor_growth_free(&t);
 }
 
 static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,

@@ -278,6 +278,15 @@ static bool wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *
     return true;
 }
 
+static void file_name(struct vt_split *s, const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t n = strlen(name) < sizeof s->snapshot ? strlen(name) : sizeof s->snapshot - 1;
+    memcpy(s->snapshot, name, n);
+    s->snapshot[n] = '\0';
+}
+
 void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                               struct vt_split *s)
 {
@@ -317,9 +326,13 @@ void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct 
         }
         upto = best;
         struct vt_snap_state st;
-        if (vt_snap_state_at(&d->tl, upto, &st))
-            tensor_level(s, replay_of(rep, input)->parts, &st, 0);
+        if (vt_snap_state_at(&d->tl, upto, &st) &&
+            tensor_level(s, replay_of(rep, input)->parts, &st, 0))
+            file_name(s, path);
         vt_snap_state_free(&st);
+    } else if (d && d->tl.nev) {
+        s->history_short = true;
+        file_name(s, path);
     }
     vt_snap_analysis_free(&a);
 }

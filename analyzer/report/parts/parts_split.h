@@ -66,14 +66,18 @@ struct vt_split {
     uint64_t rows[VT_SPLIT_ROWS_];
     bool row_shown[VT_SPLIT_ROWS_]; /* rows this level tells */
     const struct vt_part_census *census; /* the census gone by */
+    /* at the peak: the snapshot whose history was replayed to it (its file
+     * name; "" none), and whether it was there but began after the peak */
+    char snapshot[256];
+    bool history_short;
     uint64_t census_tensors[VT_PART_COUNT_];
 };
 
 /* At l's peak. */
 void vt_split_at_peak(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                       struct vt_split *s);
-/* At l's peak, at the tensor level where the last OOM snapshot's history
- * (--torch-history) reaches back to it (the allocator's state replayed to
+/* At l's peak, at the tensor level where the last snapshot's history
+ * (--torch-history: an OOM's, or the one at exit) reaches back to it (the allocator's state replayed to
  * the peak's microsecond); else as vt_split_at_peak. Reads the snapshot:
  * for the report's own peak, not for every rank of a job. */
 void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct vt_ledger *l,

@@ -164,10 +164,16 @@ void vt_parts_text(struct vt_report *rep, FILE *out, size_t input, const struct 
     vt_split_at_peak_tensors(rep, input, l, &s);
     if (!s.known)
         return;
-    fprintf(out, "  what the peak is made of (%s; ", level_words(&s));
+    fprintf(out, "  what the peak is made of (%s", level_words(&s));
+    if (s.tensor_level && s.snapshot[0])
+        fprintf(out, ", from the history in %s", s.snapshot);
+    fputs("; ", out);
     census_words(rep, out, input, &s);
     fprintf(out, "%s):\n", unknown_words(s.census));
     rows(out, "    ", &s);
+    if (s.history_short)
+        fprintf(out, "    (the allocator's history in %s begins after the peak: a larger "
+                     "--torch-history=N keeps more of it)\n", s.snapshot);
     allocator_sample(rep, out, input, l);
     bool header = false;
     char b[32];

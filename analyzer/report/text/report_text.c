@@ -10,6 +10,8 @@
 #include "growth_rule.h"
 #include "parts_split.h"
 #include "report.h"
+#include "snapshot_analysis.h"
+#include "snapshot_render.h"
 #include "stack_line.h"
 #include "stack_where.h"
 #include "terminal_text.h"
@@ -331,44 +333,49 @@ static void failures(struct vt_report *rep, FILE *out)
     }
 }
 
-/* What grows step over step (phase_growth.h): the phases whose closings
- * rose at least VT_GROWTH_MIN_RISES times in a row up to the last, with
- * the sites that grew; a loop that closed often enough and did not grow
- * is said to be steady. */
-/* The same in tensors, where PyTorch's allocator history covers closings
- * (vt_report_tensor_growth): segments grow in steps the tensors do not. */
-static void print_tensor_growth(struct vt_report *rep, FILE *out, size_t i,
-                                const struct vt_ledger *l)
+/* The allocator's sites that grew (PyTorch's history: blocks kept across
+ * the growing steps, by Python stack), a step's bytes each. */
+static void print_tensor_sites(struct vt_report *rep, FILE *out, const struct vt_tensor_growth *t)
 {
-    struct vt_tensor_growth *tg = calloc(l->nphases ? l->nphases : 1, sizeof *tg);
+    char b[32];
+    fprintf(out, "      %12s  %s\n", "per step", "grown at (PyTorch's allocator: tensors kept)");
+    for (size_t r = 0; r < t->nsites; r++) {
+        fprintf(out, "      %12s  ", vt_format_bytes(t->sites[r].bytes, b, sizeof b));
+        vt_snap_print_where(out, t->sites[r].frames, rep->opt);
+        fputc('\n', out);
+    }
+}
+
+/* Without samples, the growth in tensors from the allocator's history
+ * (vt_report_tensor_growth), told as the samples' growth is: one rate a
+ * step. */
+static void print_tensor_growth(struct vt_report *rep, FILE *out, size_t i,
+                                const struct vt_ledger *l, const struct vt_tensor_growth *t)
+{
     char b[32], b2[32], b3[32];
-    if (!tg || !vt_report_tensor_growth(rep, i, l, tg)) {
-        free(tg);
+    const char *name = vt_report_string(rep, i, l->phases[t->phase].name);
+    if (!t->grows) {
+        fprintf(out, "  growth in tensors (PyTorch's allocator history, allocated bytes at each %s "
+                     "closing): none (%zu closings in its window)\n",
+                name ? name : "?", t->closings);
         return;
     }
-    fputs("  in tensors (PyTorch's allocator history, at the closings its window covers):\n", out);
-    for (size_t k = 0; k < l->nphases; k++) {
-        const char *name = vt_report_string(rep, i, l->phases[k].name);
-        if (!tg[k].known || (rep->opt->phase && (!name || strcmp(name, rep->opt->phase))))
-            continue;
-        if (!tg[k].grows) {
-            fprintf(out, "    %-24s none (%zu closings)\n", name ? name : "?", tg[k].closings);
-            continue;
-        }
-        const struct vt_growth_result *g = &tg[k].g;
-        fprintf(out, "    %-24s +%s per opening from opening %" PRIu64 " of the %zu in the window (%" PRIu64
-                     " in a row up to the last; %s -> %s)\n",
-                name ? name : "?", vt_format_bytes(g->per_opening, b, sizeof b), g->from_opening,
-                tg[k].closings, g->openings, vt_format_bytes(g->first_bytes, b2, sizeof b2),
-                vt_format_bytes(g->last_bytes, b3, sizeof b3));
-    }
-    free(tg);
+    const struct vt_growth_result *g = &t->g;
+    fprintf(out, "  growth (PyTorch's allocator history, allocated bytes at each %s closing): +%s a "
+                 "step since step %" PRIu64 " of the %zu in its window (%" PRIu64
+                 " in a row up to the last; %s -> %s): a leak\n",
+            name ? name : "?", vt_format_bytes(g->per_opening, b, sizeof b), g->from_opening,
+            t->closings, g->openings, vt_format_bytes(g->first_bytes, b2, sizeof b2),
+            vt_format_bytes(g->last_bytes, b3, sizeof b3));
+    if (t->nsites)
+        print_tensor_sites(rep, out, t);
 }
 
 /* The allocator's growth (growth_rule.h) on the device it was sampled on;
- * whether it grows. */
+ * whether it grows. Its sites are the allocator's where its history
+ * covers the steps (t), else the segments'. */
 static bool print_allocator_growth(struct vt_report *rep, FILE *out, size_t i,
-                                   const struct vt_ledger *l)
+                                   const struct vt_ledger *l, const struct vt_tensor_growth *t)
 {
     const struct vt_input *in = &rep->a->inputs[i];
     struct vt_growth_told g;
@@ -390,6 +397,10 @@ static bool print_allocator_growth(struct vt_report *rep, FILE *out, size_t i,
                     (double)g.step_ns / 1e9);
         fputc('\n', out);
     }
+    if (t && t->grows && t->nsites && !strcmp(g.level, "allocated")) {
+        print_tensor_sites(rep, out, t);
+        return true;
+    }
     if (g.sites_dropped) {
         fputs("    (sites not kept: the step closed too often to copy them)\n", out);
         return true;
@@ -406,18 +417,30 @@ static bool print_allocator_growth(struct vt_report *rep, FILE *out, size_t i,
     return true;
 }
 
+/* What grows step over step (phase_growth.h): the phases whose closings
+ * rose at least VT_GROWTH_MIN_RISES times in a row up to the last, with
+ * the sites that grew; a loop that closed often enough and did not grow
+ * is said to be steady. First the allocator's growth, one rate a step. */
 static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
                          struct vt_site_bytes *top)
 {
     char b[32], b2[32], b3[32];
-    bool grows = print_allocator_growth(rep, out, i, l);
-    bool any = false, repeated = false;
+    /* the allocator's history at the step (a snapshot read): only where a
+     * phase repeated */
+    bool repeated = false;
+    for (size_t k = 0; k < l->nphases; k++)
+        repeated |= l->phases[k].growth.closings > VT_GROWTH_MIN_RISES;
+    struct vt_tensor_growth t;
+    bool history = repeated && vt_report_tensor_growth(rep, i, l, &t);
+    bool grows = print_allocator_growth(rep, out, i, l, history ? &t : NULL);
+    bool samples_told = grows;
+    grows |= history && t.grows;
+    bool any = false;
     for (size_t k = 0; k < l->nphases; k++) {
         const struct vt_phase_peak *ph = &l->phases[k];
         const char *name = vt_report_string(rep, i, ph->name);
         if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
             continue;
-        repeated |= ph->growth.closings > VT_GROWTH_MIN_RISES;
         struct vt_growth_result g;
         if (!vt_growth_of(&ph->growth, &g))
             continue;
@@ -445,8 +468,12 @@ static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struc
     if (!any && !grows && repeated)
         fputs("  growth across openings: none (each repeated phase ends where it ended before, "
               "once warm)\n", out);
-    if (repeated)
-        print_tensor_growth(rep, out, i, l);
+    /* one leak, one rate: the history's growth is the samples' where
+     * they told it */
+    if (history && !samples_told)
+        print_tensor_growth(rep, out, i, l, &t);
+    if (history)
+        vt_report_tensor_growth_free(&t);
 }
 
 static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,

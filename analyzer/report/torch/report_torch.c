@@ -105,11 +105,16 @@ const char *vt_report_mark_text(struct vt_report *rep, size_t input, const struc
     const char *text = vt_report_string(rep, input, mk->name);
     if (!text)
         return "?";
-    if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0 ||
-        strncmp(text, "oom ", 4) != 0)
+    if (!mk->domain || strcmp(vt_report_string(rep, input, mk->domain), TORCH_DOMAIN) != 0)
+        return text;
+    char snap[256], b1[32], b2[32];
+    if (!strncmp(text, "exit ", 5) && field(text, "snapshot", snap, sizeof snap) && snap[0]) {
+        snprintf(buf, n, "PyTorch's allocator at exit (with its history): snapshot %s", snap);
+        return buf;
+    }
+    if (strncmp(text, "oom ", 4) != 0)
         return text;
     uint64_t obs = 0, dev = 0, alloc = 0, device_free = 0;
-    char snap[256], b1[32], b2[32];
     if (!field_u64(text, "n", &obs) || !field_u64(text, "device", &dev) ||
         !field_u64(text, "alloc", &alloc) || !field_u64(text, "device_free", &device_free))
         return text;
@@ -232,8 +237,12 @@ bool vt_report_torch_last_snapshot(struct vt_report *rep, size_t input, int64_t 
         const char *text = vt_report_string(rep, input, mk->name);
         struct torch_mark m = {0};
         uint64_t dev;
-        if (strncmp(text, "oom ", 4) != 0 || !field_u64(text, "device", &dev) ||
-            (int64_t)dev != device || !field(text, "snapshot", m.snapshot, sizeof m.snapshot))
+        /* an OOM's snapshot is of its device's failure; the one at exit
+         * holds every device the allocator had */
+        bool oom = !strncmp(text, "oom ", 4);
+        if ((!oom && strncmp(text, "exit ", 5) != 0) ||
+            (oom && (!field_u64(text, "device", &dev) || (int64_t)dev != device)) ||
+            !field(text, "snapshot", m.snapshot, sizeof m.snapshot))
             continue;
         found |= snapshot_path(rep, input, &m, path, n);
     }
@@ -594,18 +603,21 @@ static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
         n = 0;
     vt_json_kv_bool(j, "stacks_recorded", with_stack(sites, n));
     vt_json_key(j, "top_stacks");
-    vt_json_begin_array(j);
-    if (n) {
-        for (size_t k = 0; k < n && k < opt->top; k++) {
-            vt_json_begin_object(j);
-            vt_json_kv_uint(j, "bytes", sites[k].bytes);
-            vt_json_kv_uint(j, "count", sites[k].count);
-            vt_json_kv_bool(j, "before_history", sites[k].before_window);
-            vt_snap_frames_json(j, sites[k].frames);
-            vt_json_end_object(j);
-        }
-    }
+    vt_report_tensor_sites_json(j, sites, n < opt->top ? n : opt->top);
     free(sites);
+}
+
+void vt_report_tensor_sites_json(struct vt_json *j, const struct vt_snap_site *sites, size_t n)
+{
+    vt_json_begin_array(j);
+    for (size_t k = 0; k < n; k++) {
+        vt_json_begin_object(j);
+        vt_json_kv_uint(j, "bytes", sites[k].bytes);
+        vt_json_kv_uint(j, "count", sites[k].count);
+        vt_json_kv_bool(j, "before_history", sites[k].before_window);
+        vt_snap_frames_json(j, sites[k].frames);
+        vt_json_end_object(j);
+    }
     vt_json_end_array(j);
 }
 
