@@ -182,9 +182,9 @@ static const char *failures_text(const struct vt_live_process *p, char *buf, siz
 static const char *rank_text(const struct vt_live_process *p, long index,
                              const struct top_frame_options *o, char *buf, size_t n)
 {
-    char r[24];
-    vt_format_rank(p->rank, r, sizeof r);
-    snprintf(buf, n, "%s%s", top_divergence_marked(o->divergence, (size_t)index) ? "*" : "", r);
+    char r[24]; /* vt_format_rank may answer with a constant, not r */
+    snprintf(buf, n, "%s%s", top_divergence_marked(o->divergence, (size_t)index) ? "*" : "",
+             vt_format_rank(p->rank, r, sizeof r));
     return buf;
 }
 
