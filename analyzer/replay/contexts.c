@@ -27,13 +27,12 @@ static long find_live(const struct vt_replay *rp, uint64_t handle)
 }
 
 /* NVML's bytes of the process on the device, less what its allocations
- * and its other contexts of known cost held there now: the new context's. */
-static uint64_t nvml_cost(struct vt_replay *rp, int64_t device, uint64_t process_bytes)
+ * (allocated_bytes) and its other contexts of known cost held there now:
+ * the new context's. */
+static uint64_t nvml_cost(const struct vt_replay *rp, int64_t device, uint64_t process_bytes,
+                          uint64_t allocated_bytes)
 {
-    uint64_t held = 0;
-    const struct vt_ledger *l = vt_replay_ledger(rp, device, VT_CAT_DEVICE);
-    if (l)
-        held += l->sites.total_bytes;
+    uint64_t held = allocated_bytes;
     for (size_t i = 0; i < rp->ncontexts; i++)
         if (rp->contexts[i].device == device)
             held += rp->contexts[i].size;
@@ -41,7 +40,7 @@ static uint64_t nvml_cost(struct vt_replay *rp, int64_t device, uint64_t process
 }
 
 static void context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
-                         const struct vt_record *rec)
+                         const struct vt_record *rec, uint64_t allocated_bytes)
 {
     struct vt_context_made m = {
         .handle = ev->addr, .device = ev->device, .size = ev->size, .stack = ev->stack,
@@ -55,7 +54,7 @@ static void context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
         m.free_after = free1 - 1;
     }
     if (!m.size && used1) {
-        m.size = nvml_cost(rp, ev->device, used1 - 1);
+        m.size = nvml_cost(rp, ev->device, used1 - 1, allocated_bytes);
         m.cost = m.size ? VT_CONTEXT_COST_NVML : VT_CONTEXT_COST_NOT_MEASURED;
     }
     if (!vt_grow_array((void **)&rp->contexts, &rp->contexts_cap, rp->ncontexts + 1,
@@ -72,7 +71,7 @@ static void context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
 }
 
 void vt_contexts_event(struct vt_replay *rp, const struct vt_replay_mem *ev,
-                       const struct vt_record *rec)
+                       const struct vt_record *rec, uint64_t allocated_bytes)
 {
     if (ev->addr == 0)
         return;
@@ -91,7 +90,7 @@ void vt_contexts_event(struct vt_replay *rp, const struct vt_replay_mem *ev,
         rp->contexts[i].refs++;
         return;
     }
-    context_made(rp, ev, rec);
+    context_made(rp, ev, rec, allocated_bytes);
 }
 
 bool vt_contexts_first_free(const struct vt_replay *rp, int64_t device, uint64_t *free_bytes)

@@ -60,9 +60,11 @@ struct vt_replay;
 struct vt_replay_mem;
 struct vt_record;
 /* A context event (kind VT_KIND_CONTEXT) that succeeded; rec: its whole
- * record where the reader gave one (the version 6 figures), else NULL. */
+ * record where the reader gave one (the version 6 figures), else NULL;
+ * allocated_bytes: what the process's allocations held on the event's
+ * device then (the replay's device ledger), which NVML's figure includes. */
 void vt_contexts_event(struct vt_replay *rp, const struct vt_replay_mem *ev,
-                       const struct vt_record *rec);
+                       const struct vt_record *rec, uint64_t allocated_bytes);
 /* The device's free bytes once the process's first context on it existed;
  * false if no context of it recorded them. */
 bool vt_contexts_first_free(const struct vt_replay *rp, int64_t device, uint64_t *free_bytes);

@@ -492,9 +492,10 @@ static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp
     if (cat == VT_CAT_NONE) {
         if (kind == VT_KIND_VA_MAP)
             map_event(rp, ev, result);
-        else if (kind == VT_KIND_CONTEXT)
-            if (result == 0)
-                vt_contexts_event(rp, ev, rec);
+        else if (kind == VT_KIND_CONTEXT && result == 0) {
+            const struct vt_ledger *l = vt_replay_ledger(rp, ev->device, VT_CAT_DEVICE);
+            vt_contexts_event(rp, ev, rec, l ? l->sites.total_bytes : 0);
+        }
         rp->untracked_events++;
         return;
     }
