@@ -150,3 +150,9 @@ size_t vt_input_file_head(const char *path, void *buf, size_t n)
     close(fd);
     return got > 0 ? (size_t)got : 0;
 }
+
+const char *vt_path_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}

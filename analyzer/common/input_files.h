@@ -39,4 +39,8 @@ void vt_input_files_free(struct vt_input_files *f);
  * content; 0 for anything else (a FIFO is never waited on) or an error. */
 size_t vt_input_file_head(const char *path, void *buf, size_t n);
 
+/* The file name part of a path: a program or file named by what it is,
+ * not where it lives. */
+const char *vt_path_base_name(const char *path);
+
 #endif

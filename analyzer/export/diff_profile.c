@@ -10,7 +10,9 @@
 #include "analysis.h"
 #include "export_trace.h"
 #include "grow_array.h"
+#include "input_files.h"
 #include "input_tables.h"
+#include "process_env.h"
 #include "report.h"
 #include "snapshot_analysis.h"
 #include "snapshot_render.h"
@@ -20,12 +22,6 @@ const enum vt_split_row vt_diff_part_rows[DIFF_PARTS] = {
     VT_SPLIT_PARAMETERS, VT_SPLIT_BUFFERS, VT_SPLIT_GRADIENTS, VT_SPLIT_OPTIMIZER_STATE,
     VT_SPLIT_LIBRARY,    VT_SPLIT_REST,
 };
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
 
 static struct diff_proc *add_proc(struct vt_diff_profile *p, const char *program, long rank,
                                   bool snapshot, uint64_t start_ns)
@@ -113,7 +109,7 @@ static void collect(struct frames_of *c, const char *function, const char *file,
     }
     struct diff_frame *f = &c->fr[c->n];
     f->function = strdup(function);
-    f->file = file ? strdup(base_name(file)) : NULL;
+    f->file = file ? strdup(vt_path_base_name(file)) : NULL;
     f->line = line;
     f->named = named;
     c->n++;
@@ -212,35 +208,17 @@ static char *trace_site_shown(struct trace_stack *t, const struct vt_diff_option
     return buf;
 }
 
-static bool is_python(const char *program)
-{
-    return !strncmp(program, "python", 6) || !strncmp(program, "pypy", 4);
-}
-
 /* What a process is paired by across runs: its program's name, not where
  * the build put it, nor its arguments (the runs compared may differ in
  * both); for Python the script's or module's name. */
 static void program_name(const struct vt_process_info *info, const char *path, char *buf,
                          size_t n)
 {
-    const char *prog = info && info->argc && info->argv[0] ? info->argv[0]
-                       : info && info->exe                 ? info->exe
-                                                           : path;
-    prog = base_name(prog);
-    for (uint64_t i = 1; info && is_python(prog) && i < info->argc && info->argv[i]; i++) {
-        const char *a = info->argv[i];
-        if (a[0] != '-') {
-            prog = base_name(a);
-            break;
-        }
-        if (!strcmp(a, "-m") && i + 1 < info->argc && info->argv[i + 1]) {
-            prog = info->argv[i + 1];
-            break;
-        }
-        if (!strncmp(a, "-c", 2))
-            break;
-    }
-    snprintf(buf, n, "%s", prog);
+    size_t arg = info ? vt_process_program_arg(info) : 0;
+    const char *prog = info && info->argc && info->argv[arg] ? info->argv[arg]
+                       : info && info->exe                   ? info->exe
+                                                             : path;
+    snprintf(buf, n, "%s", vt_path_base_name(prog));
 }
 
 /* Whether snapshot is one of the OOM snapshots the Python bootstrap wrote

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "input_files.h"
 #include "stack_where.h"
 
 static void live_hook(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
@@ -106,16 +107,10 @@ const char *vt_export_site_frame(struct vt_export_trace *t, uint64_t stack, char
     return vt_stack_site_frame(vt_export_stack_walk, &s, buf, n);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n)
 {
     if (f->function && f->file && f->line)
-        snprintf(buf, n, "%s (%s:%" PRIu64 ")", f->function, base_name(f->file), f->line);
+        snprintf(buf, n, "%s (%s:%" PRIu64 ")", f->function, vt_path_base_name(f->file), f->line);
     else if (f->function)
         snprintf(buf, n, "%s", f->function);
     else if (f->module)
@@ -144,7 +139,7 @@ const char *vt_export_process_name(const struct vt_export_trace *t, char *buf, s
     char rank_s[32] = "";
     if (rank >= 0)
         snprintf(rank_s, sizeof rank_s, ", rank %ld", rank);
-    snprintf(buf, n, "%s (pid %" PRIu64 "%s, host %s)", base_name(cmd), vt_export_pid(t->reader),
+    snprintf(buf, n, "%s (pid %" PRIu64 "%s, host %s)", vt_path_base_name(cmd), vt_export_pid(t->reader),
              rank_s,
              p && p->hostname ? p->hostname : "?");
     return buf;

@@ -19,6 +19,11 @@ const char *vt_process_env(const struct vt_process_info *p, const char *name);
 long vt_process_rank(const struct vt_process_info *p);
 long vt_process_local_rank(const struct vt_process_info *p);
 long vt_process_world_size(const struct vt_process_info *p);
+/* The argument that names the program a process runs: argv[0], or for a
+ * Python interpreter the script or module it runs (past its own options,
+ * -W and -X with their values); 0 also where Python runs none (-c, a bare
+ * interpreter). */
+size_t vt_process_program_arg(const struct vt_process_info *p);
 /* Its session id (VRAMTRACE_SESSION), NULL if none. */
 const char *vt_process_session(const struct vt_process_info *p);
 

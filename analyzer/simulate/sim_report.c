@@ -7,6 +7,7 @@
 #include "format.h"
 #include "json_writer.h"
 #include "snapshot.h"
+#include "input_files.h"
 
 double vt_sim_deviation_pct(uint64_t model, uint64_t truth)
 {
@@ -35,8 +36,8 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
     struct where *w = ctx;
     if (strstr(file, "/torch/") || (w->max && w->n >= w->max))
         return;
-    const char *base = strrchr(file, '/');
-    fprintf(w->out, "%s%s (%s:%" PRId64 ")", w->n++ ? " <- " : "", name, base ? base + 1 : file, line);
+    fprintf(w->out, "%s%s (%s:%" PRId64 ")", w->n++ ? " <- " : "", name, vt_path_base_name(file),
+            line);
 }
 
 static void print_failure(FILE *out, const struct vt_sim_input *in, size_t run,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grow_array.h"
+#include "input_files.h"
 #include "pair_map.h"
 #include "python_frames.h"
 
@@ -50,12 +51,6 @@ static const char *keep(struct vt_symbolizer *s, const char *str)
     return copy;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 /* The first readable candidate for a recorded path, in a static-size buf. */
 static bool locate(const struct vt_symbolize_options *opt, const char *path, char *buf, size_t n)
 {
@@ -69,7 +64,7 @@ static bool locate(const struct vt_symbolize_options *opt, const char *path, cha
         return true;
     }
     for (const char *const *d = opt ? opt->debug_dirs : NULL; d && *d; d++) {
-        snprintf(buf, n, "%s/%s", *d, base_name(path));
+        snprintf(buf, n, "%s/%s", *d, vt_path_base_name(path));
         if (access(buf, R_OK) == 0)
             return true;
     }
@@ -132,7 +127,7 @@ struct vt_symbolizer *vt_symbolizer_new(const struct vt_reader *r,
         const struct vt_module_info *m = vt_reader_module_at(r, i);
         struct module_entry *e = &s->modules[i];
         e->info = m;
-        e->base = base_name(m->path);
+        e->base = vt_path_base_name(m->path);
         if (!s->dwfl)
             continue;
         char path[4096];

@@ -12,6 +12,7 @@
 #include "job_view.h"
 #include "parts_split.h"
 #include "report.h"
+#include "input_files.h"
 
 static const struct vt_process_info *proc(const struct vt_report *rep, size_t i)
 {
@@ -64,9 +65,8 @@ static void add_frame(void *ctx, const struct vt_frame *fr)
 {
     struct frame_text *c = ctx;
     char buf[512];
-    const char *base = fr->file ? strrchr(fr->file, '/') : NULL;
     if (fr->function && fr->file && fr->line)
-        snprintf(buf, sizeof buf, "%s (%s:%" PRIu64 ")", fr->function, base ? base + 1 : fr->file,
+        snprintf(buf, sizeof buf, "%s (%s:%" PRIu64 ")", fr->function, vt_path_base_name(fr->file),
                  (uint64_t)fr->line);
     else if (fr->function)
         snprintf(buf, sizeof buf, "%s", fr->function);

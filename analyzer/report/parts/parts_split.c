@@ -8,6 +8,7 @@
 
 #include "snapshot_analysis.h"
 #include "snapshot_timeline.h"
+#include "input_files.h"
 
 static const char *const row_names[VT_SPLIT_ROWS_] = {
     [VT_SPLIT_PARAMETERS] = "parameters",
@@ -63,8 +64,7 @@ static bool library_ip(const struct vt_input *r, uint64_t ip)
         const struct vt_module_info *m = vt_input_module_at(r, k);
         if (ip < m->start || ip >= m->end || !m->path)
             continue;
-        const char *base = strrchr(m->path, '/');
-        base = base ? base + 1 : m->path;
+        const char *base = vt_path_base_name(m->path);
         for (size_t i = 0; i < sizeof library_modules / sizeof *library_modules; i++)
             if (!fnmatch(library_modules[i], base, 0))
                 return true;
@@ -280,8 +280,7 @@ static bool wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *
 
 static void file_name(struct vt_split *s, const char *path)
 {
-    const char *name = strrchr(path, '/');
-    name = name ? name + 1 : path;
+    const char *name = vt_path_base_name(path);
     size_t n = strlen(name) < sizeof s->snapshot ? strlen(name) : sizeof s->snapshot - 1;
     memcpy(s->snapshot, name, n);
     s->snapshot[n] = '\0';

@@ -4,6 +4,7 @@
  * "libcudart.so*", "cuda[A-Z]*"); the first rule that matches decides.
  */
 #include "frame_class.h"
+#include "input_files.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -98,8 +99,7 @@ static bool matches(const char *pattern, const char *s)
 
 static const char *basename_of(const char *path)
 {
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash ? slash + 1 : path;
+    return path ? vt_path_base_name(path) : NULL;
 }
 
 enum vt_frame_class vt_frame_classify(struct vt_frame_classifier *c, const struct vt_frame *f)

@@ -7,6 +7,7 @@
 
 #include "frame_class.h"
 #include "stack_line.h"
+#include "input_files.h"
 
 /* A stack as a person reads it (docs/user/REPORT.md, "Stacks"): the program's
  * own frames first - its Python frames where recorded - then the API it
@@ -136,9 +137,8 @@ static void note_site_frame(void *ctx, const struct vt_frame *f)
      * frame before it. */
     if (!vt_stack_frame_names_site(&s->cls, f, s->python) || s->found || !f->function)
         return;
-    const char *base = f->file ? strrchr(f->file, '/') : NULL;
     if (f->file && f->line)
-        snprintf(s->buf, s->n, "%s (%s:%" PRIu64 ")", f->function, base ? base + 1 : f->file,
+        snprintf(s->buf, s->n, "%s (%s:%" PRIu64 ")", f->function, vt_path_base_name(f->file),
                  (uint64_t)f->line);
     else
         snprintf(s->buf, s->n, "%s", f->function);
