@@ -14,7 +14,9 @@
  *   LW_FAIL_RANK=R       rank R exits 1 after allocating, on its first attempt
  *                        (TORCHELASTIC_RESTART_COUNT unset or 0)
  *   LW_OOM_RANKS=R,S     these ranks ask for 1 TiB (fails), in that order in
- *                        time: the n-th waits n x 150 ms first
+ *                        time: the n-th waits until the one before has failed
+ *                        (a file LW_LOG.oomA.N-1, A the attempt, made after
+ *                        its failed call), however the ranks were scheduled
  *   LW_HOLD_MS=N         hold the memory N ms before exiting (after saying
  *                        "ready" on stdout)
  *   phases      "forward" around the first two allocations (peak 256 MiB x
@@ -50,6 +52,31 @@ static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* The file that says the failure at position pos of this attempt is over. */
+static void failure_file(const char *log, int attempt, int pos, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.oom%d.%d", log, attempt, pos);
+}
+
+/* Waits (up to a minute: a lost predecessor must not hang the test) until
+ * the failure before position pos has happened. */
+static void wait_for_failure(const char *log, int attempt, int pos)
+{
+    char path[4096];
+    failure_file(log, attempt, pos - 1, path, sizeof path);
+    for (int waited = 0; pos > 0 && access(path, F_OK) != 0 && waited < 60000; waited += 5)
+        sleep_ms(5);
+}
+
+static void say_failed(const char *log, int attempt, int pos)
+{
+    char path[4096];
+    failure_file(log, attempt, pos, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* The position of rank in the comma list, -1 if absent. */
@@ -114,9 +141,14 @@ int main(void)
     }
     int pos = position(getenv("LW_OOM_RANKS"), rank);
     if (pos >= 0) {
-        sleep_ms(150L * pos);
+        if (log)
+            wait_for_failure(log, attempt, pos);
+        else
+            sleep_ms(150L * pos);
         if (cudaMalloc(&huge, (size_t)1 << 40) == cudaSuccess)
             cudaFree(huge);
+        if (log)
+            say_failed(log, attempt, pos);
     }
     const char *fail = getenv("LW_FAIL_RANK");
     if (fail && *fail && atol(fail) == rank && attempt == 0) {
