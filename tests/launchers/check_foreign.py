@@ -118,6 +118,32 @@ for p in doc["processes"]:
         if x["free_after_bytes"] is None:
             fail("rank %d context on %d: no free bytes once it existed" % (p["rank"], x["device"]))
 
+# Every device peak counts the contexts, as the driver held them: the
+# ledger's charge (allocations and contexts) at its largest; each peak says
+# what of it its contexts were.
+peaks = {}
+for p in doc["processes"]:
+    for d in p["devices"]:
+        if d["kind"] != "device":
+            continue
+        want = led.charged_peak(p["pid"], d["device"])
+        peaks[p["pid"]] = max(peaks.get(p["pid"], 0), want)
+        equal("pid %d device %d peak (ledger: allocations + contexts)" % (p["pid"], d["device"]),
+              d["peak_bytes"], want)
+        equal("pid %d device %d contexts of the peak" % (p["pid"], d["device"]),
+              d.get("contexts_bytes", 0), led.context_bytes(p["pid"], d["device"]))
+equal("the job's largest device peak", job["device_peaks"]["largest_bytes"],
+      max(peaks.values(), default=0))
+# rank 0's failure: the other processes on its GPU then, their contexts counted
+pid0 = rank_pid.get(0)
+f0 = led.failures(pid0) if pid0 else []
+oom = [o for p in doc["processes"] if p["pid"] == pid0 for d in p["devices"] for o in d["ooms"]]
+if len(oom) == 1 and len(f0) == 1:
+    equal("rank 0's failure: other traced processes then (ledger: allocations + contexts)",
+          {o["pid"]: o["bytes"] for o in oom[0]["other_traced_processes"]}, f0[0]["others"])
+else:
+    fail("rank 0's failures %d / ledger %r" % (len(oom), f0))
+
 # The staged buffer: the ledger's cuMemCreate on GPU 0 of rank 1's pid.
 pid1 = rank_pid.get(1)
 vmm = [e for e in led.lines if e["op"] == "vmm_create" and int(e["pid"]) == pid1 and e["dev"] == "0"]

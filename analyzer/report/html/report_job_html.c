@@ -43,6 +43,7 @@ static void row_json(const struct vt_jv_process *p, uint64_t first_column, uint6
         vt_json_kv_string(j, "gpu", vt_jv_gpu_short(&dv->gpu, g, sizeof g));
         vt_json_kv_string(j, "gpu_name", dv->gpu_name);
         vt_json_kv_uint(j, "peak_bytes", dv->peak_bytes);
+        vt_jv_contexts_json(j, dv);
         vt_json_kv_uint_or_null(j, "capacity_bytes", dv->capacity_bytes != 0, dv->capacity_bytes);
         vt_json_kv_uint(j, "failed_requests", dv->failed_requests);
         vt_json_end_object(j);

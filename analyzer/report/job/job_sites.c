@@ -81,6 +81,47 @@ static bool better_growth(const struct named *x, const struct named *than)
     return x->per_step > than->per_step;
 }
 
+struct stack_bytes {
+    uint64_t bytes;
+    uint32_t site;
+};
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+    uint64_t x = ((const struct stack_bytes *)a)->bytes, y = ((const struct stack_bytes *)b)->bytes;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The stacks of a ledger's peak named, largest first, until those left
+ * unnamed hold less than VT_JV_SITE_NAME_PERMILLE of its allocations
+ * together: a site spread over many small stacks is summed whole, and no
+ * site's bytes miss more than that share. The contexts' sites are no call
+ * sites of the program's allocations (the job's contexts tell them). */
+static bool name_peak_stacks(struct collect *c, const struct vt_replay *rp,
+                             const struct vt_ledger *l)
+{
+    const struct vt_peak_snapshot *s = &l->peak;
+    uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap, m = 0;
+    struct stack_bytes *order = malloc(((size_t)n + 1) * sizeof *order);
+    if (!order)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (s->bytes[i] &&
+            !vt_contexts_site(rp, l->sites.sites[i].stack, l->sites.sites[i].thread))
+            order[m++] = (struct stack_bytes){s->bytes[i], i};
+    qsort(order, m, sizeof *order, by_bytes_desc);
+    uint64_t left = s->peak_bytes - l->peak_context_bytes;
+    uint64_t enough = left; /* the allocations at the peak */
+    for (uint32_t k = 0; k < m && left * 1000 >= enough * VT_JV_SITE_NAME_PERMILLE; k++) {
+        struct named *x = add(c, l->sites.sites[order[k].site].stack);
+        if (x)
+            x->peak_bytes = order[k].bytes;
+        left -= order[k].bytes;
+    }
+    free(order);
+    return true;
+}
+
 bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
                            vt_jv_site_namer name, void *ctx, struct vt_jv_process *p)
 {
@@ -92,15 +133,8 @@ bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
             continue;
         if (l->peak.peak_bytes > peak)
             peak = l->peak.peak_bytes;
-        const struct vt_peak_snapshot *s = &l->peak;
-        uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap;
-        for (uint32_t i = 0; i < n; i++) {
-            if (!s->bytes[i] || s->bytes[i] * 1000 < s->peak_bytes * VT_JV_SITE_NAME_PERMILLE)
-                continue;
-            struct named *x = add(&c, l->sites.sites[i].stack);
-            if (x)
-                x->peak_bytes = s->bytes[i];
-        }
+        if (!name_peak_stacks(&c, rp, l))
+            c.failed = true;
     }
     /* the one rule for growth a step (growth_rule.h): the allocator's
      * where it was sampled, else the phases' */
