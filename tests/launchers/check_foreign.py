@@ -41,11 +41,13 @@ if A.tamper != "no_nvml":  # the NVML double: a first context's cost
     libpath.append(A.nvml_dir)
 shared = "vt-foreign-%d" % os.getpid()
 env.update(LD_LIBRARY_PATH=":".join(libpath), VTSIM_DEVICES="4", VTSIM_SHARED=shared,
-           VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"), STRAY_OOM_RANK="0")
+           VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"), STRAY_OOM_RANK="0",
+           STRAY_HOLD_MS="1500")  # every rank on its GPUs before rank 0 fails, however loaded
 if A.tamper != "no_foreign":
     env["STRAY_CONTEXT_RANK"] = "3"
 if A.tamper != "no_alloc":
     env["STRAY_ALLOC_RANK"] = "1"
+env["STRAY_LATE_RANK"] = "2"  # a context made where it already holds a buffer
 try:
     r = subprocess.run([paths.vramtrace, "run", "-o", os.path.join(out, "rank%r.%p.vtrace"), "--",
                         sys.executable, os.path.join(HERE, "agent.py"), "--nproc", "4", WORKER],
@@ -77,7 +79,8 @@ equal("ranks traced", sorted(rank_pid), [0, 1, 2, 3])
 job = doc["jobs"][0]
 found = {(x["rank"], x["what"]): x for x in job["foreign"]}
 # rank 3's checkpoint bytes on GPU 0 (freed again) are an allocation there too
-equal("findings (rank, what)", sorted(found), [(1, "allocation"), (3, "allocation"), (3, "context")])
+equal("findings (rank, what)", sorted(found),
+      [(1, "allocation"), (2, "allocation"), (2, "context"), (3, "allocation"), (3, "context")])
 
 # The stray context: the ledger's context on GPU 0 of rank 3's pid.
 pid3 = rank_pid.get(3)
@@ -143,6 +146,18 @@ if len(oom) == 1 and len(f0) == 1:
           {o["pid"]: o["bytes"] for o in oom[0]["other_traced_processes"]}, f0[0]["others"])
 else:
     fail("rank 0's failures %d / ledger %r" % (len(oom), f0))
+
+# Rank 2's context on GPU 0, made while it held a buffer there: NVML counts
+# both, the cost is NVML's figure less the buffer - the ledger's charge.
+pid2 = rank_pid.get(2)
+late = [(i, e) for i, e in enumerate(led.lines) if int(e["pid"]) == pid2 and e.get("dev") == "0"
+        and e["op"] in ("vmm_create", "ctx_retain")]
+c2 = found.get((2, "context"))
+if c2 and [e["op"] for _, e in late] == ["vmm_create", "ctx_retain"]:
+    equal("rank 2's context on GPU 0 (made holding %s there): cost" % late[0][1]["size"],
+          (c2["bytes"], c2["cost"]), (int(late[1][1]["size"]), "NVML"))
+else:
+    fail("rank 2: no context made over its buffer on GPU 0 / ledger %r" % [e for _, e in late])
 
 # The staged buffer: the ledger's cuMemCreate on GPU 0 of rank 1's pid.
 pid1 = rank_pid.get(1)
