@@ -35,12 +35,6 @@
  * its device peak (permille), and those that grow. Half the floor, so a
  * site left out of one rank's view is far below what a departure needs. */
 #define VT_JV_SITE_KEEP_PERMILLE 10
-/* Stacks named (symbolized) to find them: the largest of each ledger's
- * peak until those left hold less than this share of it together
- * (permille), so a job of a thousand ranks names the stacks that matter of
- * each, not every one, and no site's bytes - many small stacks of one
- * function summed - miss more than this share of the peak. */
-#define VT_JV_SITE_NAME_PERMILLE 5
 /* A few ranks more than the median rank, each named in the text. */
 #define VT_DIVERGENCE_SHOWN 8
 
