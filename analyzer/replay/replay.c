@@ -318,6 +318,12 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
         o->phase = vt_open_phases_innermost(&rp->phases);
     o->outer_phase = vt_open_phases_outermost(&rp->phases);
     o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
+    /* the holders of P: the contexts are K, told apart (note_contexts) */
+    size_t kept = 0;
+    for (size_t k = 0; k < o->ntop; k++)
+        if (!rp->ncontexts || !vt_contexts_site(rp, o->top[k].stack, o->top[k].thread))
+            o->top[kept++] = o->top[k];
+    o->ntop = kept;
     o->retry_of_previous = is_retry;
     o->retries = retries;
     note_contexts(rp, o);

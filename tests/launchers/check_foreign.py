@@ -7,7 +7,7 @@ on GPU 0. The job view names both, with cost, stack and life, and rank 0's
 failure counts them; every figure against the simulated driver's ledger
 (stray_worker.c says who does what).
 
-    check_foreign.py --build BUILD --nvml-dir DIR [--tamper no_nvml|no_foreign|no_alloc]
+    check_foreign.py --build BUILD --nvml-dir DIR [--tamper no_nvml|no_foreign|no_alloc] [--out DIR]
 """
 import json
 import os
@@ -23,12 +23,14 @@ from report_schema import SCHEMA, SUMMARY_SCHEMA, schema_errors
 ap = parser()
 ap.add_argument("--nvml-dir", required=True)
 ap.add_argument("--tamper", default="")
+ap.add_argument("--out", default="")  # where the job's traces go (the HTML test reads them)
 A = ap.parse_args()
 paths = Paths(A.build)
 WORKER = os.path.join(paths.build, "tests", "launchers", "stray_worker")
 SRC = os.path.join(HERE, "stray_worker.c")
 
-tmp = tempfile.mkdtemp(prefix="vt-foreign-")
+tmp = A.out or tempfile.mkdtemp(prefix="vt-foreign-")
+os.makedirs(tmp, exist_ok=True)
 out = os.path.join(tmp, "traces")
 sim = os.path.join(paths.build, "tests", "simdriver")
 env = {k: v for k, v in os.environ.items()

@@ -207,17 +207,21 @@ static bool same_gpu(const struct vt_jv_gpu_id *a, const struct vt_jv_gpu_id *b)
     return a->has_uuid && b->has_uuid && !memcmp(a->uuid, b->uuid, VT_UUID_SIZE);
 }
 
-void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
-                                 const struct vt_jv_failure *x, FILE *out)
+void vt_job_foreign_failure_lines(const struct vt_job_view *v, const size_t *order,
+                                  const struct vt_jv_failure *x, vt_job_line_fn line, void *ctx)
 {
     const struct vt_jv_process *failed = &v->processes[x->process];
     int64_t since = x->since_start_ns;
+    char said[160], w[64], b[32];
     for (size_t i = 0; i < v->nprocesses; i++) {
         const struct vt_jv_process *p = &v->processes[order[i]];
         int64_t own = own_ordinal(p);
         if (p == failed || own < 0)
             continue;
-        char b[32];
+        if (p->rank >= 0)
+            snprintf(w, sizeof w, "rank %ld (pid %" PRIu64 ")", p->rank, p->pid);
+        else
+            snprintf(w, sizeof w, "pid %" PRIu64, p->pid);
         for (size_t k = 0; k < p->ncontexts; k++) {
             const struct vt_jv_context *c = &p->contexts[k];
             /* live at the failure: times of two processes compare by wall
@@ -227,19 +231,28 @@ void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *orde
             if (c->device == own || !same_gpu(&c->gpu, &x->gpu) || c->begin_ns > since ||
                 (c->end_ns >= 0 && c->end_ns < since))
                 continue;
-            fputs("    on that GPU then: ", out);
-            who(p, out);
-            fprintf(out, "'s context, %s\n",
-                    c->bytes ? vt_format_bytes(c->bytes, b, sizeof b) : "cost not measured");
+            snprintf(said, sizeof said, "on that GPU then: %s's context, %s", w,
+                     c->bytes ? vt_format_bytes(c->bytes, b, sizeof b) : "cost not measured");
+            line(ctx, said);
         }
         for (size_t k = 0; k < p->ndevices; k++) {
             const struct vt_jv_device *d = &p->devices[k];
             if (d->device == own || !alloc_bytes(d) || !same_gpu(&d->gpu, &x->gpu))
                 continue;
-            fputs("    on that GPU: ", out);
-            who(p, out);
-            fprintf(out, "'s allocations, %s at their peak\n",
-                    vt_format_bytes(alloc_bytes(d), b, sizeof b));
+            snprintf(said, sizeof said, "on that GPU: %s's allocations, %s at their peak", w,
+                     vt_format_bytes(alloc_bytes(d), b, sizeof b));
+            line(ctx, said);
         }
     }
+}
+
+static void put_line(void *ctx, const char *line)
+{
+    fprintf(ctx, "    %s\n", line);
+}
+
+void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
+                                 const struct vt_jv_failure *x, FILE *out)
+{
+    vt_job_foreign_failure_lines(v, order, x, put_line, out);
 }

@@ -494,18 +494,19 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     }
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     if (!rep->opt->phase) {
+        /* ", of which 384.00 MiB CUDA contexts" after the instant */
         struct vt_peak_contexts pc;
         char ctx[160] = "";
         if (vt_peak_contexts_of(&rep->a->inputs[i].replay, l, &pc)) {
-            ctx[0] = ' ';
-            ctx[1] = '(';
-            vt_peak_contexts_words(&pc, ctx + 2, sizeof ctx - 3);
-            strcat(ctx, ")");
+            ctx[0] = ',';
+            ctx[1] = ' ';
+            vt_peak_contexts_words(&pc, ctx + 2, sizeof ctx - 2);
         }
-        fprintf(out, "\npid %" PRIu64 " %s: peak %s%s at %s, %" PRIu64 " allocations live; top stacks then:\n",
+        fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s%s, %" PRIu64 " allocations live; top stacks then:\n",
                 p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
-                vt_format_bytes(l->peak.peak_bytes, b, sizeof b), ctx,
-                vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), l->peak.peak_count);
+                vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
+                vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), ctx,
+                l->peak.peak_count);
         size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
         print_sites(rep, out, i, "  ", top, n);
         vt_parts_text(rep, out, i, l);
