@@ -17,6 +17,10 @@
  *   EXAMPLE_DIVERGE_RANK=R  the rank that keeps its batches (default 2; -1: none)
  *   EXAMPLE_DIVERGE_FROM=S  from step S on, counted from 1 (default 5)
  *   EXAMPLE_STEP_MS=N       each step lasts N ms more (to watch it with `vramtrace top`)
+ *   EXAMPLE_DIVERGE_SPREAD=1  the batch is kept in 40 pieces of 600 KiB, each
+ *                           from a call of its own on one line of
+ *                           cache_batch_spread (40 stacks, one site: each
+ *                           stack far under 0.5% of the peak, the site not)
  *
  * Each rank says "diverging_rank: rank R pid P" on stdout (the tests' truth
  * of which pid is which rank).
@@ -79,6 +83,18 @@ static void *cache_batch(void)
     return batch;
 }
 
+/* The batch kept in 40 pieces from 40 calls (40 stacks) on one line:
+ * one call site as every view names it (function and line). */
+#define KEEP_PIECE() MALLOC_OR_EXIT(&piece, 600 * KIB);
+#define KEEP_8_PIECES() KEEP_PIECE() KEEP_PIECE() KEEP_PIECE() KEEP_PIECE() \
+    KEEP_PIECE() KEEP_PIECE() KEEP_PIECE() KEEP_PIECE()
+#define KIB ((size_t)1 << 10)
+static void cache_batch_spread(void)
+{
+    void *piece;
+    KEEP_8_PIECES() KEEP_8_PIECES() KEEP_8_PIECES() KEEP_8_PIECES() KEEP_8_PIECES()
+}
+
 static int env_int(const char *name, int fallback)
 {
     const char *v = getenv(name);
@@ -100,8 +116,12 @@ static int train(int steps)
     for (int step = 1; step <= steps; step++) {
         range_push("step");
         void *activations = forward();
-        if (rank == diverging && step >= from)
-            cache_batch();
+        if (rank == diverging && step >= from) {
+            if (env_int("EXAMPLE_DIVERGE_SPREAD", 0))
+                cache_batch_spread();
+            else
+                cache_batch();
+        }
         if (step_ms > 0) {
             struct timespec ts = {step_ms / 1000, step_ms % 1000 * 1000000L};
             nanosleep(&ts, NULL);

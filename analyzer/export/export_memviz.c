@@ -188,7 +188,8 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
                     const struct vt_live *e, bool begins)
 {
     struct memviz *m = ctx;
-    if (!ledger_selected(m->opt, l) || e->size == 0)
+    /* a context is no segment of the allocator's */
+    if (!ledger_selected(m->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
         return;
     int64_t device = l->device < 0 ? 0 : l->device;
     if (begins) {

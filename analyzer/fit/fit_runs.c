@@ -78,7 +78,8 @@ static void push_step(struct reading *t, uint32_t step)
 }
 
 /* What the device offered: its contexts when this process first
- * allocated on it (contexts count in no ledger: the replay keeps them). */
+ * allocated on it (the replay keeps them; its on_live hook shows them
+ * too, which on_live leaves to this). */
 static void note_contexts(struct reading *t, const struct vt_replay *rp)
 {
     t->contexts_seen = true;
@@ -96,7 +97,9 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
 {
     struct reading *t = ctx;
     struct vt_fit_run *run = t->run;
-    if (l->category != VT_CAT_DEVICE || e->size == 0 || t->out_of_memory)
+    /* contexts count apart (note_contexts) */
+    if (l->category != VT_CAT_DEVICE || e->size == 0 || e->kind == VT_KIND_CONTEXT ||
+        t->out_of_memory)
         return;
     if (run->device < 0)
         run->device = l->device; /* the first device that allocates */

@@ -39,7 +39,7 @@ static uint64_t nvml_cost(const struct vt_replay *rp, int64_t device, uint64_t p
     return process_bytes > held ? process_bytes - held : 0;
 }
 
-static void context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
+static const struct vt_context_made *context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
                          const struct vt_record *rec, uint64_t allocated_bytes)
 {
     struct vt_context_made m = {
@@ -62,35 +62,56 @@ static void context_made(struct vt_replay *rp, const struct vt_replay_mem *ev,
         !vt_grow_array((void **)&rp->contexts_made, &rp->contexts_made_cap,
                        rp->ncontexts_made + 1, sizeof *rp->contexts_made)) {
         rp->out_of_memory = true;
-        return;
+        return NULL;
     }
     rp->contexts_made[rp->ncontexts_made] = m;
     rp->contexts[rp->ncontexts++] = (struct vt_context_entry){
-        ev->addr, ev->device, m.size, 1, (uint32_t)rp->ncontexts_made++,
+        ev->addr, ev->device, m.size, 1, (uint32_t)rp->ncontexts_made,
     };
+    return &rp->contexts_made[rp->ncontexts_made++];
 }
 
-void vt_contexts_event(struct vt_replay *rp, const struct vt_replay_mem *ev,
-                       const struct vt_record *rec, uint64_t allocated_bytes)
+const struct vt_context_made *vt_contexts_event(struct vt_replay *rp,
+                                                const struct vt_replay_mem *ev,
+                                                const struct vt_record *rec,
+                                                uint64_t allocated_bytes)
 {
     if (ev->addr == 0)
-        return;
+        return NULL;
     long i = find_live(rp, ev->addr);
     if (ev->op == VT_OP_FREE) {
         /* a primary release, or cuCtxDestroy (which names no device) */
         if (i < 0 || --rp->contexts[i].refs != 0)
-            return;
+            return NULL;
         struct vt_context_made *m = &rp->contexts_made[rp->contexts[i].made];
         m->ended = true;
         m->end_ns = ev->time_ns;
         rp->contexts[i] = rp->contexts[--rp->ncontexts];
-        return;
+        return m;
     }
     if (i >= 0) { /* another retain of a live primary context */
         rp->contexts[i].refs++;
-        return;
+        return NULL;
     }
-    context_made(rp, ev, rec, allocated_bytes);
+    return context_made(rp, ev, rec, allocated_bytes);
+}
+
+bool vt_contexts_site(const struct vt_replay *rp, uint64_t stack, uint64_t thread)
+{
+    for (size_t i = 0; i < rp->ncontexts_made; i++) {
+        const struct vt_context_made *m = &rp->contexts_made[i];
+        if (m->size && m->stack == stack && m->thread == thread)
+            return true;
+    }
+    return false;
+}
+
+uint32_t vt_contexts_unmeasured(const struct vt_replay *rp, int64_t device)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < rp->ncontexts_made; i++)
+        n += rp->contexts_made[i].device == device && rp->contexts_made[i].size == 0;
+    return n;
 }
 
 bool vt_contexts_first_free(const struct vt_replay *rp, int64_t device, uint64_t *free_bytes)

@@ -1,10 +1,13 @@
 /*
  * A process's CUDA contexts as the replay sees them: the live ones (a
- * primary context one entry, a reference per retain), which every view
- * that counts device memory adds to its ledgers (a failure's story, the
- * growth rule, fit's capacity), and every context the process ever made,
- * with its stack, thread, life and cost, for the views that name them (the
- * job's contexts on a GPU that is not the rank's own).
+ * primary context one entry, a reference per retain), and every context
+ * the process ever made, with its stack, thread, life and cost, for the
+ * views that name them (the job's contexts on a GPU that is not the rank's
+ * own). A context of measured cost counts in its device's ledger from its
+ * creation to its last release (replay.c), as the driver holds it: the
+ * ledger's peaks, timelines and GPU totals are what nvidia-smi shows. One
+ * whose cost was not measured counts in none, and every view that shows a
+ * peak says how many were left out (vt_contexts_unmeasured).
  *
  * A context's cost, in the order it is had:
  *   - the drop of the driver's free memory across the call that created it
@@ -62,9 +65,21 @@ struct vt_record;
 /* A context event (kind VT_KIND_CONTEXT) that succeeded; rec: its whole
  * record where the reader gave one (the version 6 figures), else NULL;
  * allocated_bytes: what the process's allocations held on the event's
- * device then (the replay's device ledger), which NVML's figure includes. */
-void vt_contexts_event(struct vt_replay *rp, const struct vt_replay_mem *ev,
-                       const struct vt_record *rec, uint64_t allocated_bytes);
+ * device then (the replay's device ledger less its contexts), which NVML's
+ * figure includes. Returns the context made or ended by it (its entry in
+ * vt_replay.contexts_made), NULL for a retain or release of a live one or
+ * an event that names none: what the device ledger gains or loses. */
+const struct vt_context_made *vt_contexts_event(struct vt_replay *rp,
+                                                const struct vt_replay_mem *ev,
+                                                const struct vt_record *rec,
+                                                uint64_t allocated_bytes);
+/* Whether a ledger's site (stack, thread) is a context's of measured
+ * cost: its bytes are a context's, its count 0 (a context's call is never
+ * an allocation's: another call, another stack). */
+bool vt_contexts_site(const struct vt_replay *rp, uint64_t stack, uint64_t thread);
+/* Contexts the process made on the device whose cost was not measured
+ * (counted in no ledger). */
+uint32_t vt_contexts_unmeasured(const struct vt_replay *rp, int64_t device);
 /* The device's free bytes once the process's first context on it existed;
  * false if no context of it recorded them. */
 bool vt_contexts_first_free(const struct vt_replay *rp, int64_t device, uint64_t *free_bytes);

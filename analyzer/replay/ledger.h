@@ -47,6 +47,9 @@ struct vt_ledger {
     struct vt_ledger_sites sites;
     struct vt_peak_snapshot peak;
     uint64_t kind_bytes[VT_KIND_COUNT_];
+    /* Of the live bytes, the process's contexts of measured cost on the
+     * device (contexts.h), now and at the peak. */
+    uint64_t context_bytes, peak_context_bytes;
     uint64_t allocs, frees, failed_allocs;
     struct vt_phase_peak *phases;  /* in the order they were first seen */
     size_t nphases, phases_cap;

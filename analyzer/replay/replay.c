@@ -298,8 +298,10 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
     o->free_bytes = rec->u.mem.free_bytes;
     o->total_bytes = rec->u.mem.total_bytes;
     o->driver_info = rec->u.mem.total_bytes != 0;
-    o->process_bytes = l->sites.total_bytes;
+    /* the contexts apart (note_contexts): the verdict's P and K */
+    o->process_bytes = l->sites.total_bytes - l->context_bytes;
     memcpy(o->kind_bytes, l->kind_bytes, sizeof o->kind_bytes);
+    o->kind_bytes[VT_KIND_CONTEXT] = 0;
     if (o->driver_info) {
         uint64_t used = o->total_bytes > o->free_bytes ? o->total_bytes - o->free_bytes : 0;
         o->outside_bytes = used > o->process_bytes ? used - o->process_bytes : 0;
@@ -316,6 +318,12 @@ static void record_oom(struct vt_replay *rp, struct vt_ledger *l, const struct v
         o->phase = vt_open_phases_innermost(&rp->phases);
     o->outer_phase = vt_open_phases_outermost(&rp->phases);
     o->ntop = vt_sites_top(&l->sites, NULL, o->top, VT_OOM_TOP);
+    /* the holders of P: the contexts are K, told apart (note_contexts) */
+    size_t kept = 0;
+    for (size_t k = 0; k < o->ntop; k++)
+        if (!rp->ncontexts || !vt_contexts_site(rp, o->top[k].stack, o->top[k].thread))
+            o->top[kept++] = o->top[k];
+    o->ntop = kept;
     o->retry_of_previous = is_retry;
     o->retries = retries;
     note_contexts(rp, o);
@@ -346,8 +354,10 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
     if (kind < VT_KIND_COUNT_)
         l->kind_bytes[kind] += (uint64_t)bytes;
     if (bytes > 0) {
-        if (vt_snapshot_is_new_peak(&l->peak, &l->sites))
+        if (vt_snapshot_is_new_peak(&l->peak, &l->sites)) {
             vt_snapshot_offer(&l->peak, &l->sites, time_ns);
+            l->peak_context_bytes = l->context_bytes;
+        }
         if (!vt_phases_after_alloc(&rp->phases, l, time_ns))
             rp->out_of_memory = true;
     }
@@ -479,6 +489,51 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
         vt_parts_live(rp->parts, e, true, ev->time_ns);
 }
 
+/* A context made or released: one of measured cost holds its bytes in the
+ * device's ledger from its creation to its last release, at the site of
+ * the call that made it (contexts.h). Not an allocation: no count, no
+ * parts; the on_live hook sees it, of kind VT_KIND_CONTEXT, so
+ * what follows a ledger's bytes follows it too. */
+static __attribute__((noinline)) void context_event(struct vt_replay *rp,
+                                                    const struct vt_replay_mem *ev,
+                                                    const struct vt_record *rec)
+{
+    const struct vt_ledger *held = vt_replay_ledger(rp, ev->device, VT_CAT_DEVICE);
+    const struct vt_context_made *m = vt_contexts_event(
+        rp, ev, rec, held ? held->sites.total_bytes - held->context_bytes : 0);
+    bool begins = ev->op != VT_OP_FREE;
+    if (m && begins && rp->reader && vt_reader_version(rp->reader) >= 6)
+        rp->contexts_measurable = true;
+    if (!m || !m->size)
+        return;
+    long li = get_ledger(rp, m->device, VT_CAT_DEVICE);
+    if (li < 0) {
+        if (li == -2)
+            rp->ledger_overflow_events++;
+        else
+            rp->out_of_memory = true;
+        return;
+    }
+    struct vt_ledger *l = &rp->ledgers[li];
+    long site = vt_sites_find_or_add(&l->sites, m->stack, m->thread);
+    if (site < 0) {
+        rp->out_of_memory = true;
+        return;
+    }
+    if (begins)
+        l->context_bytes += m->size;
+    else
+        l->context_bytes -= m->size;
+    /* bytes without a count: the counts are of allocations */
+    ledger_change(rp, l, VT_KIND_CONTEXT, (uint32_t)site,
+                  begins ? (int64_t)m->size : -(int64_t)m->size, 0, ev->time_ns);
+    if (rp->on_live) {
+        struct vt_live e = {.addr = m->handle, .size = m->size, .site = (uint32_t)site,
+                            .refs = 1, .kind = VT_KIND_CONTEXT, .ledger = (uint8_t)li};
+        rp->on_live(rp->on_live_ctx, rp, l, &e, begins);
+    }
+}
+
 /* rec: the whole record, or NULL for an event that succeeded (the fields
  * only a failure needs are not in ev). */
 static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp,
@@ -492,10 +547,8 @@ static inline __attribute__((always_inline)) void mem_event(struct vt_replay *rp
     if (cat == VT_CAT_NONE) {
         if (kind == VT_KIND_VA_MAP)
             map_event(rp, ev, result);
-        else if (kind == VT_KIND_CONTEXT && result == 0) {
-            const struct vt_ledger *l = vt_replay_ledger(rp, ev->device, VT_CAT_DEVICE);
-            vt_contexts_event(rp, ev, rec, l ? l->sites.total_bytes : 0);
-        }
+        else if (kind == VT_KIND_CONTEXT && result == 0)
+            context_event(rp, ev, rec);
         rp->untracked_events++;
         return;
     }

@@ -9,7 +9,8 @@
  * Live bytes are summed per ledger = (device, category) where category is
  * vt_kind_category(kind): device memory (plain, VMM physical handles,
  * arrays, graph memory), managed, pinned host. Address reservations,
- * mappings, IPC and contexts count in no ledger.
+ * mappings and IPC count in no ledger; a context of measured cost counts in
+ * its device's (contexts.h).
  *
  * Memory use is O(live allocations + distinct sites x snapshots), never
  * O(trace length).
@@ -96,7 +97,7 @@ struct vt_oom {
     uint64_t requested_bytes;
     uint64_t free_bytes, total_bytes;  /* as the driver said after the failure */
     bool driver_info;                  /* free/total were captured */
-    uint64_t process_bytes;            /* this ledger's live bytes then */
+    uint64_t process_bytes;            /* this ledger's live bytes then, its contexts apart */
     uint64_t kind_bytes[VT_KIND_COUNT_];
     uint64_t outside_bytes;            /* total - free - process (if driver_info) */
     /* this process's live contexts on the device then */
@@ -185,6 +186,10 @@ struct vt_replay {
     size_t ncontexts, contexts_cap;
     struct vt_context_made *contexts_made; /* every context made, in order */
     size_t ncontexts_made, contexts_made_cap;
+    /* The process made a context in a trace that can measure its cost
+     * (format version 6: NVML's figure where the free-memory drop is not
+     * had): a view may say which were not measured. */
+    bool contexts_measurable;
 
     /* The censuses of parts (parts.h): made at the process record of a
      * Python process of format version 5, or at the first census. */

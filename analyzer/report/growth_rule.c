@@ -52,11 +52,9 @@ bool vt_growth_told_of(const struct vt_replay *rp, uint64_t device_total,
     g->grown = grown;
     /* The device fills with segments: at the reserved bytes' rate over the
      * same steps where they grew, else at the tensors' once the cache is
-     * used up. Contexts take their share first. */
+     * used up. Contexts take their share first (the device ledger holds
+     * them). */
     uint64_t held = st->last_device_bytes;
-    for (size_t k = 0; k < rp->ncontexts; k++)
-        if (rp->contexts[k].device == s->device)
-            held += rp->contexts[k].size;
     uint64_t rate = g->r.per_opening, room = device_total > held ? device_total - held : 0;
     if (!strcmp(g->level, "allocated") && g->r.openings &&
         st->last_reserved > st->run_start_reserved) {

@@ -143,7 +143,8 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
     (void)rp;
     struct trace_stream *t = ctx;
     struct vt_sim_input *in = t->in;
-    if (l->category != VT_CAT_DEVICE || e->size == 0)
+    /* a context is the driver's, not the allocator's */
+    if (l->category != VT_CAT_DEVICE || e->size == 0 || e->kind == VT_KIND_CONTEXT)
         return;
     if (in->device < 0)
         in->device = l->device; /* the first device that allocates */

@@ -39,12 +39,12 @@ def ranks_of(run):
             for m in re.finditer(r"diverging_rank: rank (\d+) pid (\d+)", run.proc.stdout)}
 
 
-def site_truth():
+def site_truth(function="static void *cache_batch(", call="MALLOC_OR_EXIT", name="cache_batch"):
     """cache_batch's cudaMalloc line in the source: the site's name."""
     lines = open(SRC).read().split("\n")
-    start = next(i for i, l in enumerate(lines) if l.startswith("static void *cache_batch("))
-    line = next(i for i in range(start, len(lines)) if "MALLOC_OR_EXIT" in lines[i]) + 1
-    return "cache_batch (diverging_rank.c:%d)" % line
+    start = next(i for i, l in enumerate(lines) if l.startswith(function))
+    line = next(i for i in range(start, len(lines)) if call in lines[i]) + 1
+    return "%s (diverging_rank.c:%d)" % (name, line)
 
 
 def median(v):
@@ -90,28 +90,32 @@ def kept_truth(run, ranks):
     return out
 
 
+def divergence_truth(run, ranks, site, tamper=0):
+    """jobs[].divergence as the ledger and the phase log say it."""
+    truth = kept_truth(run, ranks)
+    at_peak = {pid: t[1] + (tamper if t[1] else 0) for pid, t in truth.items()}
+    med = median(at_peak.values())
+    rates, first_step = {}, {}
+    for pid, (per_step, kept) in truth.items():
+        growing = [k for k, b in enumerate(per_step) if b]
+        rates[pid] = per_step[growing[0]] if growing else 0
+        if growing:
+            first = first_step[pid] = growing[0]
+            run.equal("rank %d keeps the same bytes at every step from step %d to the last" % (
+                ranks[pid], first + 1), per_step[first:], [per_step[first]] * (len(per_step) - first))
+    med_rate = median(rates.values())
+    return [{"rank": ranks[pid], "pid": pid, "site": site,
+             "bytes_above_median": at_peak[pid] - med, "from_step": first_step[pid] + 1,
+             "bytes_per_step": rates[pid] - med_rate} for pid in sorted(first_step, key=ranks.get)]
+
+
 # ---- 1. one rank diverges ----
 run = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
                          "{build}/examples/diverging_rank", "4"], phase_log=True)
 ranks = ranks_of(run)
 run.equal("ranks started", sorted(ranks.values()), [0, 1, 2, 3])
-truth = kept_truth(run, ranks)
 # --tamper: a phantom 1 MiB kept with the batches of the rank that keeps them
-tamper = MiB if args.tamper else 0
-at_peak = {pid: t[1] + (tamper if t[1] else 0) for pid, t in truth.items()}
-med = median(at_peak.values())
-rates, first_step = {}, {}
-for pid, (per_step, kept) in truth.items():
-    growing = [k for k, b in enumerate(per_step) if b]
-    rates[pid] = per_step[growing[0]] if growing else 0
-    if growing:
-        first = first_step[pid] = growing[0]
-        run.equal("rank %d keeps the same bytes at every step from step %d to the last" % (
-            ranks[pid], first + 1), per_step[first:], [per_step[first]] * (len(per_step) - first))
-med_rate = median(rates.values())
-want = [{"rank": ranks[pid], "pid": pid, "site": site_truth(),
-         "bytes_above_median": at_peak[pid] - med, "from_step": first_step[pid] + 1,
-         "bytes_per_step": rates[pid] - med_rate} for pid in sorted(first_step, key=ranks.get)]
+want = divergence_truth(run, ranks, site_truth(), MiB if args.tamper else 0)
 run.equal("ranks that keep bytes across steps (the ledger)", [w["rank"] for w in want], [2])
 jobs = run.report.get("jobs", [])
 run.equal("jobs", len(jobs), 1)
@@ -190,6 +194,21 @@ def divergence_lines(t):
 run.equal("the text's divergence from the summaries", divergence_lines(text),
           divergence_lines(run.text))
 
+# ---- 4. the kept batch in 40 pieces from 40 stacks of one site, each
+# stack far under 0.5% of the rank's peak: the site is summed whole ----
+spr = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
+                            "{build}/examples/diverging_rank", "4"],
+                     env={"EXAMPLE_DIVERGE_SPREAD": "1"}, phase_log=True)
+pranks = ranks_of(spr)
+spr.equal("ranks started", sorted(pranks.values()), [0, 1, 2, 3])
+pwant = divergence_truth(spr, pranks, site_truth("static void cache_batch_spread(",
+                                                    "KEEP_8_PIECES()", "cache_batch_spread"))
+pieces = [e for e in spr.ledger.lines if e["op"] == "alloc" and e.get("size") == str(600 << 10)]
+spr.equal("pieces of 600 KiB the rank kept (the ledger)", len(pieces), 40 * 8)
+pjobs = spr.report.get("jobs", [])
+spr.equal("jobs[0].divergence of a site spread over 40 stacks",
+             pjobs[0].get("divergence") if pjobs else None, pwant)
+
 # ---- 2. a steady job, sizes within 2% of each other ----
 steady = run_example(args, ["{vramtrace}", "run", "-o", "{out}/trace.%p.vtrace", "--",
                             "{build}/examples/diverging_rank", "5"],
@@ -206,5 +225,5 @@ steady.equal("steady jobs[0].divergence", sjobs[0].get("divergence") if sjobs el
 steady.equal("lines that say a rank diverges", steady.text.count(" diverges: "), 0)
 steady.equal("top: the rows marked as diverging", top_marks(steady), [])
 
-steady.failures = run.failures + steady.failures
+steady.failures = run.failures + spr.failures + steady.failures
 steady.finish()

@@ -109,6 +109,11 @@ class Ledger:
     def final(self, pid, dev=0, cat="device"):
         return self.after[-1].get((pid, dev, cat), 0) if self.after else 0
 
+    def charged_peak(self, pid, dev=0):
+        """The largest of what the driver held for pid on dev, allocations
+        and contexts together (what nvidia-smi shows), in ledger order."""
+        return max((c.get((pid, dev), 0) for c in self.charged_after), default=0)
+
     def context_bytes(self, pid, dev=0):
         return sum(int(e["delta"]) for e in self.lines
                    if int(e["pid"]) == pid and e["op"].startswith("ctx_") and int(e["dev"]) == dev)

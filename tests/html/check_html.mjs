@@ -194,6 +194,16 @@ switch (scenario) {
   case "snapshot_oom": inputs = [oomSnapshot()]; break;
   case "job_summaries": inputs = [makeJob().summaries]; break;
   case "job_traces": inputs = [makeJob().traces]; break;
+  // tests/launchers/check_foreign.py's job: ranks on rank 0's GPU 0 (a
+  // context, allocations) when it fails there
+  case "ranks_foreign": {
+    const dir = path.join(tmp, "foreign");
+    run(["python3", path.join(src, "tests", "launchers", "check_foreign.py"), "--build", build,
+         "--nvml-dir", path.join(build, "tests", "simdriver", "nvml"), "--out", dir]
+        .concat(args.preload_first ? ["--preload-first", args.preload_first] : []), {});
+    inputs = [path.join(dir, "traces")];
+    break;
+  }
   // 20 ranks, 5 failing (more than the page details), in this order in time
   case "many_ranks_oom": inputs = [makeJob(["--nproc", "20", "--oom-ranks", "17,5,12,3,9"]).traces]; break;
   case "many_ranks": {
@@ -687,12 +697,22 @@ for (const p of procs) {
 const COUNTED_KINDS = new Set(["device", "managed", "host_pinned", "host_registered", "vmm_physical",
                                "array", "graph"]);
 const PHASE_RECORDS = new Set(["range_push", "range_pop", "range_start", "range_end", "mark"]);
+// A context whose cost was had (its size, or NVML's figure) is in its
+// device's ledger from its creation to its release: both carry data.
 function lastDataNs(file) {
   let last = null;
+  const measured = new Set();
   for (const line of run([vramtrace, "dump", "--json", file], reportEnv).stdout.split("\n")) {
     if (!line) continue;
     const r = JSON.parse(line);
-    const data = PHASE_RECORDS.has(r.type) || (r.type === "mem" && COUNTED_KINDS.has(r.kind) &&
+    let context = false;
+    if (r.type === "mem" && r.kind === "context" && r.result === 0) {
+      if (r.op === "alloc" && (r.size > 0 || r.nvml_process_bytes > 0) && !measured.has(r.addr))
+        context = measured.add(r.addr);
+      else if (r.op === "free" && measured.has(r.addr))
+        context = measured.delete(r.addr);
+    }
+    const data = context || PHASE_RECORDS.has(r.type) || (r.type === "mem" && COUNTED_KINDS.has(r.kind) &&
       (r.op === "alloc" ? r.result !== 0 || r.size > 0 : r.result === 0));
     if (data && (last === null || r.time_ns > last)) last = r.time_ns;
   }
@@ -869,7 +889,9 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
   pj.rows.forEach((r, ri) => r.bytes.forEach((v, k) => { if (!hot || v > hot.v) hot = { v, ri, col: r.first + k }; }));
   const tip = await hoverCell(hot.ri, hot.col);
   const m = /\((\d+) bytes\)/.exec(tip || "");
-  check(`${where} the hottest cell's bytes (tooltip)`, m ? +m[1] : null, ej.device_peaks.largest_bytes);
+  // (a row is a process, all its GPUs: the foreign job's ranks span two)
+  if (scenario !== "ranks_foreign")
+    check(`${where} the hottest cell's bytes (tooltip)`, m ? +m[1] : null, ej.device_peaks.largest_bytes);
   // the first failure and those that followed, marked on their ranks' rows
   const marks = await tab.evaluate((sec) => {
     const c = document.querySelector(sec + " .vt-heat-canvas").getBoundingClientRect();
@@ -909,6 +931,14 @@ for (const [ji, ej] of (expected.jobs || []).entries()) {
     fail(`${where}: scenario broken: rank 3 (4 times rank 0's sizes) does not diverge`);
   const spread = await tab.evaluate((sec) => { const e = document.querySelector(sec + " .vt-job-spread"); return e && +e.getAttribute("data-largest-bytes"); }, sec);
   if (holders > 1) check(`${where} device peak spread's largest`, spread, ej.device_peaks.largest_bytes);
+  // under the first failure, what other ranks held on its GPU then: the
+  // text report's lines, word for word
+  const onGpu = await tab.$$eval(sec + " .vt-job-on-gpu", (es) => es.map((e) => e.textContent.trim()));
+  const textOnGpu = run([vramtrace, "report", ...inputs], reportEnv).stdout.split("\n")
+    .filter((l) => /^    on that GPU/.test(l)).map((l) => l.trim());
+  check(`${where} the first failure's lines of its GPU`, onGpu.join("|"), textOnGpu.join("|"));
+  if (scenario === "ranks_foreign" && !onGpu.some((l) => l.includes("'s context, ")))
+    fail(`${where}: scenario broken: no rank's context on the failing GPU`);
   // a rank on another rank's GPU: one line each, as jobs[].foreign says
   const foreign = await tab.$$eval(sec + " .vt-job-foreign", (es) => es.map((e) =>
     [e.getAttribute("data-pid"), e.getAttribute("data-what"), e.getAttribute("data-gpu"),

@@ -7,7 +7,7 @@ on GPU 0. The job view names both, with cost, stack and life, and rank 0's
 failure counts them; every figure against the simulated driver's ledger
 (stray_worker.c says who does what).
 
-    check_foreign.py --build BUILD --nvml-dir DIR [--tamper no_nvml|no_foreign|no_alloc]
+    check_foreign.py --build BUILD --nvml-dir DIR [--tamper no_nvml|no_foreign|no_alloc] [--out DIR]
 """
 import json
 import os
@@ -23,12 +23,14 @@ from report_schema import SCHEMA, SUMMARY_SCHEMA, schema_errors
 ap = parser()
 ap.add_argument("--nvml-dir", required=True)
 ap.add_argument("--tamper", default="")
+ap.add_argument("--out", default="")  # where the job's traces go (the HTML test reads them)
 A = ap.parse_args()
 paths = Paths(A.build)
 WORKER = os.path.join(paths.build, "tests", "launchers", "stray_worker")
 SRC = os.path.join(HERE, "stray_worker.c")
 
-tmp = tempfile.mkdtemp(prefix="vt-foreign-")
+tmp = A.out or tempfile.mkdtemp(prefix="vt-foreign-")
+os.makedirs(tmp, exist_ok=True)
 out = os.path.join(tmp, "traces")
 sim = os.path.join(paths.build, "tests", "simdriver")
 env = {k: v for k, v in os.environ.items()
@@ -41,11 +43,13 @@ if A.tamper != "no_nvml":  # the NVML double: a first context's cost
     libpath.append(A.nvml_dir)
 shared = "vt-foreign-%d" % os.getpid()
 env.update(LD_LIBRARY_PATH=":".join(libpath), VTSIM_DEVICES="4", VTSIM_SHARED=shared,
-           VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"), STRAY_OOM_RANK="0")
+           VTSIM_LEDGER=os.path.join(tmp, "ledger.txt"), STRAY_OOM_RANK="0",
+           STRAY_HOLD_MS="1500")  # every rank on its GPUs before rank 0 fails, however loaded
 if A.tamper != "no_foreign":
     env["STRAY_CONTEXT_RANK"] = "3"
 if A.tamper != "no_alloc":
     env["STRAY_ALLOC_RANK"] = "1"
+env["STRAY_LATE_RANK"] = "2"  # a context made where it already holds a buffer
 try:
     r = subprocess.run([paths.vramtrace, "run", "-o", os.path.join(out, "rank%r.%p.vtrace"), "--",
                         sys.executable, os.path.join(HERE, "agent.py"), "--nproc", "4", WORKER],
@@ -77,7 +81,8 @@ equal("ranks traced", sorted(rank_pid), [0, 1, 2, 3])
 job = doc["jobs"][0]
 found = {(x["rank"], x["what"]): x for x in job["foreign"]}
 # rank 3's checkpoint bytes on GPU 0 (freed again) are an allocation there too
-equal("findings (rank, what)", sorted(found), [(1, "allocation"), (3, "allocation"), (3, "context")])
+equal("findings (rank, what)", sorted(found),
+      [(1, "allocation"), (2, "allocation"), (2, "context"), (3, "allocation"), (3, "context")])
 
 # The stray context: the ledger's context on GPU 0 of rank 3's pid.
 pid3 = rank_pid.get(3)
@@ -117,6 +122,44 @@ for p in doc["processes"]:
         equal("rank %d context on %d: cost from" % (p["rank"], x["device"]), x["cost"], "NVML")
         if x["free_after_bytes"] is None:
             fail("rank %d context on %d: no free bytes once it existed" % (p["rank"], x["device"]))
+
+# Every device peak counts the contexts, as the driver held them: the
+# ledger's charge (allocations and contexts) at its largest; each peak says
+# what of it its contexts were.
+peaks = {}
+for p in doc["processes"]:
+    for d in p["devices"]:
+        if d["kind"] != "device":
+            continue
+        want = led.charged_peak(p["pid"], d["device"])
+        peaks[p["pid"]] = max(peaks.get(p["pid"], 0), want)
+        equal("pid %d device %d peak (ledger: allocations + contexts)" % (p["pid"], d["device"]),
+              d["peak_bytes"], want)
+        equal("pid %d device %d contexts of the peak" % (p["pid"], d["device"]),
+              d.get("contexts_bytes", 0), led.context_bytes(p["pid"], d["device"]))
+equal("the job's largest device peak", job["device_peaks"]["largest_bytes"],
+      max(peaks.values(), default=0))
+# rank 0's failure: the other processes on its GPU then, their contexts counted
+pid0 = rank_pid.get(0)
+f0 = led.failures(pid0) if pid0 else []
+oom = [o for p in doc["processes"] if p["pid"] == pid0 for d in p["devices"] for o in d["ooms"]]
+if len(oom) == 1 and len(f0) == 1:
+    equal("rank 0's failure: other traced processes then (ledger: allocations + contexts)",
+          {o["pid"]: o["bytes"] for o in oom[0]["other_traced_processes"]}, f0[0]["others"])
+else:
+    fail("rank 0's failures %d / ledger %r" % (len(oom), f0))
+
+# Rank 2's context on GPU 0, made while it held a buffer there: NVML counts
+# both, the cost is NVML's figure less the buffer - the ledger's charge.
+pid2 = rank_pid.get(2)
+late = [(i, e) for i, e in enumerate(led.lines) if int(e["pid"]) == pid2 and e.get("dev") == "0"
+        and e["op"] in ("vmm_create", "ctx_retain")]
+c2 = found.get((2, "context"))
+if c2 and [e["op"] for _, e in late] == ["vmm_create", "ctx_retain"]:
+    equal("rank 2's context on GPU 0 (made holding %s there): cost" % late[0][1]["size"],
+          (c2["bytes"], c2["cost"]), (int(late[1][1]["size"]), "NVML"))
+else:
+    fail("rank 2: no context made over its buffer on GPU 0 / ledger %r" % [e for _, e in late])
 
 # The staged buffer: the ledger's cuMemCreate on GPU 0 of rank 1's pid.
 pid1 = rank_pid.get(1)

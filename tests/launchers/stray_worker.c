@@ -6,6 +6,10 @@
  * torch.load(...) leaves it), then works on its own GPU; the rank named by
  * STRAY_ALLOC_RANK works on its own GPU and stages a 32 MiB buffer on GPU 0
  * through cuMemCreate from its own context (no context of its own there).
+ * The rank named by STRAY_LATE_RANK stages that buffer on GPU 0 too and
+ * then makes its context there (a set_device to GPU 0 from its own GPU's
+ * context: no free-memory drop to measure, its cost NVML's figure less the
+ * buffer it already holds there).
  * Every rank allocates 256 MiB x (rank + 1) on its own GPU, holds it for
  * STRAY_HOLD_MS (default 300) and exits without freeing.
  * STRAY_OOM_RANK=R: that rank then asks its own GPU for 1 TiB (fails).
@@ -51,6 +55,12 @@ __attribute__((noinline)) static void stage_buffer(void)
     check(cuMemCreate(&h, 32 * MIB, &prop, 0), "cuMemCreate on GPU 0");
 }
 
+__attribute__((noinline)) static void late_context(void)
+{
+    stage_buffer();
+    check(cudaSetDevice(0), "cudaSetDevice(0) after staging");
+}
+
 __attribute__((noinline)) static void train(long rank, long own)
 {
     void *p = NULL;
@@ -68,6 +78,8 @@ int main(void)
     train(rank, local);
     if (rank == env_long("STRAY_ALLOC_RANK"))
         stage_buffer();
+    if (rank == env_long("STRAY_LATE_RANK"))
+        late_context();
     long hold = env_long("STRAY_HOLD_MS");
     hold = hold < 0 ? 300 : hold;
     struct timespec ts = { hold / 1000, (hold % 1000) * 1000000L };

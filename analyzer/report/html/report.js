@@ -1117,6 +1117,10 @@
     var facts = el("div", { cls: "vt-job-facts" });
     if (marks.length) {
       facts.appendChild(el("div", { cls: "vt-job-first", "data-rank": all[0].rank === null ? "" : String(all[0].rank), text: marks[0].tip }));
+      /* what other ranks held on that GPU then (the text's lines under it) */
+      (job.first_failure_on_gpu || []).forEach(function (line) {
+        facts.appendChild(el("div", { cls: "vt-job-on-gpu", text: "  " + line }));
+      });
       if (all.length > 1)
         facts.appendChild(el("div", { cls: "vt-job-followers", text: "followed by: " + all.slice(1).map(function (f) {
           return who(f) + " " + fmtSecs((f.wall_ns - all[0].wall_ns) / 1e9); }).join(", ") }));

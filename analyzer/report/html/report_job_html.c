@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_foreign.h"
 #include "job_view.h"
 #include "json_writer.h"
 #include "report_html.h"
@@ -43,6 +44,7 @@ static void row_json(const struct vt_jv_process *p, uint64_t first_column, uint6
         vt_json_kv_string(j, "gpu", vt_jv_gpu_short(&dv->gpu, g, sizeof g));
         vt_json_kv_string(j, "gpu_name", dv->gpu_name);
         vt_json_kv_uint(j, "peak_bytes", dv->peak_bytes);
+        vt_jv_contexts_json(j, dv);
         vt_json_kv_uint_or_null(j, "capacity_bytes", dv->capacity_bytes != 0, dv->capacity_bytes);
         vt_json_kv_uint(j, "failed_requests", dv->failed_requests);
         vt_json_end_object(j);
@@ -67,6 +69,17 @@ static void row_json(const struct vt_jv_process *p, uint64_t first_column, uint6
     }
     vt_json_end_array(j);
     vt_json_end_object(j);
+}
+
+static void count_line(void *ctx, const char *line)
+{
+    (void)line;
+    ++*(size_t *)ctx;
+}
+
+static void say_json(void *ctx, const char *line)
+{
+    vt_json_string(ctx, line);
 }
 
 static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *j)
@@ -130,6 +143,17 @@ static void job_json(const struct vt_job_view *v, size_t index, struct vt_json *
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
+    /* what the other ranks held on the first failure's GPU, as the text
+     * says it under the failure (job_foreign.h); absent when nothing */
+    size_t said = 0;
+    if (v->nfailures)
+        vt_job_foreign_failure_lines(v, f.order, &v->failures[f.failures[0]], count_line, &said);
+    if (said) {
+        vt_json_key(j, "first_failure_on_gpu");
+        vt_json_begin_array(j);
+        vt_job_foreign_failure_lines(v, f.order, &v->failures[f.failures[0]], say_json, j);
+        vt_json_end_array(j);
+    }
     vt_json_end_object(j);
     free(row_of);
     vt_job_figures_free(&f);

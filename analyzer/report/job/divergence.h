@@ -35,12 +35,6 @@
  * its device peak (permille), and those that grow. Half the floor, so a
  * site left out of one rank's view is far below what a departure needs. */
 #define VT_JV_SITE_KEEP_PERMILLE 10
-/* Stacks named (symbolized) to find them: those holding at least this
- * share of their ledger's peak (permille), so a job of a thousand ranks
- * names a few stacks of each, not every one. A site's bytes are those of
- * its stacks so named: stacks under it left out can sum to a departure
- * only where many of one site sit just under it together. */
-#define VT_JV_SITE_NAME_PERMILLE 5
 /* A few ranks more than the median rank, each named in the text. */
 #define VT_DIVERGENCE_SHOWN 8
 

@@ -56,6 +56,13 @@ static bool uses_ordinal(const struct vt_jv_process *p, int64_t ordinal)
     return false;
 }
 
+/* The allocations' part of a device's peak: the peak less the process's
+ * contexts then (peak_contexts.h), which are told apart. */
+static uint64_t alloc_bytes(const struct vt_jv_device *d)
+{
+    return d->peak_bytes > d->contexts_bytes ? d->peak_bytes - d->contexts_bytes : 0;
+}
+
 /* The process's own ordinal (the header's rule), -1: none. */
 static int64_t own_ordinal(const struct vt_jv_process *p)
 {
@@ -66,8 +73,8 @@ static int64_t own_ordinal(const struct vt_jv_process *p)
     int64_t best = -1;
     uint64_t most = 0;
     for (size_t k = 0; k < p->ndevices; k++)
-        if (p->devices[k].peak_bytes > most) {
-            most = p->devices[k].peak_bytes;
+        if (alloc_bytes(&p->devices[k]) > most) {
+            most = alloc_bytes(&p->devices[k]);
             best = p->devices[k].device;
         }
     return best;
@@ -115,7 +122,7 @@ static void alloc_line(const struct vt_jv_process *p, const struct vt_jv_device 
     who(p, out);
     fprintf(out, " allocated on GPU %ld, not its own GPU %ld: %s at its peak there",
             gpu_number(p, d->device), gpu_number(p, own),
-            vt_format_bytes(d->peak_bytes, b, sizeof b));
+            vt_format_bytes(alloc_bytes(d), b, sizeof b));
     site_text(d->site, out);
     fputc('\n', out);
 }
@@ -132,7 +139,7 @@ void vt_job_foreign_text(const struct vt_job_view *v, const size_t *order, FILE 
             if (p->contexts[k].device != own && found++ < FOREIGN_SHOWN)
                 context_line(p, &p->contexts[k], own, out);
         for (size_t k = 0; k < p->ndevices; k++)
-            if (p->devices[k].device != own && p->devices[k].peak_bytes &&
+            if (p->devices[k].device != own && alloc_bytes(&p->devices[k]) &&
                 found++ < FOREIGN_SHOWN)
                 alloc_line(p, &p->devices[k], own, out);
     }
@@ -183,10 +190,10 @@ void vt_job_foreign_json(const struct vt_job_view *v, const size_t *order, struc
         }
         for (size_t k = 0; k < p->ndevices; k++) {
             const struct vt_jv_device *d = &p->devices[k];
-            if (d->device == own || !d->peak_bytes)
+            if (d->device == own || !alloc_bytes(d))
                 continue;
             finding_json(j, p, "allocation", d->device, own, &d->gpu);
-            vt_json_kv_uint(j, "bytes", d->peak_bytes);
+            vt_json_kv_uint(j, "bytes", alloc_bytes(d));
             vt_json_kv_string(j, "site", d->site);
             vt_json_kv_string(j, "next_step", next_step);
             vt_json_end_object(j);
@@ -200,17 +207,21 @@ static bool same_gpu(const struct vt_jv_gpu_id *a, const struct vt_jv_gpu_id *b)
     return a->has_uuid && b->has_uuid && !memcmp(a->uuid, b->uuid, VT_UUID_SIZE);
 }
 
-void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
-                                 const struct vt_jv_failure *x, FILE *out)
+void vt_job_foreign_failure_lines(const struct vt_job_view *v, const size_t *order,
+                                  const struct vt_jv_failure *x, vt_job_line_fn line, void *ctx)
 {
     const struct vt_jv_process *failed = &v->processes[x->process];
     int64_t since = x->since_start_ns;
+    char said[160], w[64], b[32];
     for (size_t i = 0; i < v->nprocesses; i++) {
         const struct vt_jv_process *p = &v->processes[order[i]];
         int64_t own = own_ordinal(p);
         if (p == failed || own < 0)
             continue;
-        char b[32];
+        if (p->rank >= 0)
+            snprintf(w, sizeof w, "rank %ld (pid %" PRIu64 ")", p->rank, p->pid);
+        else
+            snprintf(w, sizeof w, "pid %" PRIu64, p->pid);
         for (size_t k = 0; k < p->ncontexts; k++) {
             const struct vt_jv_context *c = &p->contexts[k];
             /* live at the failure: times of two processes compare by wall
@@ -220,19 +231,28 @@ void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *orde
             if (c->device == own || !same_gpu(&c->gpu, &x->gpu) || c->begin_ns > since ||
                 (c->end_ns >= 0 && c->end_ns < since))
                 continue;
-            fputs("    on that GPU then: ", out);
-            who(p, out);
-            fprintf(out, "'s context, %s\n",
-                    c->bytes ? vt_format_bytes(c->bytes, b, sizeof b) : "cost not measured");
+            snprintf(said, sizeof said, "on that GPU then: %s's context, %s", w,
+                     c->bytes ? vt_format_bytes(c->bytes, b, sizeof b) : "cost not measured");
+            line(ctx, said);
         }
         for (size_t k = 0; k < p->ndevices; k++) {
             const struct vt_jv_device *d = &p->devices[k];
-            if (d->device == own || !d->peak_bytes || !same_gpu(&d->gpu, &x->gpu))
+            if (d->device == own || !alloc_bytes(d) || !same_gpu(&d->gpu, &x->gpu))
                 continue;
-            fputs("    on that GPU: ", out);
-            who(p, out);
-            fprintf(out, "'s allocations, %s at their peak\n",
-                    vt_format_bytes(d->peak_bytes, b, sizeof b));
+            snprintf(said, sizeof said, "on that GPU: %s's allocations, %s at their peak", w,
+                     vt_format_bytes(alloc_bytes(d), b, sizeof b));
+            line(ctx, said);
         }
     }
+}
+
+static void put_line(void *ctx, const char *line)
+{
+    fprintf(ctx, "    %s\n", line);
+}
+
+void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
+                                 const struct vt_jv_failure *x, FILE *out)
+{
+    vt_job_foreign_failure_lines(v, order, x, put_line, out);
 }

@@ -29,5 +29,10 @@ void vt_job_foreign_json(const struct vt_job_view *v, const size_t *order, struc
  * (their contexts live at the failure, their allocations' peaks). */
 void vt_job_foreign_failure_text(const struct vt_job_view *v, const size_t *order,
                                  const struct vt_jv_failure *x, FILE *out);
+/* The same lines, each handed to line without indent or newline (the
+ * page's first failure says them too). */
+typedef void (*vt_job_line_fn)(void *ctx, const char *line);
+void vt_job_foreign_failure_lines(const struct vt_job_view *v, const size_t *order,
+                                  const struct vt_jv_failure *x, vt_job_line_fn line, void *ctx);
 
 #endif

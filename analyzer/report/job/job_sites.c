@@ -13,7 +13,6 @@
 #include "growth_rule.h"
 #include "grow_array.h"
 
-#define GROWN_SITES 8
 
 struct named {
     char *name;
@@ -60,16 +59,31 @@ static void phase_growth(struct collect *c, const struct vt_ledger *l)
         struct vt_growth_result r;
         if (!vt_growth_of(&l->phases[k].growth, &r))
             continue;
-        struct vt_growth_site grown[GROWN_SITES];
-        size_t n = vt_growth_sites(&l->phases[k].growth, grown, GROWN_SITES);
+        /* every stack that grew: a site spread over many grows by all */
+        size_t cap = l->sites.nsites ? l->sites.nsites : 1;
+        struct vt_growth_site *grown = malloc(cap * sizeof *grown);
+        if (!grown) {
+            c->failed = true;
+            return;
+        }
+        size_t n = vt_growth_sites(&l->phases[k].growth, grown, cap);
         for (size_t s = 0; s < n; s++)
             add_growth(c, l->sites.sites[grown[s].site].stack, grown[s].per_opening, &r);
+        free(grown);
     }
 }
 
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+/* Two growths of one measurement (the same phase's openings): a site's
+ * stacks, whose growths add up. */
+static bool same_growth(const struct named *x, const struct named *y)
+{
+    return x->per_step && y->per_step && x->closings == y->closings &&
+           x->from_step == y->from_step && x->steps == y->steps;
 }
 
 /* The growth that tells a site's step: the finest phase's (most closings),
@@ -79,6 +93,26 @@ static bool better_growth(const struct named *x, const struct named *than)
     if (x->closings != than->closings)
         return x->closings > than->closings;
     return x->per_step > than->per_step;
+}
+
+/* Every stack of a ledger's peak named: a site's bytes are all its
+ * stacks', however many and however small each (a cut before the sum by
+ * name would leave out a site spread over many stacks). The contexts'
+ * sites are no call sites of the program's allocations (the job's
+ * contexts tell them). */
+static void name_peak_stacks(struct collect *c, const struct vt_replay *rp,
+                             const struct vt_ledger *l)
+{
+    const struct vt_peak_snapshot *s = &l->peak;
+    uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!s->bytes[i] ||
+            vt_contexts_site(rp, l->sites.sites[i].stack, l->sites.sites[i].thread))
+            continue;
+        struct named *x = add(c, l->sites.sites[i].stack);
+        if (x)
+            x->peak_bytes = s->bytes[i];
+    }
 }
 
 bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
@@ -92,15 +126,7 @@ bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
             continue;
         if (l->peak.peak_bytes > peak)
             peak = l->peak.peak_bytes;
-        const struct vt_peak_snapshot *s = &l->peak;
-        uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap;
-        for (uint32_t i = 0; i < n; i++) {
-            if (!s->bytes[i] || s->bytes[i] * 1000 < s->peak_bytes * VT_JV_SITE_NAME_PERMILLE)
-                continue;
-            struct named *x = add(&c, l->sites.sites[i].stack);
-            if (x)
-                x->peak_bytes = s->bytes[i];
-        }
+        name_peak_stacks(&c, rp, l);
     }
     /* the one rule for growth a step (growth_rule.h): the allocator's
      * where it was sampled, else the phases' */
@@ -115,13 +141,16 @@ bool vt_jv_sites_of_replay(const struct vt_replay *rp, uint64_t device_total,
     }
     if (c.n)
         qsort(c.v, c.n, sizeof *c.v, by_name);
-    /* merged by name: bytes summed, the growth that tells the step */
+    /* merged by name: bytes summed, the growth that tells the step (its
+     * stacks' growths of that measurement summed) */
     size_t m = 0;
     for (size_t i = 0; i < c.n; i++) {
         if (m && !strcmp(c.v[m - 1].name, c.v[i].name)) {
             struct named *x = &c.v[m - 1];
             x->peak_bytes += c.v[i].peak_bytes;
-            if (better_growth(&c.v[i], x)) {
+            if (same_growth(&c.v[i], x)) {
+                x->per_step += c.v[i].per_step;
+            } else if (better_growth(&c.v[i], x)) {
                 x->per_step = c.v[i].per_step;
                 x->from_step = c.v[i].from_step;
                 x->steps = c.v[i].steps;

@@ -153,12 +153,27 @@ static bool read_parts(struct reader *r, const char *where, json_t *o, struct vt
     return true;
 }
 
+/* "contexts_bytes" and "contexts_unmeasured": absent where the source
+ * could not tell (peak_contexts.h), and in a summary older than them. */
+static bool read_device_contexts(struct reader *r, const char *where, json_t *o,
+                                 struct vt_jv_device *d)
+{
+    uint64_t unmeasured = 0;
+    d->contexts_said = json_object_get(o, "contexts_bytes") != NULL;
+    if (!get_uint_since_v1(r, where, o, "contexts_bytes", &d->contexts_bytes) ||
+        !get_uint_since_v1(r, where, o, "contexts_unmeasured", &unmeasured))
+        return false;
+    d->contexts_unmeasured = unmeasured > UINT32_MAX ? UINT32_MAX : (uint32_t)unmeasured;
+    return true;
+}
+
 static bool read_device(struct reader *r, const char *where, json_t *o, struct vt_jv_device *d)
 {
     return want_object(r, where, o) && get_int(r, where, o, "device", &d->device) &&
            get_gpu(r, where, o, &d->gpu) && get_string(r, where, o, "gpu_name", &d->gpu_name) &&
            get_uint(r, where, o, "capacity_bytes", &d->capacity_bytes) &&
            get_uint(r, where, o, "peak_bytes", &d->peak_bytes) &&
+           read_device_contexts(r, where, o, d) &&
            get_uint(r, where, o, "failed_requests", &d->failed_requests) &&
            read_parts(r, where, o, d) && get_string_since_v1(r, where, o, "site", &d->site);
 }

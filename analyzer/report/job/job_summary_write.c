@@ -31,6 +31,7 @@ static void process_json(struct vt_json *j, const struct vt_jv_process *p)
         vt_json_kv_string(j, "gpu_name", d->gpu_name);
         vt_json_kv_uint(j, "capacity_bytes", d->capacity_bytes);
         vt_json_kv_uint(j, "peak_bytes", d->peak_bytes);
+        vt_jv_contexts_json(j, d);
         vt_json_kv_uint(j, "failed_requests", d->failed_requests);
         vt_jv_parts_json(j, d);
         vt_json_kv_string(j, "site", d->site);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "grow_array.h"
+#include "peak_contexts.h"
 
 static void free_process(struct vt_jv_process *p)
 {
@@ -174,6 +175,13 @@ void vt_jv_parts_json(struct vt_json *j, const struct vt_jv_device *d)
     for (size_t k = 0; k < VT_PART_COUNT_ - 1; k++)
         vt_json_kv_uint(j, vt_jv_part_keys[k], d->parts[k]);
     vt_json_end_object(j);
+}
+
+void vt_jv_contexts_json(struct vt_json *j, const struct vt_jv_device *d)
+{
+    if (d->contexts_said)
+        vt_peak_contexts_json(j, &(struct vt_peak_contexts){d->contexts_bytes,
+                                                            d->contexts_unmeasured});
 }
 
 bool vt_jv_process_peak(const struct vt_jv_process *p, uint64_t *peak)

@@ -43,6 +43,12 @@ struct vt_jv_device {
     uint64_t parts[VT_PART_COUNT_ - 1];
     /* the program's frame of the largest site at the peak, NULL: none */
     char *site;
+    /* Of the peak, the process's CUDA contexts there (peak_contexts.h);
+     * contexts_said false: the source cannot tell (an older trace or
+     * summary), and nothing is said. */
+    bool contexts_said;
+    uint64_t contexts_bytes;
+    uint32_t contexts_unmeasured;
 };
 
 /* A context the process made (analyzer/replay/contexts.h). */
@@ -150,6 +156,9 @@ struct vt_job_figures {
 extern const char *const vt_jv_part_keys[VT_PART_COUNT_ - 1];
 struct vt_json;
 void vt_jv_parts_json(struct vt_json *j, const struct vt_jv_device *d);
+/* A device's "contexts_bytes" and "contexts_unmeasured" where it says them
+ * (summaries and the job's JSON); nothing otherwise (job_view.c). */
+void vt_jv_contexts_json(struct vt_json *j, const struct vt_jv_device *d);
 
 void vt_job_view_free(struct vt_job_view *v);
 /* Moves src's processes and failures into dst (same session); src is left

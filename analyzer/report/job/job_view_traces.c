@@ -11,6 +11,7 @@
 #include "growth_rule.h"
 #include "job_view.h"
 #include "parts_split.h"
+#include "peak_contexts.h"
 #include "report.h"
 #include "input_files.h"
 
@@ -178,9 +179,11 @@ static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp
 static char *peak_site(struct vt_report *rep, size_t input, const struct vt_ledger *l)
 {
     const struct vt_peak_snapshot *s = &l->peak;
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < s->cap && k < l->sites.nsites; k++)
-        if (s->bytes[k] && (best == SIZE_MAX || s->bytes[k] > s->bytes[best]))
+        if (s->bytes[k] && (best == SIZE_MAX || s->bytes[k] > s->bytes[best]) &&
+            !vt_contexts_site(rp, l->sites.sites[k].stack, l->sites.sites[k].thread))
             best = k;
     char buf[512];
     return best == SIZE_MAX ? NULL
@@ -264,6 +267,11 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         d->capacity_bytes = dev ? dev->total_bytes : 0;
         d->gpu_name = copy(dev ? dev->name : gp ? gp->name : NULL);
         d->peak_bytes = l->peak.peak_bytes;
+        struct vt_peak_contexts pc;
+        if ((d->contexts_said = vt_peak_contexts_of(rp, l, &pc))) {
+            d->contexts_bytes = pc.bytes;
+            d->contexts_unmeasured = pc.unmeasured;
+        }
         d->failed_requests = vt_ledger_failed_requests(l);
         struct vt_split split;
         vt_split_at_peak(rep, i, l, &split);

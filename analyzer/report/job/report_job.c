@@ -14,6 +14,7 @@
 #include "job_foreign.h"
 #include "divergence.h"
 #include "job_view.h"
+#include "peak_contexts.h"
 #include "report.h"
 #include "stack_line.h"
 #include "terminal_text.h"
@@ -64,6 +65,41 @@ static const char *who(const struct vt_jv_process *p, char *buf, size_t n)
     return buf;
 }
 
+/* What of the peaks above the ranks' CUDA contexts are (peak_contexts.h):
+ * the same few hundred MiB a GPU, said once. */
+static void peaks_contexts(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
+{
+    struct vt_peak_contexts all = {0, 0};
+    uint64_t most = 0;
+    size_t rows = 0;
+    for (size_t o = 0; o < v->nprocesses; o++) {
+        const struct vt_jv_process *p = &v->processes[f->order[o]];
+        for (size_t k = 0; k < p->ndevices; k++) {
+            const struct vt_jv_device *d = &p->devices[k];
+            if (!d->contexts_said)
+                continue;
+            rows += d->contexts_bytes != 0;
+            all.bytes += d->contexts_bytes;
+            all.unmeasured += d->contexts_unmeasured;
+            if (d->contexts_bytes > most)
+                most = d->contexts_bytes;
+        }
+    }
+    if (!all.bytes && !all.unmeasured)
+        return;
+    char b[32];
+    fputs("  of the peaks above, CUDA contexts:", out);
+    if (all.bytes) {
+        fprintf(out, " %s", vt_format_bytes(all.bytes, b, sizeof b));
+        if (rows > 1)
+            fprintf(out, " over %zu rows, %s the most", rows, vt_format_bytes(most, b, sizeof b));
+    }
+    if (all.unmeasured)
+        fprintf(out, "%s%u context%s cost not measured, not counted", all.bytes ? "; " : " ",
+                all.unmeasured, all.unmeasured == 1 ? "'s" : "s'");
+    fputc('\n', out);
+}
+
 static void table(const struct vt_job_view *v, const struct vt_job_figures *f, FILE *out)
 {
     fprintf(out, "  %6s %6s  %-12s %6s  %-12s %12s %12s %5s %8s\n", "rank", "local", "host",
@@ -91,6 +127,7 @@ static void table(const struct vt_job_view *v, const struct vt_job_figures *f, F
     }
     if (hidden)
         fprintf(out, "  ... %zu more (rank, GPU) rows: --rank N shows one rank\n", hidden);
+    peaks_contexts(v, f, out);
     if (idle)
         fprintf(out, "  %zu process%s without device memory (launchers, agents)\n",
                 idle, idle == 1 ? "" : "es");
@@ -226,6 +263,7 @@ static void parts_json(const struct vt_job_view *v, const struct vt_job_figures 
             vt_json_kv_int_or_null(j, "rank", p->rank >= 0, p->rank);
             vt_json_kv_int(j, "device", d->device);
             vt_json_kv_uint(j, "peak_bytes", d->peak_bytes);
+            vt_jv_contexts_json(j, d);
             vt_jv_parts_json(j, d);
             vt_json_end_object(j);
         }

@@ -13,6 +13,7 @@
 #include "growth_rule.h"
 #include "json_writer.h"
 #include "parts_split.h"
+#include "peak_contexts.h"
 #include "report.h"
 
 struct frames_ctx {
@@ -56,6 +57,8 @@ static void sites_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_begin_object(j);
         vt_json_kv_uint(j, "bytes", top[i].bytes);
         vt_json_kv_uint(j, "count", top[i].count);
+        if (vt_contexts_site(&rep->a->inputs[input].replay, top[i].stack, top[i].thread))
+            vt_json_kv_bool(j, "context", true); /* a CUDA context's cost, no allocation */
         vt_json_kv_string(j, "thread",
                           vt_report_thread_name(rep, input, top[i].thread, buf, sizeof buf));
         vt_json_kv_uint(j, "stack_id", top[i].stack);
@@ -334,6 +337,9 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_uint_or_null(j, "total_bytes", dev && l->category == VT_CAT_DEVICE,
                             dev ? dev->total_bytes : 0);
     vt_json_kv_uint(j, "peak_bytes", l->peak.peak_bytes);
+    struct vt_peak_contexts pc;
+    if (vt_peak_contexts_of(&rep->a->inputs[input].replay, l, &pc))
+        vt_peak_contexts_json(j, &pc);
     vt_json_kv_uint(j, "peak_time_ns", l->peak.peak_time_ns);
     vt_json_kv_uint(j, "peak_count", l->peak.peak_count);
     vt_json_kv_uint(j, "final_bytes", l->sites.total_bytes);
@@ -349,6 +355,7 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     phases_json(rep, j, input, l, top);
     vt_json_key(j, "live_at_exit");
     n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
+    n = vt_peak_contexts_drop(&rep->a->inputs[input].replay, top, n);
     sites_json(rep, j, input, top, n);
     vt_json_key(j, "ooms");
     vt_json_begin_array(j);

@@ -145,10 +145,15 @@ static void segment_rest(struct vt_split *s)
 void vt_split_at_peak(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                       struct vt_split *s)
 {
-    if (!parts_at(rep, input, l, l->peak.peak_time_ns, l->peak.peak_bytes, SIZE_MAX, s))
+    /* the allocations split, the contexts beside them (as at a failure) */
+    uint64_t contexts = l->peak_context_bytes;
+    if (!parts_at(rep, input, l, l->peak.peak_time_ns, l->peak.peak_bytes - contexts, SIZE_MAX, s))
         return;
     s->rows[VT_SPLIT_LIBRARY] = library_bytes(&rep->a->inputs[input], l, &l->peak);
     s->library_known = s->row_shown[VT_SPLIT_LIBRARY] = true;
+    s->context_known = contexts != 0;
+    s->rows[VT_SPLIT_CONTEXT] = contexts;
+    s->row_shown[VT_SPLIT_CONTEXT] = contexts != 0;
     segment_rest(s);
 }
 

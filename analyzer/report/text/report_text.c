@@ -9,6 +9,7 @@
 
 #include "growth_rule.h"
 #include "parts_split.h"
+#include "peak_contexts.h"
 #include "report.h"
 #include "snapshot_analysis.h"
 #include "snapshot_render.h"
@@ -59,9 +60,13 @@ static void print_sites(struct vt_report *rep, FILE *out, size_t input, const ch
         return;
     }
     fprintf(out, "%s%12s %7s  %s\n", indent, "bytes", "count", "allocated at");
+    const struct vt_replay *rp = &rep->a->inputs[input].replay;
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%s%12s %7" PRIu64 "  ", indent, vt_format_bytes(top[i].bytes, b, sizeof b),
-                top[i].count);
+        fprintf(out, "%s%12s ", indent, vt_format_bytes(top[i].bytes, b, sizeof b));
+        if (vt_contexts_site(rp, top[i].stack, top[i].thread))
+            fputs("context  ", out); /* a CUDA context's cost (peak_contexts.h) */
+        else
+            fprintf(out, "%7" PRIu64 "  ", top[i].count);
         print_where(rep, out, input, top[i].stack);
         print_thread(rep, out, input, top[i].thread);
         fputc('\n', out);
@@ -301,7 +306,8 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     print_failure_where(rep, out, i, o);
     fputc('\n', out);
     size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
-    if (n && o->process_bytes == l->peak.peak_bytes && same_as_peak(l, o->top, o->ntop, rep->opt->top))
+    if (n && o->process_bytes + o->context_bytes == l->peak.peak_bytes &&
+        same_as_peak(l, o->top, o->ntop, rep->opt->top))
         fputs("    largest holders then: the same as at the peak (below)\n", out);
     else if (n) {
         fputs("    largest holders then:\n", out);
@@ -488,10 +494,19 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     }
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     if (!rep->opt->phase) {
-        fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s, %" PRIu64 " allocations live; top stacks then:\n",
+        /* ", of which 384.00 MiB CUDA contexts" after the instant */
+        struct vt_peak_contexts pc;
+        char ctx[160] = "";
+        if (vt_peak_contexts_of(&rep->a->inputs[i].replay, l, &pc)) {
+            ctx[0] = ',';
+            ctx[1] = ' ';
+            vt_peak_contexts_words(&pc, ctx + 2, sizeof ctx - 2);
+        }
+        fprintf(out, "\npid %" PRIu64 " %s: peak %s at %s%s, %" PRIu64 " allocations live; top stacks then:\n",
                 p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
                 vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
-                vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), l->peak.peak_count);
+                vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), ctx,
+                l->peak.peak_count);
         size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
         print_sites(rep, out, i, "  ", top, n);
         vt_parts_text(rep, out, i, l);
@@ -521,16 +536,19 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     if (rep->opt->phase)
         return;
     /* Leaks: what no free ended before the trace did. */
-    if (l->sites.total_bytes) {
+    /* its contexts apart: released at exit, never freed */
+    uint64_t live = l->sites.total_bytes - l->context_bytes;
+    if (live) {
         bool cut = vt_input_truncated(&rep->a->inputs[i]);
         fprintf(out, "  live at exit on pid %" PRIu64 " %s: %s in %" PRIu64 " allocation%s (%s):\n",
                 p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab),
-                vt_format_bytes(l->sites.total_bytes, b, sizeof b), l->sites.total_count,
+                vt_format_bytes(live, b, sizeof b), l->sites.total_count,
                 l->sites.total_count == 1 ? "" : "s",
                 cut ? "the trace was cut short: the process may have freed them later"
                     : "never freed");
         size_t n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
-        if (l->sites.total_bytes == l->peak.peak_bytes && same_as_peak(l, top, n, rep->opt->top))
+        n = vt_peak_contexts_drop(&rep->a->inputs[i].replay, top, n);
+        if (live == l->peak.peak_bytes && same_as_peak(l, top, n, rep->opt->top))
             fputs("    the same as at the peak (above)\n", out);
         else
             print_sites(rep, out, i, "    ", top, n);
