@@ -106,25 +106,6 @@ const char *vt_export_site_frame(struct vt_export_trace *t, uint64_t stack, char
     return vt_stack_site_frame(vt_export_stack_walk, &s, buf, n);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n)
-{
-    if (f->function && f->file && f->line)
-        snprintf(buf, n, "%s (%s:%" PRIu64 ")", f->function, base_name(f->file), f->line);
-    else if (f->function)
-        snprintf(buf, n, "%s", f->function);
-    else if (f->module)
-        snprintf(buf, n, "%s+0x%" PRIx64, f->module, f->module_offset);
-    else
-        snprintf(buf, n, "0x%" PRIx64, f->ip);
-    return buf;
-}
-
 uint64_t vt_export_pid(const struct vt_reader *r)
 {
     const struct vt_process_info *p = vt_reader_process(r);
@@ -134,6 +115,12 @@ uint64_t vt_export_pid(const struct vt_reader *r)
 long vt_export_rank(const struct vt_reader *r)
 {
     return vt_process_rank(vt_reader_process(r));
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
 }
 
 const char *vt_export_process_name(const struct vt_export_trace *t, char *buf, size_t n)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export_input.h" /* vt_export_frame_label */
 #include "replay.h"
 #include "symbolize.h"
 #include "trace_reader.h"
@@ -64,8 +65,6 @@ size_t vt_export_stack_walk(void *src, vt_frame_fn fn, void *ctx);
 /* The name every view gives the site of a stack (stack_where.h,
  * vt_stack_site_frame): "grow_kv_cache (train.c:175)"; NULL if none. */
 const char *vt_export_site_frame(struct vt_export_trace *t, uint64_t stack, char *buf, size_t n);
-/* "function (file.c:60)", "function", "module+0x1a2b" or "0x7f00...". */
-const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n);
 
 /* The process's pid (0 if the trace has no process record) and rank
  * (vt_process_rank; -1 if none). */
