@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "export_trace.h"
+#include "export_input.h"
 #include "grow_array.h"
 #include "input_tables.h"
 #include "report.h"
