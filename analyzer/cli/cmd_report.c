@@ -86,6 +86,7 @@ static int report_traces(const struct vt_input_files *traces, const struct vt_in
         .job_resolution_ns = summary ? resolution_ns : VT_SUMMARY_RESOLUTION_NS,
         .live_at = text && opt->at == VT_REPORT_AT_TIME,
         .live_at_ns = opt->at_time_ns,
+        .timeline_notes = html != NULL,
     };
     struct vt_run_result run;
     bool ran = traces->n > 0;

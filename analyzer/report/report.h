@@ -40,6 +40,7 @@ struct vt_report_options {
 };
 
 struct vt_live_at;
+struct vt_timeline_notes;
 
 struct vt_report {
     const struct vt_analysis *a;
@@ -57,6 +58,9 @@ struct vt_report {
     const unsigned char *detail;
     /* --at TIME: the live sets then, collected while the analysis ran */
     const struct vt_live_at *live_at;
+    /* the HTML page: what its timelines are fed from, noted while the
+     * analysis ran, or NULL */
+    const struct vt_timeline_notes *timeline_notes;
     /* The allocator's view of the request told last (report_torch.c):
      * its snapshot read and its model run once, whichever views tell it;
      * freed by vt_report_free through forget_torch, which report_torch.c
