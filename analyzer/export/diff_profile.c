@@ -308,7 +308,7 @@ static int profile_traces(struct vt_diff_profile *p, const struct vt_diff_side *
     const struct vt_analysis *analysis = &run->a;
     int status = run->status;
     /* The failures' verdicts are the report's own (vt_report_verdict). */
-    struct vt_report_options ropt = {.top = 1, .sym = opt->sym};
+    struct vt_report_options ropt = {.layout.top = 1, .sym = opt->sym};
     struct vt_report rep;
     if (status == 0)
         vt_report_init(&rep, analysis, &ropt);
@@ -355,7 +355,7 @@ static char *snap_site_shown(const struct vt_snap_site *site, const struct vt_di
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    struct vt_report_options ropt = {.text_frames = opt->frames, .full_stacks = opt->full_stacks};
+    struct vt_report_options ropt = {.layout.text_frames = opt->frames, .layout.full_stacks = opt->full_stacks};
     vt_snap_print_where(f, site->frames, &ropt);
     if (fclose(f) != 0) {
         free(buf);

@@ -191,12 +191,12 @@ static int document(struct vt_run_result *run, const struct vt_report_inputs *in
                     const char *html_path, FILE *err)
 {
     int status = 0;
-    size_t table_rows = opt->top;
+    size_t table_rows = opt->layout.top;
     struct vt_report_options html_opt;
     if (format == VT_REPORT_HTML) {
         html_opt = *opt;
-        if (html_opt.top < VT_REPORT_HTML_TOP)
-            html_opt.top = VT_REPORT_HTML_TOP;
+        if (html_opt.layout.top < VT_REPORT_HTML_TOP)
+            html_opt.layout.top = VT_REPORT_HTML_TOP;
         opt = &html_opt;
     }
     struct vt_report rep;

@@ -292,7 +292,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
     }
     if (!named)
         return false;
-    if (rep->opt->has_device && !p->ndevices) {
+    if (rep->opt->select.has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
         vt_job_view_drop_last_process(v);
         return true;

@@ -32,7 +32,7 @@ bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_rep
 static inline bool vt_snap_device_selected(const struct vt_report_options *opt,
                                            const struct vt_snap_device *d)
 {
-    return !opt->has_device || opt->device == d->device;
+    return !opt->select.has_device || opt->select.device == d->device;
 }
 
 #endif

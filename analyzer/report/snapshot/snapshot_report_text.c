@@ -36,9 +36,9 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
 void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
                          const struct vt_report_options *opt)
 {
-    struct where w = {.max = opt->full_stacks ? 0 : opt->text_frames, .full = opt->full_stacks};
-    vt_stack_begin(&w.w, out, !opt->full_stacks);
-    if (opt->full_stacks) {
+    struct where w = {.max = opt->layout.full_stacks ? 0 : opt->layout.text_frames, .full = opt->layout.full_stacks};
+    vt_stack_begin(&w.w, out, !opt->layout.full_stacks);
+    if (opt->layout.full_stacks) {
         for (size_t i = 0, n = vt_snap_frame_count(frames); i < n; i++) {
             const char *file, *name;
             int64_t line;
@@ -177,7 +177,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
 
     fprintf(out, "  top stacks at the allocated peak (%zu sites):\n", d->nsites);
     fprintf(out, "    %12s %7s  %s\n", "bytes", "count", "allocated at (Python frames, innermost first)");
-    for (size_t k = 0; k < d->nsites && k < opt->top; k++) {
+    for (size_t k = 0; k < d->nsites && k < opt->layout.top; k++) {
         const struct vt_snap_site *s = &d->sites[k];
         fprintf(out, "    %12s %7" PRIu64 "  ", bytes(s->bytes, b1), s->count);
         if (s->before_window)
@@ -192,7 +192,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         fputs("  phases (allocated peak while the phase ran):\n", out);
         for (size_t k = 0; k < d->nphases; k++) {
             const struct vt_snap_phase *p = &d->phases[k];
-            if (opt->phase && strcmp(opt->phase, p->name))
+            if (opt->select.phase && strcmp(opt->select.phase, p->name))
                 continue;
             fprintf(out, "    %-40s %12s  %zu allocations%s\n", p->name, bytes(p->peak_bytes, b1),
                     p->allocs, p->annotation ? "  (record_function)" : "");
@@ -209,7 +209,7 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
                             FILE *to)
 {
     /* Every line goes through it: stack lines are fitted to the width. */
-    FILE *out = vt_stack_lines_open(to, opt->full_stacks ? 0 : opt->width);
+    FILE *out = vt_stack_lines_open(to, opt->layout.full_stacks ? 0 : opt->layout.width);
     if (!out)
         return 2;
     char conf[512];
