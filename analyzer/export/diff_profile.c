@@ -355,8 +355,8 @@ static char *snap_site_shown(const struct vt_snap_site *site, const struct vt_di
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    struct vt_report_options ropt = {.layout.text_frames = opt->frames, .layout.full_stacks = opt->full_stacks};
-    vt_snap_print_where(f, site->frames, &ropt);
+    struct vt_report_layout layout = {.text_frames = opt->frames, .full_stacks = opt->full_stacks};
+    vt_snap_print_where(f, site->frames, &layout);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

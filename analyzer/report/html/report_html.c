@@ -227,7 +227,7 @@ static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
         vt_json_begin_array(j);
         for (size_t i = 0; i < a->ndevices; i++) {
             const struct vt_snap_device *d = &a->devices[i];
-            if (!d->tl.nev || !vt_snap_device_selected(opt, d))
+            if (!d->tl.nev || !vt_snap_device_selected(&opt->select, d))
                 continue;
             struct vt_snap_series s;
             if (!vt_snap_series_build(&s, d, VT_TIMELINE_BUCKETS_DEFAULT)) {

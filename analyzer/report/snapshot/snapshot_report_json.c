@@ -201,7 +201,7 @@ void vt_snap_report_json_object(const struct vt_snap_analysis *a,
     vt_json_key(j, "devices");
     vt_json_begin_array(j);
     for (size_t k = 0; k < a->ndevices; k++)
-        if (vt_snap_device_selected(opt, &a->devices[k]))
+        if (vt_snap_device_selected(&opt->select, &a->devices[k]))
             device_json(j, opt, &a->devices[k]);
     vt_json_end_array(j);
     vt_json_end_object(j);

@@ -341,7 +341,7 @@ static void print_tensor_sites(struct vt_report *rep, FILE *out, const struct vt
     fprintf(out, "      %12s  %s\n", "per step", "grown at (PyTorch's allocator: tensors kept)");
     for (size_t r = 0; r < t->nsites; r++) {
         fprintf(out, "      %12s  ", vt_format_bytes(t->sites[r].bytes, b, sizeof b));
-        vt_snap_print_where(out, t->sites[r].frames, rep->opt);
+        vt_snap_print_where(out, t->sites[r].frames, &rep->opt->layout);
         fputc('\n', out);
     }
 }

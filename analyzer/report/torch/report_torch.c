@@ -452,7 +452,7 @@ static void print_tensors(FILE *out, const struct vt_report_options *opt,
             if (sites[k].before_window)
                 fputs("(allocated before the history began)", out);
             else
-                vt_snap_print_where(out, sites[k].frames, opt);
+                vt_snap_print_where(out, sites[k].frames, &opt->layout);
             fputc('\n', out);
         }
     }
