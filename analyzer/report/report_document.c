@@ -70,7 +70,7 @@ static void inputs_json(struct vt_json *j, const struct vt_report_inputs *in)
     vt_json_end_array(j);
 }
 
-/* Every input's error, the few said on stderr and the rest (issue 26). */
+/* Every input's error, the few said on stderr and the rest. */
 static void input_errors_json(struct vt_json *j, const struct vt_report *rep,
                               const struct vt_input_errors *snap_errors)
 {

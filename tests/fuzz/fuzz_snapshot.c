@@ -9,7 +9,7 @@
  * report fail with status 2 and a "byte N" message, never a report; a
  * report's JSON must be valid JSON; a snapshot that expands to more
  * elements than the budget (snapshot.h, counted here apart from the
- * loader) must be refused, never walked (issue 26: shared objects repeated
+ * loader) must be refused, never walked (shared objects repeated
  * N^3 times).
  */
 #define _GNU_SOURCE
