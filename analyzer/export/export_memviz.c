@@ -90,6 +90,10 @@ struct memviz {
     uint64_t end_bytes;
     bool close_next;            /* the peak was reached: the next record is past it */
     bool skip, out_of_memory;
+    /* playing: the memory record of the last event (0: none), and whether
+     * the window closed (or --pid skipped the process): the rest ignored */
+    uint64_t record;
+    bool played_out;
     /* --all: the notes are played once to count (counting), then once a
      * device, writing its entries as they come (stream, stream_device):
      * nothing held */
@@ -274,6 +278,9 @@ struct watch {
     bool skip;                 /* --pid selected another process */
     uint64_t failures, oom_ns; /* oom:N: the failures in the order found, the Nth's time */
     bool oom_found;
+    /* One input, no --at and no --all: nothing to wait for, so the
+     * entries are made as the replay runs, not noted (NULL: noted). */
+    struct memviz *direct;
 };
 
 struct watching {
@@ -281,7 +288,58 @@ struct watching {
     struct vt_input_notes *notes;
     struct watch *per_input;
     size_t n;
+    struct memviz *direct;     /* see struct watch */
 };
+
+/* ---- playing the events into the entries, as the replay met them ---- */
+
+/* A memory record's event: the record begins first when it is another. */
+static bool record_of(struct memviz *m, uint64_t record, uint64_t now_ns)
+{
+    if (record != m->record && !record_begins(m, true, now_ns)) {
+        m->played_out = true;
+        return false;
+    }
+    m->record = record;
+    return true;
+}
+
+static void play_process(struct memviz *m, const struct note_process *n)
+{
+    if (m->played_out)
+        return;
+    if (m->opt->has_pid && n->pid != m->opt->pid) {
+        m->skip = m->played_out = true;
+        return;
+    }
+    if (!record_begins(m, false, 0)) {
+        m->played_out = true;
+        return;
+    }
+    m->origin_ns = n->start_mono_ns;
+}
+
+static void play_tick(struct memviz *m, uint64_t time_ns)
+{
+    if (m->played_out)
+        return;
+    m->record = 0;
+    if (!record_begins(m, true, time_ns))
+        m->played_out = true;
+}
+
+static void play_live(struct memviz *m, const struct vt_ledger *ledgers, const struct note_live *n)
+{
+    if (!m->played_out && record_of(m, n->record, n->now_ns))
+        on_live(m, &ledgers[n->ledger], (size_t)n->ledger, n);
+}
+
+static void play_failure(struct memviz *m, const struct vt_ledger *ledgers,
+                         const struct note_failure *n)
+{
+    if (!m->played_out && record_of(m, n->record, n->now_ns))
+        on_failure(m, &ledgers[n->ledger], n);
+}
 
 static void note(struct watch *w, enum note_tag tag, const void *body, size_t n)
 {
@@ -298,11 +356,17 @@ static void watch_record(void *ctx, struct vt_replay *rp, const struct vt_record
         return;
     if (rec->type == VT_REC_PROCESS) {
         struct note_process n = {rec->u.process->pid, rec->u.process->start_mono_ns};
-        note(w, NOTE_PROCESS, &n, sizeof n);
+        if (w->direct)
+            play_process(w->direct, &n);
+        else
+            note(w, NOTE_PROCESS, &n, sizeof n);
         w->skip = w->opt->has_pid && n.pid != w->opt->pid;
     } else if (vt_record_is_timed(rec->type)) {
         struct note_tick n = {rec->time_ns};
-        note(w, NOTE_TICK, &n, sizeof n);
+        if (w->direct)
+            play_tick(w->direct, n.time_ns);
+        else
+            note(w, NOTE_TICK, &n, sizeof n);
     }
 }
 
@@ -316,7 +380,10 @@ static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
                           e->kind, e->addr, e->size, 0, l->sites.total_bytes};
     if (begins)
         n.stack = l->sites.sites[e->site].stack;
-    note(w, NOTE_LIVE, &n, sizeof n);
+    if (w->direct)
+        play_live(w->direct, rp->ledgers, &n);
+    else
+        note(w, NOTE_LIVE, &n, sizeof n);
 }
 
 static void watch_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
@@ -332,7 +399,10 @@ static void watch_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, 
     struct note_failure n = {rp->mem_events, rp->last_time_ns, (uint64_t)(l - rp->ledgers),
                              o->requested_bytes, o->stack, o->time_ns, o->driver_info,
                              o->free_bytes};
-    note(w, NOTE_FAILURE, &n, sizeof n);
+    if (w->direct)
+        play_failure(w->direct, rp->ledgers, &n);
+    else
+        note(w, NOTE_FAILURE, &n, sizeof n);
 }
 
 static void watch_prepare(void *ctx, struct vt_input *in)
@@ -341,7 +411,8 @@ static void watch_prepare(void *ctx, struct vt_input *in)
     if (in->index >= ws->n)
         return; /* more inputs than traces: the read is refused below */
     struct watch *w = &ws->per_input[in->index];
-    *w = (struct watch){.opt = ws->opt, .notes = ws->notes, .input = in->index};
+    *w = (struct watch){.opt = ws->opt, .notes = ws->notes, .input = in->index,
+                        .direct = ws->direct};
     in->replay.on_live = watch_live;
     in->replay.on_live_ctx = w;
     in->replay.on_record = watch_record;
@@ -352,8 +423,8 @@ static void watch_prepare(void *ctx, struct vt_input *in)
 
 /* ---- the notes played into the entries ---- */
 
-/* Plays an input's notes into m, as the replay met them, until the window
- * closes. False when they could not be read back. */
+/* Plays an input's notes into m until the window closes. False when they
+ * could not be read back. */
 static bool play_notes(struct memviz *m, const struct vt_input *in, struct vt_input_notes *notes)
 {
     struct vt_input_notes_cursor c;
@@ -362,45 +433,28 @@ static bool play_notes(struct memviz *m, const struct vt_input *in, struct vt_in
         return true;
     }
     const struct vt_ledger *ledgers = in->replay.ledgers;
-    uint64_t record = 0; /* the memory record of the last note: 0 none */
     unsigned char tag;
-    bool ok = true, open = true;
-    while (open && vt_input_notes_next(&c, &tag, 1)) {
+    bool ok = true;
+    while (ok && !m->played_out && vt_input_notes_next(&c, &tag, 1)) {
         if (tag == NOTE_PROCESS) {
             struct note_process n;
-            ok = vt_input_notes_next(&c, &n, sizeof n);
-            if (!ok || (m->opt->has_pid && n.pid != m->opt->pid)) {
-                m->skip = ok;
-                break;
-            }
-            open = record_begins(m, false, 0);
-            m->origin_ns = n.start_mono_ns;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n)))
+                play_process(m, &n);
         } else if (tag == NOTE_TICK) {
             struct note_tick n;
-            ok = vt_input_notes_next(&c, &n, sizeof n);
-            open = ok && record_begins(m, true, n.time_ns);
-            record = 0;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n)))
+                play_tick(m, n.time_ns);
         } else if (tag == NOTE_LIVE) {
             struct note_live n;
-            ok = vt_input_notes_next(&c, &n, sizeof n);
-            if (ok && n.record != record && !(open = record_begins(m, true, n.now_ns)))
-                break;
-            record = n.record;
-            if (ok)
-                on_live(m, &ledgers[n.ledger], (size_t)n.ledger, &n);
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n) && n.ledger < in->replay.nledgers))
+                play_live(m, ledgers, &n);
         } else if (tag == NOTE_FAILURE) {
             struct note_failure n;
-            ok = vt_input_notes_next(&c, &n, sizeof n);
-            if (ok && n.record != record && !(open = record_begins(m, true, n.now_ns)))
-                break;
-            record = n.record;
-            if (ok)
-                on_failure(m, &ledgers[n.ledger], &n);
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n) && n.ledger < in->replay.nledgers))
+                play_failure(m, ledgers, &n);
         } else {
             ok = false;
         }
-        if (!ok)
-            break;
     }
     vt_input_notes_cursor_free(&c);
     return ok;
@@ -746,8 +800,17 @@ static bool read_all(char *const *traces, size_t n, struct watching *ws,
 int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_options *opt,
                      FILE *out, FILE *err)
 {
-    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n};
+    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n,
+                          NULL};
+    /* One process and nothing to wait for: its entries made as it is read. */
+    struct memviz direct = {.opt = opt};
+    vt_pair_map_init(&direct.live);
+    memviz_reset(&direct);
+    if (n == 1 && !opt->all && !opt->until_at)
+        ws.direct = &direct;
     if (!ws.notes || !ws.per_input) {
+        memviz_reset(&direct);
+        vt_pair_map_free(&direct.live);
         vt_input_notes_free(ws.notes);
         free(ws.per_input);
         fputs("vramtrace export: out of memory (or no temporary file)\n", err);
@@ -765,14 +828,21 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
     for (size_t i = 0; i < n && status == 0; i++) {
         const struct vt_input *in = &run.a.inputs[i];
         struct memviz cur = {.opt = opt};
-        vt_pair_map_init(&cur.live);
-        memviz_reset(&cur);
+        if (ws.direct) {
+            cur = direct; /* played as read: taken over */
+            memset(&direct, 0, sizeof direct);
+            direct.opt = opt;
+            vt_pair_map_init(&direct.live);
+        } else {
+            vt_pair_map_init(&cur.live);
+            memviz_reset(&cur);
+        }
         if (opt->until_at && (status = find_window_end(&cur, in, &ws.per_input[i], err)) != 0) {
             memviz_reset(&cur);
             vt_pair_map_free(&cur.live);
             break;
         }
-        if (!play_notes(&cur, in, ws.notes)) {
+        if (!ws.direct && !play_notes(&cur, in, ws.notes)) {
             fprintf(err, "vramtrace export: %s: the read's notes cannot be read back\n",
                     in->path);
             status = 2;
@@ -827,6 +897,8 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
     }
     memviz_reset(&m);
     vt_pair_map_free(&m.live);
+    memviz_reset(&direct);
+    vt_pair_map_free(&direct.live);
     vt_run_result_free(&run);
     vt_input_notes_free(ws.notes);
     free(ws.per_input);
