@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The exports at length (issue 29; docs/internals/PERFORMANCE.md, "Exports"): for each
+# The exports at length (docs/internals/PERFORMANCE.md, "Exports"): for each
 # N, a bench/synth_trace trace of N events exported to each format, by
 # default and with --all, with GNU time's wall, user CPU and max RSS and the
 # file's size; then each Perfetto file parsed in headless Chromium

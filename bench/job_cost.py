@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The job replay's cost (issue 29; docs/internals/PERFORMANCE.md, "A job").
+"""The job replay's cost (docs/internals/PERFORMANCE.md, "A job").
 
 For each case RANKSxEVENTS: bench/synth_trace writes a job of RANKS traces
 of EVENTS events each (8 ranks a GPU, 8 GPUs a host: a host of 64 ranks

@@ -1,4 +1,4 @@
-"""A job's report under a low limit of open files (issue 15, "Scale").
+"""A job's report under a low limit of open files.
 
 The analyzer opens a trace's file only while its host-and-session group is
 replayed, so the files open follow the groups in flight, not the traces:

@@ -6,7 +6,7 @@
  *               [--phase-every P] [--fail-every F] [--devices G]
  *   synth_trace --ranks R --gpus G --dir DIR [--events N] [--live K] ...
  *
- * The second form is a job (issue 15, "Scale"): R rank traces of N events
+ * The second form is a job: R rank traces of N events
  * each in DIR (job.rank0000.vtrace ...), one session, as torchrun writes
  * them: each process record says RANK, LOCAL_RANK, WORLD_SIZE, the
  * session and CUDA_VISIBLE_DEVICES; R / G ranks share each GPU (its UUID
@@ -28,8 +28,8 @@
  * --phase-every P: every P events the NVTX range "step" pushed before is
  * popped and a new one pushed, and the start/end range "epoch" likewise
  * (ids from 1); --fail-every F: every F events a failed allocation of
- * 1 TiB (out of memory), which counts as an event. The export test of
- * issue 29 uses both: a long trace whose every phase and failure must be
+ * 1 TiB (out of memory), which counts as an event. The exports' caps
+ * test uses both: a long trace whose every phase and failure must be
  * kept. --devices G: slot k's allocations on device k % G (default 1).
  *
  * Job form only: --dense-rank R: rank R writes 32 times the events, 32 times

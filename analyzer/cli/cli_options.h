@@ -57,7 +57,7 @@ bool vt_cli_at(const char *cmd, const char *arg, bool phases, struct vt_cli_at *
 /* Says the option getopt_long just refused (opterr = 0: getopt says
  * nothing itself) in one line with where to look, e.g. "vramtrace report:
  * unknown option '--x' (vramtrace report --help)", instead of the whole
- * usage (issue 26). shortopts: the string given to getopt_long. Returns 2,
+ * usage. shortopts: the string given to getopt_long. Returns 2,
  * the exit status of bad usage. */
 int vt_cli_bad_option(const char *cmd, char *const *argv, const char *shortopts);
 

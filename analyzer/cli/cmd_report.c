@@ -84,8 +84,9 @@ static int report_traces(const struct vt_input_files *traces, const struct vt_in
     struct vt_run_observers obs = {
         .job_timelines = !text,
         .job_resolution_ns = summary ? resolution_ns : VT_SUMMARY_RESOLUTION_NS,
-        .live_at = text && opt->at == VT_REPORT_AT_TIME,
-        .live_at_ns = opt->at_time_ns,
+        .live_at = text && opt->moment.at == VT_REPORT_AT_TIME,
+        .live_at_ns = opt->moment.time_ns,
+        .timeline_notes = html != NULL,
     };
     struct vt_run_result run;
     bool ran = traces->n > 0;
@@ -172,7 +173,7 @@ int vt_cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct vt_report_options opt = {.top = 10};
+    struct vt_report_options opt = {.layout.top = 10};
     struct vt_cli_stacks stacks;
     vt_cli_stacks_init(&stacks, stdout);
     struct vt_cli_symbols symbols;
@@ -192,28 +193,28 @@ int vt_cmd_report(int argc, char **argv)
         case 'n':
             if (!vt_cli_uint("report", "top", NULL, optarg, 1, VT_REPORT_MAX_TOP, &v))
                 return 2;
-            opt.top = (size_t)v;
+            opt.layout.top = (size_t)v;
             break;
         case 'p':
-            opt.phase = optarg;
+            opt.select.phase = optarg;
             break;
         case 'd':
             if (!vt_cli_uint("report", "device", "a device ordinal", optarg, 0, INT32_MAX, &v))
                 return 2;
-            opt.has_device = true;
-            opt.device = (int64_t)v;
+            opt.select.has_device = true;
+            opt.select.device = (int64_t)v;
             break;
         case 'P':
             if (!vt_cli_uint("report", "pid", "a process id", optarg, 0, UINT64_MAX, &v))
                 return 2;
-            opt.has_pid = true;
-            opt.pid = v;
+            opt.select.has_pid = true;
+            opt.select.pid = v;
             break;
         case 'r':
             if (!vt_cli_uint("report", "rank", "a rank", optarg, 0, INT32_MAX, &v))
                 return 2;
-            opt.has_rank = true;
-            opt.rank = v;
+            opt.select.has_rank = true;
+            opt.select.rank = v;
             break;
         case 'j':
             json = true;
@@ -258,14 +259,14 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     opt.sym = symbols.sym;
-    opt.text_frames = stacks.frames;
-    opt.width = stacks.width;
-    opt.full_stacks = stacks.full;
+    opt.layout.text_frames = stacks.frames;
+    opt.layout.width = stacks.width;
+    opt.layout.full_stacks = stacks.full;
     if (html && json) {
         fputs("vramtrace report: --html and --json: choose one\n", stderr);
         return 2;
     }
-    if (at_given && opt.phase) {
+    if (at_given && opt.select.phase) {
         fputs("vramtrace report: --at or --phase, not both\n", stderr);
         return 2;
     }
@@ -277,12 +278,12 @@ int vt_cmd_report(int argc, char **argv)
         return 2;
     }
     if (at.kind == VT_CLI_AT_PHASE)
-        opt.phase = at.phase; /* a phase's instant is its peak: --phase */
-    opt.at = at.kind == VT_CLI_AT_TIME ? VT_REPORT_AT_TIME
+        opt.select.phase = at.phase; /* a phase's instant is its peak: --phase */
+    opt.moment.at = at.kind == VT_CLI_AT_TIME ? VT_REPORT_AT_TIME
              : at.kind == VT_CLI_AT_OOM ? VT_REPORT_AT_OOM
                                         : VT_REPORT_AT_PEAK;
-    opt.at_time_ns = at.time_ns;
-    opt.at_oom = at.oom;
+    opt.moment.time_ns = at.time_ns;
+    opt.moment.oom = at.oom;
     return report_inputs(argv + optind, (size_t)(argc - optind), &opt, json, html, summary,
                          resolution_ns);
 }

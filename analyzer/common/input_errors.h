@@ -1,6 +1,6 @@
 /*
- * Errors of a command's inputs, said without flooding (issue 26): a
- * directory of 5,000 junk files used to give 5,000 lines. The first few are
+ * Errors of a command's inputs, said without flooding (a directory of
+ * 5,000 junk files would otherwise give 5,000 lines). The first few are
  * named on stderr, one line each; the rest are counted in one line at the
  * end; every one is kept for the JSON document ("input_errors").
  */

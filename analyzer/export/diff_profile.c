@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "export_trace.h"
+#include "export_input.h"
 #include "grow_array.h"
 #include "input_files.h"
 #include "input_tables.h"
@@ -286,7 +286,7 @@ static int profile_traces(struct vt_diff_profile *p, const struct vt_diff_side *
     const struct vt_analysis *analysis = &run->a;
     int status = run->status;
     /* The failures' verdicts are the report's own (vt_report_verdict). */
-    struct vt_report_options ropt = {.top = 1, .sym = opt->sym};
+    struct vt_report_options ropt = {.layout.top = 1, .sym = opt->sym};
     struct vt_report rep;
     if (status == 0)
         vt_report_init(&rep, analysis, &ropt);
@@ -333,8 +333,8 @@ static char *snap_site_shown(const struct vt_snap_site *site, const struct vt_di
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    struct vt_report_options ropt = {.text_frames = opt->frames, .full_stacks = opt->full_stacks};
-    vt_snap_print_where(f, site->frames, &ropt);
+    struct vt_report_layout layout = {.text_frames = opt->frames, .full_stacks = opt->full_stacks};
+    vt_snap_print_where(f, site->frames, &layout);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "export.h"
-#include "export_trace.h" /* vt_export_frame_label */
+#include "export_input.h" /* vt_export_frame_label */
 #include "grow_array.h"
 #include "input_tables.h"
 #include "run_traces.h"

@@ -17,22 +17,32 @@
  * made-up addresses from 2^52 up, never reused, so that no two live
  * segments overlap. One process per file (--pid picks it).
  *
- * Sized to open (issue 29): the trace keeps the latest max_entries entries
+ * One read, the run stage's (run_traces.h): an observer notes each
+ * allocation's begin and end and each failure as the replay finds them
+ * (input_notes.h: on disk, not in memory), and the file is made from the
+ * notes once the read is over, when the window's end (--at peak or oom:N)
+ * is known too.
+ *
+ * Sized to open: the trace keeps the latest max_entries entries
  * (default 100,000: PyTorch's own default history) in a ring, so memory is
  * bounded by that and the live set, never by the trace's length; --since
  * and --until (or --at) window it, and the segments are those live at the
  * window's end. The `vramtrace` key says what was left out. --all keeps
- * every entry (memory grows with them; their size is said first).
+ * every entry, written from the notes a device at a time (their size is
+ * said first).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
-#include "export_trace.h"
+#include "export_input.h"
 #include "grow_array.h"
+#include "input_notes.h"
+#include "input_tables.h"
 #include "pair_map.h"
 #include "pickle_writer.h"
+#include "run_traces.h"
 
 #define MADE_UP_BASE ((uint64_t)1 << 52)
 #define MV_ENTRIES_DEFAULT 100000   /* torch.cuda.memory._record_memory_history's max_entries */
@@ -73,15 +83,20 @@ struct memviz {
     /* the window, in the trace's time (absolute ns) once the origin is known */
     uint64_t origin_ns;
     bool window_open, window_closed;
-    /* --at peak / oom:N: the instant a first replay found */
+    /* --at peak / oom:N: the instant the read found */
     bool has_end;
     uint64_t end_ns;            /* oom:N: the failure's time */
     size_t end_ledger;          /* peak: the ledger, its bytes and time */
     uint64_t end_bytes;
     bool close_next;            /* the peak was reached: the next record is past it */
     bool skip, out_of_memory;
-    /* --all: a first replay counts (counting), then one a device writes its
-     * entries as they come (stream, stream_device): nothing held */
+    /* playing: the memory record of the last event (0: none), and whether
+     * the window closed (or --pid skipped the process): the rest ignored */
+    uint64_t record;
+    bool played_out;
+    /* --all: the notes are played once to count (counting), then once a
+     * device, writing its entries as they come (stream, stream_device):
+     * nothing held */
     bool counting;
     struct writer *stream;
     int64_t stream_device;
@@ -132,29 +147,21 @@ static const struct mv_event *entry(const struct memviz *m, size_t i)
     return &m->ev[m->limit && m->nev == m->limit ? (m->head + i) % m->limit : i];
 }
 
-static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
+/* A record of the process begins (timed: at time_ns): it ends the window
+ * when the window's end is past (false), else opens it once --since is. */
+static bool record_begins(struct memviz *m, bool timed, uint64_t time_ns)
 {
-    (void)t;
-    struct memviz *m = ctx;
     const struct vt_export_options *opt = m->opt;
-    if (rec->type == VT_REC_PROCESS) {
-        if (opt->has_pid && rec->u.process->pid != opt->pid) {
-            m->skip = true;
-            return false;
-        }
-        m->origin_ns = rec->u.process->start_mono_ns;
-    }
-    if (m->close_next || (m->has_end && vt_record_is_timed(rec->type) &&
-                          rec->time_ns > m->end_ns)) {
+    if (m->close_next || (m->has_end && timed && time_ns > m->end_ns)) {
         m->window_closed = true;
         return false;
     }
-    if (vt_record_is_timed(rec->type)) {
+    if (timed) {
         /* The report's origin: the process start when known, else its
          * first event (export_folded.c counts --at TIME the same way). */
-        if (!m->origin_ns || m->origin_ns > rec->time_ns)
-            m->origin_ns = rec->time_ns;
-        uint64_t since = rec->time_ns - m->origin_ns;
+        if (!m->origin_ns || m->origin_ns > time_ns)
+            m->origin_ns = time_ns;
+        uint64_t since = time_ns - m->origin_ns;
         if (opt->has_until && since > opt->until_ns) {
             m->window_closed = true;
             return false; /* the segments: those live at the window's end */
@@ -184,15 +191,35 @@ static void free_slot(struct memviz *m, uint64_t index)
         m->free_slots[m->nfree++] = index; /* else the slot is not reused: no harm */
 }
 
-static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
-                    const struct vt_live *e, bool begins)
+/* An allocation began or ended (by the replay's live set), as noted. */
+struct note_live {
+    uint64_t record;           /* which memory record of the process (the replay's count) */
+    uint64_t now_ns;           /* the latest time of the process then */
+    uint64_t ledger, begins, kind, addr, size, stack;
+    uint64_t total;            /* the ledger's bytes after it */
+};
+
+/* A device allocation failed, as noted. */
+struct note_failure {
+    uint64_t record, now_ns, ledger;
+    uint64_t requested, stack, time_ns, driver_info, free_bytes;
+};
+
+struct note_process {
+    uint64_t pid, start_mono_ns;
+};
+
+struct note_tick {              /* a timed record other than a memory event */
+    uint64_t time_ns;
+};
+
+enum note_tag { NOTE_PROCESS = 1, NOTE_TICK, NOTE_LIVE, NOTE_FAILURE };
+
+static void on_live(struct memviz *m, const struct vt_ledger *l, size_t li,
+                    const struct note_live *e)
 {
-    struct memviz *m = ctx;
-    /* a context is no segment of the allocator's */
-    if (!ledger_selected(m->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
-        return;
     int64_t device = l->device < 0 ? 0 : l->device;
-    if (begins) {
+    if (e->begins) {
         uint64_t addr = e->addr;
         if (e->kind == VT_KIND_VMM_PHYSICAL || e->kind == VT_KIND_ARRAY) {
             addr = MADE_UP_BASE + m->made_up;
@@ -203,16 +230,15 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
             m->out_of_memory = true;
             return;
         }
-        uint64_t stack = l->sites.sites[e->site].stack;
+        uint64_t stack = e->stack;
         m->allocs[slot] = (struct mv_alloc){device, addr, e->size, stack, false};
-        if (m->opt->until_at && m->opt->at == VT_AT_PEAK && m->has_end &&
-            (size_t)(l - t->replay.ledgers) == m->end_ledger &&
-            l->sites.total_bytes == m->end_bytes && t->now_ns == m->end_ns)
+        if (m->opt->until_at && m->opt->at == VT_AT_PEAK && m->has_end && li == m->end_ledger &&
+            e->total == m->end_bytes && e->now_ns == m->end_ns)
             m->close_next = true; /* the peak's first instant: the window ends here */
         if (device > m->max_device)
             m->max_device = device;
-        push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, t->now_ns, 0);
-        push(m, MV_ALLOC, device, addr, e->size, stack, t->now_ns, 0);
+        push(m, MV_SEGMENT_ALLOC, device, addr, e->size, stack, e->now_ns, 0);
+        push(m, MV_ALLOC, device, addr, e->size, stack, e->now_ns, 0);
         return;
     }
     uint64_t i;
@@ -220,17 +246,13 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
         return;
     struct mv_alloc a = m->allocs[i];
     free_slot(m, i);
-    push(m, MV_FREE_REQUESTED, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
-    push(m, MV_FREE_COMPLETED, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
-    push(m, MV_SEGMENT_FREE, a.device, a.addr, a.size, a.stack, t->now_ns, 0);
+    push(m, MV_FREE_REQUESTED, a.device, a.addr, a.size, a.stack, e->now_ns, 0);
+    push(m, MV_FREE_COMPLETED, a.device, a.addr, a.size, a.stack, e->now_ns, 0);
+    push(m, MV_SEGMENT_FREE, a.device, a.addr, a.size, a.stack, e->now_ns, 0);
 }
 
-static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
+static void on_failure(struct memviz *m, const struct vt_ledger *l, const struct note_failure *o)
 {
-    (void)t;
-    struct memviz *m = ctx;
-    if (!ledger_selected(m->opt, l))
-        return;
     int64_t device = l->device < 0 ? 0 : l->device;
     if (device > m->max_device)
         m->max_device = device;
@@ -241,51 +263,214 @@ static void on_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, st
         (m->opt->has_until && since > m->opt->until_ns))
         return;
     m->window_open = true;
-    push(m, MV_OOM, device, 0, o->requested_bytes, o->stack, o->time_ns,
+    push(m, MV_OOM, device, 0, o->requested, o->stack, o->time_ns,
          o->driver_info ? o->free_bytes : 0);
 }
 
-/* ---- --at peak / oom:N: a first replay finds the instant ---- */
+/* ---- the observer: rides along the run stage's read ---- */
 
-struct find_end {
+/* One input's, fed on its replay's thread (inputs are replayed on
+ * threads): the notes, and the Nth failure for --at oom:N. */
+struct watch {
     const struct vt_export_options *opt;
-    uint64_t failures, oom_ns;
-    bool oom_found, skip;
+    struct vt_input_notes *notes;
+    size_t input;
+    bool skip;                 /* --pid selected another process */
+    uint64_t failures, oom_ns; /* oom:N: the failures in the order found, the Nth's time */
+    bool oom_found;
+    /* One input, no --at and no --all: nothing to wait for, so the
+     * entries are made as the replay runs, not noted (NULL: noted). */
+    struct memviz *direct;
 };
 
-static bool find_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
+struct watching {
+    const struct vt_export_options *opt;
+    struct vt_input_notes *notes;
+    struct watch *per_input;
+    size_t n;
+    struct memviz *direct;     /* see struct watch */
+};
+
+/* ---- playing the events into the entries, as the replay met them ---- */
+
+/* A memory record's event: the record begins first when it is another. */
+static bool record_of(struct memviz *m, uint64_t record, uint64_t now_ns)
 {
-    (void)t;
-    struct find_end *f = ctx;
-    if (rec->type == VT_REC_PROCESS && f->opt->has_pid && rec->u.process->pid != f->opt->pid) {
-        f->skip = true;
+    if (record != m->record && !record_begins(m, true, now_ns)) {
+        m->played_out = true;
         return false;
     }
+    m->record = record;
     return true;
 }
 
-static void find_oom(void *ctx, struct vt_export_trace *t, struct vt_ledger *l, struct vt_oom *o)
+static void play_process(struct memviz *m, const struct note_process *n)
 {
-    (void)t;
-    struct find_end *f = ctx;
-    /* as export_folded.c counts oom:N: the failures in the order diagnosed */
-    if (ledger_selected(f->opt, l) && ++f->failures == f->opt->oom && !f->oom_found) {
-        f->oom_found = true;
-        f->oom_ns = o->time_ns;
+    if (m->played_out)
+        return;
+    if (m->opt->has_pid && n->pid != m->opt->pid) {
+        m->skip = m->played_out = true;
+        return;
+    }
+    if (!record_begins(m, false, 0)) {
+        m->played_out = true;
+        return;
+    }
+    m->origin_ns = n->start_mono_ns;
+}
+
+static void play_tick(struct memviz *m, uint64_t time_ns)
+{
+    if (m->played_out)
+        return;
+    m->record = 0;
+    if (!record_begins(m, true, time_ns))
+        m->played_out = true;
+}
+
+static void play_live(struct memviz *m, const struct vt_ledger *ledgers, const struct note_live *n)
+{
+    if (!m->played_out && record_of(m, n->record, n->now_ns))
+        on_live(m, &ledgers[n->ledger], (size_t)n->ledger, n);
+}
+
+static void play_failure(struct memviz *m, const struct vt_ledger *ledgers,
+                         const struct note_failure *n)
+{
+    if (!m->played_out && record_of(m, n->record, n->now_ns))
+        on_failure(m, &ledgers[n->ledger], n);
+}
+
+static void note(struct watch *w, enum note_tag tag, const void *body, size_t n)
+{
+    unsigned char t = (unsigned char)tag;
+    vt_input_notes_add(w->notes, w->input, &t, 1);
+    vt_input_notes_add(w->notes, w->input, body, n);
+}
+
+static void watch_record(void *ctx, struct vt_replay *rp, const struct vt_record *rec)
+{
+    (void)rp;
+    struct watch *w = ctx;
+    if (w->skip)
+        return;
+    if (rec->type == VT_REC_PROCESS) {
+        struct note_process n = {rec->u.process->pid, rec->u.process->start_mono_ns};
+        if (w->direct)
+            play_process(w->direct, &n);
+        else
+            note(w, NOTE_PROCESS, &n, sizeof n);
+        w->skip = w->opt->has_pid && n.pid != w->opt->pid;
+    } else if (vt_record_is_timed(rec->type)) {
+        struct note_tick n = {rec->time_ns};
+        if (w->direct)
+            play_tick(w->direct, n.time_ns);
+        else
+            note(w, NOTE_TICK, &n, sizeof n);
     }
 }
 
-/* Sets m's end from a first replay of path. Returns 0 (no end: the process
- * was not selected, or has no peak), or 2 after a message on err. */
-static int find_window_end(struct memviz *m, const char *path, FILE *err)
+static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                       const struct vt_live *e, bool begins)
 {
-    struct find_end f = {.opt = m->opt};
-    struct vt_export_trace t;
-    struct vt_export_hooks hooks = {.on_record = find_record, .on_oom = find_oom, .ctx = &f};
-    int status = vt_export_trace_run(&t, path, &hooks, &m->opt->sym, err);
-    if (status == 0 && !f.skip && m->opt->at == VT_AT_PEAK) {
-        for (size_t i = 0; i < t.replay.nledgers; i++) {
-            const struct vt_ledger *l = &t.replay.ledgers[i];
+    struct watch *w = ctx;
+    /* a context is no segment of the allocator's */
+    if (w->skip || !ledger_selected(w->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
+        return;
+    struct note_live n = {rp->mem_events, rp->last_time_ns, (uint64_t)(l - rp->ledgers), begins,
+                          e->kind, e->addr, e->size, 0, l->sites.total_bytes};
+    if (begins)
+        n.stack = l->sites.sites[e->site].stack;
+    if (w->direct)
+        play_live(w->direct, rp->ledgers, &n);
+    else
+        note(w, NOTE_LIVE, &n, sizeof n);
+}
+
+static void watch_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
+{
+    struct watch *w = ctx;
+    if (w->skip || !ledger_selected(w->opt, l))
+        return;
+    /* as export_folded.c counts oom:N: the failures in the order found */
+    if (++w->failures == w->opt->oom && !w->oom_found) {
+        w->oom_found = true;
+        w->oom_ns = o->time_ns;
+    }
+    struct note_failure n = {rp->mem_events, rp->last_time_ns, (uint64_t)(l - rp->ledgers),
+                             o->requested_bytes, o->stack, o->time_ns, o->driver_info,
+                             o->free_bytes};
+    if (w->direct)
+        play_failure(w->direct, rp->ledgers, &n);
+    else
+        note(w, NOTE_FAILURE, &n, sizeof n);
+}
+
+static void watch_prepare(void *ctx, struct vt_input *in)
+{
+    struct watching *ws = ctx;
+    if (in->index >= ws->n)
+        return; /* more inputs than traces: the read is refused below */
+    struct watch *w = &ws->per_input[in->index];
+    *w = (struct watch){.opt = ws->opt, .notes = ws->notes, .input = in->index,
+                        .direct = ws->direct};
+    in->replay.on_live = watch_live;
+    in->replay.on_live_ctx = w;
+    in->replay.on_record = watch_record;
+    in->replay.on_record_ctx = w;
+    in->replay.on_failure = watch_failure;
+    in->replay.on_failure_ctx = w;
+}
+
+/* ---- the notes played into the entries ---- */
+
+/* Plays an input's notes into m until the window closes. False when they
+ * could not be read back. */
+static bool play_notes(struct memviz *m, const struct vt_input *in, struct vt_input_notes *notes)
+{
+    struct vt_input_notes_cursor c;
+    if (!vt_input_notes_rewind(notes, in->index, &c)) {
+        m->out_of_memory = true;
+        return true;
+    }
+    const struct vt_ledger *ledgers = in->replay.ledgers;
+    unsigned char tag;
+    bool ok = true;
+    while (ok && !m->played_out && vt_input_notes_next(&c, &tag, 1)) {
+        if (tag == NOTE_PROCESS) {
+            struct note_process n;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n)))
+                play_process(m, &n);
+        } else if (tag == NOTE_TICK) {
+            struct note_tick n;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n)))
+                play_tick(m, n.time_ns);
+        } else if (tag == NOTE_LIVE) {
+            struct note_live n;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n) && n.ledger < in->replay.nledgers))
+                play_live(m, ledgers, &n);
+        } else if (tag == NOTE_FAILURE) {
+            struct note_failure n;
+            if ((ok = vt_input_notes_next(&c, &n, sizeof n) && n.ledger < in->replay.nledgers))
+                play_failure(m, ledgers, &n);
+        } else {
+            ok = false;
+        }
+    }
+    vt_input_notes_cursor_free(&c);
+    return ok;
+}
+
+/* Sets m's end (--at peak or oom:N) from the read. Returns 0 (no end: the
+ * process was not selected, or has no peak), or 2 after a message on err. */
+static int find_window_end(struct memviz *m, const struct vt_input *in, const struct watch *w,
+                           FILE *err)
+{
+    if (w->skip)
+        return 0;
+    if (m->opt->at == VT_AT_PEAK) {
+        for (size_t i = 0; i < in->replay.nledgers; i++) {
+            const struct vt_ledger *l = &in->replay.ledgers[i];
             if (ledger_selected(m->opt, l) && l->peak.has_peak &&
                 (!m->has_end || l->peak.peak_bytes > m->end_bytes)) {
                 m->has_end = true;
@@ -294,26 +479,24 @@ static int find_window_end(struct memviz *m, const char *path, FILE *err)
                 m->end_ns = l->peak.peak_time_ns;
             }
         }
-    } else if (status == 0 && !f.skip) {
-        if (!f.oom_found) {
-            fprintf(err, "vramtrace export: %s: %" PRIu64 " failed allocation%s, no failure %"
-                         PRIu64 "\n",
-                    path, f.failures, f.failures == 1 ? "" : "s", m->opt->oom);
-            status = 2;
-        } else {
-            m->has_end = true;
-            m->end_ns = f.oom_ns;
-        }
+        return 0;
     }
-    vt_export_trace_free(&t);
-    return status;
+    if (!w->oom_found) {
+        fprintf(err, "vramtrace export: %s: %" PRIu64 " failed allocation%s, no failure %"
+                     PRIu64 "\n",
+                in->path, w->failures, w->failures == 1 ? "" : "s", m->opt->oom);
+        return 2;
+    }
+    m->has_end = true;
+    m->end_ns = w->oom_ns;
+    return 0;
 }
 
 /* ---- writing ---- */
 
 struct writer {
     struct vt_pickle_writer w;
-    struct vt_export_trace *t;
+    struct vt_export_input *x;  /* the process's trace: frames, clocks */
     struct vt_pair_map frames_memo;  /* (stack, 0) -> memo index of its frames list */
     struct vt_pair_map str_memo;     /* (address of a constant string, 0) -> memo index */
     bool out_of_memory;
@@ -357,7 +540,7 @@ static void frames(struct writer *wr, uint64_t stack)
         return;
     }
     vt_pw_list_begin(&wr->w);
-    vt_export_frames(wr->t, stack, frame_dict, wr);
+    vt_export_input_frames(wr->x, stack, frame_dict, wr);
     vt_pw_list_end(&wr->w);
     if (!vt_pair_map_put(&wr->frames_memo, stack, 0, vt_pw_memoize(&wr->w)))
         wr->out_of_memory = true;
@@ -430,9 +613,9 @@ static void segments(struct writer *wr, struct memviz *m)
  * both clocks read at its start: the offset between them converts. Without
  * it, monotonic microseconds (a date in 1970, but the order and the
  * intervals right). */
-static uint64_t wall_us(const struct vt_export_trace *t, uint64_t mono_ns)
+static uint64_t wall_us(const struct vt_export_input *x, uint64_t mono_ns)
 {
-    const struct vt_process_info *p = vt_reader_process(t->reader);
+    const struct vt_process_info *p = vt_input_process(x->in);
     if (p && p->start_realtime_ns && p->start_mono_ns && mono_ns >= p->start_mono_ns)
         return (p->start_realtime_ns + (mono_ns - p->start_mono_ns)) / 1000;
     return mono_ns / 1000;
@@ -449,7 +632,7 @@ static void write_entry(struct writer *wr, const struct mv_event *e)
         kv_uint(wr, "addr", e->addr);
     kv_uint(wr, "size", e->size);
     kv_uint(wr, "stream", 0);
-    kv_uint(wr, "time_us", wall_us(wr->t, e->time_ns));
+    kv_uint(wr, "time_us", wall_us(wr->x, e->time_ns));
     cstr(wr, "frames");
     frames(wr, e->stack);
     vt_pw_dict_end(&wr->w);
@@ -467,7 +650,7 @@ static void device_trace(struct writer *wr, struct memviz *m, int64_t device)
 }
 
 /* The `vramtrace` key: where the file came from and what it left out. */
-static void meta(struct writer *wr, const struct memviz *m, const struct vt_export_trace *t,
+static void meta(struct writer *wr, const struct memviz *m, const struct vt_input *in,
                  uint64_t written)
 {
     cstr(wr, "vramtrace");
@@ -475,8 +658,8 @@ static void meta(struct writer *wr, const struct memviz *m, const struct vt_expo
     vt_pw_kv_str(&wr->w, "note",
                  "exported from a driver-level trace: each device allocation is its own "
                  "segment and block");
-    vt_pw_kv_str(&wr->w, "trace", t ? t->path : "");
-    vt_pw_kv_int(&wr->w, "pid", t ? (int64_t)vt_export_pid(t->reader) : 0);
+    vt_pw_kv_str(&wr->w, "trace", in ? in->path : "");
+    vt_pw_kv_int(&wr->w, "pid", in ? (int64_t)vt_export_input_pid(in) : 0);
     vt_pw_kv_int(&wr->w, "entries", (int64_t)m->entries);
     vt_pw_kv_int(&wr->w, "entries_written", (int64_t)written);
     vt_pw_kv_int(&wr->w, "max_entries", (int64_t)m->limit);
@@ -498,9 +681,9 @@ static void meta(struct writer *wr, const struct memviz *m, const struct vt_expo
     vt_pw_dict_end(&wr->w);
 }
 
-static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *out)
+static bool write_snapshot(struct memviz *m, struct vt_export_input *x, FILE *out)
 {
-    struct writer wr = {.t = t};
+    struct writer wr = {.x = x};
     vt_pair_map_init(&wr.frames_memo);
     vt_pair_map_init(&wr.str_memo);
     vt_pw_begin(&wr.w, out);
@@ -514,7 +697,7 @@ static bool write_snapshot(struct memviz *m, struct vt_export_trace *t, FILE *ou
     for (int64_t d = 0; d <= m->max_device; d++)
         device_trace(&wr, m, d);
     vt_pw_list_end(&wr.w);
-    meta(&wr, m, t, m->nev);
+    meta(&wr, m, x ? x->in : NULL, m->nev);
     vt_pw_dict_end(&wr.w);
     bool ok = vt_pw_end(&wr.w) && !wr.out_of_memory;
     vt_pair_map_free(&wr.frames_memo);
@@ -538,15 +721,16 @@ static void memviz_reset(struct memviz *m)
     vt_pair_map_init(&m->live);
 }
 
-/* --all: the file written as the trace is replayed again, once a device
- * (each replay writes that device's entries as they come), then the
+/* --all: the file written as the notes are played again, once a device
+ * (each time writing that device's entries as they come), then the
  * segments live at the end, then the `vramtrace` key: memory is the live
- * set, not the entries. m: the first replay's (counts, devices, the
+ * set, not the entries. m: the first playing's (counts, devices, the
  * window's end). Key order differs from write_snapshot's; readers look
  * keys up by name. */
-static int stream_snapshot(const struct memviz *m, const char *path, FILE *out, FILE *err)
+static int stream_snapshot(const struct memviz *m, struct vt_export_input *x,
+                           struct vt_input_notes *notes, FILE *out, FILE *err)
 {
-    struct writer wr = {0};
+    struct writer wr = {.x = x};
     vt_pair_map_init(&wr.frames_memo);
     vt_pair_map_init(&wr.str_memo);
     vt_pw_begin(&wr.w, out);
@@ -555,10 +739,7 @@ static int stream_snapshot(const struct memviz *m, const char *path, FILE *out, 
     vt_pw_list_begin(&wr.w);
     struct memviz s = {.opt = m->opt};
     vt_pair_map_init(&s.live);
-    struct vt_export_trace t = {0};
-    bool have_t = false;
     int status = 0;
-    FILE *quiet = fopen("/dev/null", "w"); /* the first replay said it all */
     for (int64_t d = 0; d <= m->max_device && status == 0; d++) {
         memviz_reset(&s);
         s.counting = false;
@@ -568,30 +749,22 @@ static int stream_snapshot(const struct memviz *m, const char *path, FILE *out, 
         s.end_ns = m->end_ns;
         s.end_ledger = m->end_ledger;
         s.end_bytes = m->end_bytes;
-        if (have_t)
-            vt_export_trace_free(&t);
-        struct vt_export_hooks hooks = {
-            .on_record = on_record, .on_live = on_live, .on_oom = on_oom, .ctx = &s};
-        wr.t = &t;
         vt_pw_list_begin(&wr.w);
-        status = vt_export_trace_run(&t, path, &hooks, &m->opt->sym, quiet ? quiet : err);
-        have_t = true;
+        bool ok = play_notes(&s, x->in, notes);
         vt_pw_list_end(&wr.w);
-        if (status != 0 || s.out_of_memory || s.skip) {
-            fprintf(err, "vramtrace export: %s: cannot be read again (changed while read?)\n",
-                    path);
+        if (!ok || s.out_of_memory || s.skip) {
+            fprintf(err, "vramtrace export: %s: the read's notes cannot be read back\n",
+                    x->in->path);
             status = 2;
         }
     }
-    if (quiet)
-        fclose(quiet);
     vt_pw_list_end(&wr.w);
     if (status == 0) {
         cstr(&wr, "segments");
         vt_pw_list_begin(&wr.w);
         segments(&wr, &s);
         vt_pw_list_end(&wr.w);
-        meta(&wr, m, &t, m->entries);
+        meta(&wr, m, x->in, m->entries);
     }
     vt_pw_dict_end(&wr.w);
     if (!vt_pw_end(&wr.w) || wr.out_of_memory)
@@ -600,59 +773,103 @@ static int stream_snapshot(const struct memviz *m, const char *path, FILE *out, 
     vt_pair_map_free(&wr.str_memo);
     memviz_reset(&s);
     vt_pair_map_free(&s.live);
-    if (have_t)
-        vt_export_trace_free(&t);
     return status;
+}
+
+/* The one read, by the run stage, with the observer. False (after what
+ * went wrong, on err) when it did not read them all whole. */
+static bool read_all(char *const *traces, size_t n, struct watching *ws,
+                     struct vt_run_result *run, FILE *err)
+{
+    struct vt_run_observers obs = {.prepare = watch_prepare, .prepare_ctx = ws};
+    bool ok = vt_run_traces(traces, n, &obs, run, err) == 0 && !run->unread &&
+              run->a.ninputs == n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = !strcmp(run->a.inputs[i].path, traces[i]);
+    if (ok && run->a.out_of_memory) {
+        fputs("vramtrace export: out of memory\n", err);
+        ok = false;
+    }
+    if (ok && !vt_input_notes_whole(ws->notes)) {
+        fputs("vramtrace export: the notes of the read could not be kept (disk full?)\n",
+              err);
+        ok = false;
+    }
+    return ok;
 }
 
 int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_options *opt,
                      FILE *out, FILE *err)
 {
+    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n,
+                          NULL};
+    /* One process and nothing to wait for: its entries made as it is read. */
+    struct memviz direct = {.opt = opt};
+    vt_pair_map_init(&direct.live);
+    memviz_reset(&direct);
+    if (n == 1 && !opt->all && !opt->until_at)
+        ws.direct = &direct;
+    if (!ws.notes || !ws.per_input) {
+        memviz_reset(&direct);
+        vt_pair_map_free(&direct.live);
+        vt_input_notes_free(ws.notes);
+        free(ws.per_input);
+        fputs("vramtrace export: out of memory (or no temporary file)\n", err);
+        return 2;
+    }
+    struct vt_run_result run = {0};
+    int status = read_all(traces, n, &ws, &run, err) ? 0 : 2;
     struct memviz m = {.opt = opt};
     vt_pair_map_init(&m.live);
     memviz_reset(&m);
-    struct vt_export_trace chosen = {0}, t;
-    bool have = false;
+    const struct vt_input *chosen = NULL;
     uint64_t other_pid = 0;
-    int status = 0;
     /* Keep the first process with device memory; a second one is an error
      * unless --pid chose. */
     for (size_t i = 0; i < n && status == 0; i++) {
+        const struct vt_input *in = &run.a.inputs[i];
         struct memviz cur = {.opt = opt};
-        vt_pair_map_init(&cur.live);
-        memviz_reset(&cur);
-        struct vt_export_hooks hooks = {
-            .on_record = on_record, .on_live = on_live, .on_oom = on_oom, .ctx = &cur};
-        if (opt->until_at && (status = find_window_end(&cur, traces[i], err)) != 0) {
+        if (ws.direct) {
+            cur = direct; /* played as read: taken over */
+            memset(&direct, 0, sizeof direct);
+            direct.opt = opt;
+            vt_pair_map_init(&direct.live);
+        } else {
+            vt_pair_map_init(&cur.live);
+            memviz_reset(&cur);
+        }
+        if (opt->until_at && (status = find_window_end(&cur, in, &ws.per_input[i], err)) != 0) {
             memviz_reset(&cur);
             vt_pair_map_free(&cur.live);
             break;
         }
-        status = vt_export_trace_run(&t, traces[i], &hooks, &opt->sym, err);
+        if (!ws.direct && !play_notes(&cur, in, ws.notes)) {
+            fprintf(err, "vramtrace export: %s: the read's notes cannot be read back\n",
+                    in->path);
+            status = 2;
+        }
         if (cur.out_of_memory) {
             fputs("vramtrace export: out of memory\n", err);
             status = 2;
         }
         bool keep = status == 0 && !cur.skip && (cur.entries > 0 || cur.nallocs > cur.nfree);
-        if (keep && have) {
-            other_pid = vt_export_pid(t.reader);
+        if (keep && chosen) {
+            other_pid = vt_export_input_pid(in);
             keep = false;
         }
         if (keep) {
             memviz_reset(&m);
             m = cur;
-            chosen = t;
-            have = true;
+            chosen = in;
         } else {
             memviz_reset(&cur);
             vt_pair_map_free(&cur.live);
-            vt_export_trace_free(&t);
         }
         if (other_pid) {
             fprintf(err,
                     "vramtrace export: a memory-viz file holds one process: choose with --pid "
                     "(pids %" PRIu64 ", %" PRIu64 ", ...)\n",
-                    vt_export_pid(chosen.reader), other_pid);
+                    vt_export_input_pid(chosen), other_pid);
             status = 2;
         }
     }
@@ -665,18 +882,26 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
             fprintf(err, "vramtrace export: the latest %zu of %" PRIu64 " trace entries "
                          "(--max-entries N for more, --all for every one)\n",
                     m.nev, m.entries);
-        if (!have)
+        if (!chosen)
             fprintf(err, "vramtrace export: no device memory allocated%s: the snapshot is "
                          "empty\n",
                     opt->has_pid ? " by that pid" : "");
-        if (opt->all && have)
-            status = stream_snapshot(&m, chosen.path, out, err);
-        else if (!write_snapshot(&m, have ? &chosen : NULL, out))
+        struct vt_export_input x;
+        if (chosen)
+            vt_export_input_init(&x, chosen, &opt->sym);
+        if (opt->all && chosen)
+            status = stream_snapshot(&m, &x, ws.notes, out, err);
+        else if (!write_snapshot(&m, chosen ? &x : NULL, out))
             status = 2;
+        if (chosen)
+            vt_export_input_free(&x);
     }
     memviz_reset(&m);
     vt_pair_map_free(&m.live);
-    if (have)
-        vt_export_trace_free(&chosen);
+    memviz_reset(&direct);
+    vt_pair_map_free(&direct.live);
+    vt_run_result_free(&run);
+    vt_input_notes_free(ws.notes);
+    free(ws.per_input);
     return status;
 }

@@ -16,10 +16,13 @@
  * args; marks as instants.
  * ts: CLOCK_MONOTONIC microseconds (processes of one host line up).
  *
- * Sized to open: a first read - the run stage's (run_traces.h), which
- * is the report's, so each failure gets its headline verdict from it too -
- * counts the counters' samples;
- * when they pass VT_PERFETTO_SAMPLES_MAX (a JSON of about 20 MB), each
+ * One read, the run stage's (run_traces.h), which is the report's, so each
+ * failure gets its headline verdict from it too: an observer of the
+ * exporter's rides along it, counting the counters' samples and noting
+ * what the file will say of each record (input_notes.h: on disk, not in
+ * memory), and the file is written from the notes once the read is over.
+ * Sized to open: when the samples pass VT_PERFETTO_SAMPLES_MAX (a JSON of
+ * about 20 MB), each
  * counter is written at a screen's resolution instead (column_series.h:
  * each column's maximum and last value, so the peak stays exact), and
  * otherData says what was left out. Failures, phases, marks and peaks are
@@ -30,13 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column_series.h"
 #include "export.h"
-#include "export_trace.h"
+#include "export_input.h"
 #include "export_verdicts.h"
 #include "format.h"
-#include "column_series.h"
-#include "json_writer.h"
+#include "input_notes.h"
 #include "input_tables.h"
+#include "json_writer.h"
 #include "pair_map.h"
 #include "run_traces.h"
 
@@ -47,14 +51,32 @@
 #define VT_PERFETTO_COLUMNS_MIN 256
 #define VT_PERFETTO_SAMPLE_BYTES 100  /* a "C" event's line, about */
 
-/* What the first replay found of one input. */
-struct input_plan {
-    uint64_t t0, t1;           /* the replay's first and last event */
-};
-
 struct counter {
     bool pending;
     uint64_t ts_ns, last, max;
+};
+
+/* What the observer notes of an input, in its records' order, for the
+ * file written after the read (input_notes.h): a tag byte, then the
+ * note's struct. */
+enum note_tag { NOTE_PROCESS = 1, NOTE_THREAD, NOTE_RANGE, NOTE_SAMPLE };
+
+struct note_process {
+    uint64_t pid;
+};
+
+struct note_thread {          /* followed by name_length bytes of its name */
+    uint64_t id, os_tid;
+    uint64_t name_length;
+};
+
+struct note_range {           /* a range's or a mark's record */
+    uint64_t thread, domain, name, range_id, time_ns;
+    uint64_t type;
+};
+
+struct note_sample {          /* a counter's sample: the changes of one instant */
+    uint64_t ledger, ts_ns, max, last;
 };
 
 struct perfetto {
@@ -64,7 +86,6 @@ struct perfetto {
     bool skip;                 /* --pid selected another process */
     bool any_counter;          /* this input wrote a sample */
     bool any_selected;
-    struct counter counters[VT_LEDGERS_MAX];
     struct vt_pair_map depth;  /* (thread, domain) -> open push ranges */
     struct vt_pair_map pushed; /* ((thread, domain), depth) -> its range's name string id */
     struct vt_pair_map ranges; /* (range id, 0) -> name string id, (range id, 1) -> os tid,
@@ -73,20 +94,16 @@ struct perfetto {
      * bit set), and JSON readers hold numbers as doubles, exact only up to
      * 2^53: each range gets the next small number instead, never reused. */
     uint64_t async_ids;
-    uint64_t last_ns;          /* the process's last event: where open slices end */
-    /* the first replay: count samples, write nothing */
-    bool measuring;
     uint64_t samples;          /* every sample: what --all writes */
     uint64_t ncounters;        /* counters with a sample, all inputs */
-    uint64_t seen[VT_LEDGERS_MAX]; /* this input's counters: samples so far */
-    /* the second: downsampled counters (downsample) or every sample */
+    /* the file: downsampled counters (downsample) or every sample */
     bool downsample;
     struct vt_column_grid grid;
     struct vt_column_series series[VT_LEDGERS_MAX];
     bool series_used[VT_LEDGERS_MAX];
     uint64_t written;          /* counter samples written */
     bool out_of_memory;
-    /* the report's headline verdict of each failure, from the first read */
+    /* the report's headline verdict of each failure, from the same read */
     struct vt_export_verdicts verdicts;
 };
 
@@ -111,9 +128,9 @@ static void end_event(struct perfetto *p)
     fputc('\n', p->j.out); /* one event a line: whitespace, still one document */
 }
 
-static uint64_t os_tid(struct vt_export_trace *t, uint64_t thread)
+static uint64_t os_tid(const struct vt_input *in, uint64_t thread)
 {
-    const struct vt_thread_info *ti = vt_reader_thread(t->reader, thread);
+    const struct vt_thread_info *ti = vt_input_thread(in, thread);
     return ti && ti->os_tid ? ti->os_tid : thread;
 }
 
@@ -126,28 +143,6 @@ static void sample(struct perfetto *p, const char *track, uint64_t time_ns, uint
     vt_json_kv_uint(&p->j, "bytes", bytes);
     vt_json_end_object(&p->j);
     end_event(p);
-}
-
-static void flush_counter(struct perfetto *p, const struct vt_ledger *l, struct counter *c)
-{
-    if (!c->pending)
-        return;
-    if (p->measuring) {
-        p->samples += 1 + (c->max > c->last);
-        if (!p->seen[c - p->counters]++)
-            p->ncounters++;
-        c->pending = false;
-        p->any_counter = true;
-        return;
-    }
-    p->written += 1 + (c->max > c->last);
-    char track[64];
-    vt_ledger_label(l, track, sizeof track);
-    if (c->max > c->last)
-        sample(p, track, c->ts_ns, c->max);
-    sample(p, track, c->ts_ns, c->last);
-    c->pending = false;
-    p->any_counter = true;
 }
 
 static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
@@ -167,17 +162,174 @@ static bool fold_change(struct counter *c, uint64_t now_ns, uint64_t v)
     return true;
 }
 
-static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger *l,
-                    const struct vt_live *e, bool begins)
+/* ---- the observer: rides along the run stage's read ---- */
+
+/* One input's, fed on its replay's thread (inputs are replayed on
+ * threads): its counters folded instant by instant, the samples counted,
+ * and every note the file needs. */
+struct watch {
+    const struct vt_export_options *opt;
+    struct vt_input_notes *notes;
+    size_t input;
+    bool skip;                 /* --pid selected another process */
+    struct counter counters[VT_LEDGERS_MAX]; /* the pending sample stays here at the end */
+    uint64_t samples;
+    bool counted[VT_LEDGERS_MAX]; /* a counter with a sample */
+};
+
+struct watching {
+    const struct vt_export_options *opt;
+    struct vt_input_notes *notes;
+    struct watch *per_input;
+    size_t n;
+};
+
+static void note(struct watch *w, enum note_tag tag, const void *body, size_t n)
+{
+    unsigned char t = (unsigned char)tag;
+    vt_input_notes_add(w->notes, w->input, &t, 1);
+    vt_input_notes_add(w->notes, w->input, body, n);
+}
+
+static void watch_flush(struct watch *w, size_t li)
+{
+    struct counter *c = &w->counters[li];
+    if (!c->pending)
+        return;
+    w->samples += 1 + (c->max > c->last);
+    w->counted[li] = true;
+    struct note_sample s = {li, c->ts_ns, c->max, c->last};
+    note(w, NOTE_SAMPLE, &s, sizeof s);
+    c->pending = false;
+}
+
+static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
+                       const struct vt_live *e, bool begins)
 {
     (void)e;
     (void)begins;
-    struct perfetto *p = ctx;
-    if (!ledger_selected(p->opt, l))
+    struct watch *w = ctx;
+    if (w->skip || !ledger_selected(w->opt, l))
         return;
-    size_t li = (size_t)(l - t->replay.ledgers);
-    uint64_t v = l->sites.total_bytes;
-    if (p->downsample && !p->measuring) {
+    size_t li = (size_t)(l - rp->ledgers);
+    uint64_t v = l->sites.total_bytes, now = rp->last_time_ns;
+    struct counter *c = &w->counters[li];
+    if (fold_change(c, now, v))
+        return;
+    watch_flush(w, li);
+    *c = (struct counter){true, now, v, v};
+}
+
+static void watch_record(void *ctx, struct vt_replay *rp, const struct vt_record *rec)
+{
+    (void)rp;
+    struct watch *w = ctx;
+    if (w->skip)
+        return;
+    switch (rec->type) {
+    case VT_REC_PROCESS: {
+        struct note_process n = {rec->u.process->pid};
+        note(w, NOTE_PROCESS, &n, sizeof n);
+        w->skip = w->opt->has_pid && n.pid != w->opt->pid;
+        break;
+    }
+    case VT_REC_THREAD: {
+        const struct vt_thread_info *ti = rec->u.thread;
+        struct note_thread n = {ti->id, ti->os_tid, ti->name ? strlen(ti->name) : 0};
+        note(w, NOTE_THREAD, &n, sizeof n);
+        vt_input_notes_add(w->notes, w->input, ti->name ? ti->name : "", n.name_length);
+        break;
+    }
+    case VT_REC_RANGE_PUSH:
+    case VT_REC_RANGE_POP:
+    case VT_REC_RANGE_START:
+    case VT_REC_RANGE_END:
+    case VT_REC_MARK: {
+        struct note_range n = {rec->u.range.thread, rec->u.range.domain, rec->u.range.name,
+                               rec->u.range.range_id, rec->time_ns, rec->type};
+        note(w, NOTE_RANGE, &n, sizeof n);
+        break;
+    }
+    default: /* memory comes from the replay (on_live); definitions are the tables */
+        break;
+    }
+}
+
+static void watch_prepare(void *ctx, struct vt_input *in)
+{
+    struct watching *ws = ctx;
+    if (in->index >= ws->n)
+        return; /* more inputs than traces: the read is refused below */
+    struct watch *w = &ws->per_input[in->index];
+    *w = (struct watch){.opt = ws->opt, .notes = ws->notes, .input = in->index};
+    in->replay.on_live = watch_live;
+    in->replay.on_live_ctx = w;
+    in->replay.on_record = watch_record;
+    in->replay.on_record_ctx = w;
+}
+
+/* The one read, by the run stage, which the report reads them with: each
+ * input's notes and samples, and the report's verdicts of its failures.
+ * False (after what went wrong, on err) when it did not read them all
+ * whole. */
+static bool read_all(struct perfetto *p, char *const *traces, size_t n, struct watching *ws,
+                     struct vt_run_result *run, FILE *err)
+{
+    struct vt_run_observers obs = {.prepare = watch_prepare, .prepare_ctx = ws};
+    /* Said only when the read fails: a trace cut short is written as far
+     * as it goes, without a word. */
+    FILE *said = tmpfile();
+    if (!said) {
+        fputs("vramtrace export: no temporary file for the read's messages\n", err);
+        return false;
+    }
+    bool ok = vt_run_traces(traces, n, &obs, run, said) == 0 && !run->unread &&
+              run->a.ninputs == n && !run->a.out_of_memory;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = !strcmp(run->a.inputs[i].path, traces[i]);
+    if (!ok) {
+        char buf[4096];
+        size_t got;
+        rewind(said);
+        while ((got = fread(buf, 1, sizeof buf, said)) > 0)
+            fwrite(buf, 1, got, err);
+    }
+    fclose(said);
+    if (ok && !vt_input_notes_whole(ws->notes)) {
+        fputs("vramtrace export: the notes of the read could not be kept (disk full?)\n",
+              err);
+        ok = false;
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        const struct vt_input *in = &run->a.inputs[i];
+        const struct vt_process_info *pi = vt_input_process(in);
+        if (p->opt->has_pid && pi && pi->pid != p->opt->pid)
+            continue; /* not written: not counted */
+        struct watch *w = &ws->per_input[i];
+        for (size_t li = 0; li < in->replay.nledgers; li++) {
+            struct counter *c = &w->counters[li];
+            if (ledger_selected(p->opt, &in->replay.ledgers[li]) && c->pending) {
+                w->samples += 1 + (c->max > c->last); /* written with the input's end */
+                w->counted[li] = true;
+            }
+            p->ncounters += w->counted[li];
+        }
+        p->samples += w->samples;
+    }
+    if (ok && !vt_export_verdicts_init(&p->verdicts, run, &p->opt->sym))
+        fputs("vramtrace export: out of memory for the report's verdicts: the trace's own "
+              "are named\n", stderr);
+    return ok;
+}
+
+/* ---- the file, written from the notes ---- */
+
+static void write_sample(struct perfetto *p, const struct vt_ledger *l, size_t li,
+                         uint64_t ts_ns, uint64_t max, uint64_t last)
+{
+    if (p->downsample) {
+        /* The instant's maximum, then its last value: a column keeps the
+         * same maximum and last value as from every change. */
         if (!p->series_used[li]) {
             if (!vt_column_series_init(&p->series[li], &p->grid, 0, 0, NULL)) {
                 p->out_of_memory = true;
@@ -185,39 +337,42 @@ static void on_live(void *ctx, struct vt_export_trace *t, const struct vt_ledger
             }
             p->series_used[li] = true;
         }
-        vt_column_series_set(&p->series[li], &p->grid, t->now_ns, v, NULL);
+        vt_column_series_set(&p->series[li], &p->grid, ts_ns, max, NULL);
+        vt_column_series_set(&p->series[li], &p->grid, ts_ns, last, NULL);
         return;
     }
-    struct counter *c = &p->counters[li];
-    if (fold_change(c, t->now_ns, v))
-        return;
-    flush_counter(p, l, c);
-    *c = (struct counter){true, t->now_ns, v, v};
+    p->written += 1 + (max > last);
+    char track[64];
+    vt_ledger_label(l, track, sizeof track);
+    if (max > last)
+        sample(p, track, ts_ns, max);
+    sample(p, track, ts_ns, last);
+    p->any_counter = true;
 }
 
-static void thread_name(struct perfetto *p, const struct vt_thread_info *ti)
+static void thread_name(struct perfetto *p, const char *name, uint64_t os_tid_, uint64_t id)
 {
-    if (!ti->name || !ti->name[0])
+    if (!name[0])
         return;
-    begin_event(p, "M", "thread_name", ti->os_tid ? ti->os_tid : ti->id);
+    begin_event(p, "M", "thread_name", os_tid_ ? os_tid_ : id);
     vt_json_key(&p->j, "args");
     vt_json_begin_object(&p->j);
-    vt_json_kv_string(&p->j, "name", ti->name);
+    vt_json_kv_string(&p->j, "name", name);
     vt_json_end_object(&p->j);
     end_event(p);
 }
 
-static void process_name(struct perfetto *p, struct vt_export_trace *t)
+static void process_name(struct perfetto *p, const struct vt_input *in)
 {
     char name[512];
-    vt_export_process_name(t, name, sizeof name);
+    vt_export_input_name(in, name, sizeof name);
     begin_event(p, "M", "process_name", p->pid);
     vt_json_key(&p->j, "args");
     vt_json_begin_object(&p->j);
     vt_json_kv_string(&p->j, "name", name);
     vt_json_end_object(&p->j);
     end_event(p);
-    long rank = vt_export_rank(t->reader);
+    long rank = vt_export_input_rank(in);
     if (rank >= 0) {
         begin_event(p, "M", "process_sort_index", p->pid);
         vt_json_key(&p->j, "args");
@@ -228,18 +383,18 @@ static void process_name(struct perfetto *p, struct vt_export_trace *t)
     }
 }
 
-static void range_event(struct perfetto *p, struct vt_export_trace *t, const struct vt_record *rec)
+static void range_event(struct perfetto *p, const struct vt_input *in, const struct note_range *r)
 {
     const char *name = NULL;
-    uint64_t tid = os_tid(t, rec->u.range.thread);
-    uint64_t key = rec->u.range.thread | rec->u.range.domain << 32, *depth;
-    switch (rec->type) {
+    uint64_t tid = os_tid(in, r->thread);
+    uint64_t key = r->thread | r->domain << 32, *depth;
+    switch (r->type) {
     case VT_REC_RANGE_PUSH: {
         depth = vt_pair_map_get(&p->depth, key, 0);
         uint64_t d = (depth ? *depth : 0) + 1;
         vt_pair_map_put(&p->depth, key, 0, d);
-        vt_pair_map_put(&p->pushed, key, d, rec->u.range.name);
-        begin_event(p, "B", vt_reader_string(t->reader, rec->u.range.name), tid);
+        vt_pair_map_put(&p->pushed, key, d, r->name);
+        begin_event(p, "B", vt_input_string(in, r->name), tid);
         break;
     }
     case VT_REC_RANGE_POP: {
@@ -251,85 +406,36 @@ static void range_event(struct perfetto *p, struct vt_export_trace *t, const str
          * the trace-event checker) see which one. */
         bool named = vt_pair_map_remove(&p->pushed, key, *depth, &n);
         --*depth;
-        begin_event(p, "E", named ? vt_reader_string(t->reader, n) : NULL, tid);
+        begin_event(p, "E", named ? vt_input_string(in, n) : NULL, tid);
         break;
     }
     case VT_REC_RANGE_START:
-        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 0, rec->u.range.name);
-        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 1, tid);
-        vt_pair_map_put(&p->ranges, rec->u.range.range_id, 2, ++p->async_ids);
-        begin_event(p, "b", vt_reader_string(t->reader, rec->u.range.name), tid);
+        vt_pair_map_put(&p->ranges, r->range_id, 0, r->name);
+        vt_pair_map_put(&p->ranges, r->range_id, 1, tid);
+        vt_pair_map_put(&p->ranges, r->range_id, 2, ++p->async_ids);
+        begin_event(p, "b", vt_input_string(in, r->name), tid);
         vt_json_kv_string(&p->j, "cat", "phase");
         vt_json_kv_uint(&p->j, "id", p->async_ids);
         break;
     case VT_REC_RANGE_END: {
         uint64_t n, id = 0;
-        if (!vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 0, &n))
+        if (!vt_pair_map_remove(&p->ranges, r->range_id, 0, &n))
             return;
-        vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 1, NULL);
-        vt_pair_map_remove(&p->ranges, rec->u.range.range_id, 2, &id);
-        name = vt_reader_string(t->reader, n);
+        vt_pair_map_remove(&p->ranges, r->range_id, 1, NULL);
+        vt_pair_map_remove(&p->ranges, r->range_id, 2, &id);
+        name = vt_input_string(in, n);
         begin_event(p, "e", name, tid);
         vt_json_kv_string(&p->j, "cat", "phase");
         vt_json_kv_uint(&p->j, "id", id);
         break;
     }
     default: /* VT_REC_MARK */
-        begin_event(p, "i", vt_reader_string(t->reader, rec->u.range.name), tid);
+        begin_event(p, "i", vt_input_string(in, r->name), tid);
         vt_json_kv_string(&p->j, "s", "t");
         break;
     }
-    ts(p, rec->time_ns);
+    ts(p, r->time_ns);
     end_event(p);
-}
-
-static bool on_record(void *ctx, struct vt_export_trace *t, const struct vt_record *rec)
-{
-    struct perfetto *p = ctx;
-    if (vt_record_is_timed(rec->type))
-        p->last_ns = rec->time_ns;
-    if (p->out_of_memory)
-        return false;
-    switch (rec->type) {
-    case VT_REC_PROCESS:
-        if (p->opt->has_pid && rec->u.process->pid != p->opt->pid) {
-            p->skip = true;
-            return false;
-        }
-        p->pid = rec->u.process->pid;
-        if (p->measuring)
-            return true;
-        process_name(p, t);
-        break;
-    case VT_REC_THREAD:
-        if (!p->measuring)
-            thread_name(p, rec->u.thread);
-        break;
-    case VT_REC_RANGE_PUSH:
-    case VT_REC_RANGE_POP:
-    case VT_REC_RANGE_START:
-    case VT_REC_RANGE_END:
-    case VT_REC_MARK:
-        if (!p->measuring)
-            range_event(p, t, rec);
-        break;
-    /* Memory comes from the replay (on_live), failures and the peak from
-     * its ledgers; definitions are the reader's tables. */
-    case VT_REC_MEM:
-    case VT_REC_SITE:
-    case VT_REC_PART:
-    case VT_REC_MODULE:
-    case VT_REC_MODULE_UNLOAD:
-    case VT_REC_DEVICE:
-    case VT_REC_STACK_NODE:
-    case VT_REC_STRING:
-    case VT_REC_API:
-    case VT_REC_PY_CODE:
-    case VT_REC_LOST:
-    case VT_REC_TRAILER:
-        break;
-    }
-    return true;
 }
 
 static void args_bytes(struct perfetto *p, const char *key, bool known, uint64_t v)
@@ -337,21 +443,22 @@ static void args_bytes(struct perfetto *p, const char *key, bool known, uint64_t
     vt_json_kv_uint_or_null(&p->j, key, known, v);
 }
 
-static void failures(struct perfetto *p, struct vt_export_trace *t, const struct vt_ledger *l)
+static void failures(struct perfetto *p, struct vt_export_input *x, const struct vt_ledger *l)
 {
+    const struct vt_input *in = x->in;
     char ledger[64], req[32], name[160];
     vt_ledger_label(l, ledger, sizeof ledger);
     for (size_t k = 0; k < l->nooms; k++) {
         const struct vt_oom *o = &l->ooms[k];
         /* The report's headline verdict: the trace's own may have given
          * way to the allocator's, which every view then names. */
-        const char *verdict = vt_export_verdict(&p->verdicts, t->path, l->device, o->time_ns,
+        const char *verdict = vt_export_verdict(&p->verdicts, in->path, l->device, o->time_ns,
                                                 o->requested_bytes);
         if (!verdict)
             verdict = vt_verdict_name(o->verdict);
         snprintf(name, sizeof name, "allocation failed: %s on %s (%s)",
                  vt_format_bytes(o->requested_bytes, req, sizeof req), ledger, verdict);
-        begin_event(p, "i", name, os_tid(t, o->thread));
+        begin_event(p, "i", name, os_tid(in, o->thread));
         vt_json_kv_string(&p->j, "s", "p");
         ts(p, o->time_ns);
         vt_json_key(&p->j, "args");
@@ -367,17 +474,17 @@ static void failures(struct perfetto *p, struct vt_export_trace *t, const struct
         vt_json_kv_string(&p->j, "trace_verdict", vt_verdict_name(o->verdict));
         vt_json_kv_string(&p->j, "retry", vt_retry_name(o->retry));
         vt_json_kv_bool(&p->j, "retry_of_previous", o->retry_of_previous);
-        vt_json_kv_string(&p->j, "api", vt_reader_api(t->reader, o->api));
-        vt_json_kv_string(&p->j, "phase", vt_reader_string(t->reader, o->phase));
+        vt_json_kv_string(&p->j, "api", vt_input_api(in, o->api));
+        vt_json_kv_string(&p->j, "phase", vt_input_string(in, o->phase));
         /* The site as every view names it (the report's user_frame). */
         char site[512];
-        vt_json_kv_string(&p->j, "site", vt_export_site_frame(t, o->stack, site, sizeof site));
+        vt_json_kv_string(&p->j, "site", vt_export_input_site(x, o->stack, site, sizeof site));
         vt_json_end_object(&p->j);
         end_event(p);
     }
 }
 
-static void peak(struct perfetto *p, struct vt_export_trace *t, const struct vt_ledger *l)
+static void peak(struct perfetto *p, struct vt_export_input *x, const struct vt_ledger *l)
 {
     if (!l->peak.has_peak)
         return;
@@ -389,7 +496,7 @@ static void peak(struct perfetto *p, struct vt_export_trace *t, const struct vt_
             top_stack = l->sites.sites[i].stack;
         }
     char site[512];
-    const char *top = top_bytes ? vt_export_site_frame(t, top_stack, site, sizeof site) : NULL;
+    const char *top = top_bytes ? vt_export_input_site(x, top_stack, site, sizeof site) : NULL;
     char ledger[64], bytes[32], name[128];
     snprintf(name, sizeof name, "peak %s: %s", vt_ledger_label(l, ledger, sizeof ledger),
              vt_format_bytes(l->peak.peak_bytes, bytes, sizeof bytes));
@@ -411,17 +518,18 @@ static void peak(struct perfetto *p, struct vt_export_trace *t, const struct vt_
  * end at its last event: each slice innermost first, on the thread that
  * opened it and with its name, so the viewer closes that slice rather than
  * drawing a thread that never ran. */
-static void close_open(struct perfetto *p, struct vt_export_trace *t)
+static void close_open(struct perfetto *p, const struct vt_input *in)
 {
+    uint64_t last_ns = in->replay.last_time_ns;
     for (size_t i = 0; i < p->depth.cap; i++) {
         const struct vt_pair_slot *s = &p->depth.slots[i];
         if (!s->used)
             continue;
-        uint64_t tid = os_tid(t, s->a & 0xffffffffu); /* the key: thread | domain << 32 */
+        uint64_t tid = os_tid(in, s->a & 0xffffffffu); /* the key: thread | domain << 32 */
         for (uint64_t d = s->value; d > 0; d--) {
             const uint64_t *n = vt_pair_map_get(&p->pushed, s->a, d);
-            begin_event(p, "E", n ? vt_reader_string(t->reader, *n) : NULL, tid);
-            ts(p, p->last_ns);
+            begin_event(p, "E", n ? vt_input_string(in, *n) : NULL, tid);
+            ts(p, last_ns);
             end_event(p);
         }
     }
@@ -431,10 +539,10 @@ static void close_open(struct perfetto *p, struct vt_export_trace *t)
             continue;
         const uint64_t *tid = vt_pair_map_get(&p->ranges, s->a, 1);
         const uint64_t *id = vt_pair_map_get(&p->ranges, s->a, 2);
-        begin_event(p, "e", vt_reader_string(t->reader, s->value), tid ? *tid : p->pid);
+        begin_event(p, "e", vt_input_string(in, s->value), tid ? *tid : p->pid);
         vt_json_kv_string(&p->j, "cat", "phase");
         vt_json_kv_uint(&p->j, "id", id ? *id : 0);
-        ts(p, p->last_ns);
+        ts(p, last_ns);
         end_event(p);
     }
 }
@@ -460,8 +568,6 @@ static void reset_input(struct perfetto *p)
 {
     p->skip = p->any_counter = false;
     p->pid = 0;
-    memset(p->counters, 0, sizeof p->counters);
-    memset(p->seen, 0, sizeof p->seen);
     vt_pair_map_init(&p->depth);
     vt_pair_map_init(&p->pushed);
     vt_pair_map_init(&p->ranges);
@@ -479,127 +585,90 @@ static void free_input(struct perfetto *p)
         }
 }
 
-/* The first read, by the run stage: per input, the counters' samples as
- * the second read will take them (on_live and flush_counter's rules, on
- * the input's own counters: inputs are replayed on threads). */
-struct input_count {
-    struct counter counters[VT_LEDGERS_MAX];
-    uint64_t samples;
-    bool counted[VT_LEDGERS_MAX]; /* a counter with a sample */
-};
-
-struct measure {
-    const struct vt_export_options *opt;
-    struct input_count *per_input;
-};
-
-static void count_flush(struct input_count *ic, size_t li)
+/* The thread's name of a NOTE_THREAD, into name (cut to fit). */
+static bool read_thread_name(struct vt_input_notes_cursor *c, uint64_t length, char *name,
+                             size_t size)
 {
-    struct counter *c = &ic->counters[li];
-    if (!c->pending)
-        return;
-    ic->samples += 1 + (c->max > c->last);
-    ic->counted[li] = true;
-    c->pending = false;
-}
-
-static void count_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
-                       const struct vt_live *e, bool begins)
-{
-    (void)e;
-    (void)begins;
-    struct measure *m = ctx;
-    if (!ledger_selected(m->opt, l))
-        return;
-    /* Which input: the replay is the input's, at a fixed offset. */
-    const struct vt_input *in =
-        (const struct vt_input *)((const char *)rp - offsetof(struct vt_input, replay));
-    struct input_count *ic = &m->per_input[in->index];
-    size_t li = (size_t)(l - rp->ledgers);
-    uint64_t v = l->sites.total_bytes, now = rp->last_time_ns;
-    struct counter *c = &ic->counters[li];
-    if (fold_change(c, now, v))
-        return;
-    count_flush(ic, li);
-    *c = (struct counter){true, now, v, v};
-}
-
-static void count_prepare(void *ctx, struct vt_input *in)
-{
-    in->replay.on_live = count_live;
-    in->replay.on_live_ctx = ctx;
-}
-
-/* The first read of every input at once by the run stage, which the report
- * reads them with: each one's span and samples, and the report's verdicts
- * of its failures. False when it did not read them all whole (or memory
- * ran out): the exporter's own first replay then says why. */
-static bool measure_all(struct perfetto *p, char *const *traces, size_t n,
-                        struct input_plan *plans)
-{
-    struct measure m = {p->opt, calloc(n + 1, sizeof *m.per_input)};
-    if (!m.per_input)
+    size_t kept = length < size ? (size_t)length : size - 1;
+    if (!vt_input_notes_next(c, name, kept))
         return false;
-    struct vt_run_observers obs = {.prepare = count_prepare, .prepare_ctx = &m};
-    struct vt_run_result run;
-    FILE *quiet = fopen("/dev/null", "w");
-    bool ok = quiet && vt_run_traces(traces, n, &obs, &run, quiet) == 0 && !run.unread &&
-              run.a.ninputs == n && !run.a.out_of_memory;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = !strcmp(run.a.inputs[i].path, traces[i]);
-    for (size_t i = 0; ok && i < n; i++) {
-        const struct vt_input *in = &run.a.inputs[i];
-        const struct vt_process_info *pi = vt_input_process(in);
-        if (p->opt->has_pid && pi && pi->pid != p->opt->pid)
-            continue; /* not written: not counted */
-        struct input_count *ic = &m.per_input[i];
-        for (size_t li = 0; li < in->replay.nledgers; li++) {
-            if (ledger_selected(p->opt, &in->replay.ledgers[li]))
-                count_flush(ic, li);
-            p->ncounters += ic->counted[li];
+    name[kept] = '\0';
+    char rest[256];
+    for (uint64_t left = length - kept; left > 0;) {
+        size_t n = left < sizeof rest ? (size_t)left : sizeof rest;
+        if (!vt_input_notes_next(c, rest, n))
+            return false;
+        left -= n;
+    }
+    return true;
+}
+
+/* An input's notes, in its records' order, as events (the counters'
+ * samples, or their columns when downsampled). */
+static void read_notes(struct perfetto *p, const struct vt_input *in,
+                       struct vt_input_notes_cursor *c)
+{
+    unsigned char tag;
+    while (!p->out_of_memory && vt_input_notes_next(c, &tag, 1)) {
+        switch (tag) {
+        case NOTE_PROCESS: {
+            struct note_process n;
+            if (!vt_input_notes_next(c, &n, sizeof n))
+                return;
+            if (p->opt->has_pid && n.pid != p->opt->pid) {
+                p->skip = true;
+                return;
+            }
+            p->pid = n.pid;
+            process_name(p, in);
+            break;
         }
-        p->samples += ic->samples;
-        plans[i].t0 = in->replay.first_time_ns;
-        plans[i].t1 = in->replay.last_time_ns;
+        case NOTE_THREAD: {
+            struct note_thread n;
+            char name[4096];
+            if (!vt_input_notes_next(c, &n, sizeof n) ||
+                !read_thread_name(c, n.name_length, name, sizeof name))
+                return;
+            thread_name(p, name, n.os_tid, n.id);
+            break;
+        }
+        case NOTE_RANGE: {
+            struct note_range n;
+            if (!vt_input_notes_next(c, &n, sizeof n))
+                return;
+            range_event(p, in, &n);
+            break;
+        }
+        case NOTE_SAMPLE: {
+            struct note_sample n;
+            if (!vt_input_notes_next(c, &n, sizeof n))
+                return;
+            write_sample(p, &in->replay.ledgers[n.ledger], n.ledger, n.ts_ns, n.max, n.last);
+            break;
+        }
+        default:
+            return;
+        }
     }
-    if (ok && !vt_export_verdicts_init(&p->verdicts, &run, &p->opt->sym))
-        fputs("vramtrace export: out of memory for the report's verdicts: the trace's own "
-              "are named\n", stderr);
-    if (quiet) {
-        vt_run_result_free(&run);
-        fclose(quiet);
-    }
-    free(m.per_input);
-    return ok;
 }
 
-/* The first replay of an input, where the run stage could not read them
- * all: its span and its samples, counted, and what is wrong said. */
-static int measure_input(struct perfetto *p, const char *path, struct input_plan *plan, FILE *err)
+static void replay_notes(struct perfetto *p, const struct vt_input *in,
+                         struct vt_input_notes *notes)
 {
-    struct vt_export_trace t;
-    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
-    reset_input(p);
-    p->measuring = true;
-    int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, err);
-    if (status == 0 && !p->skip) {
-        for (size_t i = 0; i < t.replay.nledgers; i++)
-            if (ledger_selected(p->opt, &t.replay.ledgers[i]))
-                flush_counter(p, &t.replay.ledgers[i], &p->counters[i]);
-        plan->t0 = t.replay.first_time_ns;
-        plan->t1 = t.replay.last_time_ns;
+    struct vt_input_notes_cursor c;
+    if (!vt_input_notes_rewind(notes, in->index, &c)) {
+        p->out_of_memory = true;
+        return;
     }
-    p->measuring = false;
-    free_input(p);
-    vt_export_trace_free(&t);
-    return status;
+    read_notes(p, in, &c);
+    vt_input_notes_cursor_free(&c);
 }
 
-static int one_input(struct perfetto *p, const char *path, const struct input_plan *plan,
-                     FILE *quiet, FILE *err)
+/* One input: its notes, then its counters' last samples, failures, peaks
+ * and the ranges still open. */
+static int write_input(struct perfetto *p, const struct vt_input *in, const struct watch *w,
+                       struct vt_input_notes *notes, FILE *err)
 {
-    struct vt_export_trace t;
-    struct vt_export_hooks hooks = {.on_record = on_record, .on_live = on_live, .ctx = p};
     reset_input(p);
     if (p->downsample) {
         uint64_t columns = VT_PERFETTO_SAMPLES_MAX / (2 * (p->ncounters ? p->ncounters : 1));
@@ -607,35 +676,37 @@ static int one_input(struct perfetto *p, const char *path, const struct input_pl
             columns = VT_PERFETTO_COLUMNS_MAX;
         if (columns < VT_PERFETTO_COLUMNS_MIN)
             columns = VT_PERFETTO_COLUMNS_MIN;
-        vt_column_grid_init(&p->grid, plan->t0, plan->t1, (size_t)columns);
+        vt_column_grid_init(&p->grid, in->replay.first_time_ns, in->replay.last_time_ns,
+                            (size_t)columns);
     }
-    /* The first replay said what there was to say about the input. */
-    int status = vt_export_trace_run(&t, path, &hooks, &p->opt->sym, quiet ? quiet : err);
-    if (status != 0)
-        fprintf(err, "vramtrace export: %s: cannot be read again (changed while read?)\n",
-                path);
-    if (status == 0 && p->out_of_memory) {
+    replay_notes(p, in, notes);
+    int status = 0;
+    if (p->out_of_memory) {
         fputs("vramtrace export: out of memory\n", err);
         status = 2;
     }
     if (status == 0 && !p->skip) {
+        struct vt_export_input x;
+        vt_export_input_init(&x, in, &p->opt->sym);
         p->any_selected = true;
-        for (size_t i = 0; i < t.replay.nledgers; i++) {
-            const struct vt_ledger *l = &t.replay.ledgers[i];
+        for (size_t i = 0; i < in->replay.nledgers; i++) {
+            const struct vt_ledger *l = &in->replay.ledgers[i];
             if (!ledger_selected(p->opt, l))
                 continue;
-            flush_counter(p, l, &p->counters[i]);
+            const struct counter *c = &w->counters[i];
+            if (c->pending)
+                write_sample(p, l, i, c->ts_ns, c->max, c->last);
             write_series(p, l, i);
-            failures(p, &t, l);
-            peak(p, &t, l);
+            failures(p, &x, l);
+            peak(p, &x, l);
         }
-        close_open(p, &t);
+        close_open(p, in);
+        vt_export_input_free(&x);
         if (!p->any_counter)
-            fprintf(err, "vramtrace export: %s: no %s allocated: no counter for it\n", path,
+            fprintf(err, "vramtrace export: %s: no %s allocated: no counter for it\n", in->path,
                     p->opt->has_device ? "memory on that device" : "GPU memory");
     }
     free_input(p);
-    vt_export_trace_free(&t);
     return status;
 }
 
@@ -669,23 +740,17 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
                        FILE *out, FILE *err)
 {
     struct perfetto *p = calloc(1, sizeof *p);
-    struct input_plan *plans = calloc(n + 1, sizeof *plans);
-    if (!p || !plans) {
+    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n};
+    if (!p || !ws.notes || !ws.per_input) {
         free(p);
-        free(plans);
-        fputs("vramtrace export: out of memory\n", err);
+        vt_input_notes_free(ws.notes);
+        free(ws.per_input);
+        fputs("vramtrace export: out of memory (or no temporary file)\n", err);
         return 2;
     }
     p->opt = opt;
-    int status = 0;
-    /* The first read: each input's span and how many samples every
-     * change would take. It writes nothing; its notes are the second's. */
-    if (!measure_all(p, traces, n, plans)) {
-        p->samples = p->ncounters = 0;
-        vt_export_verdicts_free(&p->verdicts);
-        for (size_t i = 0; i < n && status == 0; i++)
-            status = measure_input(p, traces[i], &plans[i], err);
-    }
+    struct vt_run_result run = {0};
+    int status = read_all(p, traces, n, &ws, &run, err) ? 0 : 2;
     p->downsample = !opt->all && p->samples > VT_PERFETTO_SAMPLES_MAX;
     if (opt->all && status == 0)
         fprintf(err, "vramtrace export: --all: every counter sample: %" PRIu64
@@ -696,11 +761,8 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
     vt_json_key(&p->j, "traceEvents");
     vt_json_begin_array(&p->j);
     fputc('\n', out);
-    FILE *quiet = fopen("/dev/null", "w");
     for (size_t i = 0; i < n && status == 0; i++)
-        status = one_input(p, traces[i], &plans[i], quiet, err);
-    if (quiet)
-        fclose(quiet);
+        status = write_input(p, &run.a.inputs[i], &ws.per_input[i], ws.notes, err);
     vt_json_end_array(&p->j);
     vt_json_kv_string(&p->j, "displayTimeUnit", "ms");
     other_data(p);
@@ -715,7 +777,9 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
                      PRIu64 " of %" PRIu64 " samples written; --all writes every one\n",
                 p->grid.columns, p->written, p->samples);
     vt_export_verdicts_free(&p->verdicts);
-    free(plans);
+    vt_run_result_free(&run);
+    vt_input_notes_free(ws.notes);
+    free(ws.per_input);
     free(p);
     return status;
 }

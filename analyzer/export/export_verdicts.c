@@ -38,7 +38,7 @@ bool vt_export_verdicts_init(struct vt_export_verdicts *vs, const struct vt_run_
     if (run->status != 0)
         return true; /* a trace not read whole: the exporter says why */
     const struct vt_analysis *a = &run->a;
-    struct vt_report_options ropt = {.top = 1, .sym = *sym};
+    struct vt_report_options ropt = {.layout.top = 1, .sym = *sym};
     struct vt_report rep;
     vt_report_init(&rep, a, &ropt);
     size_t cap = 0;

@@ -660,6 +660,8 @@ static __attribute__((noinline)) void feed_other(struct vt_replay *rp,
 {
     if (vt_record_is_timed(rec->type)) /* MEM records do not come here */
         note_time(rp, rec->time_ns);
+    if (rp->on_record)
+        rp->on_record(rp->on_record_ctx, rp, rec);
     switch (rec->type) {
     case VT_REC_RANGE_PUSH: range_push(rp, rec); break;
     case VT_REC_RANGE_POP: range_pop(rp, rec); break;

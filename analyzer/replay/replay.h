@@ -167,6 +167,11 @@ typedef void (*vt_oom_fn)(void *ctx, struct vt_replay *rp, struct vt_ledger *l, 
  * are rare next to memory events. */
 typedef void (*vt_range_fn)(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t time_ns,
                             bool opens);
+/* Called with each record other than a memory event (definitions, ranges,
+ * marks, the process record), before the replay takes it: lets an
+ * observer that writes records of its own (an exporter) see them during
+ * the one read. Not on the hot path. */
+typedef void (*vt_record_fn)(void *ctx, struct vt_replay *rp, const struct vt_record *rec);
 
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
@@ -219,6 +224,8 @@ struct vt_replay {
     void *on_live_ctx;
     vt_range_fn on_range;
     void *on_range_ctx;
+    vt_record_fn on_record;
+    void *on_record_ctx;
     /* An observer's view of each failure, after on_oom (which the run
      * stage's GPU merge takes over): its own context, never replaced. */
     vt_oom_fn on_failure;

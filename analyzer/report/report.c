@@ -32,12 +32,12 @@ bool vt_report_input_selected(const struct vt_report *rep, size_t input)
         return false;
     if (rep->one_job && rep->a->inputs[input].job != rep->job)
         return false;
-    if (rep->opt->has_rank && vt_report_rank(rep, input) != (long)rep->opt->rank)
+    if (rep->opt->select.has_rank && vt_report_rank(rep, input) != (long)rep->opt->select.rank)
         return false;
-    if (!rep->opt->has_pid)
+    if (!rep->opt->select.has_pid)
         return true;
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
-    return p && p->pid == rep->opt->pid;
+    return p && p->pid == rep->opt->select.pid;
 }
 
 bool vt_report_input_detailed(const struct vt_report *rep, size_t input)
@@ -47,7 +47,7 @@ bool vt_report_input_detailed(const struct vt_report *rep, size_t input)
 
 bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledger *l)
 {
-    return !rep->opt->has_device || l->device == rep->opt->device;
+    return !rep->opt->select.has_device || l->device == rep->opt->select.device;
 }
 
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,

@@ -20,11 +20,12 @@
 
 #define VT_REPORT_MAX_TOP 1000
 
-struct vt_report_options {
-    size_t top;              /* rows of stacks per table */
-    size_t text_frames;      /* frames per stack in the text report (0: all) */
-    size_t width;            /* columns a text stack line may use (0: no limit) */
-    bool full_stacks;        /* text: every frame, none folded, no width limit */
+/* What `vramtrace report` was asked, by concern; the CLI's option table
+ * (cli/cli_options.c) defines every option and fills these, and each
+ * view reads only the parts it renders by. */
+
+/* Which processes, ledgers and phase the report is about. */
+struct vt_report_selection {
     const char *phase;       /* only this phase, in detail; NULL: all */
     bool has_device;
     int64_t device;
@@ -32,14 +33,32 @@ struct vt_report_options {
     uint64_t pid;
     bool has_rank;           /* --rank: only the processes of this rank */
     uint64_t rank;
-    /* --at TIME or oom:N (text): each ledger's live set then, instead of
-     * its peak (report_at.c) */
+};
+
+/* How the tables and stacks are laid out. */
+struct vt_report_layout {
+    size_t top;              /* rows of stacks per table */
+    size_t text_frames;      /* frames per stack in the text report (0: all) */
+    size_t width;            /* columns a text stack line may use (0: no limit) */
+    bool full_stacks;        /* text: every frame, none folded, no width limit */
+};
+
+/* --at TIME or oom:N (text): each ledger's live set then, instead of its
+ * peak (report_at.c). */
+struct vt_report_moment {
     enum { VT_REPORT_AT_PEAK, VT_REPORT_AT_TIME, VT_REPORT_AT_OOM } at;
-    uint64_t at_time_ns, at_oom;
+    uint64_t time_ns, oom;
+};
+
+struct vt_report_options {
+    struct vt_report_selection select;
+    struct vt_report_layout layout;
+    struct vt_report_moment moment;
     struct vt_symbolize_options sym;
 };
 
 struct vt_live_at;
+struct vt_timeline_notes;
 
 struct vt_report {
     const struct vt_analysis *a;
@@ -57,6 +76,9 @@ struct vt_report {
     const unsigned char *detail;
     /* --at TIME: the live sets then, collected while the analysis ran */
     const struct vt_live_at *live_at;
+    /* the HTML page: what its timelines are fed from, noted while the
+     * analysis ran, or NULL */
+    const struct vt_timeline_notes *timeline_notes;
     /* The allocator's view of the request told last (report_torch.c):
      * its snapshot read and its model run once, whichever views tell it;
      * freed by vt_report_free through forget_torch, which report_torch.c

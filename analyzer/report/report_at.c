@@ -26,7 +26,7 @@ static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_
     char lab[32], at[32], b[32], end[32];
     fprintf(out, "\npid %" PRIu64 " %s at %s: ", p ? p->pid : 0,
             vt_ledger_label(l, lab, sizeof lab),
-            vt_format_seconds((int64_t)rep->opt->at_time_ns, at, sizeof at));
+            vt_format_seconds((int64_t)rep->opt->moment.time_ns, at, sizeof at));
     if (!s || !s->peak_bytes)
         fputs("nothing live", out);
     else
@@ -38,7 +38,7 @@ static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_
                 vt_format_reltime(rep, i, rp->last_time_ns, end, sizeof end));
     fputc('\n', out);
     if (s && s->peak_bytes)
-        print_sites(rep, out, i, "  ", top, vt_sites_top(&l->sites, s, top, rep->opt->top));
+        print_sites(rep, out, i, "  ", top, vt_sites_top(&l->sites, s, top, rep->opt->layout.top));
 }
 
 /* The process's Nth failed device allocation over the selected ledgers, in
@@ -70,7 +70,7 @@ static void at_oom(struct vt_report *rep, FILE *out, size_t i, const struct vt_l
                    vt_report_sites_fn print_sites)
 {
     uint64_t seen;
-    const struct vt_oom *o = nth_failure(rep, i, rep->opt->at_oom, &seen);
+    const struct vt_oom *o = nth_failure(rep, i, rep->opt->moment.oom, &seen);
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     char lab[32], at[32], b[32], req[32];
     if (o && (o < l->ooms || o >= l->ooms + l->nooms))
@@ -83,13 +83,13 @@ static void at_oom(struct vt_report *rep, FILE *out, size_t i, const struct vt_l
                 vt_report_ledger_selected(rep, &rp->ledgers[k])) {
                 if (&rp->ledgers[k] == l)
                     fprintf(out, "\npid %" PRIu64 ": %" PRIu64 " failed allocation%s, no failure %" PRIu64 "\n",
-                            p ? p->pid : 0, seen, seen == 1 ? "" : "s", rep->opt->at_oom);
+                            p ? p->pid : 0, seen, seen == 1 ? "" : "s", rep->opt->moment.oom);
                 break;
             }
         return;
     }
     fprintf(out, "\npid %" PRIu64 " %s at failure %" PRIu64 " (%s, %s requested): %s held; top stacks then:\n",
-            p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab), rep->opt->at_oom,
+            p ? p->pid : 0, vt_ledger_label(l, lab, sizeof lab), rep->opt->moment.oom,
             vt_format_reltime(rep, i, o->time_ns, at, sizeof at),
             vt_format_bytes(o->requested_bytes, req, sizeof req),
             vt_format_bytes(o->process_bytes, b, sizeof b));
@@ -99,8 +99,8 @@ static void at_oom(struct vt_report *rep, FILE *out, size_t i, const struct vt_l
 void vt_report_at_text(struct vt_report *rep, FILE *out, size_t input, const struct vt_ledger *l,
                        struct vt_site_bytes *top, vt_report_sites_fn print_sites)
 {
-    if (rep->opt->at == VT_REPORT_AT_TIME && rep->live_at)
+    if (rep->opt->moment.at == VT_REPORT_AT_TIME && rep->live_at)
         at_time(rep, out, input, l, top, print_sites);
-    else if (rep->opt->at == VT_REPORT_AT_OOM && l->category == VT_CAT_DEVICE)
+    else if (rep->opt->moment.at == VT_REPORT_AT_OOM && l->category == VT_CAT_DEVICE)
         at_oom(rep, out, input, l, print_sites);
 }

@@ -70,7 +70,7 @@ static void inputs_json(struct vt_json *j, const struct vt_report_inputs *in)
     vt_json_end_array(j);
 }
 
-/* Every input's error, the few said on stderr and the rest (issue 26). */
+/* Every input's error, the few said on stderr and the rest. */
 static void input_errors_json(struct vt_json *j, const struct vt_report *rep,
                               const struct vt_input_errors *snap_errors)
 {
@@ -191,12 +191,12 @@ static int document(struct vt_run_result *run, const struct vt_report_inputs *in
                     const char *html_path, FILE *err)
 {
     int status = 0;
-    size_t table_rows = opt->top;
+    size_t table_rows = opt->layout.top;
     struct vt_report_options html_opt;
     if (format == VT_REPORT_HTML) {
         html_opt = *opt;
-        if (html_opt.top < VT_REPORT_HTML_TOP)
-            html_opt.top = VT_REPORT_HTML_TOP;
+        if (html_opt.layout.top < VT_REPORT_HTML_TOP)
+            html_opt.layout.top = VT_REPORT_HTML_TOP;
         opt = &html_opt;
     }
     struct vt_report rep;
@@ -210,6 +210,7 @@ static int document(struct vt_run_result *run, const struct vt_report_inputs *in
         vt_report_init(&rep, &run->a, opt);
         rep.timelines = run->has_timelines ? &run->timelines : NULL;
         rep.live_at = run->has_live_at ? &run->live_at : NULL;
+        rep.timeline_notes = run->has_timeline_notes ? &run->timeline_notes : NULL;
         traces = &rep;
     }
     struct vt_input_errors snap_errors = {0};

@@ -53,7 +53,7 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
     const struct vt_report_options *opt = rep->opt;
     const struct vt_analysis *a = rep->a;
     char buf[64];
-    if (opt->has_pid) {
+    if (opt->select.has_pid) {
         struct seen pids = {0};
         bool hit = false;
         for (size_t i = 0; i < a->ninputs; i++) {
@@ -62,15 +62,15 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
                 continue;
             snprintf(buf, sizeof buf, "%" PRIu64, p->pid);
             seen_add(&pids, buf);
-            hit |= p->pid == opt->pid;
+            hit |= p->pid == opt->select.pid;
         }
         if (!hit) {
-            fprintf(err, "vramtrace report: no pid %" PRIu64 "; pids: %s\n", opt->pid,
+            fprintf(err, "vramtrace report: no pid %" PRIu64 "; pids: %s\n", opt->select.pid,
                     seen_list(&pids));
             return false;
         }
     }
-    if (opt->has_rank) {
+    if (opt->select.has_rank) {
         struct seen ranks = {0};
         bool hit = false;
         for (size_t i = 0; i < a->ninputs; i++) {
@@ -79,15 +79,15 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
                 continue;
             snprintf(buf, sizeof buf, "%ld", rank);
             seen_add(&ranks, buf);
-            hit |= (uint64_t)rank == opt->rank;
+            hit |= (uint64_t)rank == opt->select.rank;
         }
         if (!hit) {
-            fprintf(err, "vramtrace report: no rank %" PRIu64 "; ranks: %s\n", opt->rank,
+            fprintf(err, "vramtrace report: no rank %" PRIu64 "; ranks: %s\n", opt->select.rank,
                     seen_list(&ranks));
             return false;
         }
     }
-    if (opt->has_device) {
+    if (opt->select.has_device) {
         struct seen devices = {0};
         bool hit = false;
         for (size_t i = 0; i < a->ninputs; i++) {
@@ -99,16 +99,16 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
                     continue;
                 snprintf(buf, sizeof buf, "%" PRId64, rp->ledgers[k].device);
                 seen_add(&devices, buf);
-                hit |= rp->ledgers[k].device == opt->device;
+                hit |= rp->ledgers[k].device == opt->select.device;
             }
         }
         if (!hit) {
-            fprintf(err, "vramtrace report: no device %" PRId64 "; devices: %s\n", opt->device,
+            fprintf(err, "vramtrace report: no device %" PRId64 "; devices: %s\n", opt->select.device,
                     seen_list(&devices));
             return false;
         }
     }
-    if (opt->phase) {
+    if (opt->select.phase) {
         struct seen phases = {0};
         bool hit = false;
         for (size_t i = 0; i < a->ninputs; i++) {
@@ -124,18 +124,18 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
                     if (!name)
                         continue;
                     seen_add(&phases, name);
-                    hit |= !strcmp(name, opt->phase);
+                    hit |= !strcmp(name, opt->select.phase);
                 }
             }
         }
         if (!hit) {
-            fprintf(err, "vramtrace report: no phase \"%s\"; phases: ", opt->phase);
+            fprintf(err, "vramtrace report: no phase \"%s\"; phases: ", opt->select.phase);
             vt_terminal_put(err, seen_list(&phases));
             fputc('\n', err);
             return false;
         }
     }
-    if (opt->at == VT_REPORT_AT_OOM) {
+    if (opt->moment.at == VT_REPORT_AT_OOM) {
         /* --at oom:N: some process failed N times on the devices selected */
         uint64_t most = 0;
         for (size_t i = 0; i < a->ninputs; i++) {
@@ -149,13 +149,13 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
                     n += rp->ledgers[k].nooms;
             most = n > most ? n : most;
         }
-        if (most < opt->at_oom) {
+        if (most < opt->moment.oom) {
             if (most)
                 fprintf(err, "vramtrace report: no failure %" PRIu64 "; the most of one process: %" PRIu64 "\n",
-                        opt->at_oom, most);
+                        opt->moment.oom, most);
             else
                 fprintf(err, "vramtrace report: no failure %" PRIu64 "; no allocation failed\n",
-                        opt->at_oom);
+                        opt->moment.oom);
             return false;
         }
     }
@@ -165,17 +165,17 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
 bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
                            FILE *err)
 {
-    if (!opt->has_device)
+    if (!opt->select.has_device)
         return true;
     struct seen devices = {0};
     char buf[32];
     for (size_t k = 0; k < a->ndevices; k++) {
-        if (a->devices[k].device == opt->device)
+        if (a->devices[k].device == opt->select.device)
             return true;
         snprintf(buf, sizeof buf, "%" PRId64, a->devices[k].device);
         seen_add(&devices, buf);
     }
     fprintf(err, "vramtrace report: %s: no device %" PRId64 "; devices: %s\n", a->snap.path,
-            opt->device, seen_list(&devices));
+            opt->select.device, seen_list(&devices));
     return false;
 }

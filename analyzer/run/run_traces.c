@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-/* Both observers hook the replay's on_live: the live sets at an instant
- * chain to whatever was there, so they go second. */
+/* The observers hook the replay's on_live: the live sets at an instant
+ * and the timelines' notes chain to whatever was there, so they go after
+ * the job timelines. */
 static void prepare(void *ctx, struct vt_input *in)
 {
     struct vt_run_result *run = ctx;
@@ -12,6 +13,8 @@ static void prepare(void *ctx, struct vt_input *in)
         vt_job_timelines_prepare(&run->timelines, in);
     if (run->has_live_at)
         vt_live_at_prepare(&run->live_at, in);
+    if (run->has_timeline_notes)
+        vt_timeline_notes_prepare(&run->timeline_notes, in);
     if (run->prepare)
         run->prepare(run->prepare_ctx, in);
 }
@@ -29,6 +32,10 @@ int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observe
         run->has_live_at = true;
         fed = vt_live_at_init(&run->live_at, npaths, obs->live_at_ns);
     }
+    if (fed && obs && obs->timeline_notes) {
+        run->has_timeline_notes = true;
+        fed = vt_timeline_notes_init(&run->timeline_notes, npaths);
+    }
     if (!fed) {
         fprintf(err, "vramtrace: out of memory\n");
         run->status = 2;
@@ -39,7 +46,8 @@ int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observe
         run->prepare = obs->prepare;
         run->prepare_ctx = obs->prepare_ctx;
     }
-    bool observed = run->has_timelines || run->has_live_at || run->prepare;
+    bool observed =
+        run->has_timelines || run->has_live_at || run->has_timeline_notes || run->prepare;
     run->status = vt_analysis_run_with(&run->a, paths, npaths, err, observed ? prepare : NULL, run);
     run->partial = run->status != 0 && run->a.ninputs > run->a.not_read;
     return run->status;
@@ -50,4 +58,5 @@ void vt_run_result_free(struct vt_run_result *run)
     vt_analysis_free(&run->a);
     vt_job_timelines_free(&run->timelines);
     vt_live_at_free(&run->live_at);
+    vt_timeline_notes_free(&run->timeline_notes);
 }

@@ -13,6 +13,9 @@
  *                  (job_timelines.h), when asked for
  *   run.live_at    each ledger's live set at one instant (live_at.h),
  *                  when asked for
+ *   run.timeline_notes  every change of each input's ledgers and every
+ *                  range, noted for the HTML page's timelines
+ *                  (timeline_notes.h), when asked for
  * Everything in it is read-only once vt_run_traces returns, and lives
  * until vt_run_result_free.
  */
@@ -27,6 +30,7 @@
 #include "analysis.h"
 #include "job_timelines.h"
 #include "live_at.h"
+#include "timeline_notes.h"
 
 /* The observers to run along the replay; zeroed: none. */
 struct vt_run_observers {
@@ -34,6 +38,7 @@ struct vt_run_observers {
     uint64_t job_resolution_ns;   /* ... this (0: VT_SUMMARY_RESOLUTION_NS) */
     bool live_at;                 /* run.live_at, at ... */
     uint64_t live_at_ns;          /* ... this time since each process started */
+    bool timeline_notes;          /* run.timeline_notes */
     /* The caller's own observer (an exporter's notes), asked for alone
      * (its hooks replace those above): set up for each input as
      * vt_analysis_run_with's prepare; it keeps what it notes per input
@@ -55,6 +60,8 @@ struct vt_run_result {
     struct vt_job_timelines timelines;
     bool has_live_at;
     struct vt_live_at live_at;
+    bool has_timeline_notes;
+    struct vt_timeline_notes timeline_notes;
     vt_analysis_prepare_fn prepare; /* the caller's observer, when asked for */
     void *prepare_ctx;
 };

@@ -46,10 +46,9 @@ bool vt_timeline_add_series(struct vt_timeline *tl, int64_t device, enum vt_cate
     return true;
 }
 
-static struct vt_timeline_series *series_for(struct vt_timeline *tl, const struct vt_replay *rp,
+static struct vt_timeline_series *series_for(struct vt_timeline *tl, size_t li,
                                              const struct vt_ledger *l)
 {
-    size_t li = (size_t)(l - rp->ledgers);
     if (li >= VT_LEDGERS_MAX)
         return NULL;
     long k = tl->series_of[li];
@@ -92,23 +91,20 @@ static int slot_of(struct vt_timeline *tl, struct vt_timeline_series *s, const s
     return (int)s->slot_of[site] - 2;
 }
 
-static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
-                    const struct vt_live *e, bool begins)
+void vt_timeline_change(struct vt_timeline *tl, const struct vt_ledger *l, size_t li,
+                        const struct vt_timeline_change *c)
 {
-    struct vt_timeline *tl = ctx;
-    struct vt_timeline_series *s = series_for(tl, rp, l);
+    struct vt_timeline_series *s = series_for(tl, li, l);
     if (!s)
         return;
-    int k = slot_of(tl, s, l, e->site);
+    int k = slot_of(tl, s, l, c->site);
     if (k >= 0)
-        s->cur[k] += begins ? e->size : (uint64_t)0 - e->size;
-    vt_column_series_set(&s->cols, &tl->grid, rp->last_time_ns, l->sites.total_bytes, s->cur);
+        s->cur[k] += c->begins ? c->size : (uint64_t)0 - c->size;
+    vt_column_series_set(&s->cols, &tl->grid, c->time_ns, c->total_bytes, s->cur);
 }
 
-static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t time_ns, bool opens)
+void vt_timeline_range(struct vt_timeline *tl, uint64_t name, uint64_t time_ns, bool opens)
 {
-    (void)rp;
-    struct vt_timeline *tl = ctx;
     struct vt_timeline_phase *p = NULL;
     for (size_t i = 0; i < tl->nphases; i++) /* few names */
         if (tl->phases[i].name == name)
@@ -148,14 +144,6 @@ static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t ti
         if (--p->open == 0 && p->nspans)
             p->spans[2 * p->nspans - 1] = t;
     }
-}
-
-void vt_timeline_attach(struct vt_timeline *tl, struct vt_replay *rp)
-{
-    rp->on_live = on_live;
-    rp->on_live_ctx = tl;
-    rp->on_range = on_range;
-    rp->on_range_ctx = tl;
 }
 
 void vt_timeline_finish(struct vt_timeline *tl)

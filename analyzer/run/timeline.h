@@ -12,14 +12,16 @@
  * between two changes is lost that a pixel could show, and the maximum is
  * exact: the column holding the ledger's peak has the peak's bytes at the
  * peak's time, split by site as the report's peak breakdown splits it. The
- * tracked sites are chosen before the replay (the top sites at the peak of
- * a first pass); the rest of a total is "other".
+ * tracked sites are chosen before it is fed (the top sites at the peak,
+ * known once the read is over: timeline_notes.h); the rest of a total is
+ * "other".
  *
  * Phases: for each name, the spans during which a range of it was open,
  * spans less than a column apart merged (so at most about `buckets` spans
  * a name, however many steps a run has).
  *
- * Fed by the replay's on_live and on_range hooks (replay.h): O(tracked
+ * Fed with the replay's changes and ranges (replay.h's on_live and
+ * on_range, as noted during the read): O(tracked
  * sites) per memory event (at most 8 counters copied); memory
  * O(buckets x (ledgers + phase names)), never O(trace length).
  */
@@ -79,8 +81,19 @@ void vt_timeline_free(struct vt_timeline *tl);
  * most VT_TIMELINE_SITES; more are ignored). Before the replay. */
 bool vt_timeline_add_series(struct vt_timeline *tl, int64_t device, enum vt_category category,
                             const struct vt_timeline_site *sites, size_t nsites);
-/* Sets rp's on_live and on_range hooks to feed tl. */
-void vt_timeline_attach(struct vt_timeline *tl, struct vt_replay *rp);
+/* A change of a ledger's total: an allocation of a site began or ended. */
+struct vt_timeline_change {
+    uint64_t time_ns;        /* the process's latest time then */
+    uint64_t size;
+    uint64_t total_bytes;    /* the ledger's total after it */
+    uint32_t site;           /* index in the ledger's sites */
+    bool begins;
+};
+/* Feeds one change of ledger l (index li of its replay's ledgers). */
+void vt_timeline_change(struct vt_timeline *tl, const struct vt_ledger *l, size_t li,
+                        const struct vt_timeline_change *c);
+/* Feeds a range of a phase name opening (opens) or closing at time_ns. */
+void vt_timeline_range(struct vt_timeline *tl, uint64_t name, uint64_t time_ns, bool opens);
 /* Ends the last columns and the phases still open (at t1). */
 void vt_timeline_finish(struct vt_timeline *tl);
 

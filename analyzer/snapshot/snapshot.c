@@ -77,7 +77,7 @@ static const struct vt_pickle_value *frames_of(const struct vt_pickle_value *d)
     return vt_pickle_is_seq(f) ? f : NULL;
 }
 
-/* The work a snapshot may ask for (issue 26). Memoized values are shared,
+/* The work a snapshot may ask for, bounded. Memoized values are shared,
  * so 120 KB of pickle can name one segment 20,000 times, whose blocks are
  * one block 20,000 times, whose frames are one frame 20,000 times: 8e12
  * elements to walk for 60,000 memo references, minutes of work in little

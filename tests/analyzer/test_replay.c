@@ -169,7 +169,7 @@ static void test_verdict_rule(void **state)
         {"unmeasured context counts with the others", 4, 1, 10, 2, 0, 0, true,
          VT_VERDICT_CONTENDED},
         {"measured context is this process's", 4, 1, 10, 2, 0, 6, true, VT_VERDICT_EXHAUSTED},
-        /* issue 14: 23.16 GiB asked on 24 GiB, 23.10 GiB free, 520 MiB held */
+        /* 23.16 GiB asked on 24 GiB, 23.10 GiB free, 520 MiB held */
         {"one huge request", 23716 * M, 23654 * M, 24576 * M, 520 * M, 0, 0, true,
          VT_VERDICT_OVERSIZED},
         /* examples/deepspeed_init_oom: 6.93 of 31.5 GiB, 6.80 free, 24.32 held */

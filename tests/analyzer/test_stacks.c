@@ -280,7 +280,7 @@ static void test_fit_block(void **state)
 }
 
 /* Lines that would read alike for different stacks show where the stacks
- * part: the frame cut away is the one that tells them apart (issue 28). */
+ * part: the frame cut away is the one that tells them apart. */
 static void test_fit_parting(void **state)
 {
     (void)state;

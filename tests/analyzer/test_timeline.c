@@ -1,7 +1,8 @@
 /*
  * The HTML report's downsampled timeline (analyzer/run/timeline.c)
  * against brute force: a pseudo-random trace of allocations and frees on
- * three stacks, with phases, replayed with the timeline attached; each
+ * three stacks, with phases, read once with its changes noted and the
+ * timeline fed from the notes (timeline_notes.h); each
  * column's maximum (value, first time, tracked sites' bytes then) and last
  * value must be exactly what a replay of the event list in the test says,
  * the peak must be kept exactly, and the points and phase spans must stay
@@ -19,7 +20,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
-#include "timeline.h"
+#include "timeline_notes.h"
 #include "trace_builder.h"
 
 #define MiB (1ull << 20)
@@ -33,16 +34,6 @@ struct truth {
 };
 
 static struct truth truth;
-
-struct prep {
-    struct vt_timeline *tl;
-};
-
-static void prepare(void *ctx, struct vt_input *in)
-{
-    struct prep *p = ctx;
-    vt_timeline_attach(p->tl, &in->replay);
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -110,9 +101,12 @@ static void test_columns_against_brute_force(void **state)
     char *path = write_trace();
     FILE *devnull = fopen("/dev/null", "w");
 
-    /* the first pass: the span and the peak */
+    /* the one read, noting the changes: the span and the peak */
     struct vt_analysis a;
-    assert_int_equal(vt_analysis_run(&a, &path, 1, devnull), 0);
+    struct vt_timeline_notes tn;
+    assert_true(vt_timeline_notes_init(&tn, 1));
+    assert_int_equal(vt_analysis_run_with(&a, &path, 1, devnull, vt_timeline_notes_prepare, &tn),
+                     0);
     struct vt_replay *rp = &a.inputs[0].replay;
     struct vt_ledger *l = vt_replay_ledger(rp, 0, VT_CAT_DEVICE);
     assert_non_null(l);
@@ -123,13 +117,11 @@ static void test_columns_against_brute_force(void **state)
     /* follow stacks C and A (in that order), not B */
     struct vt_timeline_site sites[2] = {{TB_STACK_C, TB_MAIN}, {TB_STACK_A, TB_MAIN}};
     assert_true(vt_timeline_add_series(&tl, 0, VT_CAT_DEVICE, sites, 2));
+    /* ... then the timeline fed from the notes */
+    bool chosen = true;
+    assert_true(vt_timelines_play(&tn, &a, &chosen, &tl));
+    vt_timeline_notes_free(&tn);
     vt_analysis_free(&a);
-
-    struct vt_analysis again;
-    struct prep p = {&tl};
-    assert_int_equal(vt_analysis_run_with(&again, &path, 1, devnull, prepare, &p), 0);
-    vt_timeline_finish(&tl);
-    vt_analysis_free(&again);
     fclose(devnull);
     assert_false(tl.out_of_memory);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The exports' default caps (issue 29, docs/internals/REPORT_INTERNALS.md "Exports and diff"),
+"""The exports' default caps (docs/internals/REPORT_INTERNALS.md "Exports and diff"),
 on a long synthetic trace (bench/synth_trace: 250,000 events, an NVTX step
 and an epoch range every 1,000, a failed allocation every 5,000), against
 what the generator says it wrote (its peak, its final live bytes, its

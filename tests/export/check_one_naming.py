@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One voice in every view (issue 28): the sites at the peak of three
+"""One voice in every view: the sites at the peak of three
 examples on the simulated GPU - examples/deepspeed_init_oom.c (a failed
 allocation), examples/python_phases.py (CUDA through ctypes: libffi and
 CPython's native frames under the program's Python) and
@@ -22,7 +22,7 @@ example's own source.
     check_one_naming.py --build BUILD --src SRC [--preload-first LIBS] [--tamper]
 
 --tamper breaks one view on purpose (the folded export's tip made the
-runtime's cudaMalloc again, as it was before issue 28): the check must then
+runtime's cudaMalloc again, as a view once did): the check must then
 fail (its `_tamper` test).
 """
 import collections

@@ -9,7 +9,7 @@
  * report fail with status 2 and a "byte N" message, never a report; a
  * report's JSON must be valid JSON; a snapshot that expands to more
  * elements than the budget (snapshot.h, counted here apart from the
- * loader) must be refused, never walked (issue 26: shared objects repeated
+ * loader) must be refused, never walked (shared objects repeated
  * N^3 times).
  */
 #define _GNU_SOURCE
@@ -119,9 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     REQUIRE(fd >= 0 && write(fd, data, size) == (ssize_t)size, "memfd failed");
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    struct vt_report_options opt = {.top = 1 + size % 12, .text_frames = size % 5,
-                                    .width = size % 7 ? 20 + size % 100 : 0,
-                                    .full_stacks = size % 11 == 0};
+    struct vt_report_options opt = {.layout.top = 1 + size % 12, .layout.text_frames = size % 5,
+                                    .layout.width = size % 7 ? 20 + size % 100 : 0,
+                                    .layout.full_stacks = size % 11 == 0};
     opt.sym.disabled = true;
     char *snapshots[] = {path};
     struct vt_report_inputs in = {.snapshots = snapshots, .nsnapshots = 1};

@@ -49,10 +49,10 @@ static int memfile(const void *data, size_t size, char *path, size_t n)
 
 static int report(char **paths, size_t n, bool json, size_t size, char **msg)
 {
-    struct vt_report_options opt = {.top = 10, .text_frames = 6};
+    struct vt_report_options opt = {.layout.top = 10, .layout.text_frames = 6};
     if (size % 3 == 0) {
-        opt.has_rank = true;
-        opt.rank = size % 4;
+        opt.select.has_rank = true;
+        opt.select.rank = size % 4;
     }
     char *out = NULL, *m = NULL;
     size_t out_len = 0, m_len = 0;

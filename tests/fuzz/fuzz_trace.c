@@ -195,22 +195,22 @@ static void render(const struct vt_analysis *a, const struct vt_fuzz_options *fo
 {
     /* Stack lines fitted to widths from narrow to none; every frame (no
      * fitting, no folding) with one frames setting. */
-    struct vt_report_options opt = {.top = fo->top ? fo->top : 10, .text_frames = fo->frames,
-                                    .width = 20u + 16u * (fo->top % 8u),
-                                    .full_stacks = fo->frames == 3};
+    struct vt_report_options opt = {.layout.top = fo->top ? fo->top : 10, .layout.text_frames = fo->frames,
+                                    .layout.width = 20u + 16u * (fo->top % 8u),
+                                    .layout.full_stacks = fo->frames == 3};
     opt.sym.disabled = true;
     if (a->ninputs > 0) {
         const struct vt_reader *r = a->inputs[0].reader;
         if (fo->phase_filter)
-            opt.phase = vt_reader_string(r, 1) ? vt_reader_string(r, 1) : "none";
+            opt.select.phase = vt_reader_string(r, 1) ? vt_reader_string(r, 1) : "none";
         if (fo->pid_filter && vt_reader_process(r)) {
-            opt.has_pid = true;
-            opt.pid = vt_reader_process(r)->pid;
+            opt.select.has_pid = true;
+            opt.select.pid = vt_reader_process(r)->pid;
         }
     }
     if (fo->device_filter) {
-        opt.has_device = true;
-        opt.device = 0;
+        opt.select.has_device = true;
+        opt.select.device = 0;
     }
     struct vt_report rep;
     vt_report_init(&rep, a, &opt);

@@ -218,7 +218,7 @@ static int report_all(const struct bytes *f)
     FILE *null = fopen("/dev/null", "w");
     struct vt_analysis a;
     int status = vt_analysis_run(&a, paths, 1, null);
-    struct vt_report_options opt = {.top = 10, .text_frames = 6, .width = 100,
+    struct vt_report_options opt = {.layout.top = 10, .layout.text_frames = 6, .layout.width = 100,
                                     .sym.disabled = true};
     struct vt_report rep;
     vt_report_init(&rep, &a, &opt);

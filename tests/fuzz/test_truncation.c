@@ -166,7 +166,7 @@ static void check_report(const uint8_t *d, size_t k, const struct truth *t, FILE
         EXPECT(a.ninputs == 1 && a.inputs[0].replay.mem_events == want_mem,
                "prefix %zu: replay saw %" PRIu64 " memory events, want %" PRIu64, k,
                a.ninputs ? a.inputs[0].replay.mem_events : 0, want_mem);
-        struct vt_report_options opt = {.top = 10, .text_frames = 6, .width = 100,
+        struct vt_report_options opt = {.layout.top = 10, .layout.text_frames = 6, .layout.width = 100,
                                         .sym.disabled = true};
         struct vt_report rep;
         vt_report_init(&rep, &a, &opt);

@@ -5,8 +5,8 @@ Python side of the invisibility suite (invisible.py).
 
 REPORT ("-": stdout) gets the open descriptors 0-255, the next descriptor
 os.open() returns, and signal.getsignal() for every signal; then the
-save/handle/restore pattern on each fatal signal (issue 19: it raised
-TypeError under the tracer). CUDA (default 1): the simulated driver,
+save/handle/restore pattern on each fatal signal (a tracer that
+broke it would raise TypeError). CUDA (default 1): the simulated driver,
 through ctypes, allocates and frees. ENDING: exit, os_exit, segv (with
 faulthandler, as pytest runs), sigterm (a launcher stopping the rank),
 return.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tracer is invisible (issue 19; docs/internals/RELIABILITY.md, "Invisible").
+"""The tracer is invisible (docs/internals/RELIABILITY.md, "Invisible").
 
     invisible.py --lib LIB --simdir DIR --probe EXE --pyprobe PY --check EXE
                  --vramtrace BIN [--preload-first PATHS] SCENARIO [ARGS...]
@@ -56,8 +56,8 @@ SHAPES = {
     "inherited": 'exec "$@" 3</dev/null 4>>"$INV_FILE" 5<&0',
 }
 # The shell probe: the shell's own descriptors (glob expanded by the shell
-# itself), its traps, and a read from stdin (issue 19: with stdin closed the
-# tracer's pipe was read instead, and a loop never ended).
+# itself), its traps, and a read from stdin (with stdin closed, a tracer's
+# pipe on fd 0 would be read instead, and a loop never end).
 SHELL_PROBE = ('printf "fds:"; for f in /proc/$$/fd/*; do printf " %s" "${f##*/}"; done; echo; trap; '
                'if read -r line 2>/dev/null; then echo "read [$line]"; else echo "read failed"; fi; '
                'echo done')

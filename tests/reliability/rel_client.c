@@ -550,8 +550,8 @@ static int mode_names(void)
  * through it, and closes those numbers again, at least ROUNDS times. Then
  * it checks that none of its descriptors is the trace file (the tracer's
  * is not in the program's table), and reads its file back: only its own
- * lines, in order, may be there (issue 26, item 1: a trace chunk was
- * written into it). Prints "dup2own LINES lines, PAIRS pairs". */
+ * lines, in order, may be there (a trace chunk written into it would
+ * show). Prints "dup2own LINES lines, PAIRS pairs". */
 static atomic_int dup_stop;
 #define DUP_MIN_PAIRS 1000
 

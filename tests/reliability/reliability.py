@@ -572,8 +572,8 @@ def scenario_security():
 
 
 def scenario_clonevm():
-    """A known limit, pinned (docs/internals/RELIABILITY.md, "Limits"; issue 26, item
-    7): a child made by a raw clone(CLONE_VM | SIGCHLD) runs no fork
+    """A known limit, pinned (docs/internals/RELIABILITY.md, "Limits"): a
+    child made by a raw clone(CLONE_VM | SIGCHLD) runs no fork
     handlers and shares the parent's memory, so its events are filed under
     the parent's pid and thread, in the parent's trace. Checked against the
     simulated driver's ledger, which knows the child's real pid."""
@@ -617,7 +617,7 @@ def scenario_clonevm():
 def scenario_dup2own(runs, rounds, prefix=()):
     """A program that puts its own file on every descriptor number (dup2),
     the tracer's included, while the writer writes a chunk every
-    millisecond (issue 26, item 1): its file holds only its own lines, its
+    millisecond: its file holds only its own lines, its
     stderr has no line of ours, and the trace is complete against the
     driver's ledger. The client checks its file; this checks the rest.
     prefix: a launcher to run the client under (refuse_syscalls)."""

@@ -13,7 +13,7 @@
 #include "snapshot_render.h"
 #include "parts_split.h"
 #include "snapshot_series.h"
-#include "timeline_pass.h"
+#include "timeline_notes.h"
 
 bool vt_report_html_built(void)
 {
@@ -36,11 +36,11 @@ static const struct vt_html_asset *asset(const char *name)
     return NULL;
 }
 
-/* ---- the timelines: the run stage reads the detailed traces again ---- */
+/* ---- the timelines: fed from the notes of the run stage's read ---- */
 
 /* Sets up each detailed ledger's timeline from the result (its time span,
- * its top sites at the peak) and has the run stage replay those traces
- * with them attached (timeline_pass.h). */
+ * its top sites at the peak) and feeds it from what the read noted of
+ * those traces (timeline_notes.h). */
 static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *err)
 {
     const struct vt_analysis *a = rep->a;
@@ -69,7 +69,7 @@ static bool run_timelines(struct vt_report *rep, struct vt_timeline *tl, FILE *e
                 ok = false;
         }
     }
-    if (!vt_timelines_replay(a, chosen, tl))
+    if (!vt_timelines_play(rep->timeline_notes, a, chosen, tl))
         ok = false;
     free(chosen);
     if (!ok)
@@ -227,7 +227,7 @@ static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
         vt_json_begin_array(j);
         for (size_t i = 0; i < a->ndevices; i++) {
             const struct vt_snap_device *d = &a->devices[i];
-            if (!d->tl.nev || !vt_snap_device_selected(opt, d))
+            if (!d->tl.nev || !vt_snap_device_selected(&opt->select, d))
                 continue;
             struct vt_snap_series s;
             if (!vt_snap_series_build(&s, d, VT_TIMELINE_BUCKETS_DEFAULT)) {

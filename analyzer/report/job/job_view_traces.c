@@ -9,6 +9,7 @@
 
 #include "divergence.h"
 #include "growth_rule.h"
+#include "input_tables.h"
 #include "job_view.h"
 #include "parts_split.h"
 #include "peak_contexts.h"
@@ -154,18 +155,19 @@ static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt
  * growth in the job's views, summaries included: the one rule the
  * process's own report tells. */
 /* The capacity of the device the allocator was sampled on (0: unknown). */
-static uint64_t sampled_total(const struct vt_replay *rp, const struct vt_reader *r)
+static uint64_t sampled_total(const struct vt_input *in)
 {
-    const struct vt_device_info *dev =
-        rp->samples && rp->samples->device >= 0 ? vt_reader_device(r, (uint64_t)rp->samples->device) : NULL;
-    return dev ? dev->total_bytes : 0;
+    const struct vt_replay *rp = &in->replay;
+    return rp->samples && rp->samples->device >= 0
+               ? vt_input_device_total(in, rp->samples->device)
+               : 0;
 }
 
-static void allocator_growth(struct vt_jv_process *p, const struct vt_replay *rp,
-                             const struct vt_reader *r)
+static void allocator_growth(struct vt_jv_process *p, const struct vt_input *in)
 {
+    const struct vt_replay *rp = &in->replay;
     struct vt_growth_told g;
-    if (!vt_growth_told_of(rp, sampled_total(rp, r), &g))
+    if (!vt_growth_told_of(rp, sampled_total(in), &g))
         return;
     for (size_t k = 0; k < p->nphases; k++)
         if (!strcmp(p->phases[k].name, g.step_phase) &&
@@ -287,10 +289,10 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
         if (!add_failures(rep, v, i, index, l))
             return false;
     }
-    allocator_growth(p, rp, a->inputs[i].reader);
+    allocator_growth(p, &a->inputs[i]);
     p->visible_devices = copy(vt_process_env(pi, "CUDA_VISIBLE_DEVICES"));
     bool named = add_contexts(rep, p, i) &&
-                 vt_jv_sites_of_replay(rp, sampled_total(rp, a->inputs[i].reader), site_name,
+                 vt_jv_sites_of_replay(rp, sampled_total(&a->inputs[i]), site_name,
                                        &(struct site_source){rep, i}, p);
     if (rep->sym && !had_symbols) {
         vt_symbolizer_free(rep->sym[i]);
@@ -298,7 +300,7 @@ static bool add_process(struct vt_report *rep, struct vt_job_view *v, size_t i,
     }
     if (!named)
         return false;
-    if (rep->opt->has_device && !p->ndevices) {
+    if (rep->opt->select.has_device && !p->ndevices) {
         /* --device N: a process with nothing on N is not part of the view */
         vt_job_view_drop_last_process(v);
         return true;

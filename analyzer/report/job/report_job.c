@@ -338,7 +338,7 @@ void vt_job_overview_text(struct vt_report *rep, FILE *out, size_t job)
     struct vt_job_view v;
     if (!vt_job_view_of_traces(rep, job, NULL, &v))
         return;
-    vt_job_view_text(&v, rep->opt->has_rank || rep->opt->has_pid || rep->opt->has_device, out);
+    vt_job_view_text(&v, rep->opt->select.has_rank || rep->opt->select.has_pid || rep->opt->select.has_device, out);
     vt_job_view_free(&v);
 }
 

@@ -93,9 +93,9 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
     for (size_t k = 0; k < all.n; k++)
         for (size_t i = 0; i < all.views[k]->nprocesses; i++) {
             const struct vt_jv_process *p = &all.views[k]->processes[i];
-            for (size_t d = 0; d < (opt->has_device ? p->ndevices : 1); d++) {
-                int64_t v = opt->has_rank ? p->rank : opt->has_pid ? (int64_t)p->pid
-                                          : opt->has_device ? p->devices[d].device : -1;
+            for (size_t d = 0; d < (opt->select.has_device ? p->ndevices : 1); d++) {
+                int64_t v = opt->select.has_rank ? p->rank : opt->select.has_pid ? (int64_t)p->pid
+                                          : opt->select.has_device ? p->devices[d].device : -1;
                 if (v < 0)
                     continue;
                 n++;
@@ -103,16 +103,16 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
                 hi = (uint64_t)v > hi ? (uint64_t)v : hi;
             }
         }
-    const char *what = opt->has_rank ? "rank" : opt->has_pid ? "pid" : "device";
-    uint64_t want = opt->has_rank ? opt->rank : opt->has_pid ? opt->pid : (uint64_t)opt->device;
-    if (!opt->has_rank && !opt->has_pid && !opt->has_device)
+    const char *what = opt->select.has_rank ? "rank" : opt->select.has_pid ? "pid" : "device";
+    uint64_t want = opt->select.has_rank ? opt->select.rank : opt->select.has_pid ? opt->select.pid : (uint64_t)opt->select.device;
+    if (!opt->select.has_rank && !opt->select.has_pid && !opt->select.has_device)
         fputs("vramtrace report: the summaries hold no process\n", err);
     else if (!n)
         fprintf(err, "vramtrace report: no %s %llu in the summaries (none has a %s)\n", what,
                 (unsigned long long)want, what);
     else
         fprintf(err, "vramtrace report: no %s %llu in the summaries (%s from %llu to %llu)\n", what,
-                (unsigned long long)want, opt->has_device ? "devices" : opt->has_rank ? "ranks" : "pids",
+                (unsigned long long)want, opt->select.has_device ? "devices" : opt->select.has_rank ? "ranks" : "pids",
                 (unsigned long long)lo, (unsigned long long)hi);
     vt_job_summaries_free(&all);
 }
@@ -178,7 +178,7 @@ static int summaries_html(char *const *paths, size_t npaths, const struct vt_job
         listed += s->views[k]->nprocesses > 0;
     }
     if (status == 0)
-        status = vt_report_html(NULL, NULL, 0, opt, doc, len, opt->top, s->views, index, s->n,
+        status = vt_report_html(NULL, NULL, 0, opt, doc, len, opt->layout.top, s->views, index, s->n,
                                 html, err);
     else
         fprintf(err, "vramtrace: out of memory\n");
@@ -191,8 +191,8 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
                         bool json, const char *html, FILE *out, FILE *err)
 {
     struct vt_job_summaries s = {0};
-    struct vt_job_filter filter = {opt->has_rank, opt->has_pid, opt->has_device,
-                                   opt->rank, opt->pid, opt->device};
+    struct vt_job_filter filter = {opt->select.has_rank, opt->select.has_pid, opt->select.has_device,
+                                   opt->select.rank, opt->select.pid, opt->select.device};
     size_t bad = 0;
     struct vt_input_errors errors = {0};
     for (size_t i = 0; i < npaths; i++) {
@@ -235,7 +235,7 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
             if (s.n > 1)
                 vt_job_header_text(out, k, s.n, s.views[k]->session, s.views[k]->session_host,
                                    s.views[k]->session_command);
-            vt_job_view_text(s.views[k], opt->has_rank || opt->has_pid || opt->has_device, out);
+            vt_job_view_text(s.views[k], opt->select.has_rank || opt->select.has_pid || opt->select.has_device, out);
         }
         status = ferror(out) ? 2 : 0;
     }

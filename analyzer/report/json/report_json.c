@@ -162,7 +162,7 @@ static void oom_json(struct vt_report *rep, struct vt_json *j, size_t input,
                                                         : "not_seen");
     frames_json(rep, j, input, o->stack);
     vt_json_key(j, "top_stacks");
-    size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
+    size_t n = o->ntop < rep->opt->layout.top ? o->ntop : rep->opt->layout.top;
     sites_json(rep, j, input, o->top, n);
     if (i == first) {
         vt_report_torch_oom_json(rep, j, input, l, first, end);
@@ -197,7 +197,7 @@ static void growth_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_uint(j, "last_bytes", g.last_bytes);
     vt_json_kv_bool(j, "sites_kept", !p->growth.sites_dropped);
     vt_json_key(j, "sites");
-    size_t n = vt_report_growth_rows(l, p, top, rep->opt->top);
+    size_t n = vt_report_growth_rows(l, p, top, rep->opt->layout.top);
     sites_json(rep, j, input, top, n);
     vt_json_end_object(j);
 }
@@ -298,7 +298,7 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
     for (size_t i = 0; i < l->nphases; i++) {
         const struct vt_phase_peak *p = &l->phases[i];
         const char *name = vt_report_string(rep, input, p->name);
-        if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
+        if (rep->opt->select.phase && (!name || strcmp(name, rep->opt->select.phase)))
             continue;
         vt_json_begin_object(j);
         vt_json_kv_string(j, "name", name ? name : "");
@@ -307,7 +307,7 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
         vt_json_kv_uint(j, "opened", p->opened);
         vt_json_kv_bool(j, "open_at_exit", p->open_at_exit);
         vt_json_key(j, "peak_breakdown");
-        size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->top);
+        size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->layout.top);
         sites_json(rep, j, input, top, n);
         growth_json(rep, j, input, l, p, top);
         tensor_growth_json(j, history && t.phase == i ? &t : NULL);
@@ -349,12 +349,12 @@ static void ledger_json(struct vt_report *rep, struct vt_json *j, size_t input,
     vt_json_kv_uint(j, "failed_allocations", l->failed_allocs);
     vt_json_kv_uint(j, "failed_requests", vt_ledger_failed_requests(l));
     vt_json_key(j, "peak_breakdown");
-    size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
+    size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->layout.top);
     sites_json(rep, j, input, top, n);
     vt_parts_json(rep, j, input, l);
     phases_json(rep, j, input, l, top);
     vt_json_key(j, "live_at_exit");
-    n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
+    n = vt_sites_top(&l->sites, NULL, top, rep->opt->layout.top);
     n = vt_peak_contexts_drop(&rep->a->inputs[input].replay, top, n);
     sites_json(rep, j, input, top, n);
     vt_json_key(j, "ooms");
@@ -491,7 +491,7 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
 bool vt_report_json_traces(struct vt_report *rep, struct vt_json *j)
 {
     struct vt_site_bytes *top =
-        rep ? calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top) : NULL;
+        rep ? calloc(rep->opt->layout.top ? rep->opt->layout.top : 1, sizeof *top) : NULL;
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
     for (size_t i = 0; top && i < rep->a->ninputs; i++)

@@ -15,7 +15,7 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
 /* The frames that explain an allocation (Python first, torch's own left
  * out), fitted to the line; --full-stacks: every frame recorded. */
 void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
-                         const struct vt_report_options *opt);
+                         const struct vt_report_layout *layout);
 /* "frames": the frames that explain an allocation, as JSON objects
  * (function, file, line); also the report's allocator_view (report_torch.c). */
 void vt_snap_frames_json(struct vt_json *j, const struct vt_pickle_value *frames);
@@ -29,10 +29,10 @@ bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_rep
                            FILE *err);
 
 /* Whether --device selects this device of the snapshot. */
-static inline bool vt_snap_device_selected(const struct vt_report_options *opt,
+static inline bool vt_snap_device_selected(const struct vt_report_selection *select,
                                            const struct vt_snap_device *d)
 {
-    return !opt->has_device || opt->device == d->device;
+    return !select->has_device || select->device == d->device;
 }
 
 #endif

@@ -34,11 +34,12 @@ static void where_frame(void *ctx, const char *file, const char *name, int64_t l
 /* The frames that explain an allocation (Python first, torch's own left
  * out), fitted to the line; --full-stacks: every frame recorded. */
 void vt_snap_print_where(FILE *out, const struct vt_pickle_value *frames,
-                         const struct vt_report_options *opt)
+                         const struct vt_report_layout *layout)
 {
-    struct where w = {.max = opt->full_stacks ? 0 : opt->text_frames, .full = opt->full_stacks};
-    vt_stack_begin(&w.w, out, !opt->full_stacks);
-    if (opt->full_stacks) {
+    struct where w = {.max = layout->full_stacks ? 0 : layout->text_frames,
+                      .full = layout->full_stacks};
+    vt_stack_begin(&w.w, out, !layout->full_stacks);
+    if (layout->full_stacks) {
         for (size_t i = 0, n = vt_snap_frame_count(frames); i < n; i++) {
             const char *file, *name;
             int64_t line;
@@ -143,7 +144,7 @@ static void print_oom(FILE *out, const struct vt_report_options *opt, const stru
         break;
     }
     fputs("    at: ", out);
-    vt_snap_print_where(out, o->ev->frames, opt);
+    vt_snap_print_where(out, o->ev->frames, &opt->layout);
     fputc('\n', out);
     print_segmap(out, "segments at the failure", &o->map, &o->state);
 }
@@ -177,13 +178,13 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
 
     fprintf(out, "  top stacks at the allocated peak (%zu sites):\n", d->nsites);
     fprintf(out, "    %12s %7s  %s\n", "bytes", "count", "allocated at (Python frames, innermost first)");
-    for (size_t k = 0; k < d->nsites && k < opt->top; k++) {
+    for (size_t k = 0; k < d->nsites && k < opt->layout.top; k++) {
         const struct vt_snap_site *s = &d->sites[k];
         fprintf(out, "    %12s %7" PRIu64 "  ", bytes(s->bytes, b1), s->count);
         if (s->before_window)
             fputs("(allocated before the trace window: stack not recorded)", out);
         else
-            vt_snap_print_where(out, s->frames, opt);
+            vt_snap_print_where(out, s->frames, &opt->layout);
         if (s->backward)
             fputs("  [backward]", out);
         fputc('\n', out);
@@ -192,7 +193,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         fputs("  phases (allocated peak while the phase ran):\n", out);
         for (size_t k = 0; k < d->nphases; k++) {
             const struct vt_snap_phase *p = &d->phases[k];
-            if (opt->phase && strcmp(opt->phase, p->name))
+            if (opt->select.phase && strcmp(opt->select.phase, p->name))
                 continue;
             fprintf(out, "    %-40s %12s  %zu allocations%s\n", p->name, bytes(p->peak_bytes, b1),
                     p->allocs, p->annotation ? "  (record_function)" : "");
@@ -209,7 +210,7 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
                             FILE *to)
 {
     /* Every line goes through it: stack lines are fitted to the width. */
-    FILE *out = vt_stack_lines_open(to, opt->full_stacks ? 0 : opt->width);
+    FILE *out = vt_stack_lines_open(to, opt->layout.full_stacks ? 0 : opt->layout.width);
     if (!out)
         return 2;
     char conf[512];
@@ -221,7 +222,7 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
     if (a->snap.settings.conf && *a->snap.settings.conf)
         fprintf(out, "PYTORCH_CUDA_ALLOC_CONF=%s\n", a->snap.settings.conf);
     for (size_t k = 0; k < a->ndevices; k++)
-        if (vt_snap_device_selected(opt, &a->devices[k]))
+        if (vt_snap_device_selected(&opt->select, &a->devices[k]))
             print_device(out, opt, &a->devices[k]);
     return vt_stack_lines_close(out) ? 2 : 0;
 }

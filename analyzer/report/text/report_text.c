@@ -20,7 +20,7 @@
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
     struct vt_report_stack s = {rep, input, stack};
-    vt_stack_where(out, rep->opt->full_stacks, rep->opt->text_frames, vt_report_stack_walk, &s);
+    vt_stack_where(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames, vt_report_stack_walk, &s);
 }
 
 /* A failure's stack: its call is known, "via" it where no frame names it. */
@@ -29,7 +29,7 @@ static void print_failure_where(struct vt_report *rep, FILE *out, size_t input,
 {
     struct vt_report_stack s = {rep, input, o->stack};
     const struct vt_input *r = &rep->a->inputs[input];
-    vt_stack_where_via(out, rep->opt->full_stacks, rep->opt->text_frames, vt_report_stack_walk, &s,
+    vt_stack_where_via(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames, vt_report_stack_walk, &s,
                        vt_input_api(r, o->label ? o->label : o->api));
 }
 
@@ -305,9 +305,9 @@ static void print_request(struct vt_report *rep, FILE *out, size_t i, const stru
     fputs("\n    at: ", out);
     print_failure_where(rep, out, i, o);
     fputc('\n', out);
-    size_t n = o->ntop < rep->opt->top ? o->ntop : rep->opt->top;
+    size_t n = o->ntop < rep->opt->layout.top ? o->ntop : rep->opt->layout.top;
     if (n && o->process_bytes + o->context_bytes == l->peak.peak_bytes &&
-        same_as_peak(l, o->top, o->ntop, rep->opt->top))
+        same_as_peak(l, o->top, o->ntop, rep->opt->layout.top))
         fputs("    largest holders then: the same as at the peak (below)\n", out);
     else if (n) {
         fputs("    largest holders then:\n", out);
@@ -347,7 +347,7 @@ static void print_tensor_sites(struct vt_report *rep, FILE *out, const struct vt
     fprintf(out, "      %12s  %s\n", "per step", "grown at (PyTorch's allocator: tensors kept)");
     for (size_t r = 0; r < t->nsites; r++) {
         fprintf(out, "      %12s  ", vt_format_bytes(t->sites[r].bytes, b, sizeof b));
-        vt_snap_print_where(out, t->sites[r].frames, rep->opt);
+        vt_snap_print_where(out, t->sites[r].frames, &rep->opt->layout);
         fputc('\n', out);
     }
 }
@@ -445,7 +445,7 @@ static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struc
     for (size_t k = 0; k < l->nphases; k++) {
         const struct vt_phase_peak *ph = &l->phases[k];
         const char *name = vt_report_string(rep, i, ph->name);
-        if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
+        if (rep->opt->select.phase && (!name || strcmp(name, rep->opt->select.phase)))
             continue;
         struct vt_growth_result g;
         if (!vt_growth_of(&ph->growth, &g))
@@ -458,7 +458,7 @@ static void print_growth(struct vt_report *rep, FILE *out, size_t i, const struc
                 name ? name : "?", vt_format_bytes(g.per_opening, b, sizeof b), g.from_opening,
                 g.openings, g.closings, vt_format_bytes(g.first_bytes, b2, sizeof b2),
                 vt_format_bytes(g.last_bytes, b3, sizeof b3));
-        size_t n = vt_report_growth_rows(l, ph, top, rep->opt->top);
+        size_t n = vt_report_growth_rows(l, ph, top, rep->opt->layout.top);
         if (ph->growth.sites_dropped) {
             fputs("      (sites not kept: the phase closed too often to copy them)\n", out);
             continue;
@@ -488,12 +488,12 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     char b[32], t[32], lab[32];
     if (!l->peak.has_peak)
         return;
-    if (rep->opt->at != VT_REPORT_AT_PEAK) { /* --at: that instant instead */
+    if (rep->opt->moment.at != VT_REPORT_AT_PEAK) { /* --at: that instant instead */
         vt_report_at_text(rep, out, i, l, top, print_sites);
         return;
     }
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
-    if (!rep->opt->phase) {
+    if (!rep->opt->select.phase) {
         /* ", of which 384.00 MiB CUDA contexts" after the instant */
         struct vt_peak_contexts pc;
         char ctx[160] = "";
@@ -507,7 +507,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
                 vt_format_bytes(l->peak.peak_bytes, b, sizeof b),
                 vt_format_reltime(rep, i, l->peak.peak_time_ns, t, sizeof t), ctx,
                 l->peak.peak_count);
-        size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->top);
+        size_t n = vt_sites_top(&l->sites, &l->peak, top, rep->opt->layout.top);
         print_sites(rep, out, i, "  ", top, n);
         vt_parts_text(rep, out, i, l);
     }
@@ -515,7 +515,7 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
     for (size_t k = 0; k < l->nphases; k++) {
         const struct vt_phase_peak *ph = &l->phases[k];
         const char *name = vt_report_string(rep, i, ph->name);
-        if (rep->opt->phase && (!name || strcmp(name, rep->opt->phase)))
+        if (rep->opt->select.phase && (!name || strcmp(name, rep->opt->select.phase)))
             continue;
         if (!header) {
             fprintf(out, "  phases of pid %" PRIu64 " %s (peak while open):\n", p ? p->pid : 0,
@@ -527,13 +527,13 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
                 vt_format_bytes(ph->snap.peak_bytes, b, sizeof b),
                 vt_format_reltime(rep, i, ph->snap.peak_time_ns, t, sizeof t), ph->opened,
                 ph->open_at_exit ? "  (still open at exit)" : "");
-        if (rep->opt->phase) {
-            size_t n = vt_sites_top(&l->sites, &ph->snap, top, rep->opt->top);
+        if (rep->opt->select.phase) {
+            size_t n = vt_sites_top(&l->sites, &ph->snap, top, rep->opt->layout.top);
             print_sites(rep, out, i, "      ", top, n);
         }
     }
     print_growth(rep, out, i, l, top);
-    if (rep->opt->phase)
+    if (rep->opt->select.phase)
         return;
     /* Leaks: what no free ended before the trace did. */
     /* its contexts apart: released at exit, never freed */
@@ -546,9 +546,9 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
                 l->sites.total_count == 1 ? "" : "s",
                 cut ? "the trace was cut short: the process may have freed them later"
                     : "never freed");
-        size_t n = vt_sites_top(&l->sites, NULL, top, rep->opt->top);
+        size_t n = vt_sites_top(&l->sites, NULL, top, rep->opt->layout.top);
         n = vt_peak_contexts_drop(&rep->a->inputs[i].replay, top, n);
-        if (live == l->peak.peak_bytes && same_as_peak(l, top, n, rep->opt->top))
+        if (live == l->peak.peak_bytes && same_as_peak(l, top, n, rep->opt->layout.top))
             fputs("    the same as at the peak (above)\n", out);
         else
             print_sites(rep, out, i, "    ", top, n);
@@ -594,10 +594,10 @@ static void job_text(struct vt_report *rep, FILE *out, struct vt_site_bytes *top
                 if ((int)rp->ledgers[k].category == cat &&
                     vt_report_ledger_selected(rep, &rp->ledgers[k]))
                     ledger_details(rep, out, i, &rp->ledgers[k], top);
-        if (rp->nmarks && !rep->opt->phase) {
+        if (rp->nmarks && !rep->opt->select.phase) {
             char b[32], t[32], text[512];
             fputs("  marks (device bytes then):\n", out);
-            for (size_t m = 0; m < rp->nmarks && m < rep->opt->top; m++)
+            for (size_t m = 0; m < rp->nmarks && m < rep->opt->layout.top; m++)
                 fprintf(out, "    %-24s %12s %10s\n",
                         vt_report_mark_text(rep, i, &rp->marks[m], text, sizeof text),
                         vt_format_bytes(rp->marks[m].device_bytes, b, sizeof b),
@@ -612,9 +612,9 @@ static void job_text(struct vt_report *rep, FILE *out, struct vt_site_bytes *top
 
 int vt_report_text(struct vt_report *rep, FILE *to)
 {
-    struct vt_site_bytes *top = calloc(rep->opt->top ? rep->opt->top : 1, sizeof *top);
+    struct vt_site_bytes *top = calloc(rep->opt->layout.top ? rep->opt->layout.top : 1, sizeof *top);
     /* Every line goes through it: stack lines are fitted to the width. */
-    FILE *out = vt_stack_lines_open(to, rep->opt->full_stacks ? 0 : rep->opt->width);
+    FILE *out = vt_stack_lines_open(to, rep->opt->layout.full_stacks ? 0 : rep->opt->layout.width);
     if (!top || !out) {
         free(top);
         if (out)

@@ -447,12 +447,12 @@ static void print_tensors(FILE *out, const struct vt_report_options *opt,
     } else {
         fputs("      live tensors then, by Python stack:\n", out);
         fprintf(out, "        %12s %7s  %s\n", "bytes", "count", "allocated at");
-        for (size_t k = 0; k < n && k < opt->top; k++) {
+        for (size_t k = 0; k < n && k < opt->layout.top; k++) {
             fprintf(out, "        %12s %7" PRIu64 "  ", b(sites[k].bytes, b1), sites[k].count);
             if (sites[k].before_window)
                 fputs("(allocated before the history began)", out);
             else
-                vt_snap_print_where(out, sites[k].frames, opt);
+                vt_snap_print_where(out, sites[k].frames, &opt->layout);
             fputc('\n', out);
         }
     }
@@ -603,7 +603,7 @@ static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
         n = 0;
     vt_json_kv_bool(j, "stacks_recorded", with_stack(sites, n));
     vt_json_key(j, "top_stacks");
-    vt_report_tensor_sites_json(j, sites, n < opt->top ? n : opt->top);
+    vt_report_tensor_sites_json(j, sites, n < opt->layout.top ? n : opt->layout.top);
     free(sites);
 }
 
