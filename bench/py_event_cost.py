@@ -2,9 +2,11 @@
 """Cost of an event with a deep Python stack (docs/internals/PERFORMANCE.md).
 
     bench/py_event_cost.py [--build DIR] [--pythons P1,P2] [--depth 50]
-                           [--pairs N] [--rounds R]
+                           [--pairs N] [--rounds R] [--distinct]
 
-For each interpreter: recurse --depth Python frames, then make N
+For each interpreter: recurse --depth Python frames (--distinct: call
+through --depth different functions, each from its own line, so that no
+frame repeats the one before), then make N
 cudaMalloc/cudaFree pairs through ctypes on the simulated runtime, timing
 the loop with the calling thread's CPU clock (time.thread_time_ns) and
 wall clock; untraced and under LD_PRELOAD=libvramtrace.so
@@ -40,7 +42,15 @@ def deep(k):
     if k <= 1:
         return loop()
     return deep(k - 1)
-deep(int(sys.argv[1]))
+if sys.argv[3] == "distinct":
+    # depth different functions, each calling the next from its own line
+    src = "".join("def f%d():\n    %sreturn f%d()\n" % (i, "x = 1\n    " * (i % 5), i + 1)
+                  for i in range(int(sys.argv[1]) - 1))
+    src += "def f%d():\n    return loop()\n" % (int(sys.argv[1]) - 1)
+    exec(compile(src, "chain.py", "exec"))
+    f0()
+else:
+    deep(int(sys.argv[1]))
 '''
 
 ap = argparse.ArgumentParser()
@@ -49,6 +59,8 @@ ap.add_argument("--pythons", default="")
 ap.add_argument("--depth", type=int, default=50)
 ap.add_argument("--pairs", type=int, default=100000)
 ap.add_argument("--rounds", type=int, default=7)
+ap.add_argument("--distinct", action="store_true",
+                help="depth different functions calling each other, not one recursing")
 args = ap.parse_args()
 build = os.path.abspath(args.build)
 sim = os.path.join(build, "tests", "simdriver")
@@ -71,7 +83,8 @@ def once(py, traced):
     if traced:
         env.update(LD_PRELOAD=lib, VRAMTRACE_STACK_DEPTH="64",
                    VRAMTRACE_OUTPUT=os.path.join(tmp, "t.vtrace"))
-    p = subprocess.run([py, "-c", CHILD, str(args.depth), str(args.pairs)], env=env,
+    p = subprocess.run([py, "-c", CHILD, str(args.depth), str(args.pairs),
+                        "distinct" if args.distinct else "recursion"], env=env,
                        capture_output=True, text=True, check=True)
     cpu, wall = map(int, p.stdout.split()[-2:])
     for f in os.listdir(tmp):
@@ -79,8 +92,9 @@ def once(py, traced):
     return cpu, wall
 
 
-print("# Python event cost, %d Python frames, %d pairs, %d rounds, load %s" % (
-    args.depth, args.pairs, args.rounds, " ".join(open("/proc/loadavg").read().split()[:3])))
+print("# Python event cost, %d Python frames (%s), %d pairs, %d rounds, load %s" % (
+    args.depth, "distinct functions" if args.distinct else "one recursing", args.pairs,
+    args.rounds, " ".join(open("/proc/loadavg").read().split()[:3])))
 print("| Python | untraced ns/event (thread CPU) | traced ns/event | tracer ns/event, thread CPU | wall |")
 print("|---|---|---|---|---|")
 for py in pythons:

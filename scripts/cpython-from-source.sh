@@ -11,6 +11,7 @@
 #       default: 3.14 /tmp/cpy-src /tmp/cpy314  (free-threaded: PREFIXt)
 #   JOBS=2             make -j
 #   FREE_THREADED=0    the GIL build only
+#   FREE_THREADED=only the free-threaded build only (half the time)
 #   UBUNTU_SUITES="resolute questing"   where to look after Debian's sid
 #
 # Downloads go through apt (apt-get source --download-only) with private
@@ -123,8 +124,10 @@ build() {
         make -j"$jobs" > make.log 2>&1 && make install > install.log 2>&1) ||
         { echo "failed: see $dir/*.log" >&2; exit 1; }
 }
-build "build-${ver/./}" "$prefix"
-"$prefix/bin/python$ver" -VV
+if [ "${FREE_THREADED:-1}" != only ]; then
+    build "build-${ver/./}" "$prefix"
+    "$prefix/bin/python$ver" -VV
+fi
 if [ "${FREE_THREADED:-1}" != 0 ]; then
     build "build-${ver/./}t" "${prefix}t" --disable-gil
     "${prefix}t/bin/python${ver}t" -VV

@@ -1,6 +1,6 @@
 /*
  * Reads line_tables.py's output (stdin) and checks the tracer's line-table
- * decoder (vt_py_line_from_table, preload/record/python_frames/python_stack.c) at every
+ * decoder (vt_py_line_from_table, preload/record/python_frames/python_lines.c) at every
  * bytecode offset against the line the interpreter itself gave. argv[1]:
  * "--tamper" shifts every expected line by one (the check must then fail).
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python_stack.h"
+#include "python_lines.h"
 
 static uint8_t table[1 << 20];
 

@@ -18,10 +18,12 @@
  * Code objects are resolved once and cached by address: an entry keeps the
  * code's name, file name and first line, copied as UTF-8 into an arena. A
  * freed code object's address may be reused by another; an entry counts
- * only while the code at that address still has the same name and file
- * objects and first line, else a new entry replaces it. Entries are never
- * changed once published, so the writer thread can read any id it is
- * given. All memory is mapped once at start-up: the hook never allocates.
+ * only while the code at that address still has the same name, file and
+ * line table objects and first line, else a new entry replaces it. An id
+ * thus stands for one line table, and the lines found in it are cached
+ * by id (python_lines.h). Entries are never changed once published, so
+ * the writer thread can read any id it is given. All memory is mapped
+ * once at start-up: the hook never allocates.
  */
 #define _GNU_SOURCE
 #include "python_stack.h"
@@ -36,6 +38,7 @@
 
 #include "cfi_rule.h"
 #include "python_layout.h"
+#include "python_lines.h"
 #include "raw_event.h"
 #include "tracer_services.h"
 
@@ -56,7 +59,7 @@ static const struct vt_py_layout layouts[] = {
 enum { PY_UNKNOWN, PY_WAITING, PY_BUSY, PY_ON, PY_OFF };
 
 struct code_entry {
-    const void *code, *name_obj, *filename_obj;
+    const void *code, *name_obj, *filename_obj, *linetable_obj;
     int32_t first_line;
     uint32_t name_len, filename_len;
     const char *name, *filename;
@@ -106,78 +109,6 @@ static inline int64_t load_i64(const uint8_t *base, int off)
 static inline bool has_type(const uint8_t *obj, const void *type)
 {
     return obj && load_ptr(obj, cpython.layout->ob_type) == type;
-}
-
-/* ---- line tables ---- */
-
-/* 3.10: (unsigned byte delta, signed line delta) pairs; -128: no line. */
-static int line_310(const uint8_t *t, size_t len, int line, int64_t addr)
-{
-    int64_t end = 0;
-    for (size_t i = 0; i + 1 < len; i += 2) {
-        int ldelta = (int8_t)t[i + 1];
-        end += t[i];
-        int ar_line = -1;
-        if (ldelta != -128) {
-            line += ldelta;
-            ar_line = line;
-        }
-        if (addr < end)
-            return ar_line;
-    }
-    return -1;
-}
-
-/* 6-bit varint of the location table (Objects/locations.md). */
-static unsigned scan_varint(const uint8_t **p, const uint8_t *end)
-{
-    unsigned val = 0, shift = 0;
-    while (*p < end) {
-        unsigned b = *(*p)++;
-        if (shift < 32)
-            val |= (b & 63u) << shift;
-        shift += 6;
-        if (!(b & 64))
-            break;
-    }
-    return val;
-}
-
-/* 3.11+: entries of (code, length) with a line delta per code. */
-static int line_311(const uint8_t *t, size_t len, int line, int64_t addr)
-{
-    const uint8_t *p = t, *end = t + len;
-    int64_t range_end = 0;
-    while (p < end) {
-        uint8_t b = *p;
-        unsigned code = (b >> 3) & 15u;
-        int delta = 0;
-        if (code == 13 || code == 14) { /* no columns / long form */
-            const uint8_t *q = p + 1;
-            unsigned u = scan_varint(&q, end);
-            delta = (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
-        } else if (code >= 10 && code <= 12) { /* one-line forms */
-            delta = (int)code - 10;
-        }
-        line += delta;
-        int ar_line = code == 15 ? -1 : line;
-        range_end += (int64_t)((b & 7u) + 1) * 2;
-        if (addr < range_end)
-            return ar_line;
-        do
-            p++;
-        while (p < end && !(*p & 128));
-    }
-    return -1;
-}
-
-int vt_py_line_from_table(int minor, const uint8_t *table, size_t len, int first_line,
-                          int64_t addr)
-{
-    if (addr < 0)
-        return first_line;
-    return minor == 10 ? line_310(table, len, first_line, addr)
-                       : line_311(table, len, first_line, addr);
 }
 
 /* ---- strings ---- */
@@ -267,7 +198,8 @@ static const char *arena_copy(const char *s, size_t len)
 
 /* A new, published-once entry for code; 0 if the tables are full. */
 static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
-                          const uint8_t *filename_obj, int32_t first_line)
+                          const uint8_t *filename_obj, const uint8_t *linetable_obj,
+                          int32_t first_line)
 {
     if (atomic_load_explicit(&cpython.nentries, memory_order_relaxed) >= MAX_CODES)
         return 0;
@@ -284,6 +216,7 @@ static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
     e->code = code;
     e->name_obj = name_obj;
     e->filename_obj = filename_obj;
+    e->linetable_obj = linetable_obj;
     e->first_line = first_line;
     e->name = n;
     e->name_len = (uint32_t)nl;
@@ -292,19 +225,22 @@ static uint32_t new_entry(const uint8_t *code, const uint8_t *name_obj,
     return id; /* published by the release CAS on a slot, or by the event */
 }
 
-static uint32_t code_id(const uint8_t *code)
+/* code's recorder id. L: the walk's copy of the layout (walk says why). */
+static inline uint32_t code_id(const struct vt_py_layout *L, const uint8_t *code)
 {
-    const struct vt_py_layout *L = cpython.layout;
+    _Atomic uint32_t *slots = cpython.slots;
+    const struct code_entry *entries = cpython.entries;
     const uint8_t *name = load_ptr(code, L->co_qualname >= 0 ? L->co_qualname : L->co_name);
     const uint8_t *file = load_ptr(code, L->co_filename);
+    const uint8_t *table = load_ptr(code, L->co_linetable);
     int32_t first = load_i32(code, L->co_firstlineno);
     uintptr_t h = (uintptr_t)code;
     h = (h >> 4) ^ (h >> 17);
     for (unsigned probe = 0; probe < MAX_PROBES; probe++) {
-        _Atomic uint32_t *slot = &cpython.slots[(h + probe) & (SLOT_COUNT - 1)];
+        _Atomic uint32_t *slot = &slots[(h + probe) & (SLOT_COUNT - 1)];
         uint32_t id = atomic_load_explicit(slot, memory_order_acquire);
         if (id == 0) {
-            uint32_t nid = new_entry(code, name, file, first);
+            uint32_t nid = new_entry(code, name, file, table, first);
             if (!nid)
                 return UNKNOWN_CODE;
             /* Lost the race for the slot: nid is still right for this
@@ -313,13 +249,14 @@ static uint32_t code_id(const uint8_t *code)
                                                     memory_order_acquire);
             return nid;
         }
-        const struct code_entry *e = &cpython.entries[id];
+        const struct code_entry *e = &entries[id];
         if (e->code != code)
             continue;
-        if (e->name_obj == name && e->filename_obj == file && e->first_line == first)
+        if (e->name_obj == name && e->filename_obj == file && e->linetable_obj == table &&
+            e->first_line == first)
             return id;
         /* The address now holds another code object: replace the entry. */
-        uint32_t nid = new_entry(code, name, file, first);
+        uint32_t nid = new_entry(code, name, file, table, first);
         if (!nid)
             return UNKNOWN_CODE;
         atomic_compare_exchange_strong_explicit(slot, &id, nid, memory_order_acq_rel,
@@ -345,16 +282,18 @@ bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out)
 
 /* ---- the frame walk ---- */
 
-/* The line a frame is at; 0 if unknown. Sets *incomplete for a frame that
- * has not started its first traceable instruction (CPython skips those). */
-static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *incomplete)
+/* What frame_addr gives for a frame whose bytecode cannot be found. */
+#define NO_ADDR INT64_MIN
+
+/* The byte offset of the frame's instruction in its code (-1: none yet,
+ * 3.10; NO_ADDR: not found). False for a frame that has not started its
+ * first traceable instruction (CPython's tracebacks skip those). */
+static inline bool frame_addr(const struct vt_py_layout *L, const uint8_t *frame,
+                              const uint8_t *code, int64_t *addr)
 {
-    const struct vt_py_layout *L = cpython.layout;
-    int64_t addr;
-    *incomplete = false;
     if (L->minor == 10) {
         int32_t lasti = load_i32(frame, L->fr_instr);
-        addr = lasti < 0 ? -1 : (int64_t)lasti * 2;
+        *addr = lasti < 0 ? -1 : (int64_t)lasti * 2;
     } else {
         /* As integers: the instruction pointer may not point into code
          * (an incomplete frame points one unit before it). */
@@ -375,15 +314,24 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
              * (docs/internals/PYTHON.md, Limits). */
             int32_t index = load_i32(frame, L->fr_tlbc_index);
             const uint8_t *tlbc = load_ptr(code, L->co_tlbc);
-            if (!tlbc || index < 0 || index >= load_i64(tlbc, 0))
-                return 0;
+            if (!tlbc || index < 0 || index >= load_i64(tlbc, 0)) {
+                *addr = NO_ADDR;
+                return true;
+            }
             bytecode = (uintptr_t)load_ptr(tlbc, 8 + 8 * index);
         }
-        addr = (int64_t)(instr - bytecode);
+        *addr = (int64_t)(instr - bytecode);
         uint8_t owner = frame[L->fr_owner];
-        if (owner != VT_PY_OWNER_GENERATOR && addr / 2 < load_i32(code, L->co_firsttraceable))
-            *incomplete = true;
+        if (owner != VT_PY_OWNER_GENERATOR && *addr / 2 < load_i32(code, L->co_firsttraceable))
+            return false;
     }
+    return true;
+}
+
+/* The line of byte offset addr in code, as its line table says; 0 if
+ * unknown. */
+static uint32_t line_at(const struct vt_py_layout *L, const uint8_t *code, int64_t addr)
+{
     const uint8_t *table = load_ptr(code, L->co_linetable);
     int32_t first = load_i32(code, L->co_firstlineno);
     if (!has_type(table, cpython.bytes_type))
@@ -393,6 +341,24 @@ static uint32_t frame_line(const uint8_t *frame, const uint8_t *code, bool *inco
         return 0;
     int line = vt_py_line_from_table(L->minor, table + L->bytes_data, (size_t)len, first, addr);
     return line > 0 ? (uint32_t)line : 0;
+}
+
+/* The line of a frame of code (recorder id id) at byte offset addr: the
+ * cache's (python_lines.h), or the line table's, then cached. The id
+ * "<unknown>" stands for many codes: its lines are not cached. */
+static inline uint32_t frame_line(const struct vt_py_layout *L, const uint8_t *code, uint32_t id,
+                                  int64_t addr)
+{
+    if (addr == NO_ADDR)
+        return 0;
+    if (id == UNKNOWN_CODE)
+        return line_at(L, code, addr);
+    int64_t cached = vt_py_lines_cached(id, addr);
+    if (cached >= 0)
+        return (uint32_t)cached;
+    uint32_t line = line_at(L, code, addr);
+    vt_py_lines_remember(id, addr, line);
+    return line;
 }
 
 static const uint8_t *innermost_frame(const uint8_t *tstate)
@@ -407,12 +373,23 @@ static const uint8_t *innermost_frame(const uint8_t *tstate)
 /* Up to max Python frames of the calling thread, innermost first. */
 static size_t walk(uint64_t *out, size_t max)
 {
-    const struct vt_py_layout *L = cpython.layout;
     if (!cpython.is_initialized() || (cpython.is_finalizing && cpython.is_finalizing()))
         return 0; /* thread states may be gone */
     const uint8_t *tstate = cpython.this_thread_state();
     if (!tstate)
         return 0;
+    /* A copy of the layout: the cache's atomic loads would otherwise have
+     * every offset read again from memory at every frame. */
+    const struct vt_py_layout layout = *cpython.layout, *L = &layout;
+    const void *code_type = cpython.code_type;
+    /* The frame before, when it ran the same code: a recursion, or the
+     * same wrapper twice. Its code is alive (both frames hold it), so its
+     * id holds without the cache's checks, and at the same instruction
+     * so does its line. */
+    const uint8_t *last_code = NULL;
+    int64_t last_addr = 0;
+    uint32_t last_id = 0;
+    uint64_t last_ip = 0;
     size_t n = 0, seen = 0;
     /* seen bounds the walk even on a chain that never ends. */
     for (const uint8_t *f = innermost_frame(tstate); f && n < max && seen < 4 * max + 64;
@@ -422,13 +399,21 @@ static size_t walk(uint64_t *out, size_t max)
         const uint8_t *code = load_ptr(f, L->fr_code);
         if (L->exec_tag_mask) /* 3.14+: a _PyStackRef, tags in its low bits */
             code = (const uint8_t *)((uintptr_t)code & ~(uintptr_t)L->exec_tag_mask);
-        if (!has_type(code, cpython.code_type))
+        if (!code || load_ptr(code, L->ob_type) != code_type)
             continue;
-        bool incomplete;
-        uint32_t line = frame_line(f, code, &incomplete);
-        if (incomplete)
+        int64_t addr;
+        if (!frame_addr(L, f, code, &addr))
             continue;
-        out[n++] = vt_py_frame_ip(code_id(code), line);
+        if (code != last_code) {
+            last_id = code_id(L, code);
+            last_code = code;
+        } else if (addr == last_addr) {
+            out[n++] = last_ip;
+            continue;
+        }
+        last_addr = addr;
+        last_ip = vt_py_frame_ip(last_id, frame_line(L, code, last_id, addr));
+        out[n++] = last_ip;
     }
     return n;
 }
@@ -782,7 +767,7 @@ static bool set_up(void)
     cpython.entries = map_zeroed(MAX_CODES * sizeof *cpython.entries);
     cpython.slots = map_zeroed(SLOT_COUNT * sizeof *cpython.slots);
     cpython.arena = map_zeroed(ARENA_BYTES);
-    if (!cpython.entries || !cpython.slots || !cpython.arena)
+    if (!cpython.entries || !cpython.slots || !cpython.arena || !vt_py_lines_init())
         return say_no("no memory for the code table", minor);
     /* id 0 is no code; id 1 is what frames get once the table is full. */
     static const char unknown[] = "<unknown>";

@@ -57,12 +57,4 @@ struct vt_py_code_desc {
 /* false for an id the recorder never handed out. */
 bool vt_py_code_describe(uint64_t code_id, struct vt_py_code_desc *out);
 
-/* ---- for tests ---- */
-
-/* Line of byte offset addr in a code object's line table, as CPython's
- * PyCode_Addr2Line computes it: minor 10 is the 3.10 table, 11+ the
- * location table of 3.11 onwards. -1: no line. */
-int vt_py_line_from_table(int minor, const uint8_t *table, size_t len, int first_line,
-                          int64_t addr);
-
 #endif
