@@ -114,6 +114,18 @@ static bool stream_feed(struct vt_encoder *e, const uint8_t *src, size_t len,
     }
 }
 
+/* A streaming encoder's records so far into the frame (end: continue, or
+ * flush to end a block there). */
+static void stream_out(struct vt_encoder *e, ZSTD_EndDirective end)
+{
+    if (!stream_feed(e, e->raw.data, e->raw.len, end)) {
+        e->raw.failed = true; /* the chunk fails as a whole */
+        return;
+    }
+    e->streamed += e->raw.len;
+    e->raw.len = 0;
+}
+
 /* The records so far (the process record, first of its file) end the
  * chunk's first zstd block: the analyzer groups a job's traces by what that
  * record says before it replays any, and so reads a block of a few hundred
@@ -124,29 +136,17 @@ static void end_head_block(struct vt_encoder *e)
 {
     if (e->raw.failed || e->streamed != 0 || e->records != 1)
         return;
-    if (!e->stream) {
+    if (e->stream)
+        stream_out(e, ZSTD_e_flush);
+    else
         e->head_block = e->raw.len;
-        return;
-    }
-    if (!stream_feed(e, e->raw.data, e->raw.len, ZSTD_e_flush)) {
-        e->raw.failed = true; /* the chunk fails as a whole */
-        return;
-    }
-    e->streamed += e->raw.len;
-    e->raw.len = 0;
 }
 
 /* A streaming encoder's records into the frame once they make a piece. */
 static inline void stream_pump(struct vt_encoder *e)
 {
-    if (!e->stream || e->raw.len < VT_STREAM_PIECE || e->raw.failed)
-        return;
-    if (!stream_feed(e, e->raw.data, e->raw.len, ZSTD_e_continue)) {
-        e->raw.failed = true; /* the chunk fails as a whole */
-        return;
-    }
-    e->streamed += e->raw.len;
-    e->raw.len = 0;
+    if (e->stream && e->raw.len >= VT_STREAM_PIECE && !e->raw.failed)
+        stream_out(e, ZSTD_e_continue);
 }
 
 void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
