@@ -355,9 +355,11 @@ static void merged_oom(void *ctx, struct vt_input *in, size_t li, size_t oom)
  * and only when there are threads to spare. */
 #define VT_READ_AHEAD_INPUTS 8
 
-/* A trace's head read for its process record (host, session): a process
- * record with its environment fits; a bigger one is read in full. */
-#define VT_HEAD_BYTES (64u << 10)
+/* A trace's head read for its process record (host, session): the first
+ * zstd block of its first chunk, which the tracer ends after that record
+ * (trace_encoder.h); where it does not (older traces), the block holds it
+ * with what follows; a record cut short is read again in full. */
+#define VT_HEAD_BYTES 1u
 
 static void feed_events(void *ctx, const struct vt_replay_mem *evs, size_t n)
 {

@@ -71,6 +71,37 @@ static bool fit(uint8_t **buf, size_t *cap, size_t n)
     return *buf != NULL;
 }
 
+/* The end of the zstd block that starts at pos of a frame of size bytes
+ * (RFC 8878: a 3-byte header, little-endian: last-block bit, 2 bits of
+ * type, 21 of size; an RLE block holds one byte), or size where the frame
+ * ends there or is not a block there (zstd then says what is wrong). */
+static size_t block_end(const uint8_t *frame, size_t size, size_t pos)
+{
+    if (size - pos < 3)
+        return size;
+    uint32_t h = (uint32_t)frame[pos] | (uint32_t)frame[pos + 1] << 8 |
+                 (uint32_t)frame[pos + 2] << 16;
+    size_t len = (h >> 1 & 3) == 1 ? 1 : h >> 3;
+    if ((h & 1) || len > size - pos - 3)
+        return size; /* the last block: its checksum too */
+    return pos + 3 + len;
+}
+
+/* The size of a zstd frame's header, magic number included (RFC 8878:
+ * the descriptor byte says which fields follow), or size if it is not
+ * there (zstd then says what is wrong). */
+static size_t frame_header_end(const uint8_t *frame, size_t size)
+{
+    static const uint8_t dict_id[4] = {0, 1, 2, 4}, content_size[4] = {0, 2, 4, 8};
+    if (size < 5)
+        return size;
+    uint8_t d = frame[4];
+    bool single_segment = d >> 5 & 1;
+    size_t n = 5 + !single_segment + dict_id[d & 3] +
+               (d >> 6 == 0 ? single_segment : content_size[d >> 6]);
+    return n < size ? n : size;
+}
+
 /* Reads, checks and decompresses the chunk at off (< in->size) into b.
  * Returns true for data, false for a cut or an error (c says which). */
 static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_chunk_buffers *b,
@@ -111,24 +142,28 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
         return chunk_error(c, off, "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32,
                      content, rsize);
     if (head && head < rsize) {
-        /* Only the chunk's first head bytes (a trace's head: what the
-         * process record says), decompressed as a stream that stops there. */
-        if (!fit(&b->raw, &b->raw_cap, head))
-            return chunk_error(c, off, "out of memory for a chunk of %zu bytes", head);
+        /* Only the chunk's first zstd blocks, up to the first that reaches
+         * head bytes (a trace's head: what the process record says, which
+         * the tracer ends a block with): the frame is fed a block at a time,
+         * so that what follows the head stays compressed. */
+        if (!fit(&b->raw, &b->raw_cap, rsize))
+            return chunk_error(c, off, "out of memory for a chunk of %" PRIu32 " bytes", rsize);
         ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-        ZSTD_inBuffer zin = {b->comp, csize, 0};
-        ZSTD_outBuffer zout = {b->raw, head, 0};
-        while (zout.pos < head) {
-            size_t rc = ZSTD_decompressStream(dctx, &zout, &zin);
-            if (ZSTD_isError(rc))
-                return chunk_error(c, off, "corrupt chunk: zstd: %s", ZSTD_getErrorName(rc));
-            if (rc == 0 || zin.pos == zin.size)
-                break;
-        }
+        ZSTD_inBuffer zin = {b->comp, frame_header_end(b->comp, csize), 0};
+        ZSTD_outBuffer zout = {b->raw, rsize, 0};
+        size_t rc = 1;
+        do {
+            zin.size = block_end(b->comp, csize, zin.size);
+            do {
+                rc = ZSTD_decompressStream(dctx, &zout, &zin);
+                if (ZSTD_isError(rc))
+                    return chunk_error(c, off, "corrupt chunk: zstd: %s", ZSTD_getErrorName(rc));
+            } while (rc != 0 && zin.pos < zin.size);
+        } while (zout.pos < head && rc != 0 && zin.size < csize);
         c->kind = VT_CHUNK_DATA;
         c->raw = b->raw;
         c->raw_len = zout.pos;
-        c->head_only = true;
+        c->head_only = rc != 0; /* the frame not all read */
         c->next_offset = off + VT_CHUNK_HEADER_SIZE + csize;
         return true;
     }

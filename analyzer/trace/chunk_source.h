@@ -59,7 +59,8 @@ struct vt_chunk_ahead;
 struct vt_chunk_source {
     struct vt_chunk_input in;
     void *dctx;                   /* ZSTD_DCtx of the inline path (made when first needed) */
-    size_t head;                  /* > 0: decompress only each chunk's first head bytes */
+    size_t head;                  /* > 0: decompress each chunk only in whole zstd blocks
+                                   * up to the first that reaches head bytes */
     bool lean;                    /* free the compressed bytes and the context after each inline chunk */
     struct vt_chunk_buffers bufs;
     struct vt_chunk_ahead *ahead; /* NULL: inline */

@@ -36,7 +36,13 @@ struct vt_symbolizer {
     char **strings;           /* owned copies, freed at the end */
     size_t nstrings, strings_cap;
     bool disabled;
+    struct vt_frame bare;     /* an address named by its module alone, uncached */
 };
+
+/* Without symbols, a native frame is its address and its module: with this
+ * many modules or fewer, a scan finds it for less than the cache's lookup,
+ * and a trace of many ranks does not build a cache of every address each. */
+#define VT_SCAN_MODULES 16
 
 static const char *keep(struct vt_symbolizer *s, const char *str)
 {
@@ -283,6 +289,17 @@ static size_t symbolize_in_module(struct vt_symbolizer *s, const struct module_e
 size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame **frames)
 {
     static struct vt_frame oom_frame; /* only when memory ran out */
+    if (s->nmodules <= VT_SCAN_MODULES && (!s->dwfl || s->nmodules == 0) &&
+        !vt_ip_is_py_frame(ip)) {
+        const struct module_entry *e = module_of(s, ip ? ip - 1 : 0);
+        s->bare = (struct vt_frame){.ip = ip};
+        if (e) {
+            s->bare.module = e->base;
+            s->bare.module_offset = ip - e->info->load_bias;
+        }
+        *frames = &s->bare;
+        return 1;
+    }
     uint64_t *hit = vt_pair_map_get(&s->cache, ip, 0);
     if (hit) {
         *frames = &s->frames[*hit >> 8];

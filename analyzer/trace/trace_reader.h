@@ -128,10 +128,11 @@ int vt_reader_open(const char *path, struct vt_reader **out, struct vt_read_erro
 int vt_reader_open_memory(const void *data, size_t len, const char *name,
                           struct vt_reader **out, struct vt_read_error *err);
 void vt_reader_close(struct vt_reader *r);
-/* A reader of a trace's head only: each chunk decompressed up to its first
- * head bytes, so that the records there (the process record first) cost
- * that much to read, not a whole chunk. A record cut by the limit is an
- * error. For a look at the process record before the real reading. */
+/* A reader of a trace's head only: each chunk decompressed in whole zstd
+ * blocks up to the first that reaches head bytes, so that the records
+ * there (the process record first, which the tracer ends a block with)
+ * cost that much to read, not a whole chunk. A record cut by the limit is
+ * an error. For a look at the process record before the real reading. */
 int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
                         struct vt_read_error *err);
 /* Closes the file, keeping everything else: the next chunk opens it again

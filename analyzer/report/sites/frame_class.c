@@ -105,15 +105,18 @@ static const char *basename_of(const char *path)
 enum vt_frame_class vt_frame_classify(struct vt_frame_classifier *c, const struct vt_frame *f)
 {
     enum vt_frame_class cls = VT_FRAME_OWN;
-    const char *base = basename_of(f->file);
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+    /* Every rule names a module, a function or a file: a frame with none
+     * of them (an address alone, no symbols) is the program's at once. */
+    for (size_t i = 0; (f->module || f->function || f->file) && i < sizeof rules / sizeof rules[0];
+         i++) {
         const struct frame_rule *r = &rules[i];
         if (r->runtime_entry &&
             (c->inner != VT_FRAME_RUNTIME || !f->module || !c->inner_module ||
              strcmp(f->module, c->inner_module)))
             continue;
         if (matches(r->module, f->module) && matches(r->function, f->function) &&
-            matches(r->file, r->file && strpbrk(r->file, "/\\") ? f->file : base)) {
+            (!r->file ||
+             matches(r->file, strpbrk(r->file, "/\\") ? f->file : basename_of(f->file)))) {
             cls = r->cls;
             break;
         }

@@ -73,6 +73,7 @@ void vt_encoder_begin_chunk(struct vt_encoder *e)
     e->streamed = 0;
     e->zout.len = 0;
     e->zout.failed = false;
+    e->head_block = 0;
 }
 
 void vt_encoder_stream(struct vt_encoder *e, void *cctx)
@@ -113,17 +114,39 @@ static bool stream_feed(struct vt_encoder *e, const uint8_t *src, size_t len,
     }
 }
 
-/* A streaming encoder's records into the frame once they make a piece. */
-static inline void stream_pump(struct vt_encoder *e)
+/* A streaming encoder's records so far into the frame (end: continue, or
+ * flush to end a block there). */
+static void stream_out(struct vt_encoder *e, ZSTD_EndDirective end)
 {
-    if (!e->stream || e->raw.len < VT_STREAM_PIECE || e->raw.failed)
-        return;
-    if (!stream_feed(e, e->raw.data, e->raw.len, ZSTD_e_continue)) {
+    if (!stream_feed(e, e->raw.data, e->raw.len, end)) {
         e->raw.failed = true; /* the chunk fails as a whole */
         return;
     }
     e->streamed += e->raw.len;
     e->raw.len = 0;
+}
+
+/* The records so far (the process record, first of its file) end the
+ * chunk's first zstd block: the analyzer groups a job's traces by what that
+ * record says before it replays any, and so reads a block of a few hundred
+ * bytes, not the whole first chunk twice. A streaming encoder flushes them
+ * into the frame now; vt_chunk_frame ends the block there. Only at the
+ * chunk's start: records before it would make it no head. */
+static void end_head_block(struct vt_encoder *e)
+{
+    if (e->raw.failed || e->streamed != 0 || e->records != 1)
+        return;
+    if (e->stream)
+        stream_out(e, ZSTD_e_flush);
+    else
+        e->head_block = e->raw.len;
+}
+
+/* A streaming encoder's records into the frame once they make a piece. */
+static inline void stream_pump(struct vt_encoder *e)
+{
+    if (e->stream && e->raw.len >= VT_STREAM_PIECE && !e->raw.failed)
+        stream_out(e, ZSTD_e_continue);
 }
 
 void vt_encode_preamble(uint8_t out[VT_PREAMBLE_SIZE], uint64_t time_unit_ns)
@@ -256,6 +279,7 @@ void vt_encode_process(struct vt_encoder *e, const struct vt_process_info *p)
     put_cstr(e, p->tool_version);
     put_uv(e, p->stack_depth);
     put_uv(e, p->flush_interval_ms);
+    end_head_block(e);
 }
 
 void vt_encode_module(struct vt_encoder *e, uint64_t id, uint64_t load_bias,
@@ -546,6 +570,31 @@ static int stream_frame(struct vt_encoder *e, struct vt_bytes *out)
     return 0;
 }
 
+/* ZSTD_compress2 of src, with its first head bytes a block of their own
+ * (end_head_block): the same frame, content size in its header. Returns
+ * the frame's size or a zstd error code. */
+static size_t compress_with_head(ZSTD_CCtx *cctx, uint8_t *dst, size_t cap, const uint8_t *src,
+                                 size_t len, size_t head)
+{
+    size_t rc = ZSTD_CCtx_setPledgedSrcSize(cctx, len);
+    if (ZSTD_isError(rc))
+        return rc;
+    ZSTD_outBuffer o = {dst, cap, 0};
+    ZSTD_inBuffer in = {src, head, 0};
+    do {
+        rc = ZSTD_compressStream2(cctx, &o, &in, ZSTD_e_flush);
+        if (ZSTD_isError(rc))
+            return rc;
+    } while (rc != 0 || in.pos < in.size);
+    in.size = len;
+    do {
+        rc = ZSTD_compressStream2(cctx, &o, &in, ZSTD_e_end);
+        if (ZSTD_isError(rc))
+            return rc;
+    } while (rc != 0);
+    return o.pos;
+}
+
 int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
 {
     if (e->raw.failed || e->dts.failed || vt_encoder_chunk_size(e) > VT_CHUNK_MAX_RAW)
@@ -574,8 +623,11 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out)
     /* Each chunk is its own frame: ZSTD_compress2 starts a new frame and
      * keeps no dictionary state from earlier chunks. */
     ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
-    size_t n = ZSTD_compress2(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound, e->raw.data,
-                              e->raw.len);
+    size_t n = e->head_block && e->head_block < records
+                   ? compress_with_head(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound, e->raw.data,
+                                        e->raw.len, e->head_block)
+                   : ZSTD_compress2(cctx, out->data + VT_CHUNK_HEADER_SIZE, bound, e->raw.data,
+                                    e->raw.len);
     if (ZSTD_isError(n) || n > VT_CHUNK_MAX_COMPRESSED)
         goto done;
     put_chunk_header(out->data, n, e->raw.len);

@@ -57,6 +57,10 @@ struct vt_encoder {
     bool stream_open;      /* the chunk's frame is begun (zout has its start) */
     size_t streamed;       /* record bytes of this chunk already in the frame */
     struct vt_bytes zout;  /* chunk header room, then the frame so far */
+    /* > 0: the chunk's first head_block record bytes (the process record)
+     * end a zstd block of their own, so that a reader of the trace's head
+     * decompresses that block, not the whole chunk. */
+    size_t head_block;
 };
 
 /* Starts with a time unit of 1 ns; see vt_encoder_set_time_unit. */
