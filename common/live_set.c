@@ -8,13 +8,16 @@ void vt_live_set_init(struct vt_live_set *s)
     s->slots = NULL;
     s->cap = 0;
     s->shift = 32;
+    s->load_inverse = VT_LIVE_LOAD_INVERSE;
     s->count = 0;
 }
 
 void vt_live_set_free(struct vt_live_set *s)
 {
+    unsigned load_inverse = s->load_inverse;
     free(s->slots);
     vt_live_set_init(s);
+    s->load_inverse = load_inverse; /* a set freed and used again keeps its load */
 }
 
 static bool grow(struct vt_live_set *s)

@@ -15,6 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #include "chunk_source.h"
 #include "grow_array.h"
 #include "pair_map.h"
@@ -132,16 +136,36 @@ static inline uint64_t pext64(uint64_t w, uint64_t mask)
 #endif
 }
 
-/* Whether pext64 may be used: BMI2 on Intel or AMD family 19h (Zen 3/4):
- * earlier AMD processors microcode PEXT (hundreds of cycles); later ones
- * are not known to this compiler's __builtin_cpu_is. */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AMD's family (CPUID leaf 1: the base family, plus the extended one where
+ * the base is 0xf), which __builtin_cpu_is names only up to what this
+ * compiler knew. */
+static unsigned amd_family(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned family = a >> 8 & 0xf;
+    return family == 0xf ? family + (a >> 20 & 0xff) : family;
+}
+#endif
+
+/* Whether pext64 may be used: BMI2 on Intel or AMD from family 19h (Zen 3
+ * and later): earlier AMD processors microcode PEXT (hundreds of cycles).
+ * Asked once per process: CPUID traps to the hypervisor in a VM, and a job
+ * opens thousands of readers. */
 static bool fast_pext(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
+    static int known = -1; /* -1: not asked yet; a race asks twice, alike */
+    int fast = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (fast >= 0)
+        return fast;
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("bmi2"))
-        return false;
-    return __builtin_cpu_is("intel") || __builtin_cpu_is("amdfam19h");
+    fast = __builtin_cpu_supports("bmi2") &&
+           (__builtin_cpu_is("intel") || (__builtin_cpu_is("amd") && amd_family() >= 0x19));
+    __atomic_store_n(&known, fast, __ATOMIC_RELAXED);
+    return fast;
 #else
     return false;
 #endif
