@@ -118,16 +118,21 @@ static __attribute__((noinline)) long get_other_ledger(struct vt_replay *rp, int
     return (long)rp->nledgers++;
 }
 
-/* The ledger of (device, category), made if new; -1 out of memory, -2 too
- * many ledgers. Inline for the common case: the ledger of the previous
- * event. */
+/* The index of the ledger of (device, category), made if new; -1 where it
+ * cannot be (the event is dropped and counted: out of memory, or too many
+ * ledgers). Inline for the common case: the ledger of the previous event. */
 static inline long get_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat)
 {
     size_t last = rp->last_ledger;
     if (last < rp->nledgers && rp->ledgers[last].device == device &&
         rp->ledgers[last].category == cat)
         return (long)last;
-    return get_other_ledger(rp, device, cat);
+    long li = get_other_ledger(rp, device, cat);
+    if (li == -2)
+        rp->ledger_overflow_events++;
+    else if (li < 0)
+        rp->out_of_memory = true;
+    return li < 0 ? -1 : li;
 }
 
 /* The event being fed carries data (vt_replay_data_end): its time, or
@@ -443,13 +448,8 @@ alloc_event(struct vt_replay *rp, const struct vt_replay_mem *ev, const struct v
     if (step == VT_LIVE_RETAINED)
         return;
     long li = get_ledger(rp, ev->device, cat);
-    if (li < 0) {
-        if (li == -2)
-            rp->ledger_overflow_events++;
-        else
-            rp->out_of_memory = true;
+    if (li < 0)
         return;
-    }
     struct vt_ledger *l = &rp->ledgers[li];
     close_window_if_expired(l, ev->time_ns);
     if (step == VT_LIVE_FAILED) {
@@ -508,13 +508,8 @@ static __attribute__((noinline)) void context_event(struct vt_replay *rp,
     if (!m || !m->size)
         return;
     long li = get_ledger(rp, m->device, VT_CAT_DEVICE);
-    if (li < 0) {
-        if (li == -2)
-            rp->ledger_overflow_events++;
-        else
-            rp->out_of_memory = true;
+    if (li < 0)
         return;
-    }
     struct vt_ledger *l = &rp->ledgers[li];
     long site = vt_sites_find_or_add(&l->sites, m->stack, m->thread);
     if (site < 0) {
