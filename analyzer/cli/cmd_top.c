@@ -2,7 +2,7 @@
  * `vramtrace top [OPTIONS] [DIR|TRACE...]`: the processes of a running job
  * as their traces are written - device bytes now, peak, the last minute,
  * phase, growth per step, failures - refreshed every second (docs/user/LIVE.md).
- * Options and the choice of view here; the model is analyzer/live/, the
+ * Options and the choice of view here; the model is analyzer/follow/, the
  * frame top_frame.c, the views top_batch.c and top_screen.c.
  */
 #include "commands.h"
@@ -60,14 +60,14 @@ static void top_usage(FILE *out)
           out);
 }
 
-static bool sort_key(const char *arg, enum vt_live_sort *out)
+static bool sort_key(const char *arg, enum vt_follow_sort *out)
 {
     static const struct {
         const char *name;
-        enum vt_live_sort key;
-    } keys[] = {{"now", VT_LIVE_SORT_NOW}, {"bytes", VT_LIVE_SORT_NOW},
-                {"peak", VT_LIVE_SORT_PEAK}, {"growth", VT_LIVE_SORT_GROWTH},
-                {"rank", VT_LIVE_SORT_RANK}};
+        enum vt_follow_sort key;
+    } keys[] = {{"now", VT_FOLLOW_SORT_NOW}, {"bytes", VT_FOLLOW_SORT_NOW},
+                {"peak", VT_FOLLOW_SORT_PEAK}, {"growth", VT_FOLLOW_SORT_GROWTH},
+                {"rank", VT_FOLLOW_SORT_RANK}};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         if (!strcmp(arg, keys[k].name)) {
             *out = keys[k].key;
@@ -95,7 +95,7 @@ int vt_cmd_top(int argc, char **argv)
     struct top_symbols opened_symbols = {.options = &symbols.sym};
     struct top_divergence divergence = {.options = &symbols.sym};
     struct top_run_options o = {
-        .frame = {.sort = VT_LIVE_SORT_NOW, .width = TOP_BATCH_WIDTH, .delay_ns = 1000000000u,
+        .frame = {.sort = VT_FOLLOW_SORT_NOW, .width = TOP_BATCH_WIDTH, .delay_ns = 1000000000u,
                   .opened = -1, .sites = 10, .symbols = &opened_symbols,
                   .divergence = &divergence},
         .open_pid = -1,
@@ -140,14 +140,14 @@ int vt_cmd_top(int argc, char **argv)
         default: top_usage(stderr); return 2;
         }
     }
-    struct vt_live_view view;
+    struct vt_follow_view view;
     struct top_session session;
     bool ok;
     if (optind < argc) {
-        ok = vt_live_view_init(&view, argv + optind, (size_t)(argc - optind), NULL);
+        ok = vt_follow_view_init(&view, argv + optind, (size_t)(argc - optind), NULL);
     } else if (top_find_session(&session)) {
         char *dirs[1] = {session.dir};
-        ok = vt_live_view_init(&view, dirs, 1, session.id);
+        ok = vt_follow_view_init(&view, dirs, 1, session.id);
         if (batch)
             fprintf(stderr, "vramtrace top: session %s (pid %lu among its processes), traces under %s\n",
                     session.id, session.pid, session.dir);
@@ -171,6 +171,6 @@ int vt_cmd_top(int argc, char **argv)
     }
     top_symbols_free(&opened_symbols);
     top_divergence_free(&divergence);
-    vt_live_view_free(&view);
+    vt_follow_view_free(&view);
     return status;
 }

@@ -26,7 +26,7 @@ void top_sleep_ns(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-long top_process_of_pid(const struct vt_live_view *v, long pid)
+long top_process_of_pid(const struct vt_follow_view *v, long pid)
 {
     for (size_t i = 0; pid >= 0 && i < v->nprocesses; i++)
         if (v->processes[i]->info->pid == (uint64_t)pid)
@@ -34,7 +34,7 @@ long top_process_of_pid(const struct vt_live_view *v, long pid)
     return -1;
 }
 
-int top_batch_run(struct vt_live_view *v, struct top_run_options *o)
+int top_batch_run(struct vt_follow_view *v, struct top_run_options *o)
 {
     struct top_lines lines = {0};
     size_t said = 0, *order = NULL, order_cap = 0;
@@ -42,7 +42,7 @@ int top_batch_run(struct vt_live_view *v, struct top_run_options *o)
     for (uint64_t frame = 0; !o->frames || frame < o->frames; frame++) {
         if (frame)
             top_sleep_ns(o->frame.delay_ns);
-        if (!vt_live_view_refresh(v)) {
+        if (!vt_follow_view_refresh(v)) {
             fputs("vramtrace top: out of memory\n", stderr);
             status = 2;
             break;

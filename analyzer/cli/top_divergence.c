@@ -8,7 +8,7 @@
 #include "stack_where.h"
 
 struct top_div_process {
-    const struct vt_live_process *p;
+    const struct vt_follow_process *p;
     uint64_t records;          /* read when its sites were made */
     size_t modules;            /* module records its symbolizer was made from */
     struct vt_symbolizer *sym;
@@ -17,7 +17,7 @@ struct top_div_process {
 };
 
 struct stack_of {
-    const struct vt_live_process *p;
+    const struct vt_follow_process *p;
     struct vt_symbolizer *sym;
     uint64_t stack;
 };
@@ -44,7 +44,7 @@ static void forget_sites(struct top_div_process *c)
     c->sites.nsites = 0;
 }
 
-static struct top_div_process *cached(struct top_divergence *d, const struct vt_live_process *p)
+static struct top_div_process *cached(struct top_divergence *d, const struct vt_follow_process *p)
 {
     for (size_t k = 0; k < d->ncache; k++)
         if (d->cache[k].p == p)
@@ -61,7 +61,7 @@ static struct top_div_process *cached(struct top_divergence *d, const struct vt_
 /* The process's sites, made again when it read records since. */
 static bool refresh(struct top_divergence *d, struct top_div_process *c)
 {
-    const struct vt_live_process *p = c->p;
+    const struct vt_follow_process *p = c->p;
     c->device.peak_bytes = p->peak_bytes;
     if (c->records == p->records)
         return true;
@@ -82,7 +82,7 @@ static bool refresh(struct top_divergence *d, struct top_div_process *c)
     return true;
 }
 
-bool top_divergence_update(struct top_divergence *d, const struct vt_live_view *v)
+bool top_divergence_update(struct top_divergence *d, const struct vt_follow_view *v)
 {
     vt_divergences_free(&d->found);
     free(d->view.processes);
@@ -97,7 +97,7 @@ bool top_divergence_update(struct top_divergence *d, const struct vt_live_view *
     if (!d->view.processes)
         return false;
     for (size_t i = 0; i < v->nprocesses; i++) {
-        const struct vt_live_process *p = v->processes[i];
+        const struct vt_follow_process *p = v->processes[i];
         struct top_div_process *c = cached(d, p);
         if (!c || !refresh(d, c))
             return false;

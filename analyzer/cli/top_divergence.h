@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "divergence.h"
-#include "live_view.h"
+#include "follow_view.h"
 #include "symbolize.h"
 
 struct top_div_process;
@@ -33,7 +33,7 @@ struct top_divergence {
 
 /* The divergence of the view's processes now; false if memory ran out
  * (nothing found then). */
-bool top_divergence_update(struct top_divergence *d, const struct vt_live_view *v);
+bool top_divergence_update(struct top_divergence *d, const struct vt_follow_view *v);
 /* Whether process i of the view diverges; the k-th thing said of it
  * ("rank 2 (pid N) diverges: ..."), NULL past the last. */
 bool top_divergence_marked(const struct top_divergence *d, size_t i);

@@ -20,12 +20,12 @@
 #define GPUS_MAX 64
 #define FRAMES_SHOWN 4
 
-const char *top_sort_name(enum vt_live_sort key)
+const char *top_sort_name(enum vt_follow_sort key)
 {
     switch (key) {
-    case VT_LIVE_SORT_PEAK: return "peak";
-    case VT_LIVE_SORT_GROWTH: return "growth";
-    case VT_LIVE_SORT_RANK: return "rank";
+    case VT_FOLLOW_SORT_PEAK: return "peak";
+    case VT_FOLLOW_SORT_GROWTH: return "growth";
+    case VT_FOLLOW_SORT_RANK: return "rank";
     default: return "now";
     }
 }
@@ -83,9 +83,9 @@ static bool add(struct top_lines *out, enum top_line_kind kind, long process, si
     return true;
 }
 
-static const char *clock_of(const struct vt_live_process *p, uint64_t mono_ns, char *buf, size_t n)
+static const char *clock_of(const struct vt_follow_process *p, uint64_t mono_ns, char *buf, size_t n)
 {
-    uint64_t wall = vt_live_process_wall_ns(p, mono_ns);
+    uint64_t wall = vt_follow_process_wall_ns(p, mono_ns);
     time_t t = (time_t)(wall / 1000000000u);
     struct tm tm;
     if (!wall || !localtime_r(&t, &tm) || !strftime(buf, n, "%H:%M:%S", &tm))
@@ -93,20 +93,20 @@ static const char *clock_of(const struct vt_live_process *p, uint64_t mono_ns, c
     return buf;
 }
 
-static void sparkline(const struct vt_live_process *p, uint64_t now_ns, bool utf8, char *out,
+static void sparkline(const struct vt_follow_process *p, uint64_t now_ns, bool utf8, char *out,
                       size_t n)
 {
     static const char *const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                          "\u2585", "\u2586", "\u2587", "\u2588"};
     static const char ascii[] = "_.:-=+*#";
     uint64_t v[SPARK_COLUMNS], max = 0;
-    vt_live_process_history(p, now_ns, v, SPARK_COLUMNS);
+    vt_follow_process_history(p, now_ns, v, SPARK_COLUMNS);
     for (size_t c = 0; c < SPARK_COLUMNS; c++)
-        if (v[c] != VT_LIVE_NO_HISTORY && v[c] > max)
+        if (v[c] != VT_FOLLOW_NO_HISTORY && v[c] > max)
             max = v[c];
     size_t o = 0;
     for (size_t c = 0; c < SPARK_COLUMNS && o + 4 < n; c++) {
-        if (v[c] == VT_LIVE_NO_HISTORY) {
+        if (v[c] == VT_FOLLOW_NO_HISTORY) {
             out[o++] = ' '; /* before the process began */
             continue;
         }
@@ -122,7 +122,7 @@ static void sparkline(const struct vt_live_process *p, uint64_t now_ns, bool utf
 }
 
 /* The process's device ordinals: "0", "0,1", "-". */
-static const char *devices_text(const struct vt_live_process *p, char *buf, size_t n)
+static const char *devices_text(const struct vt_follow_process *p, char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = '\0';
@@ -140,7 +140,7 @@ static const char *devices_text(const struct vt_live_process *p, char *buf, size
 
 /* The capacity of the device PyTorch's allocator was sampled on (0:
  * unknown): the growth's forecast needs it. */
-static uint64_t sampled_device_total(const struct vt_live_process *p)
+static uint64_t sampled_device_total(const struct vt_follow_process *p)
 {
     const struct vt_alloc_samples *s = p->replay.samples;
     const struct vt_device_info *dev =
@@ -151,7 +151,7 @@ static uint64_t sampled_device_total(const struct vt_live_process *p)
 /* The report's growth: "+8.00 MiB" PyTorch's allocator grows by a step
  * where it was sampled (growth_rule.h), else what a phase grows by per
  * opening; "none" where phases repeat and nothing grows, "-" before. */
-static const char *growth_text(const struct vt_live_process *p, char *buf, size_t n)
+static const char *growth_text(const struct vt_follow_process *p, char *buf, size_t n)
 {
     char b[32];
     struct vt_growth_told told;
@@ -159,17 +159,17 @@ static const char *growth_text(const struct vt_live_process *p, char *buf, size_
         snprintf(buf, n, "+%s", vt_format_bytes(told.r.per_opening, b, sizeof b));
         return buf;
     }
-    struct vt_live_growth g = vt_live_process_growth(p);
+    struct vt_follow_growth g = vt_follow_process_growth(p);
     if (!g.grows)
         return g.repeated ? "none" : "-";
     snprintf(buf, n, "+%s", vt_format_bytes(g.result.per_opening, b, sizeof b));
     return buf;
 }
 
-static const char *failures_text(const struct vt_live_process *p, char *buf, size_t n)
+static const char *failures_text(const struct vt_follow_process *p, char *buf, size_t n)
 {
     struct vt_oom first;
-    size_t failed = vt_live_process_failures(p, &first, NULL);
+    size_t failed = vt_follow_process_failures(p, &first, NULL);
     if (!failed)
         return "0";
     snprintf(buf, n, "%zu %s", failed, vt_verdict_name(first.verdict));
@@ -179,7 +179,7 @@ static const char *failures_text(const struct vt_live_process *p, char *buf, siz
 #define ROW_FORMAT "%5s %5s %-12.12s %-5.5s %8s %c %10s %10s %8s %s %-14.14s %11s %-22.22s %s"
 
 /* The rank, with the mark of a rank that diverges: "*2". */
-static const char *rank_text(const struct vt_live_process *p, long index,
+static const char *rank_text(const struct vt_follow_process *p, long index,
                              const struct top_frame_options *o, char *buf, size_t n)
 {
     char r[24]; /* vt_format_rank may answer with a constant, not r */
@@ -188,7 +188,7 @@ static const char *rank_text(const struct vt_live_process *p, long index,
     return buf;
 }
 
-static bool add_row(struct top_lines *out, const struct vt_live_process *p, long index,
+static bool add_row(struct top_lines *out, const struct vt_follow_process *p, long index,
                     const struct top_frame_options *o, uint64_t now_ns)
 {
     char r[32], lr[24], dev[64], pid[24], now[32], peak[32], at[32], spark[4 * SPARK_COLUMNS + 1],
@@ -202,19 +202,19 @@ static bool add_row(struct top_lines *out, const struct vt_live_process *p, long
                vt_format_bytes(p->exited ? 0 : p->device_bytes, now, sizeof now),
                vt_format_bytes(p->peak_bytes, peak, sizeof peak),
                p->has_peak ? clock_of(p, p->peak_time_ns, at, sizeof at) : "-", spark,
-               p->exited ? "(exited)" : vt_live_process_phase(p) ? vt_live_process_phase(p) : "-",
+               p->exited ? "(exited)" : vt_follow_process_phase(p) ? vt_follow_process_phase(p) : "-",
                growth_text(p, growth, sizeof growth), failures_text(p, fails, sizeof fails),
                p->command);
 }
 
-static bool add_header(const struct vt_live_view *v, const struct top_frame_options *o,
+static bool add_header(const struct vt_follow_view *v, const struct top_frame_options *o,
                        time_t now, struct top_lines *out)
 {
     size_t running = 0;
     for (size_t i = 0; i < v->nprocesses; i++)
         running += !v->processes[i]->exited;
-    struct vt_live_gpu gpus[GPUS_MAX];
-    size_t ngpus = vt_live_view_gpus(v, gpus, GPUS_MAX);
+    struct vt_follow_gpu gpus[GPUS_MAX];
+    size_t ngpus = vt_follow_view_gpus(v, gpus, GPUS_MAX);
     char clock[16] = "-";
     struct tm tm;
     if (localtime_r(&now, &tm))
@@ -244,8 +244,8 @@ static bool add_header(const struct vt_live_view *v, const struct top_frame_opti
     }
     size_t fp;
     struct vt_oom first;
-    if (ok && vt_live_view_first_failure(v, &fp, &first)) {
-        const struct vt_live_process *p = v->processes[fp];
+    if (ok && vt_follow_view_first_failure(v, &fp, &first)) {
+        const struct vt_follow_process *p = v->processes[fp];
         char r[24], at[16], b[32];
         const char *api = vt_reader_api(p->reader, first.label ? first.label : first.api);
         ok = add(out, TOP_LINE_HEADER, -1, o->width,
@@ -287,7 +287,7 @@ static void add_frame(void *ctx, const struct vt_frame *f)
 }
 
 /* The stack's text, malloc'ed (NULL: out of memory). */
-static char *stack_text(const struct vt_live_process *p, struct vt_symbolizer *sym, uint64_t stack)
+static char *stack_text(const struct vt_follow_process *p, struct vt_symbolizer *sym, uint64_t stack)
 {
     char *text = NULL;
     size_t len = 0;
@@ -308,7 +308,7 @@ static char *stack_text(const struct vt_live_process *p, struct vt_symbolizer *s
 }
 
 /* The symbolizer of the opened process, made again when modules came. */
-static struct vt_symbolizer *symbols_of(struct top_symbols *s, const struct vt_live_process *p)
+static struct vt_symbolizer *symbols_of(struct top_symbols *s, const struct vt_follow_process *p)
 {
     if (!s)
         return NULL;
@@ -326,7 +326,7 @@ static struct vt_symbolizer *symbols_of(struct top_symbols *s, const struct vt_l
  * (the flush interval and the writer's round, when the process is busy).
  * Only for a running process of this host: another host's clock does not
  * compare. */
-static void age_text(const struct vt_live_view *v, const struct vt_live_process *p,
+static void age_text(const struct vt_follow_view *v, const struct vt_follow_process *p,
                      uint64_t now_ns, char *buf, size_t n)
 {
     buf[0] = '\0';
@@ -338,7 +338,7 @@ static void age_text(const struct vt_live_view *v, const struct vt_live_process 
 
 /* The phase that grows most per opening, as the report says it, and the
  * call sites that grew over its run of rises. */
-static bool add_growth(const struct vt_live_process *p, const struct vt_live_growth *g,
+static bool add_growth(const struct vt_follow_process *p, const struct vt_follow_growth *g,
                        struct vt_symbolizer *sym, const struct top_frame_options *o,
                        struct top_lines *out)
 {
@@ -366,7 +366,7 @@ static bool add_growth(const struct vt_live_process *p, const struct vt_live_gro
 
 /* PyTorch's allocator's growth a step, its forecast and the site that
  * grew most (growth_rule.h), as the report says them. */
-static bool add_allocator_growth(const struct vt_live_process *p, const struct vt_growth_told *g,
+static bool add_allocator_growth(const struct vt_follow_process *p, const struct vt_growth_told *g,
                                  struct vt_symbolizer *sym, struct top_lines *out, size_t w)
 {
     char b1[32], fill[96] = "";
@@ -386,7 +386,7 @@ static bool add_allocator_growth(const struct vt_live_process *p, const struct v
     return ok;
 }
 
-static bool add_detail(const struct vt_live_view *v, const struct vt_live_process *p,
+static bool add_detail(const struct vt_follow_view *v, const struct vt_follow_process *p,
                        const struct top_frame_options *o, uint64_t now_ns, struct top_lines *out)
 {
     size_t index = 0;
@@ -407,8 +407,8 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
                   vt_format_bytes(p->exited ? 0 : p->device_bytes, b1, sizeof b1),
                   vt_format_bytes(p->peak_bytes, b2, sizeof b2),
                   p->has_peak ? clock_of(p, p->peak_time_ns, at, sizeof at) : "-");
-    const char *phase = vt_live_process_phase(p);
-    struct vt_live_growth g = vt_live_process_growth(p);
+    const char *phase = vt_follow_process_phase(p);
+    struct vt_follow_growth g = vt_follow_process_growth(p);
     struct vt_symbolizer *sym = symbols_of(o->symbols, p);
     ok = ok && add(out, TOP_LINE_DETAIL, -1, w, "  phase now %s", phase ? phase : "-");
     struct vt_growth_told told;
@@ -441,7 +441,7 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
         }
     }
     struct vt_oom last;
-    size_t failed = ok ? vt_live_process_failures(p, NULL, &last) : 0;
+    size_t failed = ok ? vt_follow_process_failures(p, NULL, &last) : 0;
     if (ok && failed) {
         const char *api = vt_reader_api(p->reader, last.label ? last.label : last.api);
         char b3[32], b4[32];
@@ -460,7 +460,7 @@ static bool add_detail(const struct vt_live_view *v, const struct vt_live_proces
     return ok;
 }
 
-bool top_frame_build(const struct vt_live_view *v, const struct top_frame_options *o,
+bool top_frame_build(const struct vt_follow_view *v, const struct top_frame_options *o,
                      uint64_t now_ns, time_t now, size_t *order, struct top_lines *out)
 {
     top_lines_clear(out);
@@ -471,7 +471,7 @@ bool top_frame_build(const struct vt_live_view *v, const struct top_frame_option
              "PID", 'S', "NOW", "PEAK", "PEAK AT", "LAST MINUTE         ", "PHASE",
              "GROWTH/STEP", "FAILURES", "COMMAND"))
         return false;
-    vt_live_view_order(v, o->sort, order);
+    vt_follow_view_order(v, o->sort, order);
     for (size_t i = 0; i < v->nprocesses; i++)
         if (!add_row(out, v->processes[order[i]], (long)order[i], o, now_ns))
             return false;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "live_view.h"
+#include "follow_view.h"
 #include "symbolize.h"
 #include "top_divergence.h"
 
@@ -40,14 +40,14 @@ struct top_lines {
 
 /* The opened process's symbols, kept from frame to frame. */
 struct top_symbols {
-    const struct vt_live_process *process;
+    const struct vt_follow_process *process;
     struct vt_symbolizer *sym;
     size_t modules;    /* the module records it was made from */
     const struct vt_symbolize_options *options;
 };
 
 struct top_frame_options {
-    enum vt_live_sort sort;
+    enum vt_follow_sort sort;
     size_t width;          /* columns a line may use */
     bool utf8;             /* block characters for the last minute */
     uint64_t delay_ns;     /* between frames (the title says it) */
@@ -60,11 +60,11 @@ struct top_frame_options {
 /* The frame of the view at now_ns (monotonic) / now (wall clock); order
  * receives the rows' process indexes (nprocesses entries). False if
  * memory ran out. */
-bool top_frame_build(const struct vt_live_view *v, const struct top_frame_options *o,
+bool top_frame_build(const struct vt_follow_view *v, const struct top_frame_options *o,
                      uint64_t now_ns, time_t now, size_t *order, struct top_lines *out);
 void top_lines_clear(struct top_lines *l);
 void top_symbols_free(struct top_symbols *s);
 /* The sort key's name as the title says it ("now", "peak", "growth", "rank"). */
-const char *top_sort_name(enum vt_live_sort key);
+const char *top_sort_name(enum vt_follow_sort key);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "live_view.h"
+#include "follow_view.h"
 #include "top_frame.h"
 
 struct top_run_options {
@@ -20,11 +20,11 @@ struct top_run_options {
 };
 
 /* Each returns the exit status. */
-int top_batch_run(struct vt_live_view *v, struct top_run_options *o);
-int top_screen_run(struct vt_live_view *v, struct top_run_options *o);
+int top_batch_run(struct vt_follow_view *v, struct top_run_options *o);
+int top_screen_run(struct vt_follow_view *v, struct top_run_options *o);
 
 /* Shared by both: the process of pid in the view, -1 if none. */
-long top_process_of_pid(const struct vt_live_view *v, long pid);
+long top_process_of_pid(const struct vt_follow_view *v, long pid);
 /* Sleeps ns, or less if interrupted (a signal ends the wait). */
 void top_sleep_ns(uint64_t ns);
 uint64_t top_now_ns(void);

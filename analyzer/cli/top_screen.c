@@ -85,7 +85,7 @@ static bool is_row(const struct top_line *l)
 /* The header, then the opened process's details (always in sight), then
  * the table scrolled so that the chosen row is on the screen; the last
  * line says the keys or the files skipped. */
-static void draw(const struct vt_live_view *v, struct top_run_options *o, struct screen_state *s,
+static void draw(const struct vt_follow_view *v, struct top_run_options *o, struct screen_state *s,
                  struct top_lines *lines, uint64_t now_ns)
 {
     o->frame.width = COLS > 0 ? (size_t)COLS : 80;
@@ -134,7 +134,7 @@ static void draw(const struct vt_live_view *v, struct top_run_options *o, struct
 }
 
 /* The chosen process moved by step rows in the order shown. */
-static void choose(const struct vt_live_view *v, struct screen_state *s, int step)
+static void choose(const struct vt_follow_view *v, struct screen_state *s, int step)
 {
     if (!v->nprocesses)
         return;
@@ -152,7 +152,7 @@ static void choose(const struct vt_live_view *v, struct screen_state *s, int ste
 }
 
 /* Handles a key: false to quit. */
-static bool on_key(int key, const struct vt_live_view *v, struct top_run_options *o,
+static bool on_key(int key, const struct vt_follow_view *v, struct top_run_options *o,
                    struct screen_state *s)
 {
     if (s->help) {
@@ -161,10 +161,10 @@ static bool on_key(int key, const struct vt_live_view *v, struct top_run_options
     }
     switch (key) {
     case 'q': case 'Q': return false;
-    case 'b': o->frame.sort = VT_LIVE_SORT_NOW; break;
-    case 'p': o->frame.sort = VT_LIVE_SORT_PEAK; break;
-    case 'g': o->frame.sort = VT_LIVE_SORT_GROWTH; break;
-    case 'r': o->frame.sort = VT_LIVE_SORT_RANK; break;
+    case 'b': o->frame.sort = VT_FOLLOW_SORT_NOW; break;
+    case 'p': o->frame.sort = VT_FOLLOW_SORT_PEAK; break;
+    case 'g': o->frame.sort = VT_FOLLOW_SORT_GROWTH; break;
+    case 'r': o->frame.sort = VT_FOLLOW_SORT_RANK; break;
     case KEY_UP: case 'k': choose(v, s, -1); break;
     case KEY_DOWN: case 'j': choose(v, s, 1); break;
     case '\n': case '\r': case KEY_ENTER: case 'o':
@@ -183,7 +183,7 @@ static bool on_key(int key, const struct vt_live_view *v, struct top_run_options
     return true;
 }
 
-int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
+int top_screen_run(struct vt_follow_view *v, struct top_run_options *o)
 {
     /* newterm, not initscr: initscr exits the program on a terminal it
      * does not know; this says what to do instead. */
@@ -205,7 +205,7 @@ int top_screen_run(struct vt_live_view *v, struct top_run_options *o)
     bool quit = false;
     for (uint64_t frame = 0; !quit && (!o->frames || frame < o->frames); frame++) {
         uint64_t now_ns = top_now_ns();
-        if (!vt_live_view_refresh(v)) {
+        if (!vt_follow_view_refresh(v)) {
             status = 2;
             break;
         }

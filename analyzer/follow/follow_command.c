@@ -1,5 +1,5 @@
-/* The command a process is named by; see live_command.h. */
-#include "live_command.h"
+/* The command a process is named by; see follow_command.h. */
+#include "follow_command.h"
 
 #include "input_files.h"
 #include "process_env.h"
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void vt_live_command(const struct vt_process_info *info, char *buf, size_t n)
+void vt_follow_command(const struct vt_process_info *info, char *buf, size_t n)
 {
     if (!n)
         return;

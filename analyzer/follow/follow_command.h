@@ -6,8 +6,8 @@
  * /home/me/proj/train.py"), since a narrow column cut at the interpreter's
  * path tells nothing.
  */
-#ifndef VRAMTRACE_LIVE_LIVE_COMMAND_H
-#define VRAMTRACE_LIVE_LIVE_COMMAND_H
+#ifndef VRAMTRACE_FOLLOW_FOLLOW_COMMAND_H
+#define VRAMTRACE_FOLLOW_FOLLOW_COMMAND_H
 
 #include <stddef.h>
 
@@ -15,6 +15,6 @@
 
 /* Writes the command into buf (n bytes, cut if longer); "" when the
  * process record has neither argv nor exe. */
-void vt_live_command(const struct vt_process_info *info, char *buf, size_t n);
+void vt_follow_command(const struct vt_process_info *info, char *buf, size_t n);
 
 #endif

@@ -1,6 +1,6 @@
-/* One process followed while it runs; see live_process.h. */
+/* One process followed while it runs; see follow_process.h. */
 #define _GNU_SOURCE /* strdup */
-#include "live_process.h"
+#include "follow_process.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "live_command.h"
+#include "follow_command.h"
 #include "process_env.h"
 #include "grow_array.h"
 
@@ -21,42 +21,42 @@
 
 /* The device total went from before to after at time_ns: seconds since
  * the latest one noted held before all along. */
-static void note_history(struct vt_live_process *p, uint64_t time_ns, uint64_t before,
+static void note_history(struct vt_follow_process *p, uint64_t time_ns, uint64_t before,
                          uint64_t after)
 {
     uint64_t s = time_ns / NS_PER_S;
     if (!p->has_history) {
         p->history_first = p->history_last = s;
         p->has_history = true;
-        p->history[s % VT_LIVE_HISTORY_SECONDS].second = s;
-        p->history[s % VT_LIVE_HISTORY_SECONDS].max_bytes = before;
+        p->history[s % VT_FOLLOW_HISTORY_SECONDS].second = s;
+        p->history[s % VT_FOLLOW_HISTORY_SECONDS].max_bytes = before;
     }
     if (s > p->history_last) {
         uint64_t from = p->history_last + 1;
-        if (s - from >= VT_LIVE_HISTORY_SECONDS)
-            from = s - VT_LIVE_HISTORY_SECONDS + 1; /* older ones leave the minute anyway */
+        if (s - from >= VT_FOLLOW_HISTORY_SECONDS)
+            from = s - VT_FOLLOW_HISTORY_SECONDS + 1; /* older ones leave the minute anyway */
         for (uint64_t t = from; t <= s; t++) {
-            p->history[t % VT_LIVE_HISTORY_SECONDS].second = t;
-            p->history[t % VT_LIVE_HISTORY_SECONDS].max_bytes = before;
+            p->history[t % VT_FOLLOW_HISTORY_SECONDS].second = t;
+            p->history[t % VT_FOLLOW_HISTORY_SECONDS].max_bytes = before;
         }
         p->history_last = s;
     }
     /* An event out of order (another thread's, a little older) counts in
      * the latest second. */
-    uint64_t *m = &p->history[p->history_last % VT_LIVE_HISTORY_SECONDS].max_bytes;
+    uint64_t *m = &p->history[p->history_last % VT_FOLLOW_HISTORY_SECONDS].max_bytes;
     if (after > *m)
         *m = after;
 }
 
-void vt_live_process_history(const struct vt_live_process *p, uint64_t now_ns, uint64_t *out,
-                             size_t n)
+void vt_follow_process_history(const struct vt_follow_process *p, uint64_t now_ns, uint64_t *out,
+                               size_t n)
 {
     uint64_t now_s = now_ns / NS_PER_S;
     for (size_t c = 0; c < n; c++) {
-        uint64_t first = now_s + 1 - VT_LIVE_HISTORY_SECONDS + c * VT_LIVE_HISTORY_SECONDS / n;
-        uint64_t end = now_s + 1 - VT_LIVE_HISTORY_SECONDS + (c + 1) * VT_LIVE_HISTORY_SECONDS / n;
+        uint64_t first = now_s + 1 - VT_FOLLOW_HISTORY_SECONDS + c * VT_FOLLOW_HISTORY_SECONDS / n;
+        uint64_t end = now_s + 1 - VT_FOLLOW_HISTORY_SECONDS + (c + 1) * VT_FOLLOW_HISTORY_SECONDS / n;
         if (!p->has_history || end <= p->history_first) {
-            out[c] = VT_LIVE_NO_HISTORY;
+            out[c] = VT_FOLLOW_NO_HISTORY;
             continue;
         }
         uint64_t m = 0;
@@ -64,8 +64,8 @@ void vt_live_process_history(const struct vt_live_process *p, uint64_t now_ns, u
             uint64_t v = 0;
             if (p->has_history && t > p->history_last)
                 v = p->exited ? 0 : p->device_bytes; /* nothing changed since */
-            else if (p->has_history && p->history[t % VT_LIVE_HISTORY_SECONDS].second == t)
-                v = p->history[t % VT_LIVE_HISTORY_SECONDS].max_bytes;
+            else if (p->has_history && p->history[t % VT_FOLLOW_HISTORY_SECONDS].second == t)
+                v = p->history[t % VT_FOLLOW_HISTORY_SECONDS].max_bytes;
             if (v > m)
                 m = v;
         }
@@ -78,7 +78,7 @@ void vt_live_process_history(const struct vt_live_process *p, uint64_t now_ns, u
 static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
                     const struct vt_live *e, bool begins)
 {
-    struct vt_live_process *p = ctx;
+    struct vt_follow_process *p = ctx;
     if (l->category != VT_CAT_DEVICE)
         return;
     uint64_t before = p->device_bytes;
@@ -91,22 +91,22 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
     note_history(p, rp->last_time_ns, before, p->device_bytes);
 }
 
-static struct vt_live_phase *phase_of(struct vt_live_process *p, uint64_t name)
+static struct vt_follow_phase *phase_of(struct vt_follow_process *p, uint64_t name)
 {
     for (size_t i = 0; i < p->nphases; i++) /* a process has few phase names */
         if (p->phases[i].name == name)
             return &p->phases[i];
     if (!vt_grow_array((void **)&p->phases, &p->phases_cap, p->nphases + 1, sizeof *p->phases))
         return NULL;
-    p->phases[p->nphases] = (struct vt_live_phase){.name = name};
+    p->phases[p->nphases] = (struct vt_follow_phase){.name = name};
     return &p->phases[p->nphases++];
 }
 
 static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t time_ns, bool opens)
 {
     (void)time_ns;
-    struct vt_live_process *p = ctx;
-    struct vt_live_phase *ph = phase_of(p, name);
+    struct vt_follow_process *p = ctx;
+    struct vt_follow_phase *ph = phase_of(p, name);
     if (!ph) {
         rp->out_of_memory = true;
         return;
@@ -121,13 +121,13 @@ static void on_range(void *ctx, struct vt_replay *rp, uint64_t name, uint64_t ti
 
 /* ---- opening and polling ---- */
 
-int vt_live_process_open(const char *path, struct vt_live_process **out, struct vt_read_error *err)
+int vt_follow_process_open(const char *path, struct vt_follow_process **out, struct vt_read_error *err)
 {
     *out = NULL;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
         return 1; /* just made by its writer: nothing to tell yet */
-    struct vt_live_process *p = calloc(1, sizeof *p);
+    struct vt_follow_process *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path))) {
         free(p);
         snprintf(err->message, sizeof err->message, "%s: out of memory", path);
@@ -149,7 +149,7 @@ int vt_live_process_open(const char *path, struct vt_live_process **out, struct 
     return 0;
 }
 
-void vt_live_process_free(struct vt_live_process *p)
+void vt_follow_process_free(struct vt_follow_process *p)
 {
     if (!p)
         return;
@@ -160,13 +160,13 @@ void vt_live_process_free(struct vt_live_process *p)
     free(p);
 }
 
-static void take_process(struct vt_live_process *p, const struct vt_process_info *info)
+static void take_process(struct vt_follow_process *p, const struct vt_process_info *info)
 {
     p->info = info;
     p->rank = vt_process_rank(info);
     p->local_rank = vt_process_local_rank(info);
     p->session = vt_process_session(info);
-    vt_live_command(info, p->command, sizeof p->command);
+    vt_follow_command(info, p->command, sizeof p->command);
 }
 
 /* A process of this host without a trailer: gone, or a zombie no one
@@ -189,7 +189,7 @@ static bool pid_gone(uint64_t pid)
     return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
-bool vt_live_process_poll(struct vt_live_process *p, const char *this_host, uint64_t max)
+bool vt_follow_process_poll(struct vt_follow_process *p, const char *this_host, uint64_t max)
 {
     if (p->broken)
         return false;
@@ -226,18 +226,18 @@ bool vt_live_process_poll(struct vt_live_process *p, const char *this_host, uint
 
 /* ---- what the view shows ---- */
 
-const char *vt_live_process_phase(const struct vt_live_process *p)
+const char *vt_follow_process_phase(const struct vt_follow_process *p)
 {
-    const struct vt_live_phase *inner = NULL;
+    const struct vt_follow_phase *inner = NULL;
     for (size_t i = 0; i < p->nphases; i++)
         if (p->phases[i].open && (!inner || p->phases[i].opened_order > inner->opened_order))
             inner = &p->phases[i];
     return inner ? vt_reader_string(p->reader, inner->name) : NULL;
 }
 
-struct vt_live_growth vt_live_process_growth(const struct vt_live_process *p)
+struct vt_follow_growth vt_follow_process_growth(const struct vt_follow_process *p)
 {
-    struct vt_live_growth best = {0};
+    struct vt_follow_growth best = {0};
     for (size_t k = 0; k < p->replay.nledgers; k++) {
         const struct vt_ledger *l = &p->replay.ledgers[k];
         if (l->category != VT_CAT_DEVICE)
@@ -258,8 +258,8 @@ struct vt_live_growth vt_live_process_growth(const struct vt_live_process *p)
     return best;
 }
 
-size_t vt_live_process_failures(const struct vt_live_process *p, struct vt_oom *first,
-                                struct vt_oom *last)
+size_t vt_follow_process_failures(const struct vt_follow_process *p, struct vt_oom *first,
+                                  struct vt_oom *last)
 {
     size_t failed = 0;
     const struct vt_oom *earliest = NULL, *latest = NULL;
@@ -290,7 +290,7 @@ size_t vt_live_process_failures(const struct vt_live_process *p, struct vt_oom *
     return failed;
 }
 
-uint64_t vt_live_process_wall_ns(const struct vt_live_process *p, uint64_t mono_ns)
+uint64_t vt_follow_process_wall_ns(const struct vt_follow_process *p, uint64_t mono_ns)
 {
     if (!p->info || !p->info->start_realtime_ns)
         return 0;

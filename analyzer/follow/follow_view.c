@@ -1,6 +1,6 @@
-/* The traces `vramtrace top` follows; see live_view.h. */
+/* The traces `vramtrace top` follows; see follow_view.h. */
 #define _GNU_SOURCE /* asprintf, strdup */
-#include "live_view.h"
+#include "follow_view.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "grow_array.h"
 #include "input_files.h"
 
-bool vt_live_view_init(struct vt_live_view *v, char *const *sources, size_t n, const char *session)
+bool vt_follow_view_init(struct vt_follow_view *v, char *const *sources, size_t n, const char *session)
 {
     memset(v, 0, sizeof *v);
     if (gethostname(v->this_host, sizeof v->this_host - 1) != 0)
@@ -30,7 +30,7 @@ bool vt_live_view_init(struct vt_live_view *v, char *const *sources, size_t n, c
     return !session || (v->session = strdup(session)) != NULL;
 }
 
-void vt_live_view_free(struct vt_live_view *v)
+void vt_follow_view_free(struct vt_follow_view *v)
 {
     for (size_t i = 0; i < v->nsources; i++)
         free(v->sources[i]);
@@ -38,7 +38,7 @@ void vt_live_view_free(struct vt_live_view *v)
     free(v->session);
     for (size_t i = 0; i < v->nfiles; i++) {
         free(v->files[i].path);
-        vt_live_process_free(v->files[i].process);
+        vt_follow_process_free(v->files[i].process);
     }
     free(v->files);
     free(v->processes);
@@ -48,11 +48,11 @@ void vt_live_view_free(struct vt_live_view *v)
     memset(v, 0, sizeof *v);
 }
 
-static bool note(struct vt_live_view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool note(struct vt_follow_view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static bool note(struct vt_live_view *v, const char *fmt, ...)
+static bool note(struct vt_follow_view *v, const char *fmt, ...)
 {
-    if (v->nnotes == VT_LIVE_NOTE_MAX)
+    if (v->nnotes == VT_FOLLOW_NOTE_MAX)
         return true; /* a directory of junk: the first ones say enough */
     if (!vt_grow_array((void **)&v->notes, &v->notes_cap, v->nnotes + 1, sizeof *v->notes))
         return false;
@@ -70,7 +70,7 @@ static bool note(struct vt_live_view *v, const char *fmt, ...)
     return true;
 }
 
-static bool known(const struct vt_live_view *v, const char *path)
+static bool known(const struct vt_follow_view *v, const char *path)
 {
     for (size_t i = 0; i < v->nfiles; i++) /* tens of files, once a refresh */
         if (!strcmp(v->files[i].path, path))
@@ -79,7 +79,7 @@ static bool known(const struct vt_live_view *v, const char *path)
 }
 
 /* The files the sources stand for now; new ones join as pending. */
-static bool look_for_files(struct vt_live_view *v)
+static bool look_for_files(struct vt_follow_view *v)
 {
     static const char *const suffixes[] = {".vtrace", NULL};
     struct vt_input_files found = {0};
@@ -96,7 +96,7 @@ static bool look_for_files(struct vt_live_view *v)
             continue;
         ok = vt_grow_array((void **)&v->files, &v->files_cap, v->nfiles + 1, sizeof *v->files);
         if (ok) {
-            v->files[v->nfiles++] = (struct vt_live_file){found.paths[i], VT_LIVE_FILE_PENDING, NULL};
+            v->files[v->nfiles++] = (struct vt_follow_file){found.paths[i], VT_FOLLOW_FILE_PENDING, NULL};
             found.paths[i] = NULL;
         }
     }
@@ -104,31 +104,31 @@ static bool look_for_files(struct vt_live_view *v)
     return ok;
 }
 
-static bool skip(struct vt_live_file *f)
+static bool skip(struct vt_follow_file *f)
 {
-    f->state = VT_LIVE_FILE_SKIPPED;
-    vt_live_process_free(f->process);
+    f->state = VT_FOLLOW_FILE_SKIPPED;
+    vt_follow_process_free(f->process);
     f->process = NULL;
     return true;
 }
 
 /* A pending file: opened if it has become a trace; a process of the view
  * once its process record says whose it is. */
-static bool look_at(struct vt_live_view *v, struct vt_live_file *f)
+static bool look_at(struct vt_follow_view *v, struct vt_follow_file *f)
 {
     if (!f->process) {
         struct stat st;
         if (stat(f->path, &st) != 0)
             return true; /* not there (yet): a source named before its file exists */
         struct vt_read_error err;
-        int rc = vt_live_process_open(f->path, &f->process, &err);
+        int rc = vt_follow_process_open(f->path, &f->process, &err);
         if (rc > 0)
             return true;
         if (rc < 0)
             return note(v, "%s; skipped", err.message) && skip(f);
     }
-    struct vt_live_process *p = f->process;
-    if (!p->info && !vt_live_process_poll(p, v->this_host, 1))
+    struct vt_follow_process *p = f->process;
+    if (!p->info && !vt_follow_process_poll(p, v->this_host, 1))
         return note(v, "%s; skipped", p->error) && skip(f);
     if (!p->info)
         return true; /* its process record is still on its way */
@@ -140,24 +140,24 @@ static bool look_at(struct vt_live_view *v, struct vt_live_file *f)
                        sizeof *v->processes))
         return false;
     v->processes[v->nprocesses++] = p;
-    f->state = VT_LIVE_FILE_FOLLOWED;
-    if (!vt_live_process_poll(p, v->this_host, 0))
+    f->state = VT_FOLLOW_FILE_FOLLOWED;
+    if (!vt_follow_process_poll(p, v->this_host, 0))
         return note(v, "%s; what came before is shown", p->error);
     return true;
 }
 
-bool vt_live_view_refresh(struct vt_live_view *v)
+bool vt_follow_view_refresh(struct vt_follow_view *v)
 {
     v->refreshes++;
     if (!look_for_files(v))
         return false;
     for (size_t i = 0; i < v->nfiles; i++) {
-        struct vt_live_file *f = &v->files[i];
-        if (f->state == VT_LIVE_FILE_PENDING) {
+        struct vt_follow_file *f = &v->files[i];
+        if (f->state == VT_FOLLOW_FILE_PENDING) {
             if (!look_at(v, f))
                 return false;
-        } else if (f->state == VT_LIVE_FILE_FOLLOWED && !f->process->broken) {
-            if (!vt_live_process_poll(f->process, v->this_host, 0) &&
+        } else if (f->state == VT_FOLLOW_FILE_FOLLOWED && !f->process->broken) {
+            if (!vt_follow_process_poll(f->process, v->this_host, 0) &&
                 !note(v, "%s; what came before is shown", f->process->error))
                 return false;
         }
@@ -168,8 +168,8 @@ bool vt_live_view_refresh(struct vt_live_view *v)
 /* ---- order ---- */
 
 struct sort_ctx {
-    const struct vt_live_view *v;
-    enum vt_live_sort key;
+    const struct vt_follow_view *v;
+    enum vt_follow_sort key;
 };
 static struct sort_ctx sorting; /* qsort has no context argument */
 
@@ -178,7 +178,7 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
     return a > b ? -1 : a < b ? 1 : 0;
 }
 
-static int by_rank(const struct vt_live_process *a, const struct vt_live_process *b)
+static int by_rank(const struct vt_follow_process *a, const struct vt_follow_process *b)
 {
     if (a->rank != b->rank)
         return a->rank < 0 ? 1 : b->rank < 0 ? -1 : a->rank < b->rank ? -1 : 1;
@@ -188,27 +188,27 @@ static int by_rank(const struct vt_live_process *a, const struct vt_live_process
 
 static int by_key(const void *x, const void *y)
 {
-    const struct vt_live_process *a = sorting.v->processes[*(const size_t *)x];
-    const struct vt_live_process *b = sorting.v->processes[*(const size_t *)y];
+    const struct vt_follow_process *a = sorting.v->processes[*(const size_t *)x];
+    const struct vt_follow_process *b = sorting.v->processes[*(const size_t *)y];
     int c = 0;
     switch (sorting.key) {
-    case VT_LIVE_SORT_NOW:
+    case VT_FOLLOW_SORT_NOW:
         c = cmp_u64_desc(a->exited ? 0 : a->device_bytes, b->exited ? 0 : b->device_bytes);
         break;
-    case VT_LIVE_SORT_PEAK:
+    case VT_FOLLOW_SORT_PEAK:
         c = cmp_u64_desc(a->peak_bytes, b->peak_bytes);
         break;
-    case VT_LIVE_SORT_GROWTH:
-        c = cmp_u64_desc(vt_live_process_growth(a).result.per_opening,
-                         vt_live_process_growth(b).result.per_opening);
+    case VT_FOLLOW_SORT_GROWTH:
+        c = cmp_u64_desc(vt_follow_process_growth(a).result.per_opening,
+                         vt_follow_process_growth(b).result.per_opening);
         break;
-    case VT_LIVE_SORT_RANK:
+    case VT_FOLLOW_SORT_RANK:
         break;
     }
     return c ? c : by_rank(a, b);
 }
 
-void vt_live_view_order(const struct vt_live_view *v, enum vt_live_sort key, size_t *order)
+void vt_follow_view_order(const struct vt_follow_view *v, enum vt_follow_sort key, size_t *order)
 {
     for (size_t i = 0; i < v->nprocesses; i++)
         order[i] = i;
@@ -218,7 +218,7 @@ void vt_live_view_order(const struct vt_live_view *v, enum vt_live_sort key, siz
 
 /* ---- GPUs ---- */
 
-static bool same_gpu(const struct vt_live_gpu *g, const struct vt_live_process *p,
+static bool same_gpu(const struct vt_follow_gpu *g, const struct vt_follow_process *p,
                      const struct vt_device_info *d, int64_t device)
 {
     const char *host = p->info->hostname ? p->info->hostname : "";
@@ -229,8 +229,8 @@ static bool same_gpu(const struct vt_live_gpu *g, const struct vt_live_process *
     return !d && !g->has_uuid && g->ordinal == device;
 }
 
-long vt_live_view_gpu_of(const struct vt_live_gpu *gpus, size_t n, const struct vt_live_process *p,
-                         int64_t device)
+long vt_follow_view_gpu_of(const struct vt_follow_gpu *gpus, size_t n, const struct vt_follow_process *p,
+                           int64_t device)
 {
     const struct vt_device_info *d =
         device >= 0 ? vt_reader_device(p->reader, (uint64_t)device) : NULL;
@@ -240,22 +240,22 @@ long vt_live_view_gpu_of(const struct vt_live_gpu *gpus, size_t n, const struct 
     return -1;
 }
 
-size_t vt_live_view_gpus(const struct vt_live_view *v, struct vt_live_gpu *out, size_t max)
+size_t vt_follow_view_gpus(const struct vt_follow_view *v, struct vt_follow_gpu *out, size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < v->nprocesses; i++) {
-        const struct vt_live_process *p = v->processes[i];
+        const struct vt_follow_process *p = v->processes[i];
         for (size_t k = 0; k < p->replay.nledgers; k++) {
             const struct vt_ledger *l = &p->replay.ledgers[k];
             if (l->category != VT_CAT_DEVICE)
                 continue;
-            long g = vt_live_view_gpu_of(out, n, p, l->device);
+            long g = vt_follow_view_gpu_of(out, n, p, l->device);
             if (g < 0) {
                 if (n == max)
                     continue;
                 const struct vt_device_info *d =
                     l->device >= 0 ? vt_reader_device(p->reader, (uint64_t)l->device) : NULL;
-                out[n] = (struct vt_live_gpu){
+                out[n] = (struct vt_follow_gpu){
                     .host = p->info->hostname ? p->info->hostname : "",
                     .has_uuid = d != NULL,
                     .ordinal = l->device,
@@ -276,15 +276,15 @@ size_t vt_live_view_gpus(const struct vt_live_view *v, struct vt_live_gpu *out, 
     return n;
 }
 
-bool vt_live_view_first_failure(const struct vt_live_view *v, size_t *process, struct vt_oom *oom)
+bool vt_follow_view_first_failure(const struct vt_follow_view *v, size_t *process, struct vt_oom *oom)
 {
     bool found = false;
     uint64_t when = 0;
     for (size_t i = 0; i < v->nprocesses; i++) {
         struct vt_oom o;
-        if (!vt_live_process_failures(v->processes[i], &o, NULL))
+        if (!vt_follow_process_failures(v->processes[i], &o, NULL))
             continue;
-        uint64_t w = vt_live_process_wall_ns(v->processes[i], o.time_ns);
+        uint64_t w = vt_follow_process_wall_ns(v->processes[i], o.time_ns);
         if (!found || w < when) {
             found = true;
             when = w;
