@@ -84,8 +84,8 @@ static int report_traces(const struct vt_input_files *traces, const struct vt_in
     struct vt_run_observers obs = {
         .job_timelines = !text,
         .job_resolution_ns = summary ? resolution_ns : VT_SUMMARY_RESOLUTION_NS,
-        .live_at = text && opt->moment.at == VT_REPORT_AT_TIME,
-        .live_at_ns = opt->moment.time_ns,
+        .moment_set = text && opt->moment.at == VT_REPORT_AT_TIME,
+        .moment_ns = opt->moment.time_ns,
         .timeline_notes = html != NULL,
     };
     struct vt_run_result run;

@@ -150,8 +150,8 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
         }
         f->out_of_memory |= nt->out_of_memory;
     }
-    const struct vt_live_at *at = f->run->has_live_at ? &f->run->live_at : NULL;
-    bool reached = at && vt_live_at_reached(at, rp);
+    const struct vt_moment_set *at = f->run->has_moment_set ? &f->run->moment_set : NULL;
+    bool reached = at && vt_moment_set_reached(at, rp);
     for (size_t i = 0; i < rp->nledgers; i++) {
         const struct vt_ledger *l = &rp->ledgers[i];
         if (!ledger_selected(opt, l))
@@ -169,7 +169,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
         } else if (at && reached) {
             /* The live set after the last event at or before the instant
              * (a ledger that had none then has nothing live). */
-            const struct vt_peak_snapshot *s = vt_live_at_ledger(at, in->index, rp, l);
+            const struct vt_peak_snapshot *s = vt_moment_set_ledger(at, in->index, rp, l);
             if (s)
                 capture(f, in, l, s);
         }
@@ -298,7 +298,7 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
 {
     /* The traces read once by the run stage, as the report reads them:
      * the peaks and phase peaks are its result's, the live sets at --at
-     * TIME its observer's (run/live_at.h, the report's --at), the one
+     * TIME its observer's (run/moment_set.h, the report's --at), the one
      * after the Nth failure this exporter's, noted as the replay meets it. */
     struct folded f = {.opt = opt};
     f.notes = calloc(n + 1, sizeof *f.notes);
@@ -307,8 +307,8 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
         return 2;
     }
     struct vt_run_observers obs = {
-        .live_at = opt->at == VT_AT_TIME && !opt->phase,
-        .live_at_ns = opt->time_ns,
+        .moment_set = opt->at == VT_AT_TIME && !opt->phase,
+        .moment_ns = opt->time_ns,
         .prepare = opt->at == VT_AT_OOM && !opt->phase ? watch_failures : NULL,
         .prepare_ctx = &f,
     };

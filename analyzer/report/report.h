@@ -57,7 +57,7 @@ struct vt_report_options {
     struct vt_symbolize_options sym;
 };
 
-struct vt_live_at;
+struct vt_moment_set;
 struct vt_timeline_notes;
 
 struct vt_report {
@@ -75,7 +75,7 @@ struct vt_report {
      * reports, and a page of no large job). */
     const unsigned char *detail;
     /* --at TIME: the live sets then, collected while the analysis ran */
-    const struct vt_live_at *live_at;
+    const struct vt_moment_set *moment_set;
     /* the HTML page: what its timelines are fed from, noted while the
      * analysis ran, or NULL */
     const struct vt_timeline_notes *timeline_notes;

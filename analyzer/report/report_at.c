@@ -7,21 +7,21 @@
  *          bytes   count  allocated at
  *       1.88 GiB      24  device_alloc:60 <- allocate_parameters:79 <- main:222  via cudaMallocAsync
  *
- * TIME: the live set after the last event at or before it (run/live_at.h,
+ * TIME: the live set after the last event at or before it (run/moment_set.h,
  * collected while the analysis ran); oom:N: what the process held right
  * after its Nth failed device allocation, in time order over its ledgers
  * (the failure's own top stacks, replay.h's VT_OOM_TOP of them).
  */
 #include <inttypes.h>
 
-#include "live_at.h"
+#include "moment_set.h"
 #include "report.h"
 
 static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_ledger *l,
                     struct vt_site_bytes *top, vt_report_sites_fn print_sites)
 {
     const struct vt_replay *rp = &rep->a->inputs[i].replay;
-    const struct vt_peak_snapshot *s = vt_live_at_ledger(rep->live_at, i, rp, l);
+    const struct vt_peak_snapshot *s = vt_moment_set_ledger(rep->moment_set, i, rp, l);
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     char lab[32], at[32], b[32], end[32];
     fprintf(out, "\npid %" PRIu64 " %s at %s: ", p ? p->pid : 0,
@@ -33,7 +33,7 @@ static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_
         fprintf(out, "%s live in %" PRIu64 " allocation%s; top stacks then:",
                 vt_format_bytes(s->peak_bytes, b, sizeof b), s->peak_count,
                 s->peak_count == 1 ? "" : "s");
-    if (!vt_live_at_reached(rep->live_at, rp))
+    if (!vt_moment_set_reached(rep->moment_set, rp))
         fprintf(out, " (the trace ends at %s, before that time: the live set at its end)",
                 vt_format_reltime(rep, i, rp->last_time_ns, end, sizeof end));
     fputc('\n', out);
@@ -99,7 +99,7 @@ static void at_oom(struct vt_report *rep, FILE *out, size_t i, const struct vt_l
 void vt_report_at_text(struct vt_report *rep, FILE *out, size_t input, const struct vt_ledger *l,
                        struct vt_site_bytes *top, vt_report_sites_fn print_sites)
 {
-    if (rep->opt->moment.at == VT_REPORT_AT_TIME && rep->live_at)
+    if (rep->opt->moment.at == VT_REPORT_AT_TIME && rep->moment_set)
         at_time(rep, out, input, l, top, print_sites);
     else if (rep->opt->moment.at == VT_REPORT_AT_OOM && l->category == VT_CAT_DEVICE)
         at_oom(rep, out, input, l, print_sites);

@@ -209,7 +209,7 @@ static int document(struct vt_run_result *run, const struct vt_report_inputs *in
             status = 0;
         vt_report_init(&rep, &run->a, opt);
         rep.timelines = run->has_timelines ? &run->timelines : NULL;
-        rep.live_at = run->has_live_at ? &run->live_at : NULL;
+        rep.moment_set = run->has_moment_set ? &run->moment_set : NULL;
         rep.timeline_notes = run->has_timeline_notes ? &run->timeline_notes : NULL;
         traces = &rep;
     }

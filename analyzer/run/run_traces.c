@@ -11,8 +11,8 @@ static void prepare(void *ctx, struct vt_input *in)
     struct vt_run_result *run = ctx;
     if (run->has_timelines)
         vt_job_timelines_prepare(&run->timelines, in);
-    if (run->has_live_at)
-        vt_live_at_prepare(&run->live_at, in);
+    if (run->has_moment_set)
+        vt_moment_set_prepare(&run->moment_set, in);
     if (run->has_timeline_notes)
         vt_timeline_notes_prepare(&run->timeline_notes, in);
     if (run->prepare)
@@ -28,9 +28,9 @@ int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observe
         run->has_timelines = true;
         fed = vt_job_timelines_init(&run->timelines, npaths, obs->job_resolution_ns);
     }
-    if (fed && obs && obs->live_at) {
-        run->has_live_at = true;
-        fed = vt_live_at_init(&run->live_at, npaths, obs->live_at_ns);
+    if (fed && obs && obs->moment_set) {
+        run->has_moment_set = true;
+        fed = vt_moment_set_init(&run->moment_set, npaths, obs->moment_ns);
     }
     if (fed && obs && obs->timeline_notes) {
         run->has_timeline_notes = true;
@@ -47,7 +47,7 @@ int vt_run_traces(char *const *paths, size_t npaths, const struct vt_run_observe
         run->prepare_ctx = obs->prepare_ctx;
     }
     bool observed =
-        run->has_timelines || run->has_live_at || run->has_timeline_notes || run->prepare;
+        run->has_timelines || run->has_moment_set || run->has_timeline_notes || run->prepare;
     run->status = vt_analysis_run_with(&run->a, paths, npaths, err, observed ? prepare : NULL, run);
     run->partial = run->status != 0 && run->a.ninputs > run->a.not_read;
     return run->status;
@@ -57,6 +57,6 @@ void vt_run_result_free(struct vt_run_result *run)
 {
     vt_analysis_free(&run->a);
     vt_job_timelines_free(&run->timelines);
-    vt_live_at_free(&run->live_at);
+    vt_moment_set_free(&run->moment_set);
     vt_timeline_notes_free(&run->timeline_notes);
 }

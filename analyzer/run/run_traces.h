@@ -11,7 +11,7 @@
  *                  jobs; the errors; each trace's tables (input_tables.h)
  *   run.timelines  each process's device bytes over wall-clock time
  *                  (job_timelines.h), when asked for
- *   run.live_at    each ledger's live set at one instant (live_at.h),
+ *   run.moment_set  each ledger's live set at one instant (moment_set.h),
  *                  when asked for
  *   run.timeline_notes  every change of each input's ledgers and every
  *                  range, noted for the HTML page's timelines
@@ -29,15 +29,15 @@
 
 #include "analysis.h"
 #include "job_timelines.h"
-#include "live_at.h"
+#include "moment_set.h"
 #include "timeline_notes.h"
 
 /* The observers to run along the replay; zeroed: none. */
 struct vt_run_observers {
     bool job_timelines;           /* run.timelines, in columns of ... */
     uint64_t job_resolution_ns;   /* ... this (0: VT_SUMMARY_RESOLUTION_NS) */
-    bool live_at;                 /* run.live_at, at ... */
-    uint64_t live_at_ns;          /* ... this time since each process started */
+    bool moment_set;              /* run.moment_set, at ... */
+    uint64_t moment_ns;           /* ... this time since each process started */
     bool timeline_notes;          /* run.timeline_notes */
     /* The caller's own observer (an exporter's notes), asked for alone
      * (its hooks replace those above): set up for each input as
@@ -58,8 +58,8 @@ struct vt_run_result {
     bool unread;
     bool has_timelines;
     struct vt_job_timelines timelines;
-    bool has_live_at;
-    struct vt_live_at live_at;
+    bool has_moment_set;
+    struct vt_moment_set moment_set;
     bool has_timeline_notes;
     struct vt_timeline_notes timeline_notes;
     vt_analysis_prepare_fn prepare; /* the caller's observer, when asked for */

@@ -9,8 +9,8 @@
  * to now (peak_tracker.h: a walk of the changes since the previous one,
  * O(1) amortized); past the instant nothing is done.
  */
-#ifndef VRAMTRACE_RUN_LIVE_AT_H
-#define VRAMTRACE_RUN_LIVE_AT_H
+#ifndef VRAMTRACE_RUN_MOMENT_SET_H
+#define VRAMTRACE_RUN_MOMENT_SET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,31 +19,31 @@
 #include "analysis.h"
 #include "replay.h"
 
-struct vt_live_at_input {
+struct vt_moment_set_input {
     struct vt_peak_snapshot snaps[VT_LEDGERS_MAX]; /* per ledger of the replay */
     vt_live_fn prev;          /* the hook this one chains to */
     void *prev_ctx;
-    const struct vt_live_at *at;
+    const struct vt_moment_set *at;
 };
 
-struct vt_live_at {
+struct vt_moment_set {
     uint64_t time_ns;         /* since the process started */
-    struct vt_live_at_input *inputs;
+    struct vt_moment_set_input *inputs;
     size_t ninputs;
 };
 
 /* Room for n inputs; false when out of memory. */
-bool vt_live_at_init(struct vt_live_at *at, size_t ninputs, uint64_t time_ns);
-void vt_live_at_free(struct vt_live_at *at);
-/* A vt_analysis_prepare_fn (ctx: the struct vt_live_at). */
-void vt_live_at_prepare(void *ctx, struct vt_input *in);
+bool vt_moment_set_init(struct vt_moment_set *at, size_t ninputs, uint64_t time_ns);
+void vt_moment_set_free(struct vt_moment_set *at);
+/* A vt_analysis_prepare_fn (ctx: the struct vt_moment_set). */
+void vt_moment_set_prepare(void *ctx, struct vt_input *in);
 /* The ledger's live set at the instant: NULL if nothing of it was live
  * then (no change of it at or before the instant). */
-const struct vt_peak_snapshot *vt_live_at_ledger(const struct vt_live_at *at, size_t input,
-                                                 const struct vt_replay *rp,
-                                                 const struct vt_ledger *l);
+const struct vt_peak_snapshot *vt_moment_set_ledger(const struct vt_moment_set *at, size_t input,
+                                                    const struct vt_replay *rp,
+                                                    const struct vt_ledger *l);
 /* The instant as a time of the trace (ns), and whether the trace reaches it. */
-uint64_t vt_live_at_origin(const struct vt_replay *rp);
-bool vt_live_at_reached(const struct vt_live_at *at, const struct vt_replay *rp);
+uint64_t vt_moment_set_origin(const struct vt_replay *rp);
+bool vt_moment_set_reached(const struct vt_moment_set *at, const struct vt_replay *rp);
 
 #endif

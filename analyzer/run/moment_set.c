@@ -1,8 +1,8 @@
-#include "live_at.h"
+#include "moment_set.h"
 
 #include <stdlib.h>
 
-bool vt_live_at_init(struct vt_live_at *at, size_t ninputs, uint64_t time_ns)
+bool vt_moment_set_init(struct vt_moment_set *at, size_t ninputs, uint64_t time_ns)
 {
     at->time_ns = time_ns;
     at->ninputs = ninputs;
@@ -10,7 +10,7 @@ bool vt_live_at_init(struct vt_live_at *at, size_t ninputs, uint64_t time_ns)
     return at->inputs != NULL;
 }
 
-void vt_live_at_free(struct vt_live_at *at)
+void vt_moment_set_free(struct vt_moment_set *at)
 {
     for (size_t i = 0; at->inputs && i < at->ninputs; i++)
         for (size_t k = 0; k < VT_LEDGERS_MAX; k++)
@@ -21,19 +21,19 @@ void vt_live_at_free(struct vt_live_at *at)
 
 /* The report's origin (vt_format_reltime): the process's start when the
  * trace says it, else its first event. */
-uint64_t vt_live_at_origin(const struct vt_replay *rp)
+uint64_t vt_moment_set_origin(const struct vt_replay *rp)
 {
     const struct vt_process_info *p = vt_reader_process(rp->reader);
     return p && p->start_mono_ns && p->start_mono_ns <= rp->first_time_ns ? p->start_mono_ns
                                                                           : rp->first_time_ns;
 }
 
-static bool before_instant(const struct vt_live_at *at, const struct vt_replay *rp)
+static bool before_instant(const struct vt_moment_set *at, const struct vt_replay *rp)
 {
-    return rp->last_time_ns - vt_live_at_origin(rp) <= at->time_ns;
+    return rp->last_time_ns - vt_moment_set_origin(rp) <= at->time_ns;
 }
 
-bool vt_live_at_reached(const struct vt_live_at *at, const struct vt_replay *rp)
+bool vt_moment_set_reached(const struct vt_moment_set *at, const struct vt_replay *rp)
 {
     return rp->has_time && !before_instant(at, rp);
 }
@@ -41,7 +41,7 @@ bool vt_live_at_reached(const struct vt_live_at *at, const struct vt_replay *rp)
 static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
                     const struct vt_live *e, bool begins)
 {
-    struct vt_live_at_input *in = ctx;
+    struct vt_moment_set_input *in = ctx;
     if (in->prev)
         in->prev(in->prev_ctx, rp, l, e, begins);
     if (!before_instant(in->at, rp))
@@ -54,10 +54,10 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
         rp->out_of_memory = true;
 }
 
-void vt_live_at_prepare(void *ctx, struct vt_input *in)
+void vt_moment_set_prepare(void *ctx, struct vt_input *in)
 {
-    struct vt_live_at *at = ctx;
-    struct vt_live_at_input *mine = &at->inputs[in->index];
+    struct vt_moment_set *at = ctx;
+    struct vt_moment_set_input *mine = &at->inputs[in->index];
     mine->at = at;
     mine->prev = in->replay.on_live;
     mine->prev_ctx = in->replay.on_live_ctx;
@@ -65,9 +65,9 @@ void vt_live_at_prepare(void *ctx, struct vt_input *in)
     in->replay.on_live_ctx = mine;
 }
 
-const struct vt_peak_snapshot *vt_live_at_ledger(const struct vt_live_at *at, size_t input,
-                                                 const struct vt_replay *rp,
-                                                 const struct vt_ledger *l)
+const struct vt_peak_snapshot *vt_moment_set_ledger(const struct vt_moment_set *at, size_t input,
+                                                    const struct vt_replay *rp,
+                                                    const struct vt_ledger *l)
 {
     const struct vt_peak_snapshot *s = &at->inputs[input].snaps[l - rp->ledgers];
     return s->has_peak ? s : NULL;
