@@ -257,18 +257,18 @@ static void profile_ledger(struct vt_diff_profile *p, struct vt_report *rep, siz
     u->parts_known = split.known;
     for (size_t k = 0; k < DIFF_PARTS; k++)
         u->parts[k] = split.rows[vt_diff_part_rows[k]];
-    const struct vt_peak_snapshot *snap = &l->peak;
-    for (uint32_t k = 0; k < l->sites.nsites && k < snap->cap; k++) {
-        if (!snap->bytes[k])
+    const struct vt_peak_state *peak = &l->peak;
+    for (uint32_t k = 0; k < l->sites.nsites && k < peak->cap; k++) {
+        if (!peak->bytes[k])
             continue;
         struct trace_stack t = {r, sym, l->sites.sites[k].stack};
         struct frames_of c = {0};
         vt_input_stack_frames(r, sym, t.stack, 0, collect_trace_frame, &c);
-        add_site(p, u, &c, "(no stack)", trace_site_shown(&t, opt), snap->bytes[k],
-                 snap->count[k]);
+        add_site(p, u, &c, "(no stack)", trace_site_shown(&t, opt), peak->bytes[k],
+                 peak->count[k]);
     }
     for (size_t k = 0; k < l->nphases; k++)
-        add_phase(p, u, vt_input_string(r, l->phases[k].name), l->phases[k].snap.peak_bytes);
+        add_phase(p, u, vt_input_string(r, l->phases[k].name), l->phases[k].state.peak_bytes);
     for (size_t m = 0, end; m < l->nooms; m = end) {
         end = vt_oom_request_end(l, m);
         if (!vt_oom_request_failed(l, m))

@@ -68,10 +68,10 @@ static bool ledger_selected(const struct vt_export_options *opt, const struct vt
     return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
 }
 
-/* Copies into c the sites of l with bytes then: from a snapshot of it (s),
- * or its live state now (s NULL). False when memory ran out. */
+/* Copies into c the sites of l with bytes then: from a state of it (s),
+ * or the ledger now (s NULL). False when memory ran out. */
 static bool capture_into(struct capture *c, const struct vt_input *in, const struct vt_ledger *l,
-                         const struct vt_peak_snapshot *s)
+                         const struct vt_peak_state *s)
 {
     memset(c, 0, sizeof *c);
     c->input = in->index;
@@ -101,7 +101,7 @@ static struct capture *next_capture(struct folded *f)
 }
 
 static void capture(struct folded *f, const struct vt_input *in, const struct vt_ledger *l,
-                    const struct vt_peak_snapshot *s)
+                    const struct vt_peak_state *s)
 {
     struct capture *c = next_capture(f);
     if (c && !capture_into(c, in, l, s))
@@ -160,7 +160,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
             for (size_t k = 0; k < l->nphases; k++) {
                 const char *name = vt_input_string(in, l->phases[k].name);
                 if (name && !strcmp(name, opt->phase)) {
-                    capture(f, in, l, &l->phases[k].snap);
+                    capture(f, in, l, &l->phases[k].state);
                     f->phase_seen = true;
                 }
             }
@@ -169,7 +169,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
         } else if (at && reached) {
             /* The live set after the last event at or before the instant
              * (a ledger that had none then has nothing live). */
-            const struct vt_peak_snapshot *s = vt_moment_set_ledger(at, in->index, rp, l);
+            const struct vt_peak_state *s = vt_moment_set_ledger(at, in->index, rp, l);
             if (s)
                 capture(f, in, l, s);
         }

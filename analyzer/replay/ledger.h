@@ -23,7 +23,7 @@ struct vt_phase_peak {
     uint64_t opened;      /* ranges of this name opened in the process, however
                            * early (set when the replay ends) */
     bool open_at_exit;    /* a range of it was still open at the end */
-    struct vt_peak_snapshot snap;
+    struct vt_peak_state state;
     struct vt_growth growth; /* the ledger's bytes at its closings (phase_growth.h) */
 };
 
@@ -36,8 +36,8 @@ struct vt_phase_level {
     uint64_t first_mark;   /* the oldest mark of the run (marks count up) */
     uint64_t value;        /* the ledger's largest total since each member's mark */
     uint64_t seq;          /* the ledger's change number when it was reached */
-    struct vt_peak_snapshot *snap; /* the ledger then; NULL: reached when the
-                                    * members opened, already offered to them */
+    struct vt_peak_state *state; /* the ledger then; NULL: reached when the
+                                  * members opened, already offered to them */
     uint32_t members;      /* open names in the run */
 };
 
@@ -45,7 +45,7 @@ struct vt_ledger {
     int64_t device;       /* ordinal, -1 unknown */
     enum vt_category category;
     struct vt_ledger_sites sites;
-    struct vt_peak_snapshot peak;
+    struct vt_peak_state peak;
     uint64_t kind_bytes[VT_KIND_COUNT_];
     /* Of the live bytes, the process's contexts of measured cost on the
      * device (contexts.h), now and at the peak. */
@@ -56,8 +56,8 @@ struct vt_ledger {
     struct vt_pair_map phase_index; /* (name, 0) -> index in phases */
     struct vt_phase_level *levels;  /* oldest first: values never increase */
     size_t nlevels, levels_cap, empty_levels;
-    struct vt_peak_snapshot *spare_snaps[4]; /* released by levels, for reuse */
-    size_t nspare_snaps;
+    struct vt_peak_state *spare_states[4]; /* released by levels, for reuse */
+    size_t nspare_states;
     bool phase_records_made;       /* open names have records (first allocation) */
     uint64_t growth_copied;        /* words of sites the phases' growth copied */
     struct vt_oom *ooms;

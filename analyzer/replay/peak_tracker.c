@@ -1,4 +1,4 @@
-/* Per-site live bytes and peak snapshots; the algorithm is in peak_tracker.h. */
+/* Per-site live bytes and peak states; the algorithm is in peak_tracker.h. */
 #include "peak_tracker.h"
 
 #include <stdlib.h>
@@ -112,19 +112,19 @@ long vt_sites_change(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread,
     return i;
 }
 
-void vt_snapshot_init(struct vt_peak_snapshot *s)
+void vt_peak_state_init(struct vt_peak_state *s)
 {
     memset(s, 0, sizeof *s);
 }
 
-void vt_snapshot_free(struct vt_peak_snapshot *s)
+void vt_peak_state_free(struct vt_peak_state *s)
 {
     free(s->bytes);
     free(s->count);
-    vt_snapshot_init(s);
+    vt_peak_state_init(s);
 }
 
-static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
+static bool state_fit(struct vt_peak_state *s, size_t n)
 {
     if (n <= s->cap)
         return true;
@@ -147,15 +147,15 @@ static bool snapshot_fit(struct vt_peak_snapshot *s, size_t n)
     return true;
 }
 
-bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
-                       uint64_t time_ns)
+bool vt_peak_state_offer(struct vt_peak_state *s, struct vt_ledger_sites *l,
+                         uint64_t time_ns)
 {
-    return vt_snapshot_is_new_peak(s, l) && vt_snapshot_take(s, l, time_ns);
+    return vt_peak_state_is_new_peak(s, l) && vt_peak_state_take(s, l, time_ns);
 }
 
-bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uint64_t time_ns)
+bool vt_peak_state_take(struct vt_peak_state *s, struct vt_ledger_sites *l, uint64_t time_ns)
 {
-    if (!snapshot_fit(s, l->nsites))
+    if (!state_fit(s, l->nsites))
         return false; /* out of memory: keep the older, consistent copy */
     /* Only sites changed after the previous copy differ from it. */
     for (size_t k = l->nlog; k-- > 0 && l->log[k].seq > s->taken_at;) {
@@ -164,7 +164,7 @@ bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uin
         s->count[i] = l->sites[i].count;
     }
     s->taken_at = l->seq;
-    l->snap_seq = l->seq;
+    l->state_seq = l->seq;
     s->peak_bytes = l->total_bytes;
     s->peak_count = l->total_count;
     s->peak_time_ns = time_ns;
@@ -172,10 +172,10 @@ bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uin
     return true;
 }
 
-bool vt_snapshot_copy(struct vt_peak_snapshot *dst, const struct vt_peak_snapshot *src,
-                      const struct vt_ledger_sites *l)
+bool vt_peak_state_copy(struct vt_peak_state *dst, const struct vt_peak_state *src,
+                        const struct vt_ledger_sites *l)
 {
-    if (!snapshot_fit(dst, l->nsites))
+    if (!state_fit(dst, l->nsites))
         return false;
     /* A site unchanged since both copies were taken holds the same bytes in
      * both; any other was changed after the older one, so it is in the
@@ -207,7 +207,7 @@ static int by_bytes_desc(const void *pa, const void *pb)
     return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
-size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_snapshot *s,
+size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_state *s,
                     struct vt_site_bytes *out, size_t n)
 {
     if (n == 0)

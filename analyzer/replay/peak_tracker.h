@@ -11,17 +11,17 @@
  * add up to more than the peak and are wrong). Copying every site at every
  * new maximum would cost O(sites) per allocation while memory grows. Instead:
  *
- *   - a snapshot (struct vt_peak_snapshot) holds per-site bytes at the time
+ *   - a state (struct vt_peak_state) holds per-site bytes at the time
  *     it was taken and the ledger's sequence number (bumped by every
  *     change) of that time;
  *   - changed sites are appended to a log of (sequence number, site), in
- *     order; to bring a snapshot to "now" (on a new maximum), walk the log
- *     back from its end while the entries are newer than the snapshot, and
+ *     order; to bring a state to "now" (on a new maximum), walk the log
+ *     back from its end while the entries are newer than the state, and
  *     copy those sites' current bytes (a site logged twice is copied twice,
- *     harmlessly). Sites not reached are unchanged since the snapshot;
- *   - a change logs its site only if no snapshot was taken since the site
- *     was last logged: otherwise that entry is newer than every snapshot,
- *     so every walk reaches it already. Between two snapshots a site is
+ *     harmlessly). Sites not reached are unchanged since the state;
+ *   - a change logs its site only if no state was taken since the site
+ *     was last logged: otherwise that entry is newer than every state,
+ *     so every walk reaches it already. Between two states a site is
  *     logged once however often it changes, and a change touches no other
  *     site (O(1), one test in the common case).
  *
@@ -31,10 +31,10 @@
  * amortized; a walk is never longer than the log.
  *
  * The walk costs at most the number of changes since the previous
- * snapshot, which is at most the number of events since then: the whole pass stays
- * O(events) per snapshot kept (the device peak plus one per phase name),
- * and memory is O(sites) per snapshot, independent of trace length.
- * Phases use the same snapshots: one per level of open phases, brought to
+ * state, which is at most the number of events since then: the whole pass stays
+ * O(events) per state kept (the device peak plus one per phase name),
+ * and memory is O(sites) per state, independent of trace length.
+ * Phases use the same states: one per level of open phases, brought to
  * "now" when the ledger exceeds that level's maximum, and copied into a
  * phase's own record when it closes (replay_phases.c).
  */
@@ -66,7 +66,7 @@ struct vt_site_change {
     uint32_t site;
 };
 
-struct vt_peak_snapshot {
+struct vt_peak_state {
     uint64_t peak_bytes;      /* largest total seen (while tracked) */
     uint64_t peak_count;      /* live allocations then */
     uint64_t peak_time_ns;
@@ -89,7 +89,7 @@ struct vt_ledger_sites {
     struct vt_site_change *log; /* oldest .. newest change */
     size_t nlog, log_cap;     /* log_cap >= 2 * cap */
     uint64_t seq;             /* bumps at every change */
-    uint64_t snap_seq;        /* the newest taken_at of a snapshot of these sites */
+    uint64_t state_seq;       /* the newest taken_at of a state of these sites */
     uint64_t total_bytes, total_count;
 };
 
@@ -141,7 +141,7 @@ static inline long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stac
 void vt_sites_compact_log(struct vt_ledger_sites *l);
 /* The replay is over: the index, the change log and the spare room go (a
  * job keeps every rank's sites to report them, and these were half of
- * them). Only reading follows: no change, no snapshot. */
+ * them). Only reading follows: no change, no state. */
 void vt_sites_settle(struct vt_ledger_sites *l);
 
 /* Inline: every event changes one site. */
@@ -154,36 +154,36 @@ static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int
     l->total_bytes += (uint64_t)delta_bytes;
     l->total_count += (uint64_t)delta_count;
     l->seq++;
-    if (s->logged_at > l->snap_seq)
-        return; /* logged since the newest snapshot: every walk reaches it */
+    if (s->logged_at > l->state_seq)
+        return; /* logged since the newest state: every walk reaches it */
     if (l->nlog == l->log_cap)
         vt_sites_compact_log(l);
     s->logged_at = l->seq;
     l->log[l->nlog++] = (struct vt_site_change){l->seq, i};
 }
 
-void vt_snapshot_init(struct vt_peak_snapshot *s);
-void vt_snapshot_free(struct vt_peak_snapshot *s);
-/* If the ledger's total exceeds the snapshot's peak (or it has none yet),
+void vt_peak_state_init(struct vt_peak_state *s);
+void vt_peak_state_free(struct vt_peak_state *s);
+/* If the ledger's total exceeds the state's peak (or it has none yet),
  * records the new peak at time_ns and brings the per-site copy up to date.
  * Returns true if it was a new peak. */
-bool vt_snapshot_offer(struct vt_peak_snapshot *s, struct vt_ledger_sites *l,
-                       uint64_t time_ns);
-/* The same whatever the total: the snapshot becomes the ledger now (its
+bool vt_peak_state_offer(struct vt_peak_state *s, struct vt_ledger_sites *l,
+                         uint64_t time_ns);
+/* The same whatever the total: the state becomes the ledger now (its
  * "peak" the total now, at time_ns). False when out of memory (the older,
  * consistent copy is kept). */
-bool vt_snapshot_take(struct vt_peak_snapshot *s, struct vt_ledger_sites *l, uint64_t time_ns);
-/* Makes dst the copy of src (both snapshots of the ledger l, src taken
- * with vt_snapshot_offer): peak, time and per-site bytes at src's instant.
+bool vt_peak_state_take(struct vt_peak_state *s, struct vt_ledger_sites *l, uint64_t time_ns);
+/* Makes dst the copy of src (both states of the ledger l, src taken
+ * with vt_peak_state_offer): peak, time and per-site bytes at src's instant.
  * Only sites changed since the older of the two copies can differ, so this
- * walks those (as vt_snapshot_offer does), not every site. Returns false
+ * walks those (as vt_peak_state_offer does), not every site. Returns false
  * when out of memory (dst is then unchanged). */
-bool vt_snapshot_copy(struct vt_peak_snapshot *dst, const struct vt_peak_snapshot *src,
-                      const struct vt_ledger_sites *l);
-/* Whether vt_snapshot_offer would take a new peak now: inline, because most
+bool vt_peak_state_copy(struct vt_peak_state *dst, const struct vt_peak_state *src,
+                        const struct vt_ledger_sites *l);
+/* Whether vt_peak_state_offer would take a new peak now: inline, because most
  * allocations are not new peaks and the test is all they cost. */
-static inline bool vt_snapshot_is_new_peak(const struct vt_peak_snapshot *s,
-                                           const struct vt_ledger_sites *l)
+static inline bool vt_peak_state_is_new_peak(const struct vt_peak_state *s,
+                                             const struct vt_ledger_sites *l)
 {
     return !s->has_peak || l->total_bytes > s->peak_bytes;
 }
@@ -193,10 +193,10 @@ struct vt_site_bytes {
     uint64_t stack, thread, bytes, count;
 };
 
-/* The n largest sites of a snapshot (or of the live state if s is NULL),
+/* The n largest sites of a state (or of the ledger now if s is NULL),
  * largest first; returns how many were written (sites with 0 bytes are
  * left out). */
-size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_snapshot *s,
+size_t vt_sites_top(const struct vt_ledger_sites *l, const struct vt_peak_state *s,
                     struct vt_site_bytes *out, size_t n);
 
 #endif

@@ -37,7 +37,7 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
 static void ledger_free(struct vt_ledger *l)
 {
     vt_sites_free(&l->sites);
-    vt_snapshot_free(&l->peak);
+    vt_peak_state_free(&l->peak);
     vt_phases_free_ledger(l);
     free(l->ooms);
 }
@@ -110,7 +110,7 @@ static __attribute__((noinline)) long get_other_ledger(struct vt_replay *rp, int
     l->category = cat;
     l->pending_oom = -1;
     vt_sites_init(&l->sites);
-    vt_snapshot_init(&l->peak);
+    vt_peak_state_init(&l->peak);
     vt_pair_map_init(&l->phase_index);
     if (!vt_phases_new_ledger(&rp->phases, l))
         rp->out_of_memory = true;
@@ -360,8 +360,8 @@ ledger_change(struct vt_replay *rp, struct vt_ledger *l, uint8_t kind, uint32_t 
     if (kind < VT_KIND_COUNT_)
         l->kind_bytes[kind] += (uint64_t)bytes;
     if (bytes > 0) {
-        if (vt_snapshot_is_new_peak(&l->peak, &l->sites)) {
-            vt_snapshot_offer(&l->peak, &l->sites, time_ns);
+        if (vt_peak_state_is_new_peak(&l->peak, &l->sites)) {
+            vt_peak_state_offer(&l->peak, &l->sites, time_ns);
             l->peak_context_bytes = l->context_bytes;
         }
         if (!vt_phases_after_alloc(&rp->phases, l, time_ns))

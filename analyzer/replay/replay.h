@@ -12,14 +12,14 @@
  * mappings and IPC count in no ledger; a context of measured cost counts in
  * its device's (contexts.h).
  *
- * Memory use is O(live allocations + distinct sites x snapshots), never
+ * Memory use is O(live allocations + distinct sites x states), never
  * O(trace length).
  *
  * Phases: NVTX push/pop (per thread and domain, nested), start/end ranges
  * (by range id, may end on another thread) and vramtrace_phase_*. For each
  * phase name and ledger: the largest total while at least one range of that
  * name was open (the total at the moment it opened counts), when, and a
- * per-site snapshot at that instant (see peak_tracker.h).
+ * per-site state at that instant (see peak_tracker.h).
  *
  * A name is open from the range that opens it when none was open (its
  * "mark") until the last of its ranges ends. Its peak over that interval is

@@ -16,23 +16,23 @@
  *
  *   - an allocation makes the total T: only levels below T change, and those
  *     are the newest ones; they merge into one level whose max is T, reached
- *     now, with one snapshot of the ledger (brought up to date the way
+ *     now, with one state of the ledger (brought up to date the way
  *     peak_tracker.h describes, reusing the newest merged level's copy).
  *     Most allocations do not exceed the newest level: one comparison,
  *     however many names are open (vt_phases_after_alloc);
  *   - a name opening pushes a level holding the current total, or joins the
  *     newest level if the ledger has not changed since it was made. The
  *     total at that moment is offered to the name's record right away (as
- *     the eager scheme did), so such a level carries no snapshot;
+ *     the eager scheme did), so such a level carries no state;
  *   - a name closing finds its level (the last with first_mark <= its mark:
  *     a binary search, usually the newest), leaves it, and folds the
- *     level's max into its record: a copy of the level's snapshot when that
- *     is a new peak for the name (vt_snapshot_copy walks only the sites
+ *     level's max into its record: a copy of the level's state when that
+ *     is a new peak for the name (vt_peak_state_copy walks only the sites
  *     changed since the record's last copy).
  *
  * A level is made once (at an open) and merged away once, so an event costs
  * O(1) amortized; opening or closing a name costs O(ledgers) and a binary
- * search. A level nobody is in any more gives its snapshot back at once
+ * search. A level nobody is in any more gives its state back at once
  * (a few are kept for reuse) and is dropped from the top, or, in the middle,
  * when such levels become half of the stack.
  *
@@ -47,7 +47,7 @@
 
 #include "grow_array.h"
 
-#define SPARE_MAX (sizeof ((struct vt_ledger *)0)->spare_snaps / sizeof(void *))
+#define SPARE_MAX (sizeof ((struct vt_ledger *)0)->spare_states / sizeof(void *))
 
 /* ---- records (one per name and ledger, found through the index) ---- */
 
@@ -68,42 +68,42 @@ static struct vt_phase_peak *get_phase(struct vt_ledger *l, uint64_t name)
     struct vt_phase_peak *p = &l->phases[l->nphases++];
     memset(p, 0, sizeof *p);
     p->name = name;
-    vt_snapshot_init(&p->snap);
+    vt_peak_state_init(&p->state);
     return p;
 }
 
-/* ---- snapshots of levels, reused ---- */
+/* ---- states of levels, reused ---- */
 
-static struct vt_peak_snapshot *snap_take(struct vt_ledger *l)
+static struct vt_peak_state *state_take(struct vt_ledger *l)
 {
-    if (l->nspare_snaps)
-        return l->spare_snaps[--l->nspare_snaps];
-    struct vt_peak_snapshot *s = malloc(sizeof *s);
+    if (l->nspare_states)
+        return l->spare_states[--l->nspare_states];
+    struct vt_peak_state *s = malloc(sizeof *s);
     if (s)
-        vt_snapshot_init(s);
+        vt_peak_state_init(s);
     return s;
 }
 
-static void snap_drop(struct vt_peak_snapshot *s)
+static void state_drop(struct vt_peak_state *s)
 {
-    vt_snapshot_free(s);
+    vt_peak_state_free(s);
     free(s);
 }
 
 /* A spare keeps its copy of the ledger (valid at its taken_at), so the
  * next offer walks only what changed since: the newest given back is
  * reused first, and the oldest is freed when too many wait. */
-static void snap_give(struct vt_ledger *l, struct vt_peak_snapshot *s)
+static void state_give(struct vt_ledger *l, struct vt_peak_state *s)
 {
     if (!s)
         return;
     s->has_peak = false;
-    if (l->nspare_snaps == SPARE_MAX) {
-        snap_drop(l->spare_snaps[0]);
-        memmove(l->spare_snaps, l->spare_snaps + 1, (SPARE_MAX - 1) * sizeof *l->spare_snaps);
-        l->nspare_snaps--;
+    if (l->nspare_states == SPARE_MAX) {
+        state_drop(l->spare_states[0]);
+        memmove(l->spare_states, l->spare_states + 1, (SPARE_MAX - 1) * sizeof *l->spare_states);
+        l->nspare_states--;
     }
-    l->spare_snaps[l->nspare_snaps++] = s;
+    l->spare_states[l->nspare_states++] = s;
 }
 
 /* ---- levels ---- */
@@ -149,7 +149,7 @@ static bool level_push(struct vt_ledger *l, uint64_t mark, uint32_t members)
 static void drop_empty_levels(struct vt_ledger *l)
 {
     while (l->nlevels && l->levels[l->nlevels - 1].members == 0) {
-        snap_give(l, l->levels[--l->nlevels].snap);
+        state_give(l, l->levels[--l->nlevels].state);
         l->empty_levels--;
     }
     if (l->empty_levels < 16 || l->empty_levels * 2 < l->nlevels)
@@ -177,30 +177,30 @@ bool vt_phases_raise(const struct vt_open_phases *ph, struct vt_ledger *l, uint6
     uint64_t total = l->sites.total_bytes;
     size_t j = l->nlevels;
     uint32_t members = 0;
-    struct vt_peak_snapshot *snap = NULL;
+    struct vt_peak_state *state = NULL;
     while (j > 0 && l->levels[j - 1].value < total) {
         struct vt_phase_level *lv = &l->levels[--j];
         members += lv->members;
         if (!lv->members)
             l->empty_levels--;
-        if (!snap)
-            snap = lv->snap; /* the newest copy: the least to bring up to date */
+        if (!state)
+            state = lv->state; /* the newest copy: the least to bring up to date */
         else
-            snap_give(l, lv->snap);
+            state_give(l, lv->state);
     }
     if (!members) { /* only empty levels were below */
-        snap_give(l, snap);
+        state_give(l, state);
         l->nlevels = j;
         return ok;
     }
-    if (!snap)
-        snap = snap_take(l);
-    if (!snap || !vt_snapshot_offer(snap, &l->sites, time_ns))
-        ok = false; /* then the level's max has no snapshot: not folded */
+    if (!state)
+        state = state_take(l);
+    if (!state || !vt_peak_state_offer(state, &l->sites, time_ns))
+        ok = false; /* then the level's max has no state: not folded */
     struct vt_phase_level *lv = &l->levels[j]; /* keeps the oldest first_mark */
     lv->value = total;
     lv->seq = l->sites.seq;
-    lv->snap = snap;
+    lv->state = state;
     lv->members = members;
     l->nlevels = j + 1;
     return ok;
@@ -210,11 +210,11 @@ bool vt_phases_raise(const struct vt_open_phases *ph, struct vt_ledger *l, uint6
  * keeps the earlier instant, as the eager scheme did). false: out of memory. */
 static bool fold(struct vt_ledger *l, struct vt_phase_peak *p, const struct vt_phase_level *lv)
 {
-    if (!lv || !lv->snap || !lv->snap->has_peak)
+    if (!lv || !lv->state || !lv->state->has_peak)
         return true;
-    if (p->snap.has_peak && lv->snap->peak_bytes <= p->snap.peak_bytes)
+    if (p->state.has_peak && lv->state->peak_bytes <= p->state.peak_bytes)
         return true;
-    return vt_snapshot_copy(&p->snap, lv->snap, &l->sites);
+    return vt_peak_state_copy(&p->state, lv->state, &l->sites);
 }
 
 bool vt_phases_new_ledger(const struct vt_open_phases *ph, struct vt_ledger *l)
@@ -302,15 +302,15 @@ bool vt_phases_open(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_t
         }
         if (first) {
             /* The total at the moment a phase opens is its first candidate. */
-            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
+            vt_peak_state_offer(&p->state, &l->sites, time_ns);
             if (!level_push(l, mark, 1))
                 ok = false;
-        } else if (!p->snap.has_peak) {
+        } else if (!p->state.has_peak) {
             /* Open already, but with no peak yet in this ledger (made after
              * the name opened): what its level holds first, then now. */
             if (!fold(l, p, level_of(l, mark)))
                 ok = false;
-            vt_snapshot_offer(&p->snap, &l->sites, time_ns);
+            vt_peak_state_offer(&p->state, &l->sites, time_ns);
         }
         /* Otherwise now is inside the open interval: its level has it. */
     }
@@ -338,15 +338,15 @@ bool vt_phases_close(struct vt_open_phases *ph, struct vt_ledger *ledgers, size_
         struct vt_phase_level *lv = level_of(l, mark);
         if (!lv || !lv->members)
             continue; /* only after running out of memory */
-        if (lv->snap) {
+        if (lv->state) {
             struct vt_phase_peak *p = get_phase(l, name);
             if (!p || !fold(l, p, lv))
                 ok = false;
         }
         if (--lv->members == 0) {
             l->empty_levels++;
-            snap_give(l, lv->snap);
-            lv->snap = NULL;
+            state_give(l, lv->state);
+            lv->state = NULL;
             drop_empty_levels(l);
         }
     }
@@ -376,7 +376,7 @@ bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers
         for (size_t i = 0; i < nledgers; i++) {
             struct vt_ledger *l = &ledgers[i];
             const struct vt_phase_level *lv = level_of(l, ph->names[k].mark);
-            if (!lv || !lv->snap)
+            if (!lv || !lv->state)
                 continue;
             struct vt_phase_peak *p = get_phase(l, ph->names[k].name);
             if (!p || !fold(l, p, lv))
@@ -388,15 +388,15 @@ bool vt_phases_finish(const struct vt_open_phases *ph, struct vt_ledger *ledgers
 void vt_phases_free_ledger(struct vt_ledger *l)
 {
     for (size_t i = 0; i < l->nphases; i++) {
-        vt_snapshot_free(&l->phases[i].snap);
+        vt_peak_state_free(&l->phases[i].state);
         vt_growth_free(&l->phases[i].growth);
     }
     free(l->phases);
     vt_pair_map_free(&l->phase_index);
     for (size_t i = 0; i < l->nlevels; i++)
-        if (l->levels[i].snap)
-            snap_drop(l->levels[i].snap);
+        if (l->levels[i].state)
+            state_drop(l->levels[i].state);
     free(l->levels);
-    for (size_t i = 0; i < l->nspare_snaps; i++)
-        snap_drop(l->spare_snaps[i]);
+    for (size_t i = 0; i < l->nspare_states; i++)
+        state_drop(l->spare_states[i]);
 }

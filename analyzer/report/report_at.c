@@ -21,7 +21,7 @@ static void at_time(struct vt_report *rep, FILE *out, size_t i, const struct vt_
                     struct vt_site_bytes *top, vt_report_sites_fn print_sites)
 {
     const struct vt_replay *rp = &rep->a->inputs[i].replay;
-    const struct vt_peak_snapshot *s = vt_moment_set_ledger(rep->moment_set, i, rp, l);
+    const struct vt_peak_state *s = vt_moment_set_ledger(rep->moment_set, i, rp, l);
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
     char lab[32], at[32], b[32], end[32];
     fprintf(out, "\npid %" PRIu64 " %s at %s: ", p ? p->pid : 0,

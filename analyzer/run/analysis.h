@@ -11,7 +11,7 @@
  *
  * For each GPU: the combined peak of device memory (the sum over its
  * processes' device ledgers) and each process's bytes at that instant
- * (snapshot on a new maximum: O(processes) per new maximum).
+ * (copied on a new maximum: O(processes) per new maximum).
  */
 #ifndef VRAMTRACE_ANALYZER_ANALYSIS_H
 #define VRAMTRACE_ANALYZER_ANALYSIS_H

@@ -14,7 +14,7 @@ void vt_moment_set_free(struct vt_moment_set *at)
 {
     for (size_t i = 0; at->inputs && i < at->ninputs; i++)
         for (size_t k = 0; k < VT_LEDGERS_MAX; k++)
-            vt_snapshot_free(&at->inputs[i].snaps[k]);
+            vt_peak_state_free(&at->inputs[i].states[k]);
     free(at->inputs);
     at->inputs = NULL;
 }
@@ -47,10 +47,10 @@ static void on_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *l,
     if (!before_instant(in->at, rp))
         return;
     size_t k = (size_t)(l - rp->ledgers);
-    /* The replay's own ledger (l is its const view): taking a snapshot
+    /* The replay's own ledger (l is its const view): taking its state
      * marks its sites' change log. */
     struct vt_ledger *mine = &rp->ledgers[k];
-    if (!vt_snapshot_take(&in->snaps[k], &mine->sites, rp->last_time_ns))
+    if (!vt_peak_state_take(&in->states[k], &mine->sites, rp->last_time_ns))
         rp->out_of_memory = true;
 }
 
@@ -65,10 +65,10 @@ void vt_moment_set_prepare(void *ctx, struct vt_input *in)
     in->replay.on_live_ctx = mine;
 }
 
-const struct vt_peak_snapshot *vt_moment_set_ledger(const struct vt_moment_set *at, size_t input,
-                                                    const struct vt_replay *rp,
-                                                    const struct vt_ledger *l)
+const struct vt_peak_state *vt_moment_set_ledger(const struct vt_moment_set *at, size_t input,
+                                                 const struct vt_replay *rp,
+                                                 const struct vt_ledger *l)
 {
-    const struct vt_peak_snapshot *s = &at->inputs[input].snaps[l - rp->ledgers];
+    const struct vt_peak_state *s = &at->inputs[input].states[l - rp->ledgers];
     return s->has_peak ? s : NULL;
 }

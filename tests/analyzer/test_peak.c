@@ -1,4 +1,4 @@
-/* The peak tracker: hand-checked peaks, and the lazy snapshot against a
+/* The peak tracker: hand-checked peaks, and the lazy state against a
  * brute-force copy at every new maximum. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,20 +17,20 @@ static void test_three_stacks(void **state)
 {
     (void)state;
     struct vt_ledger_sites l;
-    struct vt_peak_snapshot s;
+    struct vt_peak_state s;
     vt_sites_init(&l);
-    vt_snapshot_init(&s);
+    vt_peak_state_init(&s);
     /* A 100, B 200, free A, C 300 (peak 500 = B + C), free B, A 50. */
     vt_sites_change(&l, 1, 1, 100, 1);
-    vt_snapshot_offer(&s, &l, 10);
+    vt_peak_state_offer(&s, &l, 10);
     vt_sites_change(&l, 2, 1, 200, 1);
-    vt_snapshot_offer(&s, &l, 20);
+    vt_peak_state_offer(&s, &l, 20);
     vt_sites_change(&l, 1, 1, -100, -1);
     vt_sites_change(&l, 3, 2, 300, 1);
-    assert_true(vt_snapshot_offer(&s, &l, 40));
+    assert_true(vt_peak_state_offer(&s, &l, 40));
     vt_sites_change(&l, 2, 1, -200, -1);
     vt_sites_change(&l, 1, 1, 50, 1);
-    assert_false(vt_snapshot_offer(&s, &l, 60));
+    assert_false(vt_peak_state_offer(&s, &l, 60));
     assert_int_equal(s.peak_bytes, 500);
     assert_int_equal(s.peak_time_ns, 40);
     assert_int_equal(s.peak_count, 2);
@@ -47,20 +47,20 @@ static void test_three_stacks(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(top[0].bytes, 300);
     assert_int_equal(l.total_bytes, 350);
-    vt_snapshot_free(&s);
+    vt_peak_state_free(&s);
     vt_sites_free(&l);
 }
 
-/* Random traffic over many sites; at every new maximum the snapshot must
+/* Random traffic over many sites; at every new maximum the state must
  * equal a full copy taken then. */
 static void test_against_brute_force(void **state)
 {
     (void)state;
     enum { SITES = 40, STEPS = 20000 };
     struct vt_ledger_sites l;
-    struct vt_peak_snapshot s;
+    struct vt_peak_state s;
     vt_sites_init(&l);
-    vt_snapshot_init(&s);
+    vt_peak_state_init(&s);
     int64_t live[SITES] = {0};
     int64_t at_peak[SITES] = {0};
     uint64_t total = 0, peak = 0;
@@ -77,7 +77,7 @@ static void test_against_brute_force(void **state)
         total += (uint64_t)delta;
         vt_sites_change(&l, site + 1, site % 3, delta, delta > 0 ? 1 : 0);
         if (delta > 0)
-            vt_snapshot_offer(&s, &l, (uint64_t)step);
+            vt_peak_state_offer(&s, &l, (uint64_t)step);
         if (total > peak) {
             peak = total;
             memcpy(at_peak, live, sizeof live);
@@ -94,7 +94,7 @@ static void test_against_brute_force(void **state)
         sum += top[i].bytes;
     }
     assert_int_equal(sum, peak); /* the breakdown adds up to the peak */
-    vt_snapshot_free(&s);
+    vt_peak_state_free(&s);
     vt_sites_free(&l);
 }
 

@@ -69,8 +69,8 @@ static void analyze(struct vt_analysis *a, char *path)
 static const uint64_t stacks[NSTACKS] = {TB_STACK_A, TB_STACK_B, TB_STACK_C};
 static const uint64_t threads[NTHREADS] = {TB_MAIN, TB_AUTOGRAD};
 
-/* The analyzer's per-site bytes of a snapshot equal want[stack][thread]. */
-static void check_sites(const struct vt_ledger *l, const struct vt_peak_snapshot *s,
+/* The analyzer's per-site bytes of a state equal want[stack][thread]. */
+static void check_sites(const struct vt_ledger *l, const struct vt_peak_state *s,
                         const uint64_t want[NSTACKS][NTHREADS])
 {
     struct vt_site_bytes top[NSTACKS * NTHREADS + 1];
@@ -187,12 +187,12 @@ static void test_deep_nesting(void **state)
                 best = e;
         const struct vt_phase_peak *p = vt_ledger_phase(l, i + 1);
         assert_non_null(p);
-        if (p->snap.peak_bytes != total[best] || p->snap.peak_time_ns != time_of[best])
+        if (p->state.peak_bytes != total[best] || p->state.peak_time_ns != time_of[best])
             fail_msg("phase %zu (events %zu-%zu): %llu at %llu, brute force %llu at %llu", i,
-                     from, closed_at[i], (unsigned long long)p->snap.peak_bytes,
-                     (unsigned long long)p->snap.peak_time_ns, (unsigned long long)total[best],
+                     from, closed_at[i], (unsigned long long)p->state.peak_bytes,
+                     (unsigned long long)p->state.peak_time_ns, (unsigned long long)total[best],
                      (unsigned long long)time_of[best]);
-        check_sites(l, &p->snap, (const uint64_t(*)[NTHREADS])sites[best]);
+        check_sites(l, &p->state, (const uint64_t(*)[NTHREADS])sites[best]);
     }
     vt_analysis_free(&a);
     free(path);
@@ -414,19 +414,19 @@ static void run_random(uint64_t seed, int steps)
             const struct vt_phase_peak *p = &l->phases[k];
             want->opened = m.opened[want->name]; /* counted for the process */
             if (p->name != want->name || p->opened != want->opened ||
-                p->snap.has_peak != want->has_peak || p->snap.peak_bytes != want->peak ||
-                p->snap.peak_time_ns != want->time || p->snap.peak_count != want->count)
+                p->state.has_peak != want->has_peak || p->state.peak_bytes != want->peak ||
+                p->state.peak_time_ns != want->time || p->state.peak_count != want->count)
                 fail_msg("seed %llu ledger %zu record %zu: name %llu opened %llu peak %llu at "
                          "%llu count %llu; eager: name %llu opened %llu peak %llu at %llu "
                          "count %llu",
                          (unsigned long long)seed, i, k, (unsigned long long)p->name,
-                         (unsigned long long)p->opened, (unsigned long long)p->snap.peak_bytes,
-                         (unsigned long long)p->snap.peak_time_ns,
-                         (unsigned long long)p->snap.peak_count, (unsigned long long)want->name,
+                         (unsigned long long)p->opened, (unsigned long long)p->state.peak_bytes,
+                         (unsigned long long)p->state.peak_time_ns,
+                         (unsigned long long)p->state.peak_count, (unsigned long long)want->name,
                          (unsigned long long)want->opened, (unsigned long long)want->peak,
                          (unsigned long long)want->time, (unsigned long long)want->count);
             if (want->has_peak)
-                check_sites(l, &p->snap, (const uint64_t(*)[NTHREADS])want->sites);
+                check_sites(l, &p->state, (const uint64_t(*)[NTHREADS])want->sites);
             assert_ptr_equal(vt_ledger_phase(l, want->name), p);
         }
     }

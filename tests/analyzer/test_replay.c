@@ -228,7 +228,7 @@ static void test_oom_others_and_requests(void **state)
     assert_non_null(p);
     assert_int_equal(p->opened, 1);
     assert_true(p->open_at_exit);
-    assert_int_equal(p->snap.peak_bytes, 1 * GiB);
+    assert_int_equal(p->state.peak_bytes, 1 * GiB);
     vt_analysis_free(&a);
     free(pa);
     free(pb);
@@ -267,15 +267,15 @@ static void test_phases(void **state)
     const struct vt_phase_peak *bwd = vt_ledger_phase(l, 3);
     const struct vt_phase_peak *step = vt_ledger_phase(l, 1);
     assert_non_null(fwd);
-    assert_int_equal(fwd->snap.peak_bytes, 60 * MiB);
-    assert_int_equal(fwd->snap.peak_time_ns, 50);
-    assert_int_equal(bwd->snap.peak_bytes, 55 * MiB);  /* 10 + 20 + 25 */
-    assert_int_equal(bwd->snap.peak_time_ns, 90);
-    assert_int_equal(step->snap.peak_bytes, 60 * MiB);
+    assert_int_equal(fwd->state.peak_bytes, 60 * MiB);
+    assert_int_equal(fwd->state.peak_time_ns, 50);
+    assert_int_equal(bwd->state.peak_bytes, 55 * MiB);  /* 10 + 20 + 25 */
+    assert_int_equal(bwd->state.peak_time_ns, 90);
+    assert_int_equal(step->state.peak_bytes, 60 * MiB);
     assert_int_equal(l->peak.peak_bytes, 130 * MiB);
     /* backward's breakdown: C 25 MiB on the autograd thread, B 20, A 10 */
     struct vt_site_bytes top[4];
-    size_t n = vt_sites_top(&l->sites, &bwd->snap, top, 4);
+    size_t n = vt_sites_top(&l->sites, &bwd->state, top, 4);
     assert_int_equal(n, 3);
     assert_int_equal(top[0].stack, TB_STACK_C);
     assert_int_equal(top[0].thread, TB_AUTOGRAD);

@@ -103,7 +103,7 @@ static bool better_growth(const struct named *x, const struct named *than)
 static void name_peak_stacks(struct collect *c, const struct vt_replay *rp,
                              const struct vt_ledger *l)
 {
-    const struct vt_peak_snapshot *s = &l->peak;
+    const struct vt_peak_state *s = &l->peak;
     uint32_t n = l->sites.nsites < s->cap ? l->sites.nsites : (uint32_t)s->cap;
     for (uint32_t i = 0; i < n; i++) {
         if (!s->bytes[i] ||

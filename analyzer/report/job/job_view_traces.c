@@ -142,8 +142,8 @@ static bool add_phase(struct vt_jv_process *p, const char *name, const struct vt
             return false;
         p->nphases++;
     }
-    if (ph->snap.peak_bytes > x->peak_bytes)
-        x->peak_bytes = ph->snap.peak_bytes;
+    if (ph->state.peak_bytes > x->peak_bytes)
+        x->peak_bytes = ph->state.peak_bytes;
     if (grows && g.per_opening > x->growth_per_opening) {
         x->growth_per_opening = g.per_opening;
         x->growth_from_opening = g.from_opening;
@@ -180,7 +180,7 @@ static void allocator_growth(struct vt_jv_process *p, const struct vt_input *in)
 /* The program's frame of the ledger's largest site at its peak. */
 static char *peak_site(struct vt_report *rep, size_t input, const struct vt_ledger *l)
 {
-    const struct vt_peak_snapshot *s = &l->peak;
+    const struct vt_peak_state *s = &l->peak;
     const struct vt_replay *rp = &rep->a->inputs[input].replay;
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < s->cap && k < l->sites.nsites; k++)

@@ -302,12 +302,12 @@ static void phases_json(struct vt_report *rep, struct vt_json *j, size_t input,
             continue;
         vt_json_begin_object(j);
         vt_json_kv_string(j, "name", name ? name : "");
-        vt_json_kv_uint(j, "peak_bytes", p->snap.peak_bytes);
-        vt_json_kv_uint(j, "peak_time_ns", p->snap.peak_time_ns);
+        vt_json_kv_uint(j, "peak_bytes", p->state.peak_bytes);
+        vt_json_kv_uint(j, "peak_time_ns", p->state.peak_time_ns);
         vt_json_kv_uint(j, "opened", p->opened);
         vt_json_kv_bool(j, "open_at_exit", p->open_at_exit);
         vt_json_key(j, "peak_breakdown");
-        size_t n = vt_sites_top(&l->sites, &p->snap, top, rep->opt->layout.top);
+        size_t n = vt_sites_top(&l->sites, &p->state, top, rep->opt->layout.top);
         sites_json(rep, j, input, top, n);
         growth_json(rep, j, input, l, p, top);
         tensor_growth_json(j, history && t.phase == i ? &t : NULL);

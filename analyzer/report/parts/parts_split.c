@@ -88,7 +88,7 @@ static bool library_stack(const struct vt_input *r, uint64_t stack)
 
 /* Bytes of a per-site view (snapshot s of l's sites) that libraries hold. */
 static uint64_t library_bytes(const struct vt_input *r, const struct vt_ledger *l,
-                              const struct vt_peak_snapshot *s)
+                              const struct vt_peak_state *s)
 {
     uint64_t sum = 0;
     for (uint32_t i = 0; i < l->sites.nsites && i < s->cap; i++)
@@ -160,9 +160,9 @@ void vt_split_at_peak(struct vt_report *rep, size_t input, const struct vt_ledge
 void vt_split_at_phase(struct vt_report *rep, size_t input, const struct vt_ledger *l,
                        const struct vt_phase_peak *ph, struct vt_split *s)
 {
-    if (!parts_at(rep, input, l, ph->snap.peak_time_ns, ph->snap.peak_bytes, SIZE_MAX, s))
+    if (!parts_at(rep, input, l, ph->state.peak_time_ns, ph->state.peak_bytes, SIZE_MAX, s))
         return;
-    s->rows[VT_SPLIT_LIBRARY] = library_bytes(&rep->a->inputs[input], l, &ph->snap);
+    s->rows[VT_SPLIT_LIBRARY] = library_bytes(&rep->a->inputs[input], l, &ph->state);
     s->library_known = s->row_shown[VT_SPLIT_LIBRARY] = true;
     segment_rest(s);
 }

@@ -181,7 +181,7 @@ void vt_parts_text(struct vt_report *rep, FILE *out, size_t input, const struct 
         const struct vt_phase_peak *ph = &l->phases[k];
         struct vt_split p;
         vt_split_at_phase(rep, input, l, ph, &p);
-        if (!p.known || !ph->snap.has_peak)
+        if (!p.known || !ph->state.has_peak)
             continue;
         if (!header) {
             fputs("  per phase, at its peak (segment level):\n", out);

@@ -524,11 +524,11 @@ static void ledger_details(struct vt_report *rep, FILE *out, size_t i, const str
             header = true;
         }
         fprintf(out, "    %-24s %12s %10s %7" PRIu64 "%s\n", name ? name : "?",
-                vt_format_bytes(ph->snap.peak_bytes, b, sizeof b),
-                vt_format_reltime(rep, i, ph->snap.peak_time_ns, t, sizeof t), ph->opened,
+                vt_format_bytes(ph->state.peak_bytes, b, sizeof b),
+                vt_format_reltime(rep, i, ph->state.peak_time_ns, t, sizeof t), ph->opened,
                 ph->open_at_exit ? "  (still open at exit)" : "");
         if (rep->opt->select.phase) {
-            size_t n = vt_sites_top(&l->sites, &ph->snap, top, rep->opt->layout.top);
+            size_t n = vt_sites_top(&l->sites, &ph->state, top, rep->opt->layout.top);
             print_sites(rep, out, i, "      ", top, n);
         }
     }
