@@ -27,11 +27,15 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
     memset(rp, 0, sizeof *rp);
     rp->reader = reader;
     vt_live_rule_init(&rp->live);
-    vt_live_set_sparse(&rp->live.live); /* every event probes it */
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
     vt_pair_map_init(&rp->ledger_index);
     vt_open_phases_init(&rp->phases);
+}
+
+void vt_replay_read_alone(struct vt_replay *rp)
+{
+    vt_live_set_sparse(&rp->live.live);
 }
 
 static void ledger_free(struct vt_ledger *l)

@@ -378,6 +378,7 @@ static void feed_record(void *ctx, const struct vt_record *rec)
 static void run_alone(struct vt_input *in, bool ahead)
 {
     struct vt_decode_sink sink = {feed_events, feed_record, &in->replay, false};
+    vt_replay_read_alone(&in->replay);
     int rc = ahead ? vt_decode_ahead(in->reader, &sink) : -2;
     in->state = rc == -2 ? vt_decode_inline(in->reader, &sink, UINT64_MAX) : rc; /* -2: no thread */
 }
