@@ -181,26 +181,14 @@ static void add_site(struct vt_diff_profile *p, struct diff_unit *u, struct fram
 /* ---- a side's traces ---- */
 
 /* A trace's stack as the text report names it, marked for fitting. */
-struct trace_stack {
-    const struct vt_input *r;
-    struct vt_symbolizer *sym;
-    uint64_t stack;
-};
-
-static size_t trace_stack_frames(void *src, vt_frame_fn fn, void *ctx)
-{
-    struct trace_stack *t = src;
-    return vt_input_stack_frames(t->r, t->sym, t->stack, 0, fn, ctx);
-}
-
-static char *trace_site_shown(struct trace_stack *t, const struct vt_diff_options *opt)
+static char *trace_site_shown(struct vt_input_stack *t, const struct vt_diff_options *opt)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    vt_stack_where(f, opt->full_stacks, opt->frames, trace_stack_frames, t);
+    vt_stack_where(f, opt->full_stacks, opt->frames, vt_input_stack_walk, t);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -261,9 +249,9 @@ static void profile_ledger(struct vt_diff_profile *p, struct vt_report *rep, siz
     for (uint32_t k = 0; k < l->sites.nsites && k < peak->cap; k++) {
         if (!peak->bytes[k])
             continue;
-        struct trace_stack t = {r, sym, l->sites.sites[k].stack};
+        struct vt_input_stack t = {r, sym, l->sites.sites[k].stack};
         struct frames_of c = {0};
-        vt_input_stack_frames(r, sym, t.stack, 0, collect_trace_frame, &c);
+        vt_input_stack_walk(&t, collect_trace_frame, &c);
         add_site(p, u, &c, "(no stack)", trace_site_shown(&t, opt), peak->bytes[k],
                  peak->count[k]);
     }

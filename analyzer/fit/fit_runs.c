@@ -160,17 +160,6 @@ static void key_frame(void *ctx, const struct vt_frame *fr)
                 (unsigned long long)fr->module_offset);
 }
 
-struct stack_src {
-    const struct vt_input *in;
-    struct vt_symbolizer *sym;
-    uint64_t stack;
-};
-
-static size_t stack_frames(void *src, vt_frame_fn fn, void *ctx)
-{
-    struct stack_src *s = src;
-    return vt_input_stack_frames(s->in, s->sym, s->stack, 0, fn, ctx);
-}
 
 static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_input *in,
                       struct vt_symbolizer *sym, uint64_t stack)
@@ -180,8 +169,8 @@ static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_i
     struct key_writer kw = {.f = open_memstream(&buf, &len)};
     if (!kw.f)
         return false;
-    struct stack_src src = {in, sym, stack};
-    stack_frames(&src, key_frame, &kw);
+    struct vt_input_stack src = {in, sym, stack};
+    vt_input_stack_walk(&src, key_frame, &kw);
     if (!kw.frames)
         fputs("(no stack)", kw.f);
     if (fclose(kw.f) != 0) {
@@ -199,7 +188,7 @@ static bool name_site(struct vt_fit_site *site, bool *caching, const struct vt_i
         return false;
     FILE *lines = vt_stack_lines_open(f, 0);
     if (lines) {
-        vt_stack_where(lines, false, SHOWN_FRAMES, stack_frames, &src);
+        vt_stack_where(lines, false, SHOWN_FRAMES, vt_input_stack_walk, &src);
         fputc('\n', lines);
     }
     bool written = lines && vt_stack_lines_close(lines) == 0;

@@ -53,6 +53,12 @@ size_t vt_input_stack_frames(const struct vt_input *in, struct vt_symbolizer *sy
     return vt_stack_frames(in->reader, sym, stack, max, fn, ctx);
 }
 
+size_t vt_input_stack_walk(void *src, vt_frame_fn fn, void *ctx)
+{
+    const struct vt_input_stack *s = src;
+    return vt_input_stack_frames(s->in, s->sym, s->stack, 0, fn, ctx);
+}
+
 bool vt_input_truncated(const struct vt_input *in)
 {
     return vt_reader_truncated(in->reader);

@@ -41,6 +41,14 @@ struct vt_symbolizer *vt_input_symbolizer_new(const struct vt_input *in,
                                               const struct vt_symbolize_options *opt);
 size_t vt_input_stack_frames(const struct vt_input *in, struct vt_symbolizer *sym, uint64_t stack,
                              size_t max, vt_frame_fn fn, void *ctx);
+/* A stack of an input through a symbolizer, walked as stack_where.h's
+ * vt_stack_walk walks one (src: a struct vt_input_stack). */
+struct vt_input_stack {
+    const struct vt_input *in;
+    struct vt_symbolizer *sym;
+    uint64_t stack;
+};
+size_t vt_input_stack_walk(void *src, vt_frame_fn fn, void *ctx);
 
 /* How its reading ended: cut short (and the note saying where), the unit
  * of its time deltas, and the error that stopped it (NULL: none). */
