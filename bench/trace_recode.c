@@ -17,6 +17,7 @@
  *   strategy=S    zstd strategy 1..9 (fast .. btultra2; 0: the level's)
  *   ldm=1         long-distance matching
  *   hlog=H clog=C zstd hash and chain table logs (14, 14; 0: the level's)
+ *   mml=M         zstd minimum match (6, the tracer's; 0: the level's)
  *   wlog=W        window log (16, the tracer's; 0: the level's; a frame
  *                 never needs more than its content, so above log2(chunk)
  *                 it changes nothing)
@@ -86,7 +87,7 @@ enum { L_SPLIT = 1, L_SERIAL = 2, L_SITE = 4, L_V2 = 8 };
 struct variant {
     char label[200];
     size_t chunk_raw;
-    int level, strategy, ldm, wlog, hlog, clog;
+    int level, strategy, ldm, wlog, hlog, clog, mml;
     uint64_t time_unit;
     int drop;
     int dict;        /* 0 none, 1 raw, 2 zdict */
@@ -141,7 +142,8 @@ static void parse_spec(const char *spec, struct variant *v)
 {
     *v = (struct variant){.chunk_raw = 1u << 20, .level = VT_ZSTD_LEVEL,
                           .hlog = VT_ZSTD_HASH_LOG, .clog = VT_ZSTD_CHAIN_LOG,
-                          .wlog = VT_ZSTD_WINDOW_LOG, .time_unit = 1000};
+                          .wlog = VT_ZSTD_WINDOW_LOG, .mml = VT_ZSTD_MIN_MATCH,
+                          .time_unit = 1000};
     snprintf(v->label, sizeof v->label, "%s", spec);
     char buf[400];
     snprintf(buf, sizeof buf, "%s", spec);
@@ -162,6 +164,8 @@ static void parse_spec(const char *spec, struct variant *v)
             v->ldm = atoi(val);
         else if (!strcmp(kv, "wlog"))
             v->wlog = atoi(val);
+        else if (!strcmp(kv, "mml"))
+            v->mml = atoi(val);
         else if (!strcmp(kv, "hlog"))
             v->hlog = atoi(val);
         else if (!strcmp(kv, "clog"))
@@ -539,6 +543,8 @@ static size_t recode(const char *path, const struct variant *v, uint64_t *events
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_enableLongDistanceMatching, 1);
     if (v->wlog)
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_windowLog, v->wlog);
+    if (v->mml)
+        ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_minMatch, v->mml);
     if (v->hlog)
         ZSTD_CCtx_setParameter(s.cctx, ZSTD_c_hashLog, v->hlog);
     if (v->clog)

@@ -515,6 +515,7 @@ void *vt_chunk_cctx_new(void)
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, VT_ZSTD_HASH_LOG)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, VT_ZSTD_CHAIN_LOG)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, VT_ZSTD_WINDOW_LOG)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_minMatch, VT_ZSTD_MIN_MATCH)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1))) {
         ZSTD_freeCCtx(c);

@@ -170,6 +170,13 @@ int vt_chunk_frame(struct vt_encoder *e, void *cctx, struct vt_bytes *out);
  * page faults than a 128 KiB window. In size (bench/trace_recode wlog=16
  * against wlog=17): see docs/internals/PERFORMANCE.md, "Page faults". */
 #define VT_ZSTD_WINDOW_LOG 16
+/* Matches of 6 bytes at least (level 3's own: 5): fewer, longer sequences,
+ * which the analyzer's zstd decodes in fewer instructions (bench/synth_trace
+ * 1M events: 181 -> 146 an event), for traces 0.6-1.3% bigger; the writer
+ * thread's zstd does less too. 7: 130 an event, 5% bigger. Any zstd reads
+ * either: the format does not change. docs/internals/PERFORMANCE.md, "One
+ * trace on one core". */
+#define VT_ZSTD_MIN_MATCH 6
 
 /* A compression context set up the way vt_chunk_frame expects (the
  * settings above, checksum on); free with vt_chunk_cctx_free. NULL if out
