@@ -80,9 +80,10 @@ struct vt_ledger_sites {
     struct vt_site *sites;
     uint32_t nsites, cap;
     /* (stack, thread) -> site: open addressing, linear probing, at most
-     * half full. 8-byte slots (a pair map's are 32) keep it small enough to
-     * stay cached beside the live set: every allocation looks here. Sites
-     * are never removed, so there is no deletion rule. */
+     * a quarter full (peak_tracker.c, index_fit). 8-byte slots (a pair
+     * map's are 32) keep it small enough to stay cached beside the live
+     * set: every allocation looks here. Sites are never removed, so there
+     * is no deletion rule. */
     struct vt_site_slot *index;
     size_t index_cap;         /* power of two, or 0 */
     unsigned index_shift;     /* 64 - log2(index_cap): home = hash >> shift */
