@@ -102,14 +102,16 @@ static int frames_wanted(bool python, enum walk_start start, int cap)
 }
 
 /* The walk from the hook's frame, -1 if there is none or the own walker
- * cannot describe that stack. */
-static int walk_from_hook(void **buf, int size, const void *frame)
+ * cannot describe that stack. to_cut: it may end in the Python
+ * interpreter's loop (python_stack.h). */
+static int walk_from_hook(void **buf, int size, const void *frame, bool to_cut)
 {
 #if VT_HAVE_FAST_UNWIND
     if (frame)
-        return vt_fast_backtrace_from(buf, size, frame);
+        return to_cut ? vt_fast_backtrace_from_to_cut(buf, size, frame)
+                      : vt_fast_backtrace_from(buf, size, frame);
 #else
-    (void)buf, (void)size, (void)frame;
+    (void)buf, (void)size, (void)frame, (void)to_cut;
 #endif
     return -1;
 }
@@ -137,7 +139,7 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
     const void *hook_frame = recorder.walk_from_hook ? vt_hook_frame : NULL;
     enum walk_start start = WALK_FROM_HOOK;
     int want = frames_wanted(python, start, cap);
-    int n = walk_from_hook(buf, want, hook_frame);
+    int n = walk_from_hook(buf, want, hook_frame, python);
     if (n < 0) {
         start = WALK_HERE;
         want = frames_wanted(python, start, cap);
@@ -148,7 +150,7 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
         atomic_store_explicit(&self_frames_max[start], (int)i, memory_order_relaxed);
     if (!python && n == want && want < cap && (size_t)n - i < recorder.stack_depth) {
         /* this path has more frames of ours than any before: walk again */
-        n = start == WALK_FROM_HOOK ? walk_from_hook(buf, cap, hook_frame) : -1;
+        n = start == WALK_FROM_HOOK ? walk_from_hook(buf, cap, hook_frame, false) : -1;
         if (n < 0)
             n = recorder.walk(buf, cap);
         i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
@@ -158,7 +160,20 @@ static __attribute__((noinline)) size_t capture_stack(void **buf, uint64_t *ips,
     if (python) {
         *merged = true;
         *kept = ips;
-        return vt_py_stack_merge(buf + i, (size_t)n - i, ips, recorder.stack_depth);
+        bool native_at_interpreter;
+        size_t k = vt_py_stack_merge(buf + i, (size_t)n - i, ips, recorder.stack_depth,
+                                     &native_at_interpreter);
+        if (!native_at_interpreter || start != WALK_FROM_HOOK)
+            return k;
+        /* no Python frame after all: the native stack, whole */
+        n = walk_from_hook(buf, cap, hook_frame, false);
+        if (n < 0)
+            n = recorder.walk(buf, cap);
+        i = self_frames_at(buf, n < 0 ? 0 : (size_t)n);
+        if (n <= 0)
+            return 0;
+        return vt_py_stack_merge(buf + i, (size_t)n - i, ips, recorder.stack_depth,
+                                 &native_at_interpreter);
     }
     _Static_assert(sizeof buf[0] == sizeof ips[0], "a return address is 64 bits");
     *kept = (const uint64_t *)(buf + i);

@@ -346,13 +346,24 @@ int main(int argc, char **argv)
                            : "outside");
         }
         uint64_t out[VT_MAX_STACK_DEPTH];
-        size_t n = vt_py_stack_merge(native, 3, out, 32);
+        bool native_at_interpreter = true;
+        size_t n = vt_py_stack_merge(native, 3, out, 32, &native_at_interpreter);
         CHECK(n == 3);
+        CHECK(!native_at_interpreter);
         if (n == 3) {
             CHECK(out[0] == 0x401000);
             expect_code(out[1], "Model.forward", "model.py", 45);
             expect_code(out[2], "<module>", "tr\xc3\xa4in.py", 7);
         }
+        /* No interpreter frame: the native stack, whole. */
+        void *plain[2] = {(void *)0x401000, (void *)0x402000};
+        n = vt_py_stack_merge(plain, 2, out, 32, &native_at_interpreter);
+        CHECK(n == 2 && out[1] == 0x402000 && !native_at_interpreter);
+        /* The interpreter's frame, no Python frame on the thread: the
+         * native stack, said so (a walk that ended there is too short). */
+        putp(tstate, TS_CURRENT_FRAME, NULL);
+        n = vt_py_stack_merge(native, 3, out, 32, &native_at_interpreter);
+        CHECK(n == 3 && out[2] == 0x402000 && native_at_interpreter);
     }
     printf("%s: %s (%s)\n", failures ? "FAIL" : "ok", mode,
            on ? "Python frames read through _Py_DebugOffsets" : "native stacks, said once");

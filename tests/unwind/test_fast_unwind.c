@@ -733,6 +733,66 @@ static void test_rules_from_copied_and_damaged_tables(void **state)
     free(copy);
 }
 
+/* ---- cuts: a walk that asks for them ends inside one ---- */
+
+static void *cut_whole[MAX_FRAMES], *cut_try[MAX_FRAMES];
+
+/* Every walk from one frame (the act's: from its caller on, as the
+ * recorder walks from the hook's), so all give the same frames but for
+ * where they end. */
+static __attribute__((noinline)) int cut_walk(const void *frame, bool to_cut, void **buf)
+{
+    return to_cut ? vt_fast_backtrace_from_to_cut(buf, MAX_FRAMES, frame)
+                  : vt_fast_backtrace_from(buf, MAX_FRAMES, frame);
+}
+
+static int act_cut_checks(void *arg)
+{
+    (void)arg;
+    void *frame = __builtin_frame_address(0);
+    assert_ptr_equal((char *)frame + 16, (char *)__builtin_dwarf_cfa()); /* a frame-pointer frame */
+    vt_fast_unwind_set_cuts(NULL, NULL, 0);
+    int whole = cut_walk(frame, false, cut_whole);
+    assert_true(whole > 14);
+    /* no cut set: the whole walk */
+    assert_int_equal(cut_walk(frame, true, cut_try), whole);
+    assert_memory_equal(cut_try, cut_whole, (size_t)whole * sizeof(void *));
+    for (int k = 0; k < whole - 1; k++) {
+        /* one call site as the cut, in either slot, beside a range that
+         * holds no return address */
+        uintptr_t ra = (uintptr_t)cut_whole[k];
+        uintptr_t lo[2] = {1, 2}, hi[2] = {2, 3};
+        lo[k & 1] = ra - 1;
+        hi[k & 1] = ra;
+        vt_fast_unwind_set_cuts(lo, hi, 2);
+        int first = 0; /* the walk passes this call site first here */
+        while (cut_whole[first] != cut_whole[k])
+            first++;
+        struct vt_fast_unwind_counts before, after;
+        vt_fast_unwind_counts(&before);
+        int n = cut_walk(frame, true, cut_try);
+        vt_fast_unwind_counts(&after);
+        if (n != first + 1)
+            fprintf(stderr, "cut at frame %d of %d: %d frames\n", first, whole, n);
+        assert_int_equal(n, first + 1);
+        assert_memory_equal(cut_try, cut_whole, (size_t)n * sizeof(void *));
+        assert_true(after.fast == before.fast + 1 && after.cut == before.cut + 1 &&
+                    after.fallback == before.fallback);
+        /* a walk that does not ask goes on through the cut's frame */
+        assert_int_equal(cut_walk(frame, false, cut_try), whole);
+        assert_memory_equal(cut_try, cut_whole, (size_t)whole * sizeof(void *));
+    }
+    vt_fast_unwind_set_cuts(NULL, NULL, 0);
+    assert_int_equal(cut_walk(frame, true, cut_try), whole);
+    return 1;
+}
+
+static void test_walk_ends_at_a_cut(void **state)
+{
+    (void)state;
+    fu_next("fnAaRrBbsfnVv", act_cut_checks, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +809,7 @@ int main(void)
         cmocka_unit_test(test_library_replaced_at_the_same_address),
         cmocka_unit_test(test_unload_seen_at_a_miss),
         cmocka_unit_test(test_rules_from_copied_and_damaged_tables),
+        cmocka_unit_test(test_walk_ends_at_a_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "cfi_rule.h"
+#include "fast_unwind.h"
 #include "python_layout.h"
 #include "python_lines.h"
 #include "raw_event.h"
@@ -425,10 +426,12 @@ static bool in_eval(uintptr_t ret)
            (ret - 1 >= cpython.cold_start && ret - 1 < cpython.cold_end);
 }
 
-size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth)
+size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth,
+                         bool *native_at_interpreter)
 {
     if (depth > VT_MAX_STACK_DEPTH)
         depth = VT_MAX_STACK_DEPTH;
+    *native_at_interpreter = false;
     size_t e = 0;
     while (e < n && !in_eval((uintptr_t)native[e]))
         e++;
@@ -440,6 +443,7 @@ size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t de
         size_t py = walk(out + k, depth < room ? depth : room);
         if (py > 0)
             return k + py;
+        *native_at_interpreter = true;
     }
     /* No interpreter frame, or no Python frame: the native stack. */
     for (k = 0; k < n && k < depth; k++)
@@ -775,6 +779,11 @@ static bool set_up(void)
     cpython.entries[UNKNOWN_CODE].name_len = sizeof unknown - 1;
     cpython.entries[UNKNOWN_CODE].filename = "";
     atomic_store(&cpython.nentries, UNKNOWN_CODE + 1);
+    /* The native frames below the interpreter loop are dropped: the walks
+     * that will be merged may end there. */
+    const uintptr_t lo[] = {cpython.eval_start, cpython.cold_start};
+    const uintptr_t hi[] = {cpython.eval_end, cpython.cold_end};
+    vt_fast_unwind_set_cuts(lo, hi, cpython.cold_end > cpython.cold_start ? 2 : 1);
     return true;
 }
 

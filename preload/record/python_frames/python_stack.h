@@ -42,8 +42,16 @@ bool vt_py_stack_active(void);
  * most depth of them), then up to depth Python frames. Without an
  * interpreter frame or without Python frames on this thread, the first
  * depth native frames. Returns the number of entries. Call only when
- * vt_py_stack_active() said true. */
-size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth);
+ * vt_py_stack_active() said true.
+ *
+ * The native walk need not go past the first interpreter frame: once
+ * Python is found, the interpreter loop is the cut of the own walker
+ * (vt_fast_backtrace_from_to_cut, fast_unwind.h). *native_at_interpreter:
+ * the stack returned is native although it reaches the interpreter (the
+ * thread had no Python frame to follow it), so a walk that was cut there
+ * lacks the native frames below: walk the whole stack and merge again. */
+size_t vt_py_stack_merge(void *const *native, size_t n, uint64_t *out, size_t depth,
+                         bool *native_at_interpreter);
 
 /* What a recorder code id stands for (for the writer thread). Strings are
  * UTF-8, not NUL-terminated, valid for the life of the process. */

@@ -42,6 +42,39 @@ void vt_fast_unwind_modules_gone(void)
 
 #if VT_HAVE_FAST_UNWIND
 
+/* The cuts (fast_unwind.h): n_cuts is published last, and the generation
+ * bumped after it, so a table cleared for the new generation is refilled
+ * with rules made against every range. A rule made meanwhile against half
+ * a range is cleared with its table before a walk that asks for cuts can
+ * use it (the recorder asks only once the cuts are set). */
+static _Atomic uintptr_t cut_lo[VT_FAST_UNWIND_CUTS], cut_hi[VT_FAST_UNWIND_CUTS];
+static atomic_int n_cuts;
+
+void vt_fast_unwind_set_cuts(const uintptr_t *lo, const uintptr_t *hi, int n)
+{
+    if (n > VT_FAST_UNWIND_CUTS)
+        n = VT_FAST_UNWIND_CUTS;
+    atomic_store_explicit(&n_cuts, 0, memory_order_release);
+    for (int i = 0; i < n; i++) {
+        atomic_store_explicit(&cut_lo[i], lo[i], memory_order_relaxed);
+        atomic_store_explicit(&cut_hi[i], hi[i], memory_order_relaxed);
+    }
+    atomic_store_explicit(&n_cuts, n < 0 ? 0 : n, memory_order_release);
+    vt_fast_unwind_modules_gone();
+}
+
+static bool inside_a_cut(uint64_t ra)
+{
+    int n = atomic_load_explicit(&n_cuts, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        uintptr_t lo = atomic_load_explicit(&cut_lo[i], memory_order_relaxed);
+        uintptr_t hi = atomic_load_explicit(&cut_hi[i], memory_order_relaxed);
+        if (ra - 1 >= lo && ra - 1 < hi)
+            return true;
+    }
+    return false;
+}
+
 /* Table: 4096 return addresses and their rules (64 KiB), open
  * addressing, a probe of at most PROBES slots; a full probe overwrites the
  * home slot (nothing is ever emptied, so no other rule's probe is cut
@@ -62,14 +95,17 @@ void vt_fast_unwind_modules_gone(void)
 #define LOWEST_RETURN_ADDRESS 0x4000
 
 /* The walker's kinds of frame: cfi_rule.h's, with the frame-pointer frame
- * (push rbp; mov rsp, rbp: CFA = rbp + 16, rbp saved at CFA - 16) apart. */
-enum frame_kind { K_FP, K_RSP, K_RBP, K_LAST, K_UNSUPPORTED };
+ * (push rbp; mov rsp, rbp: CFA = rbp + 16, rbp saved at CFA - 16) apart,
+ * and a return address inside a cut (its own kind kept beside it): tested
+ * after all the others, so that a walk without cuts pays nothing for
+ * them. */
+enum frame_kind { K_FP, K_RSP, K_RBP, K_LAST, K_CUT, K_UNSUPPORTED };
 
 struct rule {
     int32_t cfa_off;
     int16_t rbp_off;
-    uint8_t kind; /* enum frame_kind */
-    uint8_t unused;
+    uint8_t kind;       /* enum frame_kind */
+    uint8_t uncut_kind; /* K_CUT's: the kind a walk that does not stop there takes */
 };
 
 struct table {
@@ -203,6 +239,9 @@ static __attribute__((noinline)) const struct rule *rule_miss(struct walker *w, 
     }
     if (r->kind == K_UNSUPPORTED)
         w->counts.unsupported++;
+    r->uncut_kind = r->kind;
+    if (inside_a_cut(ra))
+        r->kind = K_CUT;
     t->ra[at] = ra;
     return r;
 }
@@ -211,11 +250,12 @@ static __attribute__((noinline)) const struct rule *rule_miss(struct walker *w, 
 #define LOAD_WORD(dst, at) __builtin_memcpy(&(dst), (const void *)(uintptr_t)(at), sizeof(dst))
 
 /* Called by vt_fast_backtrace with its caller's registers; returns the
- * number of entries, or -1: walk with unw_backtrace instead. Reads saved
- * registers of other frames: not for the address sanitizer. */
-int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
+ * number of entries, or -1: walk with unw_backtrace instead. to_cut: end
+ * at a return address inside a cut. Reads saved registers of other
+ * frames: not for the address sanitizer. */
+int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp, int to_cut)
     __attribute__((used, no_sanitize("address")));
-int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
+int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp, int to_cut)
 {
     struct walker *w = &thread_walker;
     if (w->busy) {
@@ -252,6 +292,7 @@ int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
         }
         unsigned kind = s->kind;
         uint64_t cfa, ra;
+    this_kind:
         if (kind == K_FP) {
             /* Addresses from rbp alone: the rule's lookup only confirms
              * the kind (a predicted branch), the next frame's loads need
@@ -281,6 +322,13 @@ int vt_fast_walk(void **buf, int size, uint64_t rip, uint64_t rsp, uint64_t rbp)
                 LOAD_WORD(rbp, cfa + (uint64_t)(int64_t)s->rbp_off);
         } else if (kind == K_LAST) {
             break;
+        } else if (kind == K_CUT) {
+            if (to_cut) {
+                w->counts.cut++;
+                break;
+            }
+            kind = s->uncut_kind;
+            goto this_kind;
         } else {
             goto fallback;
         }
@@ -301,14 +349,27 @@ fallback:
     return -1;
 }
 
-int vt_fast_backtrace_from(void **buf, int size, const void *frame)
-    __attribute__((no_sanitize("address")));
-int vt_fast_backtrace_from(void **buf, int size, const void *frame)
+static inline __attribute__((always_inline, no_sanitize("address"))) int
+walk_from(void **buf, int size, const void *frame, int to_cut)
 {
     uint64_t rbp, ra;
     LOAD_WORD(rbp, (uintptr_t)frame);
     LOAD_WORD(ra, (uintptr_t)frame + 8);
-    return vt_fast_walk(buf, size, ra, (uint64_t)(uintptr_t)frame + 16, rbp);
+    return vt_fast_walk(buf, size, ra, (uint64_t)(uintptr_t)frame + 16, rbp, to_cut);
+}
+
+int vt_fast_backtrace_from(void **buf, int size, const void *frame)
+    __attribute__((no_sanitize("address")));
+int vt_fast_backtrace_from(void **buf, int size, const void *frame)
+{
+    return walk_from(buf, size, frame, 0);
+}
+
+int vt_fast_backtrace_from_to_cut(void **buf, int size, const void *frame)
+    __attribute__((no_sanitize("address")));
+int vt_fast_backtrace_from_to_cut(void **buf, int size, const void *frame)
+{
+    return walk_from(buf, size, frame, 1);
 }
 
 void vt_fast_unwind_counts(struct vt_fast_unwind_counts *out)
@@ -344,6 +405,7 @@ __asm__(
     "    movq 24(%rsp), %rdx\n"   /* rip: the return address */
     "    leaq 32(%rsp), %rcx\n"   /* rsp: the caller's, after the return */
     "    movq %rbp, %r8\n"        /* rbp: the caller's */
+    "    xorl %r9d, %r9d\n"       /* to_cut: no */
     "    call vt_fast_walk\n"
     "    addq $8, %rsp\n"
     ".cfi_adjust_cfa_offset -8\n"
@@ -359,6 +421,11 @@ __asm__(
     ".size vt_fast_backtrace, .-vt_fast_backtrace\n");
 
 #else /* !VT_HAVE_FAST_UNWIND */
+
+void vt_fast_unwind_set_cuts(const uintptr_t *lo, const uintptr_t *hi, int n)
+{
+    (void)lo, (void)hi, (void)n;
+}
 
 void vt_fast_unwind_counts(struct vt_fast_unwind_counts *out)
 {

@@ -57,9 +57,27 @@ int vt_fast_backtrace(void **buf, int size);
  * libunwind here: the caller walks as it would have without a frame);
  * 0 frames in the case vt_fast_backtrace gives 0. */
 int vt_fast_backtrace_from(void **buf, int size, const void *frame);
+
+/* The same walk, ended early when its stack reaches a cut (below): the
+ * first return address whose call lies inside a cut range is its last
+ * entry. Where no cut is set, or the walk misses them, it is the whole
+ * walk of vt_fast_backtrace_from. */
+int vt_fast_backtrace_from_to_cut(void **buf, int size, const void *frame);
 #else
 #define VT_HAVE_FAST_UNWIND 0
 #endif
+
+/* Code where the walks that ask for it end (vt_fast_backtrace_from_to_cut):
+ * up to VT_FAST_UNWIND_CUTS ranges [lo[i], hi[i]) of instructions, a
+ * return address "inside" when its call instruction is (the address - 1).
+ * The recorder's is the Python interpreter's loop, below which the frames
+ * are dropped (python_stack.h): a walk on past it walks frames nobody
+ * keeps. Set once, at start-up (every thread's rules are made again); a
+ * rule knows its return address lies inside a cut, so a walk pays nothing
+ * for the check, and the walks that do not ask pay nothing for it either.
+ * n = 0: none. */
+#define VT_FAST_UNWIND_CUTS 2
+void vt_fast_unwind_set_cuts(const uintptr_t *lo, const uintptr_t *hi, int n);
 
 /* A module was unloaded: every thread's rules are stale (dlclose hook). */
 void vt_fast_unwind_modules_gone(void);
@@ -67,6 +85,7 @@ void vt_fast_unwind_modules_gone(void);
 /* What the calling thread's walks did, since it started. */
 struct vt_fast_unwind_counts {
     uint64_t fast;         /* walks answered from the rule table */
+    uint64_t cut;          /* of those, ended at a cut */
     uint64_t fallback;     /* walks handed to unw_backtrace */
     uint64_t rules_built;  /* rules derived from .eh_frame (table misses) */
     uint64_t unsupported;  /* of those, "cannot describe" */
