@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ledger.h"
 #include "symbolize.h"
 
 #define VT_EXPORT_FORMATS(X)                                                    \
@@ -60,6 +61,14 @@ struct vt_export_options {
     bool until_at;           /* memory-viz: the window ends at `at` (peak or oom:N) */
     struct vt_symbolize_options sym;
 };
+
+/* A ledger folded and memory-viz write: device memory, of --device's
+ * ordinal when given. */
+static inline bool vt_export_ledger_selected(const struct vt_export_options *opt,
+                                             const struct vt_ledger *l)
+{
+    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
+}
 
 /* An export in two halves around the run stage's one read, which the
  * command starts (cli/cmd_export.c): the plan says what the read must

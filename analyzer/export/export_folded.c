@@ -65,11 +65,6 @@ struct folded {
     uint64_t most_failures;   /* of one selected input */
 };
 
-static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
-{
-    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
-}
-
 /* Copies into c the sites of l with bytes then: from a state of it (s),
  * or the ledger now (s NULL). False when memory ran out. */
 static bool capture_into(struct capture *c, const struct vt_input *in, const struct vt_ledger *l,
@@ -120,7 +115,7 @@ static void on_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, str
     const struct vt_input *in =
         (const struct vt_input *)((const char *)rp - offsetof(struct vt_input, replay));
     struct input_notes *nt = &f->notes[in->index];
-    if (nt->taken || !ledger_selected(f->opt, l))
+    if (nt->taken || !vt_export_ledger_selected(f->opt, l))
         return;
     if (++nt->failures == f->opt->oom) {
         nt->taken = true;
@@ -156,7 +151,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
     bool reached = at && vt_moment_set_reached(at, rp);
     for (size_t i = 0; i < rp->nledgers; i++) {
         const struct vt_ledger *l = &rp->ledgers[i];
-        if (!ledger_selected(opt, l))
+        if (!vt_export_ledger_selected(opt, l))
             continue;
         if (opt->phase) {
             for (size_t k = 0; k < l->nphases; k++) {
@@ -182,7 +177,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
                 "end\n",
                 in->path);
         for (size_t i = 0; i < rp->nledgers; i++)
-            if (ledger_selected(opt, &rp->ledgers[i]))
+            if (vt_export_ledger_selected(opt, &rp->ledgers[i]))
                 capture(f, in, &rp->ledgers[i], NULL);
     }
     if (opt->at == VT_AT_OOM && !nt->taken && !opt->phase)

@@ -102,11 +102,6 @@ struct memviz {
     int64_t stream_device;
 };
 
-static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
-{
-    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
-}
-
 struct writer;
 static void write_entry(struct writer *wr, const struct mv_event *e);
 
@@ -375,7 +370,7 @@ static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
 {
     struct watch *w = ctx;
     /* a context is no segment of the allocator's */
-    if (w->skip || !ledger_selected(w->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
+    if (w->skip || !vt_export_ledger_selected(w->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
         return;
     struct note_live n = {rp->mem_events, rp->last_time_ns, (uint64_t)(l - rp->ledgers), begins,
                           e->kind, e->addr, e->size, 0, l->sites.total_bytes};
@@ -390,7 +385,7 @@ static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
 static void watch_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
 {
     struct watch *w = ctx;
-    if (w->skip || !ledger_selected(w->opt, l))
+    if (w->skip || !vt_export_ledger_selected(w->opt, l))
         return;
     /* as export_folded.c counts oom:N: the failures in the order found */
     if (++w->failures == w->opt->oom && !w->oom_found) {
@@ -471,7 +466,7 @@ static int find_window_end(struct memviz *m, const struct vt_input *in, const st
     if (m->opt->at == VT_AT_PEAK) {
         for (size_t i = 0; i < in->replay.nledgers; i++) {
             const struct vt_ledger *l = &in->replay.ledgers[i];
-            if (ledger_selected(m->opt, l) && l->peak.has_peak &&
+            if (vt_export_ledger_selected(m->opt, l) && l->peak.has_peak &&
                 (!m->has_end || l->peak.peak_bytes > m->end_bytes)) {
                 m->has_end = true;
                 m->end_ledger = i;
