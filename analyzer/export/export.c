@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_traces.h"
+
 static const struct {
     const char *name, *help;
     void *(*plan)(char *const *traces, size_t n, const struct vt_export_options *opt,
@@ -70,4 +72,12 @@ void vt_export_free(struct vt_export *x)
     if (x)
         formats[x->format].free(x->state);
     free(x);
+}
+
+bool vt_export_read_all(const struct vt_run_result *run, char *const *traces, size_t n)
+{
+    bool ok = run->status == 0 && !run->unread && run->a.ninputs == n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = !strcmp(run->a.inputs[i].path, traces[i]);
+    return ok;
 }

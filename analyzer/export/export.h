@@ -91,6 +91,9 @@ struct vt_export *vt_export_plan(enum vt_export_format f, char *const *traces, s
  * valid and empty, and a note says so on err. */
 int vt_export_write(struct vt_export *x, const struct vt_run_result *run, FILE *out, FILE *err);
 void vt_export_free(struct vt_export *x);
+/* Whether the read gave every one of the traces, in their order, read to
+ * its end: what an export that writes each trace's notes needs. */
+bool vt_export_read_all(const struct vt_run_result *run, char *const *traces, size_t n);
 
 /* Each format's halves, behind vt_export_plan (export.c); state is the
  * format's own. */

@@ -786,10 +786,7 @@ struct memviz_export {
 static bool read_whole(const struct memviz_export *x, const struct vt_run_result *run,
                        FILE *err)
 {
-    size_t n = x->ntraces;
-    bool ok = run->status == 0 && !run->unread && run->a.ninputs == n;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = !strcmp(run->a.inputs[i].path, x->traces[i]);
+    bool ok = vt_export_read_all(run, x->traces, x->ntraces);
     if (ok && run->a.out_of_memory) {
         fputs("vramtrace export: out of memory\n", err);
         ok = false;

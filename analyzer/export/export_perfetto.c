@@ -282,9 +282,7 @@ static bool read_whole(struct perfetto *p, const struct vt_run_result *run, FILE
 {
     struct watching *ws = &p->ws;
     size_t n = p->ntraces;
-    bool ok = run->status == 0 && !run->unread && run->a.ninputs == n && !run->a.out_of_memory;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = !strcmp(run->a.inputs[i].path, p->traces[i]);
+    bool ok = vt_export_read_all(run, p->traces, n) && !run->a.out_of_memory;
     if (!ok) {
         char buf[4096];
         size_t got;
