@@ -7,7 +7,7 @@ their undefined symbols may be the run stage's door (vt_run_traces,
 vt_analysis_run*), the reader's (vt_reader_*) or the replay's feeding
 (vt_replay_init, vt_replay_feed*, vt_replay_finish).
 
-    check_renderers_read_nothing.py NM LIB...
+    check_renderers_start_no_run.py NM LIB...
 
 Exit 1 naming the library and the symbol otherwise (fit/'s library, which
 starts its own runs, is the suite's case that must fail).
@@ -30,5 +30,5 @@ if not libs:
     bad.append("no library given")
 for b in bad:
     print("FAIL:", b)
-print("%d libraries, %s" % (len(libs), "%d calls that read" % len(bad) if bad else "none reads"))
+print("%d libraries, %s" % (len(libs), "%d calls that read a trace" % len(bad) if bad else "none reads a trace"))
 sys.exit(1 if bad else 0)
