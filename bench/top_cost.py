@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What `vramtrace top -b -d 1` costs while it follows a job: N ranks
 (default 64) writing E events per second in total (default 100,000), each
-rank a traced bench/live_writer on the simulated driver. After a warm-up
+rank a traced bench/follow_writer on the simulated driver. After a warm-up
 (the first refresh reads every trace from its start; later ones only what
 was appended), top's own CPU time (utime + stime, /proc/PID/stat) over a
 measured span of wall time, its peak RSS (VmHWM), the events the ranks
@@ -29,7 +29,7 @@ A = ap.parse_args()
 
 build = os.path.abspath(A.build)
 vramtrace = os.path.join(build, "analyzer", "vramtrace")
-writer = os.path.join(build, "bench", "live_writer")
+writer = os.path.join(build, "bench", "follow_writer")
 sim = os.path.join(build, "tests", "simdriver")
 tmp = tempfile.mkdtemp(prefix="vt-top-cost-")
 traces = os.path.join(tmp, "traces")
@@ -82,9 +82,9 @@ ages = sorted(float(a) for a in re.findall(r"newest event (\d+\.\d+) s before th
                                           open(os.path.join(tmp, "fresh.txt")).read()))[1:]
 out = run.communicate()[0]
 frames.close()
-events = sum(int(m) for m in re.findall(r"live_writer: (\d+) events", out))
+events = sum(int(m) for m in re.findall(r"follow_writer: (\d+) events", out))
 last = open(os.path.join(tmp, "frames.txt")).read().split("vramtrace top - ")[-2]
-rows = sum(1 for l in last.splitlines() if l.endswith("live_writer --rate %.1f --seconds %.1f"
+rows = sum(1 for l in last.splitlines() if l.endswith("follow_writer --rate %.1f --seconds %.1f"
                                                      % (A.rate / A.ranks, seconds)))
 size = sum(os.path.getsize(os.path.join(traces, f)) for f in os.listdir(traces))
 print("ranks %d, events written %d in %.0f s (%.0f/s), traces %.1f MiB" %

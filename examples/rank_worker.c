@@ -11,7 +11,7 @@
  * its two ranks' peaks.
  *
  * EXAMPLE_STEP_MS=N keeps the step live N ms longer (default 0), long
- * enough to watch it with `vramtrace top` (README.md, docs/user/LIVE.md).
+ * enough to watch it with `vramtrace top` (README.md, docs/user/TOP.md).
  */
 #define _GNU_SOURCE  /* example_phases.h */
 #include <cuda_runtime_api.h>

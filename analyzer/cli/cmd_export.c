@@ -1,5 +1,6 @@
 /* `vramtrace export --format FORMAT [options] TRACE... | DIR`: options,
- * the output file and exit status (the exporters: analyzer/export/). */
+ * the run stage's one read of the traces, the output file and exit status
+ * (the exporters, which render the read's result: analyzer/export/). */
 #include "commands.h"
 
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "export.h"
 #include "output_file.h"
 #include "input_files.h"
+#include "run_traces.h"
 #include "snapshot.h"
 
 static void export_usage(FILE *out)
@@ -81,6 +83,24 @@ static bool export_inputs(char *const *args, size_t n, struct vt_input_files *fi
             return false;
         }
     return true;
+}
+
+/* The exporter's plan, the run stage's one read with the observers it
+ * asks for, and the file from the result. */
+static int export_traces(enum vt_export_format fmt, const struct vt_input_files *files,
+                         const struct vt_export_options *opt, FILE *out)
+{
+    struct vt_run_observers obs = {0};
+    FILE *said;
+    struct vt_export *x = vt_export_plan(fmt, files->paths, files->n, opt, &obs, &said, stderr);
+    if (!x)
+        return 2;
+    struct vt_run_result run;
+    vt_run_traces(files->paths, files->n, &obs, &run, said);
+    int status = vt_export_write(x, &run, out, stderr);
+    vt_export_free(x);
+    vt_run_result_free(&run);
+    return status;
 }
 
 int vt_cmd_export(int argc, char **argv)
@@ -230,7 +250,7 @@ int vt_cmd_export(int argc, char **argv)
     struct vt_output_file out;
     if (export_inputs(argv + optind, (size_t)(argc - optind), &files) &&
         vt_output_file_open(&out, output, "export", stderr)) {
-        status = vt_export(fmt, files.paths, files.n, &opt, out.f, stderr);
+        status = export_traces(fmt, &files, &opt, out.f);
         if (status == 0 && !vt_output_file_commit(&out, "export", stderr))
             status = 2;
         else if (status != 0)

@@ -1,7 +1,7 @@
 /*
  * `vramtrace top [OPTIONS] [DIR|TRACE...]`: the processes of a running job
  * as their traces are written - device bytes now, peak, the last minute,
- * phase, growth per step, failures - refreshed every second (docs/user/LIVE.md).
+ * phase, growth per step, failures - refreshed every second (docs/user/TOP.md).
  * Options and the choice of view here; the model is analyzer/follow/, the
  * frame top_frame.c, the views top_batch.c and top_screen.c.
  */

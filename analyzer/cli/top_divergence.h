@@ -27,7 +27,7 @@ struct top_divergence {
     struct top_div_process *cache;  /* one per process seen */
     size_t ncache, cache_cap;
     struct vt_job_view view;        /* the view's processes, borrowing the cache's sites */
-    struct vt_divergences found;    /* process: an index in the live view's processes */
+    struct vt_divergences found;    /* process: an index in the followed view's processes */
     bool updated;                   /* at least once */
 };
 

@@ -43,7 +43,7 @@ static const char *const help_text[] = {
     "growth across openings: a phase whose bytes at its closings rose 3 times in a row",
     "up to the last, per opening), FAILURES (count and the first one's verdict), COMMAND.",
     "",
-    "docs/user/LIVE.md says more.",
+    "docs/user/TOP.md says more.",
 };
 
 struct screen_state {

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ledger.h"
 #include "symbolize.h"
 
 #define VT_EXPORT_FORMATS(X)                                                    \
@@ -61,19 +62,47 @@ struct vt_export_options {
     struct vt_symbolize_options sym;
 };
 
-/* Writes the export of the traces to out. Returns 0, or 2 after a message
- * on err (an input that cannot be read, a filter that selects nothing). An
- * input without device memory is not an error: the file is valid and
- * empty, and a note says so on err. */
-typedef int (*vt_export_fn)(char *const *traces, size_t n, const struct vt_export_options *opt,
-                            FILE *out, FILE *err);
-#define AS_DECL(id, name, fn, help)                                                        \
-    int fn(char *const *traces, size_t n, const struct vt_export_options *opt, FILE *out, \
-           FILE *err);
+/* A ledger folded and memory-viz write: device memory, of --device's
+ * ordinal when given. */
+static inline bool vt_export_ledger_selected(const struct vt_export_options *opt,
+                                             const struct vt_ledger *l)
+{
+    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
+}
+
+/* An export in two halves around the run stage's one read, which the
+ * command starts (cli/cmd_export.c): the plan says what the read must
+ * observe for it, and the file is written from the finished result; no
+ * exporter reads a trace itself. */
+struct vt_run_observers;
+struct vt_run_result;
+struct vt_export;
+
+/* The plan of an export of the traces: obs filled with the observers the
+ * read must run for it, *said with where the read's messages go (err, or
+ * the exporter's own file when it says them only if the read fails). NULL
+ * after a message on err. */
+struct vt_export *vt_export_plan(enum vt_export_format f, char *const *traces, size_t n,
+                                 const struct vt_export_options *opt,
+                                 struct vt_run_observers *obs, FILE **said, FILE *err);
+/* Writes the export to out from the read's result. Returns 0, or 2 after
+ * a message on err (an input that cannot be read, a filter that selects
+ * nothing). An input without device memory is not an error: the file is
+ * valid and empty, and a note says so on err. */
+int vt_export_write(struct vt_export *x, const struct vt_run_result *run, FILE *out, FILE *err);
+void vt_export_free(struct vt_export *x);
+/* Whether the read gave every one of the traces, in their order, read to
+ * its end: what an export that writes each trace's notes needs. */
+bool vt_export_read_all(const struct vt_run_result *run, char *const *traces, size_t n);
+
+/* Each format's halves, behind vt_export_plan (export.c); state is the
+ * format's own. */
+#define AS_DECL(id, name, fn, help)                                                         \
+    void *fn##_plan(char *const *traces, size_t n, const struct vt_export_options *opt,    \
+                    struct vt_run_observers *obs, FILE **said, FILE *err);                 \
+    int fn##_write(void *state, const struct vt_run_result *run, FILE *out, FILE *err);   \
+    void fn##_free(void *state);
 VT_EXPORT_FORMATS(AS_DECL)
 #undef AS_DECL
-
-int vt_export(enum vt_export_format f, char *const *traces, size_t n,
-              const struct vt_export_options *opt, FILE *out, FILE *err);
 
 #endif

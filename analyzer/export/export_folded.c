@@ -56,17 +56,14 @@ struct folded {
     const struct vt_export_options *opt;
     const struct vt_run_result *run;
     struct vt_symbolizer **sym;  /* per input, made when its frames are first named */
-    struct input_notes *notes;   /* per input */
+    size_t nsym;
+    struct input_notes *notes;   /* per trace */
+    size_t ntraces;
     struct capture *caps;
     size_t ncaps, caps_cap;
     bool out_of_memory, phase_seen;
     uint64_t most_failures;   /* of one selected input */
 };
-
-static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
-{
-    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
-}
 
 /* Copies into c the sites of l with bytes then: from a state of it (s),
  * or the ledger now (s NULL). False when memory ran out. */
@@ -118,7 +115,7 @@ static void on_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, str
     const struct vt_input *in =
         (const struct vt_input *)((const char *)rp - offsetof(struct vt_input, replay));
     struct input_notes *nt = &f->notes[in->index];
-    if (nt->taken || !ledger_selected(f->opt, l))
+    if (nt->taken || !vt_export_ledger_selected(f->opt, l))
         return;
     if (++nt->failures == f->opt->oom) {
         nt->taken = true;
@@ -154,7 +151,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
     bool reached = at && vt_moment_set_reached(at, rp);
     for (size_t i = 0; i < rp->nledgers; i++) {
         const struct vt_ledger *l = &rp->ledgers[i];
-        if (!ledger_selected(opt, l))
+        if (!vt_export_ledger_selected(opt, l))
             continue;
         if (opt->phase) {
             for (size_t k = 0; k < l->nphases; k++) {
@@ -180,7 +177,7 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
                 "end\n",
                 in->path);
         for (size_t i = 0; i < rp->nledgers; i++)
-            if (ledger_selected(opt, &rp->ledgers[i]))
+            if (vt_export_ledger_selected(opt, &rp->ledgers[i]))
                 capture(f, in, &rp->ledgers[i], NULL);
     }
     if (opt->at == VT_AT_OOM && !nt->taken && !opt->phase)
@@ -293,31 +290,42 @@ static bool write_capture(struct folded *f, const struct capture *c, bool prefix
     return !ln.out_of_memory;
 }
 
-int vt_export_folded(char *const *traces, size_t n, const struct vt_export_options *opt,
-                     FILE *out, FILE *err)
+/* The traces are read once by the run stage, as the report reads them:
+ * the peaks and phase peaks are its result's, the live sets at --at TIME
+ * its observer's (run/moment_set.h, the report's --at), the one after the
+ * Nth failure this exporter's, noted as the replay meets it. */
+void *vt_export_folded_plan(char *const *traces, size_t n, const struct vt_export_options *opt,
+                            struct vt_run_observers *obs, FILE **said, FILE *err)
 {
-    /* The traces read once by the run stage, as the report reads them:
-     * the peaks and phase peaks are its result's, the live sets at --at
-     * TIME its observer's (run/moment_set.h, the report's --at), the one
-     * after the Nth failure this exporter's, noted as the replay meets it. */
-    struct folded f = {.opt = opt};
-    f.notes = calloc(n + 1, sizeof *f.notes);
-    if (!f.notes) {
+    (void)traces;
+    (void)said;
+    struct folded *f = calloc(1, sizeof *f);
+    if (f)
+        f->notes = calloc(n + 1, sizeof *f->notes);
+    if (!f || !f->notes) {
+        free(f);
         fputs("vramtrace export: out of memory\n", err);
-        return 2;
+        return NULL;
     }
-    struct vt_run_observers obs = {
-        .moment_set = opt->at == VT_AT_TIME && !opt->phase,
-        .moment_ns = opt->time_ns,
-        .prepare = opt->at == VT_AT_OOM && !opt->phase ? watch_failures : NULL,
-        .prepare_ctx = &f,
-    };
-    struct vt_run_result run;
-    int status = vt_run_traces(traces, n, &obs, &run, err);
-    f.run = &run;
-    const struct vt_analysis *a = &run.a;
-    f.sym = calloc(a->ninputs + 1, sizeof *f.sym);
-    if (status == 0 && (!f.sym || a->out_of_memory)) {
+    f->opt = opt;
+    f->ntraces = n;
+    obs->moment_set = opt->at == VT_AT_TIME && !opt->phase;
+    obs->moment_ns = opt->time_ns;
+    obs->prepare = opt->at == VT_AT_OOM && !opt->phase ? watch_failures : NULL;
+    obs->prepare_ctx = f;
+    return f;
+}
+
+int vt_export_folded_write(void *state, const struct vt_run_result *run, FILE *out, FILE *err)
+{
+    struct folded *f = state;
+    const struct vt_export_options *opt = f->opt;
+    int status = run->status;
+    f->run = run;
+    const struct vt_analysis *a = &run->a;
+    f->sym = calloc(a->ninputs + 1, sizeof *f->sym);
+    f->nsym = f->sym ? a->ninputs : 0;
+    if (status == 0 && (!f->sym || a->out_of_memory)) {
         fputs("vramtrace export: out of memory\n", err);
         status = 2;
     }
@@ -327,8 +335,8 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
         if (opt->has_pid && p && p->pid != opt->pid)
             continue;
         selected++;
-        take_input(&f, &a->inputs[i], err);
-        if (f.out_of_memory) {
+        take_input(f, &a->inputs[i], err);
+        if (f->out_of_memory) {
             fputs("vramtrace export: out of memory\n", err);
             status = 2;
         }
@@ -339,36 +347,43 @@ int vt_export_folded(char *const *traces, size_t n, const struct vt_export_optio
     }
     /* As the report's --at oom:N: an error when no process failed N times
      * (those that failed fewer are noted above), not an empty file. */
-    if (status == 0 && opt->at == VT_AT_OOM && !opt->phase && f.most_failures < opt->oom) {
-        if (f.most_failures)
+    if (status == 0 && opt->at == VT_AT_OOM && !opt->phase && f->most_failures < opt->oom) {
+        if (f->most_failures)
             fprintf(err, "vramtrace export: no failure %" PRIu64 "; the most of one process: %"
-                         PRIu64 "\n", opt->oom, f.most_failures);
+                         PRIu64 "\n", opt->oom, f->most_failures);
         else
             fprintf(err, "vramtrace export: no failure %" PRIu64 "; no allocation failed\n",
                     opt->oom);
         status = 2;
     }
-    if (status == 0 && opt->phase && !f.phase_seen) {
+    if (status == 0 && opt->phase && !f->phase_seen) {
         fprintf(err, "vramtrace export: no phase \"%s\" in the traces\n", opt->phase);
         status = 2;
     }
     size_t lines = 0;
-    for (size_t k = 0; k < f.ncaps; k++)
-        lines += f.caps[k].n;
-    for (size_t k = 0; k < f.ncaps && status == 0; k++)
-        if (!write_capture(&f, &f.caps[k], f.ncaps > 1, out))
+    for (size_t k = 0; k < f->ncaps; k++)
+        lines += f->caps[k].n;
+    for (size_t k = 0; k < f->ncaps && status == 0; k++)
+        if (!write_capture(f, &f->caps[k], f->ncaps > 1, out))
             status = 2;
     if (status == 0 && lines == 0)
         fputs("vramtrace export: no device memory was live then: the file is empty\n", err);
-    for (size_t k = 0; k < f.ncaps; k++)
-        free(f.caps[k].sites);
-    free(f.caps);
-    for (size_t i = 0; i < n; i++)
-        free(f.notes[i].at_oom.sites);
-    free(f.notes);
-    for (size_t i = 0; f.sym && i < a->ninputs; i++)
-        vt_symbolizer_free(f.sym[i]);
-    free(f.sym);
-    vt_run_result_free(&run);
     return status;
+}
+
+void vt_export_folded_free(void *state)
+{
+    struct folded *f = state;
+    if (!f)
+        return;
+    for (size_t k = 0; k < f->ncaps; k++)
+        free(f->caps[k].sites);
+    free(f->caps);
+    for (size_t i = 0; i < f->ntraces; i++)
+        free(f->notes[i].at_oom.sites);
+    free(f->notes);
+    for (size_t i = 0; i < f->nsym; i++)
+        vt_symbolizer_free(f->sym[i]);
+    free(f->sym);
+    free(f);
 }

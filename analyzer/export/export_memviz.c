@@ -102,11 +102,6 @@ struct memviz {
     int64_t stream_device;
 };
 
-static bool ledger_selected(const struct vt_export_options *opt, const struct vt_ledger *l)
-{
-    return l->category == VT_CAT_DEVICE && (!opt->has_device || l->device == opt->device);
-}
-
 struct writer;
 static void write_entry(struct writer *wr, const struct mv_event *e);
 
@@ -375,7 +370,7 @@ static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
 {
     struct watch *w = ctx;
     /* a context is no segment of the allocator's */
-    if (w->skip || !ledger_selected(w->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
+    if (w->skip || !vt_export_ledger_selected(w->opt, l) || e->size == 0 || e->kind == VT_KIND_CONTEXT)
         return;
     struct note_live n = {rp->mem_events, rp->last_time_ns, (uint64_t)(l - rp->ledgers), begins,
                           e->kind, e->addr, e->size, 0, l->sites.total_bytes};
@@ -390,7 +385,7 @@ static void watch_live(void *ctx, struct vt_replay *rp, const struct vt_ledger *
 static void watch_failure(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struct vt_oom *o)
 {
     struct watch *w = ctx;
-    if (w->skip || !ledger_selected(w->opt, l))
+    if (w->skip || !vt_export_ledger_selected(w->opt, l))
         return;
     /* as export_folded.c counts oom:N: the failures in the order found */
     if (++w->failures == w->opt->oom && !w->oom_found) {
@@ -471,7 +466,7 @@ static int find_window_end(struct memviz *m, const struct vt_input *in, const st
     if (m->opt->at == VT_AT_PEAK) {
         for (size_t i = 0; i < in->replay.nledgers; i++) {
             const struct vt_ledger *l = &in->replay.ledgers[i];
-            if (ledger_selected(m->opt, l) && l->peak.has_peak &&
+            if (vt_export_ledger_selected(m->opt, l) && l->peak.has_peak &&
                 (!m->has_end || l->peak.peak_bytes > m->end_bytes)) {
                 m->has_end = true;
                 m->end_ledger = i;
@@ -776,21 +771,27 @@ static int stream_snapshot(const struct memviz *m, struct vt_export_input *x,
     return status;
 }
 
-/* The one read, by the run stage, with the observer. False (after what
- * went wrong, on err) when it did not read them all whole. */
-static bool read_all(char *const *traces, size_t n, struct watching *ws,
-                     struct vt_run_result *run, FILE *err)
+/* The export between its plan and its file: the observer of the read,
+ * and the process played as it is read when nothing waits on its end. */
+struct memviz_export {
+    const struct vt_export_options *opt;
+    char *const *traces;
+    size_t ntraces;
+    struct watching ws;
+    struct memviz direct;
+};
+
+/* Whether the run stage read the traces whole, with the observer's notes.
+ * False (after what went wrong, on err) when it did not. */
+static bool read_whole(const struct memviz_export *x, const struct vt_run_result *run,
+                       FILE *err)
 {
-    struct vt_run_observers obs = {.prepare = watch_prepare, .prepare_ctx = ws};
-    bool ok = vt_run_traces(traces, n, &obs, run, err) == 0 && !run->unread &&
-              run->a.ninputs == n;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = !strcmp(run->a.inputs[i].path, traces[i]);
+    bool ok = vt_export_read_all(run, x->traces, x->ntraces);
     if (ok && run->a.out_of_memory) {
         fputs("vramtrace export: out of memory\n", err);
         ok = false;
     }
-    if (ok && !vt_input_notes_whole(ws->notes)) {
+    if (ok && !vt_input_notes_whole(x->ws.notes)) {
         fputs("vramtrace export: the notes of the read could not be kept (disk full?)\n",
               err);
         ok = false;
@@ -798,27 +799,41 @@ static bool read_all(char *const *traces, size_t n, struct watching *ws,
     return ok;
 }
 
-int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_options *opt,
-                     FILE *out, FILE *err)
+void *vt_export_memviz_plan(char *const *traces, size_t n, const struct vt_export_options *opt,
+                            struct vt_run_observers *obs, FILE **said, FILE *err)
 {
-    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n,
-                          NULL};
-    /* One process and nothing to wait for: its entries made as it is read. */
-    struct memviz direct = {.opt = opt};
-    vt_pair_map_init(&direct.live);
-    memviz_reset(&direct);
-    if (n == 1 && !opt->all && !opt->until_at)
-        ws.direct = &direct;
-    if (!ws.notes || !ws.per_input) {
-        memviz_reset(&direct);
-        vt_pair_map_free(&direct.live);
-        vt_input_notes_free(ws.notes);
-        free(ws.per_input);
+    (void)said;
+    struct memviz_export *x = calloc(1, sizeof *x);
+    struct vt_input_notes *notes = vt_input_notes_new(n);
+    struct watch *per_input = calloc(n + 1, sizeof *per_input);
+    if (!x || !notes || !per_input) {
+        free(x);
+        vt_input_notes_free(notes);
+        free(per_input);
         fputs("vramtrace export: out of memory (or no temporary file)\n", err);
-        return 2;
+        return NULL;
     }
-    struct vt_run_result run = {0};
-    int status = read_all(traces, n, &ws, &run, err) ? 0 : 2;
+    x->opt = opt;
+    x->traces = traces;
+    x->ntraces = n;
+    x->ws = (struct watching){opt, notes, per_input, n, NULL};
+    /* One process and nothing to wait for: its entries made as it is read. */
+    x->direct.opt = opt;
+    vt_pair_map_init(&x->direct.live);
+    memviz_reset(&x->direct);
+    if (n == 1 && !opt->all && !opt->until_at)
+        x->ws.direct = &x->direct;
+    obs->prepare = watch_prepare;
+    obs->prepare_ctx = &x->ws;
+    return x;
+}
+
+int vt_export_memviz_write(void *state, const struct vt_run_result *run, FILE *out, FILE *err)
+{
+    struct memviz_export *x = state;
+    const struct vt_export_options *opt = x->opt;
+    struct watching *ws = &x->ws;
+    int status = read_whole(x, run, err) ? 0 : 2;
     struct memviz m = {.opt = opt};
     vt_pair_map_init(&m.live);
     memviz_reset(&m);
@@ -826,24 +841,24 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
     uint64_t other_pid = 0;
     /* Keep the first process with device memory; a second one is an error
      * unless --pid chose. */
-    for (size_t i = 0; i < n && status == 0; i++) {
-        const struct vt_input *in = &run.a.inputs[i];
+    for (size_t i = 0; i < x->ntraces && status == 0; i++) {
+        const struct vt_input *in = &run->a.inputs[i];
         struct memviz cur = {.opt = opt};
-        if (ws.direct) {
-            cur = direct; /* played as read: taken over */
-            memset(&direct, 0, sizeof direct);
-            direct.opt = opt;
-            vt_pair_map_init(&direct.live);
+        if (ws->direct) {
+            cur = x->direct; /* played as read: taken over */
+            memset(&x->direct, 0, sizeof x->direct);
+            x->direct.opt = opt;
+            vt_pair_map_init(&x->direct.live);
         } else {
             vt_pair_map_init(&cur.live);
             memviz_reset(&cur);
         }
-        if (opt->until_at && (status = find_window_end(&cur, in, &ws.per_input[i], err)) != 0) {
+        if (opt->until_at && (status = find_window_end(&cur, in, &ws->per_input[i], err)) != 0) {
             memviz_reset(&cur);
             vt_pair_map_free(&cur.live);
             break;
         }
-        if (!ws.direct && !play_notes(&cur, in, ws.notes)) {
+        if (!ws->direct && !play_notes(&cur, in, ws->notes)) {
             fprintf(err, "vramtrace export: %s: the read's notes cannot be read back\n",
                     in->path);
             status = 2;
@@ -886,22 +901,29 @@ int vt_export_memviz(char *const *traces, size_t n, const struct vt_export_optio
             fprintf(err, "vramtrace export: no device memory allocated%s: the snapshot is "
                          "empty\n",
                     opt->has_pid ? " by that pid" : "");
-        struct vt_export_input x;
+        struct vt_export_input xi;
         if (chosen)
-            vt_export_input_init(&x, chosen, &opt->sym);
+            vt_export_input_init(&xi, chosen, &opt->sym);
         if (opt->all && chosen)
-            status = stream_snapshot(&m, &x, ws.notes, out, err);
-        else if (!write_snapshot(&m, chosen ? &x : NULL, out))
+            status = stream_snapshot(&m, &xi, ws->notes, out, err);
+        else if (!write_snapshot(&m, chosen ? &xi : NULL, out))
             status = 2;
         if (chosen)
-            vt_export_input_free(&x);
+            vt_export_input_free(&xi);
     }
     memviz_reset(&m);
     vt_pair_map_free(&m.live);
-    memviz_reset(&direct);
-    vt_pair_map_free(&direct.live);
-    vt_run_result_free(&run);
-    vt_input_notes_free(ws.notes);
-    free(ws.per_input);
     return status;
+}
+
+void vt_export_memviz_free(void *state)
+{
+    struct memviz_export *x = state;
+    if (!x)
+        return;
+    memviz_reset(&x->direct);
+    vt_pair_map_free(&x->direct.live);
+    vt_input_notes_free(x->ws.notes);
+    free(x->ws.per_input);
+    free(x);
 }

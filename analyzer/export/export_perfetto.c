@@ -79,6 +79,26 @@ struct note_sample {          /* a counter's sample: the changes of one instant 
     uint64_t ledger, ts_ns, max, last;
 };
 
+/* One input's, fed on its replay's thread (inputs are replayed on
+ * threads): its counters folded instant by instant, the samples counted,
+ * and every note the file needs. */
+struct watch {
+    const struct vt_export_options *opt;
+    struct vt_input_notes *notes;
+    size_t input;
+    bool skip;                 /* --pid selected another process */
+    struct counter counters[VT_LEDGERS_MAX]; /* the pending sample stays here at the end */
+    uint64_t samples;
+    bool counted[VT_LEDGERS_MAX]; /* a counter with a sample */
+};
+
+struct watching {
+    const struct vt_export_options *opt;
+    struct vt_input_notes *notes;
+    struct watch *per_input;
+    size_t n;
+};
+
 struct perfetto {
     struct vt_json j;
     const struct vt_export_options *opt;
@@ -105,6 +125,12 @@ struct perfetto {
     bool out_of_memory;
     /* the report's headline verdict of each failure, from the same read */
     struct vt_export_verdicts verdicts;
+    /* the read: of these traces, with this observer, its messages kept
+     * here until it is known whether it failed */
+    char *const *traces;
+    size_t ntraces;
+    struct watching ws;
+    FILE *said;
 };
 
 static void begin_event(struct perfetto *p, const char *ph, const char *name, uint64_t tid)
@@ -163,26 +189,6 @@ static bool fold_change(struct counter *c, uint64_t now_ns, uint64_t v)
 }
 
 /* ---- the observer: rides along the run stage's read ---- */
-
-/* One input's, fed on its replay's thread (inputs are replayed on
- * threads): its counters folded instant by instant, the samples counted,
- * and every note the file needs. */
-struct watch {
-    const struct vt_export_options *opt;
-    struct vt_input_notes *notes;
-    size_t input;
-    bool skip;                 /* --pid selected another process */
-    struct counter counters[VT_LEDGERS_MAX]; /* the pending sample stays here at the end */
-    uint64_t samples;
-    bool counted[VT_LEDGERS_MAX]; /* a counter with a sample */
-};
-
-struct watching {
-    const struct vt_export_options *opt;
-    struct vt_input_notes *notes;
-    struct watch *per_input;
-    size_t n;
-};
 
 static void note(struct watch *w, enum note_tag tag, const void *body, size_t n)
 {
@@ -272,29 +278,18 @@ static void watch_prepare(void *ctx, struct vt_input *in)
  * input's notes and samples, and the report's verdicts of its failures.
  * False (after what went wrong, on err) when it did not read them all
  * whole. */
-static bool read_all(struct perfetto *p, char *const *traces, size_t n, struct watching *ws,
-                     struct vt_run_result *run, FILE *err)
+static bool read_whole(struct perfetto *p, const struct vt_run_result *run, FILE *err)
 {
-    struct vt_run_observers obs = {.prepare = watch_prepare, .prepare_ctx = ws};
-    /* Said only when the read fails: a trace cut short is written as far
-     * as it goes, without a word. */
-    FILE *said = tmpfile();
-    if (!said) {
-        fputs("vramtrace export: no temporary file for the read's messages\n", err);
-        return false;
-    }
-    bool ok = vt_run_traces(traces, n, &obs, run, said) == 0 && !run->unread &&
-              run->a.ninputs == n && !run->a.out_of_memory;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = !strcmp(run->a.inputs[i].path, traces[i]);
+    struct watching *ws = &p->ws;
+    size_t n = p->ntraces;
+    bool ok = vt_export_read_all(run, p->traces, n) && !run->a.out_of_memory;
     if (!ok) {
         char buf[4096];
         size_t got;
-        rewind(said);
-        while ((got = fread(buf, 1, sizeof buf, said)) > 0)
+        rewind(p->said);
+        while ((got = fread(buf, 1, sizeof buf, p->said)) > 0)
             fwrite(buf, 1, got, err);
     }
-    fclose(said);
     if (ok && !vt_input_notes_whole(ws->notes)) {
         fputs("vramtrace export: the notes of the read could not be kept (disk full?)\n",
               err);
@@ -736,21 +731,44 @@ static void other_data(struct perfetto *p)
     vt_json_end_object(&p->j);
 }
 
-int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_options *opt,
-                       FILE *out, FILE *err)
+void *vt_export_perfetto_plan(char *const *traces, size_t n,
+                              const struct vt_export_options *opt, struct vt_run_observers *obs,
+                              FILE **said, FILE *err)
 {
     struct perfetto *p = calloc(1, sizeof *p);
-    struct watching ws = {opt, vt_input_notes_new(n), calloc(n + 1, sizeof *ws.per_input), n};
-    if (!p || !ws.notes || !ws.per_input) {
+    struct vt_input_notes *notes = vt_input_notes_new(n);
+    struct watch *per_input = calloc(n + 1, sizeof *per_input);
+    if (!p || !notes || !per_input) {
         free(p);
-        vt_input_notes_free(ws.notes);
-        free(ws.per_input);
+        vt_input_notes_free(notes);
+        free(per_input);
         fputs("vramtrace export: out of memory (or no temporary file)\n", err);
-        return 2;
+        return NULL;
     }
     p->opt = opt;
-    struct vt_run_result run = {0};
-    int status = read_all(p, traces, n, &ws, &run, err) ? 0 : 2;
+    p->traces = traces;
+    p->ntraces = n;
+    p->ws = (struct watching){opt, notes, per_input, n};
+    /* Said only when the read fails: a trace cut short is written as far
+     * as it goes, without a word. */
+    p->said = tmpfile();
+    if (!p->said) {
+        fputs("vramtrace export: no temporary file for the read's messages\n", err);
+        vt_export_perfetto_free(p);
+        return NULL;
+    }
+    *said = p->said;
+    obs->prepare = watch_prepare;
+    obs->prepare_ctx = &p->ws;
+    return p;
+}
+
+int vt_export_perfetto_write(void *state, const struct vt_run_result *run, FILE *out,
+                             FILE *err)
+{
+    struct perfetto *p = state;
+    const struct vt_export_options *opt = p->opt;
+    int status = read_whole(p, run, err) ? 0 : 2;
     p->downsample = !opt->all && p->samples > VT_PERFETTO_SAMPLES_MAX;
     if (opt->all && status == 0)
         fprintf(err, "vramtrace export: --all: every counter sample: %" PRIu64
@@ -761,8 +779,8 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
     vt_json_key(&p->j, "traceEvents");
     vt_json_begin_array(&p->j);
     fputc('\n', out);
-    for (size_t i = 0; i < n && status == 0; i++)
-        status = write_input(p, &run.a.inputs[i], &ws.per_input[i], ws.notes, err);
+    for (size_t i = 0; i < p->ntraces && status == 0; i++)
+        status = write_input(p, &run->a.inputs[i], &p->ws.per_input[i], p->ws.notes, err);
     vt_json_end_array(&p->j);
     vt_json_kv_string(&p->j, "displayTimeUnit", "ms");
     other_data(p);
@@ -776,10 +794,18 @@ int vt_export_perfetto(char *const *traces, size_t n, const struct vt_export_opt
         fprintf(err, "vramtrace export: counters at a screen's resolution (%zu columns): %"
                      PRIu64 " of %" PRIu64 " samples written; --all writes every one\n",
                 p->grid.columns, p->written, p->samples);
-    vt_export_verdicts_free(&p->verdicts);
-    vt_run_result_free(&run);
-    vt_input_notes_free(ws.notes);
-    free(ws.per_input);
-    free(p);
     return status;
+}
+
+void vt_export_perfetto_free(void *state)
+{
+    struct perfetto *p = state;
+    if (!p)
+        return;
+    vt_export_verdicts_free(&p->verdicts);
+    vt_input_notes_free(p->ws.notes);
+    free(p->ws.per_input);
+    if (p->said)
+        fclose(p->said);
+    free(p);
 }

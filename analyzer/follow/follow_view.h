@@ -7,7 +7,7 @@
  * named once (the view's notes) and skipped.
  *
  * A view is of one host: processes of one machine share its GPUs and its
- * clock (docs/user/LIVE.md says how to watch a job of many nodes).
+ * clock (docs/user/TOP.md says how to watch a job of many nodes).
  */
 #ifndef VRAMTRACE_FOLLOW_FOLLOW_VIEW_H
 #define VRAMTRACE_FOLLOW_FOLLOW_VIEW_H

@@ -141,3 +141,11 @@ size_t vt_report_growth_rows(const struct vt_ledger *l, const struct vt_phase_pe
     }
     return m;
 }
+
+bool vt_report_wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *out)
+{
+    if (!p || !p->start_realtime_ns || !p->start_mono_ns)
+        return false;
+    *out = ((int64_t)p->start_realtime_ns + ((int64_t)mono_ns - (int64_t)p->start_mono_ns)) / 1000;
+    return true;
+}

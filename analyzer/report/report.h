@@ -247,6 +247,10 @@ const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uin
                                   char *buf, size_t n);
 /* The phase name for a string id (NULL if 0). */
 const char *vt_report_string(const struct vt_report *rep, size_t input, uint64_t id);
+/* A monotonic instant of the process as Unix-epoch microseconds, as
+ * PyTorch's history stamps time_us; false without the process's two
+ * clocks. */
+bool vt_report_wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *out);
 /* The rank and the local rank of a process (vt_process_rank), -1 if none. */
 long vt_report_rank(const struct vt_report *rep, size_t input);
 long vt_report_local_rank(const struct vt_report *rep, size_t input);

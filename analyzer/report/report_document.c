@@ -41,12 +41,12 @@ static size_t analyse_snapshots(const struct vt_report_inputs *in, struct vt_sna
 /* A filter selects nothing: an error. The traces answer for --pid, --device
  * and --phase; snapshots alone for --device. */
 static bool filters_match(struct vt_report *rep, const struct vt_snap_analysis *snaps,
-                          size_t nsnaps, const struct vt_report_options *opt, FILE *err)
+                          size_t nsnaps, const struct vt_report_selection *select, FILE *err)
 {
     if (rep)
         return vt_report_filters_match(rep, err);
     for (size_t k = 0; k < nsnaps; k++)
-        if (!vt_snap_filters_match(&snaps[k], opt, err))
+        if (!vt_snap_filters_match(&snaps[k], select, err))
             return false;
     return true;
 }
@@ -96,7 +96,7 @@ static int write_json(struct vt_report *rep, const struct vt_snap_analysis *snap
     vt_json_key(&j, "snapshots");
     vt_json_begin_array(&j);
     for (size_t k = 0; k < nsnaps; k++)
-        vt_snap_report_json_object(&snaps[k], opt, &j);
+        vt_snap_report_json_object(&snaps[k], &opt->select, &opt->layout, &j);
     vt_json_end_array(&j);
     vt_json_end_object(&j);
     vt_json_newline(&j);
@@ -110,7 +110,7 @@ static int write_text(struct vt_report *rep, const struct vt_snap_analysis *snap
     for (size_t k = 0; k < nsnaps && status == 0; k++) {
         if (rep || k)
             fputc('\n', out);
-        status = vt_snap_report_text(&snaps[k], opt, out);
+        status = vt_snap_report_text(&snaps[k], &opt->select, &opt->layout, out);
     }
     return status;
 }
@@ -222,7 +222,7 @@ static int document(struct vt_run_result *run, const struct vt_report_inputs *in
     } else {
         nsnaps = analyse_snapshots(in, snaps, &snap_errors, &status, err);
     }
-    if (status == 0 && !filters_match(traces, snaps, nsnaps, opt, err))
+    if (status == 0 && !filters_match(traces, snaps, nsnaps, &opt->select, err))
         status = 2;
     if (status == 0)
         status = format == VT_REPORT_HTML ? write_html(traces, snaps, nsnaps, &snap_errors, in, opt,

@@ -162,20 +162,20 @@ bool vt_report_filters_match(const struct vt_report *rep, FILE *err)
     return true;
 }
 
-bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
+bool vt_snap_filters_match(const struct vt_snap_analysis *a, const struct vt_report_selection *select,
                            FILE *err)
 {
-    if (!opt->select.has_device)
+    if (!select->has_device)
         return true;
     struct seen devices = {0};
     char buf[32];
     for (size_t k = 0; k < a->ndevices; k++) {
-        if (a->devices[k].device == opt->select.device)
+        if (a->devices[k].device == select->device)
             return true;
         snprintf(buf, sizeof buf, "%" PRId64, a->devices[k].device);
         seen_add(&devices, buf);
     }
     fprintf(err, "vramtrace report: %s: no device %" PRId64 "; devices: %s\n", a->snap.path,
-            opt->select.device, seen_list(&devices));
+            select->device, seen_list(&devices));
     return false;
 }

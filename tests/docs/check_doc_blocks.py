@@ -16,7 +16,7 @@ show it (`...` where they leave lines out). Skipped, and why:
     on a terminal at exit), or a listing (the source tree's layout);
   - blocks with a command run in the background (`... &`): what the next
     command shows depends on when it runs (README's `vramtrace top` frame
-    of a running job; the live suite checks top's frames against the
+    of a running job; the follow suite checks top's frames against the
     ledger).
 
 How they run. The blocks under one heading share one fresh
@@ -138,7 +138,7 @@ def runnable(block):
         return "no `$ ` line: output without its command, or a listing"
     if any(line.startswith("$ ") and line.rstrip().endswith("&") for line in block.lines):
         return ("a command in the background: what the next one shows depends on when it runs "
-                "(vramtrace top's frame of a running job: tests/live checks it)")
+                "(vramtrace top's frame of a running job: tests/follow checks it)")
     return None
 
 

@@ -60,7 +60,7 @@ def with_oom(snap):
 
 
 def memo_repeats(n):
-    """Issue 26: one segment repeated n times, its blocks one block n times,
+    """One segment repeated n times, its blocks one block n times,
     its frames one frame n times; pickle writes each repeat as a memo
     reference, so a few bytes per level expand to n^3 elements."""
     frame = {"filename": "train.py", "line": 7, "name": "step"}

@@ -310,12 +310,11 @@ def scenario_run_messages():
 
 
 def scenario_address_space():
-    """Issue 26, item 4: under a small address-space limit the writer
-    thread's stack cannot be mapped. The program ran untraced and nothing
-    said so, even with VRAMTRACE_VERBOSE=1: the line was held for the first
-    event, which a tracer that never started never records. Now: one line
-    at the first driver call; a process that never calls the driver (sh)
-    still says nothing."""
+    """Under a small address-space limit the writer thread's stack cannot
+    be mapped, so no event is ever recorded: the untraced run is said in
+    one line at the first driver call, not held for a first event that
+    never comes; a process that never calls the driver (sh) still says
+    nothing."""
     if A.preload_first:
         print("skipped: a sanitizer's runtime needs far more address space than the limit")
         sys.exit(77)
@@ -355,10 +354,10 @@ def scenario_address_space():
 
 
 def scenario_floods():
-    """Issue 26, item 5: a directory of 5,000 junk traces gave 5,000 error
-    lines, and an unknown option the whole usage (42 lines). Now: a few
-    named, then one line that counts the rest (every one in report --json's
-    "input_errors"); an unknown option one line and where to look."""
+    """A directory of 5,000 junk traces: a few errors named, then one line
+    that counts the rest (every one in report --json's "input_errors"), not
+    5,000 lines; an unknown option one line and where to look, not the
+    whole usage."""
     named = 5
     with tempfile.TemporaryDirectory(prefix="vt-inv-flood-") as tmp:
         junk = os.path.join(tmp, "junk")
@@ -468,9 +467,10 @@ def hostile_snapshot(n):
 
 
 def scenario_pickle_bomb():
-    """Issue 26, item 3: N = 20,000 ran for minutes (time N^2 and more,
-    memory small). Now refused within a second, in one line naming the file
-    and a byte offset; the real snapshots of tests/data are still read."""
+    """A snapshot whose memo repeats expand to N^3 elements (N = 20,000:
+    minutes of work in small memory) is refused within a second, in one
+    line naming the file and a byte offset; the real snapshots of
+    tests/data are still read."""
     import time
     with tempfile.TemporaryDirectory(prefix="vt-inv-pickle-") as tmp:
         bomb = os.path.join(tmp, "bomb.pickle")
@@ -535,7 +535,7 @@ def files_under(*dirs):
 
 
 def scenario_unsafe_dirs():
-    """Issue 26, item 2: root's output must not land where another user
+    """Root's output must not land where another user
     steers it: through their link in a sticky world-writable directory, into
     their directory there, or into their 0777 directory. Each refusal is one
     line and the program goes on unchanged; our own directory there works."""

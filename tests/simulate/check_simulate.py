@@ -6,7 +6,7 @@
    must reproduce its recorded segment behaviour. The truth (reserved peak,
    segment_alloc/segment_free counts, segments at the end) is computed
    here independently from the snapshot's segment events
-   (../snapshot/snapshot_truth.py); tolerance from the issue: reserved
+   (../snapshot/snapshot_truth.py); tolerance: reserved
    peak within 2%; segment counts within 5%.
 2. What-if runs: capacities below the live peak fail; the smallest capacity
    found runs and 2 MiB less does not.

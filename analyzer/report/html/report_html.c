@@ -214,7 +214,7 @@ static void points_json(struct vt_json *j, const char *key, const uint64_t *v, s
  * per snapshot, in the document's order: each selected device with trace
  * entries. x in the array: since x0. */
 static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
-                           const struct vt_report_options *opt, struct vt_json *j)
+                           const struct vt_report_selection *select, struct vt_json *j)
 {
     bool ok = true;
     vt_json_key(j, "snapshots");
@@ -227,7 +227,7 @@ static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
         vt_json_begin_array(j);
         for (size_t i = 0; i < a->ndevices; i++) {
             const struct vt_snap_device *d = &a->devices[i];
-            if (!d->tl.nev || !vt_snap_device_selected(&opt->select, d))
+            if (!d->tl.nev || !vt_snap_device_selected(select, d))
                 continue;
             struct vt_snap_series s;
             if (!vt_snap_series_build(&s, d, VT_TIMELINE_BUCKETS_DEFAULT)) {
@@ -261,7 +261,8 @@ static bool snapshots_json(const struct vt_snap_analysis *snaps, size_t nsnaps,
  * "HTML report"). */
 static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
                            const struct vt_snap_analysis *snaps, size_t nsnaps,
-                           const struct vt_report_options *opt, struct vt_json *j, FILE *err)
+                           const struct vt_report_selection *select, struct vt_json *j,
+                           FILE *err)
 {
     vt_json_begin_object(j);
     vt_json_kv_uint(j, "vramtrace_timeline", 1);
@@ -315,7 +316,7 @@ static void timelines_json(struct vt_report *rep, const struct vt_timeline *tl,
         vt_json_end_object(j);
     }
     vt_json_end_array(j);
-    if (!snapshots_json(snaps, nsnaps, opt, j))
+    if (!snapshots_json(snaps, nsnaps, select, j))
         fprintf(err, "vramtrace: warning: the snapshot timelines of the HTML report are incomplete\n");
     vt_json_end_object(j);
 }
@@ -489,7 +490,7 @@ int vt_report_html(struct vt_report *rep, const struct vt_snap_analysis *snaps, 
         run_timelines(rep, tl, err);
     struct vt_json j;
     vt_json_init(&j, mem, false);
-    timelines_json(rep, tl, snaps, nsnaps, opt, &j, err);
+    timelines_json(rep, tl, snaps, nsnaps, &opt->select, &j, err);
     int status = fclose(mem) == 0 && job_ok ? 0 : 2;
     for (size_t i = 0; i < ninputs; i++)
         vt_timeline_free(&tl[i]);

@@ -81,7 +81,7 @@ static size_t count_gpus(const struct vt_job_summaries *s)
 /* What the filters could have chosen: "no rank 9 in the summaries (4
  * ranks, 0 to 3)", from the summaries read again without them. */
 static void say_nothing_selected(char *const *paths, size_t npaths,
-                                 const struct vt_report_options *opt, FILE *err)
+                                 const struct vt_report_selection *select, FILE *err)
 {
     struct vt_job_summaries all = {0};
     struct vt_job_filter none = {0};
@@ -93,9 +93,9 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
     for (size_t k = 0; k < all.n; k++)
         for (size_t i = 0; i < all.views[k]->nprocesses; i++) {
             const struct vt_jv_process *p = &all.views[k]->processes[i];
-            for (size_t d = 0; d < (opt->select.has_device ? p->ndevices : 1); d++) {
-                int64_t v = opt->select.has_rank ? p->rank : opt->select.has_pid ? (int64_t)p->pid
-                                          : opt->select.has_device ? p->devices[d].device : -1;
+            for (size_t d = 0; d < (select->has_device ? p->ndevices : 1); d++) {
+                int64_t v = select->has_rank ? p->rank : select->has_pid ? (int64_t)p->pid
+                                          : select->has_device ? p->devices[d].device : -1;
                 if (v < 0)
                     continue;
                 n++;
@@ -103,16 +103,16 @@ static void say_nothing_selected(char *const *paths, size_t npaths,
                 hi = (uint64_t)v > hi ? (uint64_t)v : hi;
             }
         }
-    const char *what = opt->select.has_rank ? "rank" : opt->select.has_pid ? "pid" : "device";
-    uint64_t want = opt->select.has_rank ? opt->select.rank : opt->select.has_pid ? opt->select.pid : (uint64_t)opt->select.device;
-    if (!opt->select.has_rank && !opt->select.has_pid && !opt->select.has_device)
+    const char *what = select->has_rank ? "rank" : select->has_pid ? "pid" : "device";
+    uint64_t want = select->has_rank ? select->rank : select->has_pid ? select->pid : (uint64_t)select->device;
+    if (!select->has_rank && !select->has_pid && !select->has_device)
         fputs("vramtrace report: the summaries hold no process\n", err);
     else if (!n)
         fprintf(err, "vramtrace report: no %s %llu in the summaries (none has a %s)\n", what,
                 (unsigned long long)want, what);
     else
         fprintf(err, "vramtrace report: no %s %llu in the summaries (%s from %llu to %llu)\n", what,
-                (unsigned long long)want, opt->select.has_device ? "devices" : opt->select.has_rank ? "ranks" : "pids",
+                (unsigned long long)want, select->has_device ? "devices" : select->has_rank ? "ranks" : "pids",
                 (unsigned long long)lo, (unsigned long long)hi);
     vt_job_summaries_free(&all);
 }
@@ -214,7 +214,7 @@ int vt_report_summaries(char *const *paths, size_t npaths, const struct vt_repor
     if (bad == npaths) {
         status = 2;
     } else if (!processes) {
-        say_nothing_selected(paths, npaths, opt, err);
+        say_nothing_selected(paths, npaths, &opt->select, err);
         status = 2;
     } else if (html) {
         status = summaries_html(paths, npaths, &s, opt, html, err);

@@ -273,16 +273,6 @@ static bool is_segment_event(enum vt_snap_action a)
            a == VT_SNAP_SEGMENT_UNMAP || a == VT_SNAP_OOM;
 }
 
-/* A monotonic instant of the process as Unix-epoch microseconds (PyTorch's
- * history stamps time_us); false without the process's two clocks. */
-static bool wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *out)
-{
-    if (!p || !p->start_realtime_ns || !p->start_mono_ns)
-        return false;
-    *out = ((int64_t)p->start_realtime_ns + ((int64_t)mono_ns - (int64_t)p->start_mono_ns)) / 1000;
-    return true;
-}
-
 static void file_name(struct vt_split *s, const char *path)
 {
     const char *name = vt_path_base_name(path);
@@ -310,7 +300,7 @@ void vt_split_at_peak_tensors(struct vt_report *rep, size_t input, const struct 
     const struct vt_process_info *p = vt_input_process(&rep->a->inputs[input]);
     int64_t at, first, last, when;
     /* the history must reach back to the peak (it is a ring) */
-    if (d && d->tl.nev && wall_us(p, s->time_ns, &at) && vt_snap_time_at(d, 0, &first) &&
+    if (d && d->tl.nev && vt_report_wall_us(p, s->time_ns, &at) && vt_snap_time_at(d, 0, &first) &&
         vt_snap_time_at(d, d->tl.nev - 1, &last) && first <= at && at <= last) {
         /* The driver's peak lasts until the allocator's next segment
          * event; within it the allocator's state at its most allocated

@@ -111,8 +111,8 @@ static void oom_json(struct vt_json *j, const struct vt_snap_device *d, const st
     vt_json_end_object(j);
 }
 
-static void device_json(struct vt_json *j, const struct vt_report_options *opt,
-                        const struct vt_snap_device *d)
+static void device_json(struct vt_json *j, const struct vt_report_selection *select,
+                        const struct vt_report_layout *layout, const struct vt_snap_device *d)
 {
     vt_json_begin_object(j);
     vt_json_kv_int(j, "device", d->device);
@@ -138,7 +138,7 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
     vt_json_kv_uint(j, "inconsistencies", d->tl.inconsistencies);
     vt_json_key(j, "peak_breakdown");
     vt_json_begin_array(j);
-    for (size_t k = 0; k < d->nsites && k < opt->layout.top; k++) {
+    for (size_t k = 0; k < d->nsites && k < layout->top; k++) {
         const struct vt_snap_site *s = &d->sites[k];
         vt_json_begin_object(j);
         vt_json_kv_uint(j, "bytes", s->bytes);
@@ -154,7 +154,7 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
     vt_json_begin_array(j);
     for (size_t k = 0; k < d->nphases; k++) {
         const struct vt_snap_phase *p = &d->phases[k];
-        if (opt->select.phase && strcmp(opt->select.phase, p->name))
+        if (select->phase && strcmp(select->phase, p->name))
             continue;
         vt_json_begin_object(j);
         vt_json_kv_string(j, "name", p->name);
@@ -180,8 +180,8 @@ static void device_json(struct vt_json *j, const struct vt_report_options *opt,
     vt_json_end_object(j);
 }
 
-void vt_snap_report_json_object(const struct vt_snap_analysis *a,
-                                const struct vt_report_options *opt, struct vt_json *j)
+void vt_snap_report_json_object(const struct vt_snap_analysis *a, const struct vt_report_selection *select,
+                                const struct vt_report_layout *layout, struct vt_json *j)
 {
     vt_json_begin_object(j);
     vt_json_kv_string(j, "file", a->snap.path);
@@ -201,8 +201,8 @@ void vt_snap_report_json_object(const struct vt_snap_analysis *a,
     vt_json_key(j, "devices");
     vt_json_begin_array(j);
     for (size_t k = 0; k < a->ndevices; k++)
-        if (vt_snap_device_selected(&opt->select, &a->devices[k]))
-            device_json(j, opt, &a->devices[k]);
+        if (vt_snap_device_selected(select, &a->devices[k]))
+            device_json(j, select, layout, &a->devices[k]);
     vt_json_end_array(j);
     vt_json_end_object(j);
 }

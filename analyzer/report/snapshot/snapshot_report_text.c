@@ -112,7 +112,7 @@ static void print_segmap(FILE *out, const char *title, const struct vt_segmap *m
     free(order);
 }
 
-static void print_oom(FILE *out, const struct vt_report_options *opt, const struct vt_snap_device *d,
+static void print_oom(FILE *out, const struct vt_report_layout *layout, const struct vt_snap_device *d,
                       size_t n, const struct vt_snap_oom *o)
 {
     char b1[32], b2[32], b3[32], b4[32];
@@ -144,12 +144,13 @@ static void print_oom(FILE *out, const struct vt_report_options *opt, const stru
         break;
     }
     fputs("    at: ", out);
-    vt_snap_print_where(out, o->ev->frames, &opt->layout);
+    vt_snap_print_where(out, o->ev->frames, layout);
     fputc('\n', out);
     print_segmap(out, "segments at the failure", &o->map, &o->state);
 }
 
-static void print_device(FILE *out, const struct vt_report_options *opt, const struct vt_snap_device *d)
+static void print_device(FILE *out, const struct vt_report_selection *select, const struct vt_report_layout *layout,
+                         const struct vt_snap_device *d)
 {
     char b1[32], b2[32], b3[32], b4[32];
     if (d->tl.nev == 0 && d->tl.initial.nsegs == 0 && d->final_state.nsegs == 0)
@@ -174,17 +175,17 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
     if (d->nooms == 0)
         fputs("  no out-of-memory entries in the trace\n", out);
     for (size_t k = 0; k < d->nooms; k++)
-        print_oom(out, opt, d, k + 1, &d->ooms[k]);
+        print_oom(out, layout, d, k + 1, &d->ooms[k]);
 
     fprintf(out, "  top stacks at the allocated peak (%zu sites):\n", d->nsites);
     fprintf(out, "    %12s %7s  %s\n", "bytes", "count", "allocated at (Python frames, innermost first)");
-    for (size_t k = 0; k < d->nsites && k < opt->layout.top; k++) {
+    for (size_t k = 0; k < d->nsites && k < layout->top; k++) {
         const struct vt_snap_site *s = &d->sites[k];
         fprintf(out, "    %12s %7" PRIu64 "  ", bytes(s->bytes, b1), s->count);
         if (s->before_window)
             fputs("(allocated before the trace window: stack not recorded)", out);
         else
-            vt_snap_print_where(out, s->frames, &opt->layout);
+            vt_snap_print_where(out, s->frames, layout);
         if (s->backward)
             fputs("  [backward]", out);
         fputc('\n', out);
@@ -193,7 +194,7 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         fputs("  phases (allocated peak while the phase ran):\n", out);
         for (size_t k = 0; k < d->nphases; k++) {
             const struct vt_snap_phase *p = &d->phases[k];
-            if (opt->select.phase && strcmp(opt->select.phase, p->name))
+            if (select->phase && strcmp(select->phase, p->name))
                 continue;
             fprintf(out, "    %-40s %12s  %zu allocations%s\n", p->name, bytes(p->peak_bytes, b1),
                     p->allocs, p->annotation ? "  (record_function)" : "");
@@ -206,11 +207,11 @@ static void print_device(FILE *out, const struct vt_report_options *opt, const s
         fprintf(out, "  note: %zu trace entries disagree with the final state\n", d->tl.inconsistencies);
 }
 
-int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_options *opt,
-                            FILE *to)
+int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report_selection *select,
+                        const struct vt_report_layout *layout, FILE *to)
 {
     /* Every line goes through it: stack lines are fitted to the width. */
-    FILE *out = vt_stack_lines_open(to, opt->layout.full_stacks ? 0 : opt->layout.width);
+    FILE *out = vt_stack_lines_open(to, layout->full_stacks ? 0 : layout->width);
     if (!out)
         return 2;
     char conf[512];
@@ -222,7 +223,7 @@ int vt_snap_report_text(const struct vt_snap_analysis *a, const struct vt_report
     if (a->snap.settings.conf && *a->snap.settings.conf)
         fprintf(out, "PYTORCH_CUDA_ALLOC_CONF=%s\n", a->snap.settings.conf);
     for (size_t k = 0; k < a->ndevices; k++)
-        if (vt_snap_device_selected(&opt->select, &a->devices[k]))
-            print_device(out, opt, &a->devices[k]);
+        if (vt_snap_device_selected(select, &a->devices[k]))
+            print_device(out, select, layout, &a->devices[k]);
     return vt_stack_lines_close(out) ? 2 : 0;
 }

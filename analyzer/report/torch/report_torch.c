@@ -433,7 +433,7 @@ static bool with_stack(const struct vt_snap_site *sites, size_t n)
     return false;
 }
 
-static void print_tensors(FILE *out, const struct vt_report_options *opt,
+static void print_tensors(FILE *out, const struct vt_report_layout *layout,
                           const struct vt_snap_state *st)
 {
     struct vt_snap_site *sites;
@@ -447,12 +447,12 @@ static void print_tensors(FILE *out, const struct vt_report_options *opt,
     } else {
         fputs("      live tensors then, by Python stack:\n", out);
         fprintf(out, "        %12s %7s  %s\n", "bytes", "count", "allocated at");
-        for (size_t k = 0; k < n && k < opt->layout.top; k++) {
+        for (size_t k = 0; k < n && k < layout->top; k++) {
             fprintf(out, "        %12s %7" PRIu64 "  ", b(sites[k].bytes, b1), sites[k].count);
             if (sites[k].before_window)
                 fputs("(allocated before the history began)", out);
             else
-                vt_snap_print_where(out, sites[k].frames, &opt->layout);
+                vt_snap_print_where(out, sites[k].frames, layout);
             fputc('\n', out);
         }
     }
@@ -533,7 +533,7 @@ static void print_judged(FILE *out, struct vt_report *rep, const struct torch_vi
         fprintf(out, " (in %zu partly used segment%s)", v->partly_used, v->partly_used == 1 ? "" : "s");
     fprintf(out, "; %s free on the device\n", b(v->m.device_free, b1));
     /* The verdict and the advice are the failure's headline (above). */
-    print_tensors(out, rep->opt, &o->state);
+    print_tensors(out, &rep->opt->layout, &o->state);
     print_sim(out, v);
 }
 
@@ -594,7 +594,7 @@ static void sim_json(struct vt_json *j, const struct torch_view *v)
     vt_json_end_object(j);
 }
 
-static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
+static void tensors_json(struct vt_json *j, const struct vt_report_layout *layout,
                          const struct vt_snap_state *st)
 {
     struct vt_snap_site *sites = NULL;
@@ -603,7 +603,7 @@ static void tensors_json(struct vt_json *j, const struct vt_report_options *opt,
         n = 0;
     vt_json_kv_bool(j, "stacks_recorded", with_stack(sites, n));
     vt_json_key(j, "top_stacks");
-    vt_report_tensor_sites_json(j, sites, n < opt->layout.top ? n : opt->layout.top);
+    vt_report_tensor_sites_json(j, sites, n < layout->top ? n : layout->top);
     free(sites);
 }
 
@@ -652,7 +652,7 @@ void vt_report_torch_oom_json(struct vt_report *rep, struct vt_json *j, size_t i
         vt_json_kv_uint(j, "request_bytes", v->request);
         vt_json_kv_bool(j, "request_known", v->request_known);
         vt_json_kv_string(j, "verdict", vt_snap_verdict_name(o->verdict));
-        tensors_json(j, rep->opt, &o->state);
+        tensors_json(j, &rep->opt->layout, &o->state);
         vt_json_kv_string(j, "advice", advice_text(v, next, sizeof next));
         advice(v, setting, sizeof setting);
         vt_json_key(j, "advice_settings");

@@ -23,17 +23,6 @@
 #include "pair_map.h"
 #include "snapshot_analysis.h"
 
-/* A monotonic instant of the process as Unix-epoch microseconds; false
- * when the trace lacks the clocks to convert. */
-static bool wall_us(const struct vt_process_info *p, uint64_t mono_ns, int64_t *out)
-{
-    if (!p || !p->start_realtime_ns || !p->start_mono_ns)
-        return false;
-    int64_t ns = (int64_t)p->start_realtime_ns + ((int64_t)mono_ns - (int64_t)p->start_mono_ns);
-    *out = ns / 1000;
-    return true;
-}
-
 /* The allocated bytes at each closing the history covers, in order, and
  * the history's entries applied at each; n in and out. */
 static size_t tensor_totals(const struct vt_snap_device *d, const struct vt_process_info *p,
@@ -47,7 +36,7 @@ static size_t tensor_totals(const struct vt_snap_device *d, const struct vt_proc
     size_t i = 0, m = 0;
     for (size_t k = 0; k < n; k++) {
         int64_t at;
-        if (!wall_us(p, close_ns[k], &at) || at < first_us || at > last_us)
+        if (!vt_report_wall_us(p, close_ns[k], &at) || at < first_us || at > last_us)
             continue;
         int64_t when;
         while (i < t->nev && vt_snap_time_at(d, i, &when) && when <= at)

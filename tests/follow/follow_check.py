@@ -28,7 +28,7 @@ class Paths:
     def __init__(self, build):
         self.build = os.path.abspath(build)
         self.vramtrace = os.path.join(self.build, "analyzer", "vramtrace")
-        self.worker = os.path.join(self.build, "tests", "live", "live_worker")
+        self.worker = os.path.join(self.build, "tests", "follow", "follow_worker")
         self.sim = os.path.join(self.build, "tests", "simdriver")
 
 
@@ -36,7 +36,7 @@ def job_env(paths, ledger, preload_first, **extra):
     """This environment without the simulation's, the tracer's or the
     worker's variables, then the simulated GPU's (its ledger at ledger)."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("VTSIM_", "VRAMTRACE_", "LIVE_"))}
+           if not k.startswith(("VTSIM_", "VRAMTRACE_", "FOLLOW_"))}
     if preload_first:
         env["LD_PRELOAD"] = preload_first
     env.update(LD_LIBRARY_PATH=paths.sim + ":" + os.path.join(paths.sim, "runtime"),

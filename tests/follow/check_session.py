@@ -20,19 +20,19 @@ import subprocess
 import tempfile
 import time
 
-from live_check import Paths, fail, finish, job_env, options  # noqa: E402
+from follow_check import Paths, fail, finish, job_env, options  # noqa: E402
 from ledger_truth import Ledger, format_bytes  # noqa: E402
 
 A = options()
 P = Paths(A.build)
 tmp = tempfile.mkdtemp(prefix="vt-session-")
 env = job_env(P, os.path.join(tmp, "ledger.txt"), A.preload_first, VRAMTRACE_FLUSH_MS="50",
-              LIVE_STEPS="2", LIVE_STEP_MS="50", LIVE_HOLD_MS="4000")
+              FOLLOW_STEPS="2", FOLLOW_STEP_MS="50", FOLLOW_HOLD_MS="4000")
 template = "traces/rank%r.%p.vtrace"
 
 # an earlier session's trace in the same directory: not this view's
 early = subprocess.run([P.vramtrace, "run", "-q", "-o", template, "--", P.worker],
-                       env=dict(env, LIVE_HOLD_MS="0", RANK="7",
+                       env=dict(env, FOLLOW_HOLD_MS="0", RANK="7",
                                 VTSIM_LEDGER=os.path.join(tmp, "early.txt")), cwd=tmp,
                        capture_output=True,
                        text=True, timeout=60)

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from live_check import Paths, TopFrames, fail, finish, job_env, options  # noqa: E402
+from follow_check import Paths, TopFrames, fail, finish, job_env, options  # noqa: E402
 from ledger_truth import Ledger, format_bytes  # noqa: E402
 
 A = options()
@@ -35,7 +35,7 @@ SETTLE = 0.35              # more than two refreshes of 0.1 s
 
 tmp = tempfile.mkdtemp(prefix="vt-follow-")
 env = job_env(P, os.path.join(tmp, "ledger.txt"), A.preload_first, VRAMTRACE_FLUSH_MS="10",
-              RANK="0", LIVE_STEPS="6", LIVE_STEP_MS="30")
+              RANK="0", FOLLOW_STEPS="6", FOLLOW_STEP_MS="30")
 rec = subprocess.run([VRAMTRACE, "run", "-q", "-o", os.path.join(tmp, "rec", "t.%p.vtrace"), "--",
                       WORKER], env=env, capture_output=True, text=True, timeout=60)
 if rec.returncode != 0:
@@ -91,11 +91,11 @@ err = top.stop()
 print(err)
 
 ROW = re.compile(r"^ +(\d+|-) +(\d+|-) .{12} .{5} +(\d+) ([RXB]) +(\S+ \S+) +(\S+ \S+) .*"
-                 r" (-|\+\S+ \S+) (\d+)(?: \w+)? +live_worker$")
+                 r" (-|\+\S+ \S+) (\d+)(?: \w+)? +follow_worker$")
 
 
 def row_of(lines):
-    rows = [ROW.match(l) for l in lines if l.endswith("live_worker")]
+    rows = [ROW.match(l) for l in lines if l.endswith("follow_worker")]
     return rows[0] if rows else None
 
 

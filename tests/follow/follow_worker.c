@@ -1,19 +1,19 @@
 /*
- * A rank of a job that runs long enough to be watched (tests/live/): it
+ * A rank of a job that runs long enough to be watched (tests/follow/): it
  * allocates in steps, sleeping between them, and leaks a little each
  * step, so that `vramtrace top` has bytes that change while it looks,
  * a phase that repeats ("step") and growth per step. The simulated
  * driver's ledger is the truth the checks compare with.
  *
- *   rank, device  RANK (default 0); device LOCAL_RANK (default RANK) % count
- *   LIVE_DELAY_MS   wait this long before the first allocation (a late rank)
- *   LIVE_STEPS      steps (default 8)
- *   LIVE_STEP_MS    sleep after each step (default 300)
- *   each step       phase "step": 64 MiB x (rank + 1) of activations,
- *                   allocated and freed; 16 MiB x (rank + 1) kept (the leak)
- *   LIVE_FAIL_STEP  at this step, ask for 1 TiB (fails: larger than the GPU)
- *   LIVE_HOLD_MS    after the steps, hold everything this long, then exit
- *                   without freeing (the driver takes it back)
+ *   rank, device      RANK (default 0); device LOCAL_RANK (default RANK) % count
+ *   FOLLOW_DELAY_MS   wait this long before the first allocation (a late rank)
+ *   FOLLOW_STEPS      steps (default 8)
+ *   FOLLOW_STEP_MS    sleep after each step (default 300)
+ *   each step         phase "step": 64 MiB x (rank + 1) of activations,
+ *                     allocated and freed; 16 MiB x (rank + 1) kept (the leak)
+ *   FOLLOW_FAIL_STEP  at this step, ask for 1 TiB (fails: larger than the GPU)
+ *   FOLLOW_HOLD_MS    after the steps, hold everything this long, then exit
+ *                     without freeing (the driver takes it back)
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -41,13 +41,13 @@ static void sleep_ms(long ms)
 int main(void)
 {
     long rank = env_long("RANK", 0), local = env_long("LOCAL_RANK", rank);
-    long steps = env_long("LIVE_STEPS", 8), step_ms = env_long("LIVE_STEP_MS", 300);
-    long fail_step = env_long("LIVE_FAIL_STEP", -1);
-    sleep_ms(env_long("LIVE_DELAY_MS", 0));
+    long steps = env_long("FOLLOW_STEPS", 8), step_ms = env_long("FOLLOW_STEP_MS", 300);
+    long fail_step = env_long("FOLLOW_FAIL_STEP", -1);
+    sleep_ms(env_long("FOLLOW_DELAY_MS", 0));
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1 ||
         cudaSetDevice((int)(local % count)) != cudaSuccess) {
-        fprintf(stderr, "live_worker rank %ld: no device\n", rank);
+        fprintf(stderr, "follow_worker rank %ld: no device\n", rank);
         return 3;
     }
     for (long s = 0; s < steps; s++) {
@@ -55,7 +55,7 @@ int main(void)
         vramtrace_phase_push("step");
         if (cudaMalloc(&act, 64 * MIB * (size_t)(rank + 1)) != cudaSuccess ||
             cudaMalloc(&leak, 16 * MIB * (size_t)(rank + 1)) != cudaSuccess) {
-            fprintf(stderr, "live_worker rank %ld: allocation failed\n", rank);
+            fprintf(stderr, "follow_worker rank %ld: allocation failed\n", rank);
             return 4;
         }
         if (s == fail_step && cudaMalloc(&huge, (size_t)1 << 40) == cudaSuccess)
@@ -64,6 +64,6 @@ int main(void)
         vramtrace_phase_pop();
         sleep_ms(step_ms);
     }
-    sleep_ms(env_long("LIVE_HOLD_MS", 0));
+    sleep_ms(env_long("FOLLOW_HOLD_MS", 0));
     return 0;
 }

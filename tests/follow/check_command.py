@@ -23,7 +23,7 @@ import tempfile
 import termios
 import time
 
-from live_check import Paths, fail, finish, job_env, options  # noqa: E402
+from follow_check import Paths, fail, finish, job_env, options  # noqa: E402
 
 A = options()
 P = Paths(A.build)

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from live_check import Paths, TopFrames, fail, finish, job_env, options  # noqa: E402
+from follow_check import Paths, TopFrames, fail, finish, job_env, options  # noqa: E402
 from ledger_truth import Ledger, format_bytes  # noqa: E402
 
 A = options(tamper=True)
@@ -59,12 +59,12 @@ with open(os.path.join(traces, "notes.txt"), "w") as f:
 shared = "vt-top-%d" % os.getpid()
 env = job_env(P, os.path.join(tmp, "ledger.txt"), A.preload_first, VTSIM_SHARED=shared,
               VTSIM_DEVICES="2", VTSIM_MEMORY="24GiB", VRAMTRACE_FLUSH_MS=str(FLUSH_MS),
-              LIVE_STEP_MS=str(STEP_MS))
+              FOLLOW_STEP_MS=str(STEP_MS))
 # Ranks 0 and 1 from the start; rank 0 stops early (exited while the
 # others run), rank 1 fails once; rank 2 starts late.
-job = ("RANK=0 LOCAL_RANK=0 LIVE_STEPS=5 {w} & "
-       "RANK=1 LOCAL_RANK=1 LIVE_STEPS=12 LIVE_FAIL_STEP=2 {w} & "
-       "RANK=2 LOCAL_RANK=0 LIVE_STEPS=8 LIVE_DELAY_MS=1500 {w} & wait").format(w=WORKER)
+job = ("RANK=0 LOCAL_RANK=0 FOLLOW_STEPS=5 {w} & "
+       "RANK=1 LOCAL_RANK=1 FOLLOW_STEPS=12 FOLLOW_FAIL_STEP=2 {w} & "
+       "RANK=2 LOCAL_RANK=0 FOLLOW_STEPS=8 FOLLOW_DELAY_MS=1500 {w} & wait").format(w=WORKER)
 
 top = TopFrames([VRAMTRACE, "top", "-b", "-d", "0.3", "-w", "250", traces], env)
 frames = top.frames  # (monotonic ns when its title was read, [lines])
@@ -129,7 +129,7 @@ BYTES = r"\d+(?:\.\d\d)? [KMGT]?i?B"
 # leaks 48 MiB a step, the median rank 32): the examples' check_diverging_rank tests it
 ROW = re.compile(r"^ {0,4}\*?(\d+) +(\d+|-) (.{12}) (.{5}) {0,8}(\d+) ([RXB]) +(" + BYTES + r") +("
                  + BYTES + r") (\d\d:\d\d:\d\d|       -) (.{20}) (.{14}) +(-|none|\+" + BYTES + r") (\d+)(?: (\w+))? +"
-                 r"(live_worker)$")
+                 r"(follow_worker)$")
 parsed = []  # (t, {rank: row dict}, gpu lines, failure line)
 for t, lines in frames:
     where = "frame at +%.2fs" % ((t - frames[0][0]) / 1e9)
@@ -257,7 +257,7 @@ one = subprocess.run([VRAMTRACE, "top", "-b", "-n", "2", "-d", "0.1", "-p", str(
 equal("top -n 2: exit status", one.returncode, 0)
 equal("top -n 2: frames", one.stdout.count("vramtrace top - "), 2)
 detail = one.stdout.split("vramtrace top - ")[1]
-if not re.search(r"^pid %d \(rank 1, local rank 1\) on \S+: live_worker$" % pid_of.get(1, -1),
+if not re.search(r"^pid %d \(rank 1, local rank 1\) on \S+: follow_worker$" % pid_of.get(1, -1),
                  detail, re.M):
     fail("top -p: no detail of rank 1:\n" + detail)
 if not re.search(r"^  last failure \(of 1\): at \d\d:\d\d:\d\d, device 1: cudaMalloc of 1\.00 TiB "

@@ -2,7 +2,7 @@
  * The load `vramtrace top` follows in bench/top_cost.py: one rank of a job
  * that allocates at a steady rate, as a training rank does.
  *
- *   live_writer --rate EVENTS_PER_SECOND --seconds S
+ *   follow_writer --rate EVENTS_PER_SECOND --seconds S
  *
  * Every 10 ms it frees and allocates pairs from a live set of 1024 device
  * allocations (512 B .. 64 KiB) until the rate is met, inside a phase
@@ -21,7 +21,7 @@
 
 #include "alloc_backend.h"
 
-#define LIVE 1024
+#define LIVE_SET 1024
 #define TICK_NS 10000000ull
 #define LEAKS_MAX 4096
 
@@ -35,9 +35,9 @@ int main(int argc, char **argv)
             seconds = atof(argv[i + 1]);
     }
     bench_backend_init(BENCH_API_CUDA);
-    static uint64_t live[LIVE], leaks[LEAKS_MAX];
+    static uint64_t live[LIVE_SET], leaks[LEAKS_MAX];
     unsigned seed = 12345;
-    for (int i = 0; i < LIVE; i++)
+    for (int i = 0; i < LIVE_SET; i++)
         live[i] = bench_alloc(BENCH_API_CUDA, 512 + rand_r(&seed) % 65536);
     uint64_t start = bench_now_ns(), done = 0, step_end = start + 1000000000ull;
     size_t nleaks = 0;
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     for (uint64_t now = start; now - start < (uint64_t)(seconds * 1e9); now = bench_now_ns()) {
         uint64_t due = (uint64_t)((double)(now - start) * rate / 1e9);
         for (; done + 2 <= due; done += 2) {
-            int k = rand_r(&seed) % LIVE;
+            int k = rand_r(&seed) % LIVE_SET;
             bench_free(BENCH_API_CUDA, live[k]);
             live[k] = bench_alloc(BENCH_API_CUDA, 512 + rand_r(&seed) % 65536);
         }
@@ -60,10 +60,10 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     vramtrace_phase_pop();
-    for (int i = 0; i < LIVE; i++)
+    for (int i = 0; i < LIVE_SET; i++)
         bench_free(BENCH_API_CUDA, live[i]);
     for (size_t i = 0; i < nleaks; i++)
         bench_free(BENCH_API_CUDA, leaks[i]);
-    printf("live_writer: %llu events\n", (unsigned long long)done + 2 * LIVE);
+    printf("follow_writer: %llu events\n", (unsigned long long)done + 2 * LIVE_SET);
     return 0;
 }

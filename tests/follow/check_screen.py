@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import time
 
-from live_check import Paths, fail, finish, job_env, options  # noqa: E402
+from follow_check import Paths, fail, finish, job_env, options  # noqa: E402
 from ledger_truth import Ledger, format_bytes  # noqa: E402
 
 A = options()
@@ -34,9 +34,9 @@ traces = os.path.join(tmp, "traces")
 socket = "vt-screen-%d" % os.getpid()
 shared = "vt-screen-%d" % os.getpid()
 env = job_env(P, os.path.join(tmp, "ledger.txt"), A.preload_first, VTSIM_SHARED=shared,
-              VTSIM_DEVICES="2", VRAMTRACE_FLUSH_MS="50", LIVE_STEPS="4", LIVE_STEP_MS="100",
-              LIVE_HOLD_MS="8000")
-job = ("RANK=0 LOCAL_RANK=0 {w} & RANK=1 LOCAL_RANK=1 LIVE_FAIL_STEP=1 {w} & wait"
+              VTSIM_DEVICES="2", VRAMTRACE_FLUSH_MS="50", FOLLOW_STEPS="4", FOLLOW_STEP_MS="100",
+              FOLLOW_HOLD_MS="8000")
+job = ("RANK=0 LOCAL_RANK=0 {w} & RANK=1 LOCAL_RANK=1 FOLLOW_FAIL_STEP=1 {w} & wait"
        .format(w=P.worker))
 
 
@@ -125,12 +125,12 @@ try:
     tmux("send-keys", "-t", "top", "Enter")
     lines = wait_for("rank 1 opened", lambda l: any(x.startswith("pid ") for x in l))
     text = "\n".join(lines)
-    if not re.search(r"^pid \d+ \(rank 1, local rank 1\) on \S+: live_worker$", text, re.M):
+    if not re.search(r"^pid \d+ \(rank 1, local rank 1\) on \S+: follow_worker$", text, re.M):
         fail("opened: not rank 1:\n" + text)
     if not re.search(r"^  live call sites on device 1 \(\d+ shown\):$", text, re.M):
         fail("opened: no live call sites:\n" + text)
     pid1 = rows(lines)[0][1]
-    if not re.search(r"^ +%s +4  main \(live_worker\.c:\d+\)  via cudaMalloc$"
+    if not re.search(r"^ +%s +4  main \(follow_worker\.c:\d+\)  via cudaMalloc$"
                      % re.escape(format_bytes(led.final(pid1, 1))), text, re.M):
         fail("opened: rank 1's leak (32 MiB a step, 4 steps, at main) not listed:\n" + text)
     if not re.search(r"^  last failure \(of 1\): .*cudaMalloc of 1\.00 TiB failed: "
