@@ -35,6 +35,7 @@ struct vt_stack_nodes {
     uint64_t *ip_wide;       /* every ip whole, once the spans ran out */
     uint32_t spans[VT_STACK_NODE_SPANS];
     unsigned nspans, last_span;
+    bool python;             /* some ip has the top bit set: a Python frame */
 };
 
 void vt_stack_nodes_init(struct vt_stack_nodes *t);
@@ -48,6 +49,10 @@ bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip);
 /* Node id's parent and ip; false if there is no such node. */
 bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *parent,
                         uint64_t *ip);
+/* Whether some node's ip is a Python frame (its top bit set, the trace
+ * format's tag): without one, and without symbols, no frame of any stack has a
+ * function's name. */
+bool vt_stack_nodes_has_python(const struct vt_stack_nodes *t);
 /* No more nodes will come: spare room goes (best effort). */
 void vt_stack_nodes_trim(struct vt_stack_nodes *t);
 

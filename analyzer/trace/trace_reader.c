@@ -1710,6 +1710,11 @@ bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *pare
     return vt_stack_nodes_get(&r->nodes, id, parent, ip);
 }
 
+bool vt_reader_has_python_frames(const struct vt_reader *r)
+{
+    return vt_stack_nodes_has_python(&r->nodes);
+}
+
 const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id)
 {
     return id >= 1 && id <= r->npy_codes ? &r->py_codes[id - 1] : NULL;

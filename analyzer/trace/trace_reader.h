@@ -251,6 +251,8 @@ const char *vt_reader_string(const struct vt_reader *r, uint64_t id);       /* N
 uint64_t vt_reader_stack_node_count(const struct vt_reader *r);             /* ids 1..count */
 /* parent and ip of node id (1..count); false for 0 or unknown. */
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip);
+/* Whether some stack node so far is a Python frame (VT_PY_FRAME_TAG). */
+bool vt_reader_has_python_frames(const struct vt_reader *r);
 const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id);
 /* A Python code object by id (stack node ips with VT_PY_FRAME_TAG name
  * them), NULL for 0 or unknown. */
