@@ -93,7 +93,7 @@ static int span_of(struct vt_stack_nodes *t, uint64_t ip)
     return (int)(t->last_span = t->nspans++);
 }
 
-bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
+bool vt_stack_nodes_add_any(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
 {
     uint64_t k = t->n; /* the node's index; its id is k + 1 */
     if (k >= t->cap)

@@ -191,6 +191,12 @@ bool vt_reader_help_read_ahead(struct vt_reader *r);
  * truncated), -1 on an error (then vt_reader_error()). Calling again after 0
  * or -1 returns the same value. */
 int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
+/* The stack node records that come next go into the tables, as
+ * vt_reader_next would put them, and none is handed out (what only fills a
+ * table need not make a record each: a rank defines thousands); stops
+ * before any other record, and before one vt_reader_next must judge.
+ * Returns how many it read. */
+size_t vt_reader_take_stack_nodes(struct vt_reader *r);
 /* Up to max (> 0) records at once: the records max calls of next() would
  * return, in order, without a call per record. Returns how many were
  * written (the end or an error after some records is returned by the next
