@@ -58,6 +58,7 @@ void vt_replay_free(struct vt_replay *rp)
     free(rp->ledgers);
     free(rp->contexts);
     free(rp->contexts_made);
+    free(rp->marks);
     vt_parts_free(rp->parts);
     vt_alloc_samples_free(rp->samples);
     memset(rp, 0, sizeof *rp);
@@ -238,6 +239,10 @@ static void mark(struct vt_replay *rp, const struct vt_record *rec)
     note_data(rp);
     if (rp->nmarks == VT_MARKS_MAX)
         return;
+    if (!vt_grow_array((void **)&rp->marks, &rp->marks_cap, rp->nmarks + 1, sizeof *rp->marks)) {
+        rp->out_of_memory = true;
+        return;
+    }
     struct vt_mark *m = &rp->marks[rp->nmarks++];
     m->time_ns = rec->time_ns;
     m->name = rec->u.range.name;

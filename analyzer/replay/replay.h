@@ -203,8 +203,10 @@ struct vt_replay {
      * the first; NULL without any. */
     struct vt_alloc_samples *samples;
 
-    struct vt_mark marks[VT_MARKS_MAX];
-    size_t nmarks;
+    /* at most VT_MARKS_MAX, grown as they come: a rank without marks
+     * holds no room for them (a job has thousands of replays) */
+    struct vt_mark *marks;
+    size_t nmarks, marks_cap;
     uint64_t marks_total;
 
     uint64_t first_time_ns, last_time_ns;

@@ -50,13 +50,19 @@ bool vt_report_ledger_selected(const struct vt_report *rep, const struct vt_ledg
     return !rep->opt->select.has_device || l->device == rep->opt->select.device;
 }
 
+/* The input's symbolizer, made at its first use; NULL: addresses only. */
+static struct vt_symbolizer *symbolizer_of(struct vt_report *rep, size_t input)
+{
+    if (rep->sym && !rep->sym[input])
+        rep->sym[input] = vt_input_symbolizer_new(&rep->a->inputs[input], &rep->opt->sym);
+    return rep->sym ? rep->sym[input] : NULL;
+}
+
 size_t vt_report_frames(struct vt_report *rep, size_t input, uint64_t stack, size_t max,
                         vt_frame_fn fn, void *ctx)
 {
-    const struct vt_input *r = &rep->a->inputs[input];
-    if (rep->sym && !rep->sym[input])
-        rep->sym[input] = vt_input_symbolizer_new(r, &rep->opt->sym);
-    return vt_input_stack_frames(r, rep->sym ? rep->sym[input] : NULL, stack, max, fn, ctx);
+    struct vt_symbolizer *sym = symbolizer_of(rep, input);
+    return vt_input_stack_frames(&rep->a->inputs[input], sym, stack, max, fn, ctx);
 }
 
 const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
@@ -126,6 +132,10 @@ size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx)
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n)
 {
+    /* a site is named by a frame with a function's name: a job of
+     * thousands of ranks without symbols or Python walks no stack here */
+    if (!vt_input_frames_may_be_named(&rep->a->inputs[input], symbolizer_of(rep, input)))
+        return NULL;
     struct vt_report_stack s = {rep, input, stack};
     return vt_stack_site_frame(vt_report_stack_walk, &s, buf, n);
 }

@@ -123,9 +123,12 @@ static long gpu_for(struct vt_analysis *a, size_t input, int64_t device)
             memcpy(gp->uuid, dev->uuid, VT_UUID_SIZE);
         gp->hostname = host;
         gp->session = session;
-        gp->proc_now = calloc(a->ninputs, sizeof *gp->proc_now);
-        gp->proc_peak = calloc(a->ninputs, sizeof *gp->proc_peak);
-        gp->proc_used = calloc(a->ninputs, sizeof *gp->proc_used);
+        /* the group's members are ascending: its span of inputs */
+        gp->first_input = grp->members[0];
+        gp->group_inputs = grp->members[grp->n - 1] - grp->members[0] + 1;
+        gp->proc_now = calloc(gp->group_inputs, sizeof *gp->proc_now);
+        gp->proc_peak = calloc(gp->group_inputs, sizeof *gp->proc_peak);
+        gp->proc_used = calloc(gp->group_inputs, sizeof *gp->proc_used);
         if (!gp->proc_now || !gp->proc_peak || !gp->proc_used) {
             free_gpu(gp);
             return -1;
@@ -155,8 +158,10 @@ const struct vt_gpu *vt_analysis_gpu_of(const struct vt_analysis *a, size_t inpu
  * O(traces) - with a thousand ranks, most of the time of the merged pass. */
 static inline void copy_peak(struct vt_gpu *gp)
 {
-    for (size_t k = 0; k < gp->nmembers; k++)
-        gp->proc_peak[gp->members[k]] = gp->proc_now[gp->members[k]];
+    for (size_t k = 0; k < gp->nmembers; k++) {
+        size_t at = gp->members[k] - gp->first_input;
+        gp->proc_peak[at] = gp->proc_now[at];
+    }
 }
 
 static bool add_member(struct vt_gpu *gp, size_t input)
@@ -170,16 +175,16 @@ static bool add_member(struct vt_gpu *gp, size_t input)
         at--;
     }
     gp->members[at] = input;
-    gp->proc_used[input] = true;
+    gp->proc_used[input - gp->first_input] = true;
     return true;
 }
 
 static inline bool add_to_gpu(struct vt_gpu *gp, size_t input, uint64_t delta, uint64_t time_ns)
 {
-    if (!gp->proc_used[input] && !add_member(gp, input))
+    if (!gp->proc_used[input - gp->first_input] && !add_member(gp, input))
         return false;
     gp->now_bytes += delta; /* a decrease wraps, and the wrap cancels out */
-    gp->proc_now[input] += delta;
+    gp->proc_now[input - gp->first_input] += delta;
     if (!gp->has_peak || gp->now_bytes > gp->peak_bytes) {
         gp->has_peak = true;
         gp->peak_bytes = gp->now_bytes;
@@ -196,7 +201,7 @@ static void point_ledger(struct vt_gpu *gpus, struct vt_input *in, struct vt_led
     struct vt_gpu *gp = &gpus[g];
     l->gpu.now = &gp->now_bytes;
     l->gpu.peak = &gp->peak_bytes;
-    l->gpu.share = &gp->proc_now[in->index];
+    l->gpu.share = &gp->proc_now[in->index - gp->first_input];
 }
 
 /* After the group's GPUs moved: its placed ledgers point at the new place. */
@@ -276,7 +281,7 @@ static void note_others(struct vt_input *in, const struct vt_ledger *l, struct v
     const struct vt_gpu *gp = &in->group->gpus[g];
     for (size_t k = 0; k < gp->nmembers; k++) {
         size_t j = gp->members[k];
-        uint64_t bytes = gp->proc_now[j];
+        uint64_t bytes = gp->proc_now[j - gp->first_input];
         if (j == in->index || bytes == 0)
             continue;
         size_t at = o->nothers; /* insertion into the sorted top */
@@ -314,7 +319,7 @@ static void merged_change(void *ctx, struct vt_input *in, size_t li, uint64_t de
         return;
     struct vt_gpu *gp = &in->group->gpus[g - 1];
     gp->now_bytes += delta; /* a decrease wraps, and the wrap cancels out */
-    gp->proc_now[in->index] += delta;
+    gp->proc_now[in->index - gp->first_input] += delta;
     if (gp->now_bytes > gp->peak_bytes) {
         gp->peak_bytes = gp->now_bytes;
         gp->peak_time_ns = time_ns;

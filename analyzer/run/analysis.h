@@ -62,12 +62,33 @@ struct vt_gpu {
     uint64_t total_bytes; /* device capacity, 0 unknown */
     uint64_t now_bytes, peak_bytes, peak_time_ns;
     bool has_peak;
-    uint64_t *proc_now;   /* per input: device bytes on this GPU now */
+    /* Per input of its group, the only ones that can use the GPU (inputs
+     * first_input .. first_input + group_inputs - 1): a job of 8,192 ranks
+     * on 1,024 GPUs holds 8 entries a GPU, not 8,192. Read them through
+     * vt_gpu_now_of, vt_gpu_peak_of and vt_gpu_used_by. */
+    size_t first_input, group_inputs;
+    uint64_t *proc_now;   /* device bytes on this GPU now */
     uint64_t *proc_peak;  /* ... at the combined peak */
-    bool *proc_used;      /* per input: ever allocated here */
-    size_t *members;      /* the inputs with proc_used, in index order */
+    bool *proc_used;      /* ever allocated here */
+    size_t *members;      /* the inputs that used it (their indices), ascending */
     size_t nmembers, members_cap;
 };
+
+static inline bool vt_gpu_used_by(const struct vt_gpu *gp, size_t input)
+{
+    return input - gp->first_input < gp->group_inputs && gp->proc_used[input - gp->first_input];
+}
+
+/* An input's device bytes on the GPU now / at its combined peak. */
+static inline uint64_t vt_gpu_now_of(const struct vt_gpu *gp, size_t input)
+{
+    return vt_gpu_used_by(gp, input) ? gp->proc_now[input - gp->first_input] : 0;
+}
+
+static inline uint64_t vt_gpu_peak_of(const struct vt_gpu *gp, size_t input)
+{
+    return vt_gpu_used_by(gp, input) ? gp->proc_peak[input - gp->first_input] : 0;
+}
 
 struct vt_analysis {
     struct vt_input *inputs;

@@ -150,8 +150,15 @@ static void note_oom(void *ctx, struct vt_replay *rp, struct vt_ledger *l, struc
  * waits in in->peek. */
 static void advance(struct vt_input *in)
 {
+    /* a stack node only fills the reader's table: a replay that shows its
+     * records to no observer is handed none */
+    bool quiet = !in->replay.on_record;
     int rc;
-    while ((rc = vt_reader_next(in->reader, &in->peek)) > 0) {
+    for (;;) {
+        if (quiet)
+            vt_reader_take_stack_nodes(in->reader);
+        if ((rc = vt_reader_next(in->reader, &in->peek)) <= 0)
+            break;
         if (vt_record_is_timed(in->peek.type)) {
             in->state = 1;
             return;

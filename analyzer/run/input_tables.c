@@ -53,6 +53,11 @@ size_t vt_input_stack_frames(const struct vt_input *in, struct vt_symbolizer *sy
     return vt_stack_frames(in->reader, sym, stack, max, fn, ctx);
 }
 
+bool vt_input_frames_may_be_named(const struct vt_input *in, const struct vt_symbolizer *sym)
+{
+    return vt_stack_frames_may_be_named(in->reader, sym);
+}
+
 size_t vt_input_stack_walk(void *src, vt_frame_fn fn, void *ctx)
 {
     const struct vt_input_stack *s = src;

@@ -41,6 +41,9 @@ struct vt_symbolizer *vt_input_symbolizer_new(const struct vt_input *in,
                                               const struct vt_symbolize_options *opt);
 size_t vt_input_stack_frames(const struct vt_input *in, struct vt_symbolizer *sym, uint64_t stack,
                              size_t max, vt_frame_fn fn, void *ctx);
+/* False when no frame of the input's stacks through sym can have a
+ * function's name (vt_stack_frames_may_be_named). */
+bool vt_input_frames_may_be_named(const struct vt_input *in, const struct vt_symbolizer *sym);
 /* A stack of an input through a symbolizer, walked as stack_where.h's
  * vt_stack_walk walks one (src: a struct vt_input_stack). */
 struct vt_input_stack {

@@ -93,7 +93,7 @@ static int span_of(struct vt_stack_nodes *t, uint64_t ip)
     return (int)(t->last_span = t->nspans++);
 }
 
-bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
+bool vt_stack_nodes_add_any(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
 {
     uint64_t k = t->n; /* the node's index; its id is k + 1 */
     if (k >= t->cap)
@@ -117,6 +117,7 @@ bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
         t->chained[w] |= bit;
     else
         t->apart[t->napart++] = (uint32_t)parent;
+    t->python |= ip >> 63;
     if (t->ip_wide) {
         t->ip_wide[k] = ip;
     } else {
@@ -140,6 +141,11 @@ bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *p
                            (size_t)__builtin_popcountll(~t->chained[w] & below)];
     *ip = t->ip_wide ? t->ip_wide[k] : (uint64_t)t->spans[t->ip_span[k]] << 32 | t->ip_low[k];
     return true;
+}
+
+bool vt_stack_nodes_has_python(const struct vt_stack_nodes *t)
+{
+    return t->python;
 }
 
 void vt_stack_nodes_trim(struct vt_stack_nodes *t)

@@ -35,6 +35,7 @@ struct vt_stack_nodes {
     uint64_t *ip_wide;       /* every ip whole, once the spans ran out */
     uint32_t spans[VT_STACK_NODE_SPANS];
     unsigned nspans, last_span;
+    bool python;             /* some ip has the top bit set: a Python frame */
 };
 
 void vt_stack_nodes_init(struct vt_stack_nodes *t);
@@ -44,10 +45,30 @@ void vt_stack_nodes_free(struct vt_stack_nodes *t);
 bool vt_stack_nodes_reserve(struct vt_stack_nodes *t, uint64_t cap);
 /* Appends node n + 1 (parent <= n, < 2^32; room reserved); false when out of
  * memory, with the table as it was. */
-bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip);
+bool vt_stack_nodes_add_any(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip);
+static inline bool vt_stack_nodes_add(struct vt_stack_nodes *t, uint64_t parent, uint64_t ip)
+{
+    /* Most nodes: the parent just before, the ip in the span of the last,
+     * inside a word of bits begun: a few stores where a rank defines
+     * thousands. The span being known, so is whether it is Python's. */
+    uint64_t k = t->n;
+    if (parent == k && k < t->cap && k % 64 && t->ip_low && t->nspans &&
+        t->spans[t->last_span] == (uint32_t)(ip >> 32)) {
+        t->chained[k / 64] |= 1ull << (k % 64);
+        t->ip_low[k] = (uint32_t)ip;
+        t->ip_span[k] = (uint8_t)t->last_span;
+        t->n = k + 1;
+        return true;
+    }
+    return vt_stack_nodes_add_any(t, parent, ip);
+}
 /* Node id's parent and ip; false if there is no such node. */
 bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *parent,
                         uint64_t *ip);
+/* Whether some node's ip is a Python frame (its top bit set, the trace
+ * format's tag): without one, and without symbols, no frame of any stack has a
+ * function's name. */
+bool vt_stack_nodes_has_python(const struct vt_stack_nodes *t);
 /* No more nodes will come: spare room goes (best effort). */
 void vt_stack_nodes_trim(struct vt_stack_nodes *t);
 

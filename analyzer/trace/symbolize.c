@@ -336,6 +336,12 @@ size_t vt_symbolize(struct vt_symbolizer *s, uint64_t ip, const struct vt_frame 
     return n;
 }
 
+bool vt_stack_frames_may_be_named(const struct vt_reader *r, const struct vt_symbolizer *sym)
+{
+    /* vt_symbolize names a native frame only through libdw's modules */
+    return sym && (vt_reader_has_python_frames(r) || (sym->dwfl && sym->nmodules));
+}
+
 static bool is_tracer_frame(const struct vt_frame *f)
 {
     return f->module && !strncmp(f->module, "libvramtrace", 12);

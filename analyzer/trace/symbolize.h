@@ -67,5 +67,10 @@ size_t vt_symbolizer_missing(const struct vt_symbolizer *s);
 typedef void (*vt_frame_fn)(void *ctx, const struct vt_frame *f);
 size_t vt_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym, uint64_t stack,
                        size_t max, vt_frame_fn fn, void *ctx);
+/* Whether some frame of r's stacks, through sym, can have a function's
+ * name: a Python frame, or a native one where sym reads debug information.
+ * False: every frame vt_stack_frames delivers is an address (and module),
+ * so what looks for a named frame can stop before walking any. */
+bool vt_stack_frames_may_be_named(const struct vt_reader *r, const struct vt_symbolizer *sym);
 
 #endif

@@ -1650,6 +1650,36 @@ int vt_reader_next(struct vt_reader *r, struct vt_record *rec)
     return next_checked(r, rec);
 }
 
+/* A stack node record at its longest: the type and two varints. */
+#define VT_STACK_NODE_RECORD_MAX (1 + 2 * VT_UVARINT_MAX)
+
+/* The stack node at raw_pos with room for its longest encoding, into the
+ * table; false (nothing changed) where stack_node_fast must look. */
+static inline bool stack_node_take(struct vt_reader *r)
+{
+    const uint8_t *p = r->raw + r->raw_pos + 1;
+    uint64_t parent, ip;
+    if (!fast_uv(&p, &parent, false) || !fast_uv(&p, &ip, false) || parent > r->nodes.n ||
+        !nodes_room(r) || !vt_stack_nodes_add(&r->nodes, parent, ip))
+        return false;
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records++;
+    return true;
+}
+
+size_t vt_reader_take_stack_nodes(struct vt_reader *r)
+{
+    struct vt_record rec;
+    size_t n = 0;
+    while (record_ahead(r) > 0 && r->raw[r->raw_pos] == VT_REC_STACK_NODE) {
+        bool room = r->raw_len - r->raw_pos >= VT_STACK_NODE_RECORD_MAX;
+        if (room ? !stack_node_take(r) : !stack_node_fast(r, &rec))
+            break;
+        n++;
+    }
+    return n;
+}
+
 static inline __attribute__((always_inline)) int next_batch(struct vt_reader *r,
                                                           struct vt_record *recs, int max,
                                                           bool pext)
@@ -1738,6 +1768,11 @@ uint64_t vt_reader_stack_node_count(const struct vt_reader *r) { return r->nodes
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip)
 {
     return vt_stack_nodes_get(&r->nodes, id, parent, ip);
+}
+
+bool vt_reader_has_python_frames(const struct vt_reader *r)
+{
+    return vt_stack_nodes_has_python(&r->nodes);
 }
 
 const struct vt_py_code_info *vt_reader_py_code(const struct vt_reader *r, uint64_t id)

@@ -191,6 +191,12 @@ bool vt_reader_help_read_ahead(struct vt_reader *r);
  * truncated), -1 on an error (then vt_reader_error()). Calling again after 0
  * or -1 returns the same value. */
 int vt_reader_next(struct vt_reader *r, struct vt_record *rec);
+/* The stack node records that come next go into the tables, as
+ * vt_reader_next would put them, and none is handed out (what only fills a
+ * table need not make a record each: a rank defines thousands); stops
+ * before any other record, and before one vt_reader_next must judge.
+ * Returns how many it read. */
+size_t vt_reader_take_stack_nodes(struct vt_reader *r);
 /* Up to max (> 0) records at once: the records max calls of next() would
  * return, in order, without a call per record. Returns how many were
  * written (the end or an error after some records is returned by the next
@@ -251,6 +257,8 @@ const char *vt_reader_string(const struct vt_reader *r, uint64_t id);       /* N
 uint64_t vt_reader_stack_node_count(const struct vt_reader *r);             /* ids 1..count */
 /* parent and ip of node id (1..count); false for 0 or unknown. */
 bool vt_reader_stack_node(const struct vt_reader *r, uint64_t id, uint64_t *parent, uint64_t *ip);
+/* Whether some stack node so far is a Python frame (VT_PY_FRAME_TAG). */
+bool vt_reader_has_python_frames(const struct vt_reader *r);
 const struct vt_thread_info *vt_reader_thread(const struct vt_reader *r, uint64_t id);
 /* A Python code object by id (stack node ips with VT_PY_FRAME_TAG name
  * them), NULL for 0 or unknown. */

@@ -319,8 +319,8 @@ static void test_shared_gpu(void **state)
     assert_non_null(g);
     assert_int_equal(g->peak_bytes, 300 * MiB);
     assert_int_equal(g->peak_time_ns, 20);
-    assert_int_equal(g->proc_peak[0], 100 * MiB);
-    assert_int_equal(g->proc_peak[1], 200 * MiB);
+    assert_int_equal(vt_gpu_peak_of(g, 0), 100 * MiB);
+    assert_int_equal(vt_gpu_peak_of(g, 1), 200 * MiB);
     assert_ptr_equal(vt_analysis_gpu_of(&a, 1, 0), g);
     assert_int_equal(vt_analysis_gpu_of(&a, 2, 0)->peak_bytes, 1 * GiB);
     assert_int_equal(vt_replay_ledger(&a.inputs[1].replay, 0, VT_CAT_DEVICE)->peak.peak_bytes,
@@ -420,8 +420,8 @@ static void test_many_gpus(void **state)
     assert_int_equal(g->peak_bytes, 51 * MiB);
     assert_int_equal(g->peak_time_ns, 30);
     assert_int_equal(g->now_bytes, 50 * MiB + MiB / 2);
-    assert_int_equal(g->proc_now[0], 50 * MiB + MiB / 2);
-    assert_int_equal(g->proc_peak[0], 51 * MiB);
+    assert_int_equal(vt_gpu_now_of(g, 0), 50 * MiB + MiB / 2);
+    assert_int_equal(vt_gpu_peak_of(g, 0), 51 * MiB);
     for (size_t i = 1; i < 6; i++)
         assert_int_equal(vt_analysis_gpu_of(&a, i, 0)->peak_bytes, (i + 1) * MiB);
     vt_analysis_free(&a);

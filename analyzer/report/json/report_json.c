@@ -469,9 +469,8 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
     vt_json_kv_uint(j, "job", g->job);
     vt_json_key(j, "processes");
     vt_json_begin_array(j);
-    for (size_t i = 0; i < rep->a->ninputs; i++) {
-        if (!g->proc_used[i])
-            continue;
+    for (size_t k = 0; k < g->nmembers; k++) {
+        size_t i = g->members[k];
         const struct vt_process_info *p = vt_input_process(&rep->a->inputs[i]);
         vt_json_begin_object(j);
         vt_json_kv_uint_or_null(j, "pid", p, p ? p->pid : 0);
@@ -481,7 +480,7 @@ static void gpu_json(struct vt_report *rep, struct vt_json *j, const struct vt_g
             vt_json_int(j, rank);
         else
             vt_json_null(j);
-        vt_json_kv_uint(j, "bytes_at_peak", g->proc_peak[i]);
+        vt_json_kv_uint(j, "bytes_at_peak", vt_gpu_peak_of(g, i));
         vt_json_end_object(j);
     }
     vt_json_end_array(j);

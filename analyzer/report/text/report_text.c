@@ -191,12 +191,9 @@ static void gpus(struct vt_report *rep, FILE *out)
         const struct vt_gpu *gp = &a->gpus[g];
         if (rep->one_job && gp->job != rep->job)
             continue;
-        size_t procs = 0, first = 0;
-        for (size_t i = 0; i < a->ninputs; i++)
-            if (gp->proc_used[i] && !procs++)
-                first = i;
-        if (procs < 2)
+        if (gp->nmembers < 2)
             continue;
+        size_t first = gp->members[0];
         if (!header) {
             fputs("\nshared GPUs (processes merged into one timeline by their monotonic clocks):\n",
                   out);
@@ -209,12 +206,11 @@ static void gpus(struct vt_report *rep, FILE *out)
         if (gp->total_bytes)
             fprintf(out, " of %s", vt_format_bytes(gp->total_bytes, b, sizeof b));
         fputs("; held then:", out);
-        for (size_t i = 0; i < a->ninputs; i++) {
-            if (!gp->proc_used[i])
-                continue;
+        for (size_t k = 0; k < gp->nmembers; k++) {
+            size_t i = gp->members[k];
             const struct vt_process_info *p = vt_input_process(&a->inputs[i]);
             fprintf(out, " pid %" PRIu64 " %s;", p ? p->pid : 0,
-                    vt_format_bytes(gp->proc_peak[i], b, sizeof b));
+                    vt_format_bytes(vt_gpu_peak_of(gp, i), b, sizeof b));
         }
         fputc('\n', out);
     }
