@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "heap_pages.h"
 #include "report_html.h"
 #include "version.h"
 #include "vramtrace/trace_format.h"
@@ -51,6 +52,7 @@ static void tune_allocator(void)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    vt_heap_pages_init();
 }
 
 int main(int argc, char **argv)

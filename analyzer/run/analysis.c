@@ -16,6 +16,7 @@
 #include "decode_ahead.h"
 #include "grow_array.h"
 #include "group_merge.h"
+#include "heap_pages.h"
 #include "input_files.h"
 #include "thread_count.h"
 
@@ -637,6 +638,7 @@ static void group_work(void *ctx, size_t i)
     }
     gate_take(&j->files, grp->n);
     gate_take(&j->threads, grp->threads);
+    vt_heap_pages_advise(); /* where the groups before grew it */
     run_group(j->a, grp);
     gate_give(&j->threads, grp->threads);
     gate_give(&j->files, grp->n);
