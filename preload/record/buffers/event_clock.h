@@ -19,7 +19,8 @@
  * own rate within that interval (the kernel's NTP slewing: nanoseconds
  * normally, at most 500 ppm of the interval if the rate is stepped).
  * writer.c makes each round's cutoff the newest point's ticks, so every
- * event it writes lies between the last two points.
+ * event it writes lies between two of its points (the last two, or an
+ * earlier round's for an event a round held back behind a pending free).
  */
 #ifndef VRAMTRACE_PRELOAD_EVENT_CLOCK_H
 #define VRAMTRACE_PRELOAD_EVENT_CLOCK_H

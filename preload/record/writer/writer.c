@@ -24,8 +24,11 @@
  * Stamps are clock ticks (the TSC, or monotonic ns): the merge compares
  * ticks, and each event is converted to monotonic ns as it is encoded, by
  * interpolation between the round's two calibration points - the previous
- * round's cutoff and this one's - between which all its events lie.
- * Conversion is monotone, so the timeline stays non-decreasing in ns.
+ * round's cutoff and this one's - between which all its events lie. A
+ * round that stopped at a pending free leaves events stamped before its
+ * point for the next: those are converted between the points around them,
+ * kept from the rounds before (event_ns). Conversion is monotone, so the
+ * timeline stays non-decreasing in ns.
  */
 #define _GNU_SOURCE
 #include "writer.h"
@@ -72,6 +75,11 @@
  * the events after such a free back for at most the flush interval (see
  * run_round). */
 #define VT_PENDING_FREE_WAIT_MS 100
+/* The lines of the last rounds kept for events a round held back behind a
+ * pending free (event_ns); a power of two. Such an event waits at most a
+ * flush interval, a few rounds; one older than these is dated at the
+ * oldest point kept. */
+#define VT_CAL_LINES 8
 
 static struct {
     struct vt_fd_identity fd_id; /* the file created (file_keeper.h) */
@@ -115,6 +123,9 @@ static struct {
      * them (the top of this file). */
     struct vt_clock_point cal_lo, cal_hi;
     struct vt_clock_line cal_line; /* between them */
+    struct vt_clock_line cal_lines[VT_CAL_LINES]; /* the last rounds' lines, */
+    unsigned cal_newest;                           /* cal_line at this index */
+    uint64_t written_ticks; /* the stamp of the last event written */
 } writer;
 
 /* The thread: none until the process's first event (vt_writer_launch). */
@@ -347,10 +358,11 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
             .total_bytes = m->ev.total_bytes,
         };
         /* From its call, or from the bracket's start for a free written
-         * late (run_round: its time is then clamped there) */
+         * late (event_ns: its time is then clamped there) */
         if (m->ev.op == VT_OP_FREE)
             r.duration_ns = vt_clock_line_span_ns(
-                &writer.cal_line, h->ticks > writer.cal_lo.ticks ? h->ticks : writer.cal_lo.ticks, m->end_ticks);
+                &writer.cal_line, h->ticks < writer.written_ticks ? writer.cal_lo.ticks : h->ticks,
+                m->end_ticks);
         r.api = vt_ids_api(&writer.ids, m->ev.api);
         r.label = vt_ids_api(&writer.ids, m->ev.label);
         if (h->flags & VT_RAW_SAME_STACK) {
@@ -501,6 +513,36 @@ static void calibrate(void)
     writer.cal_lo = writer.cal_hi;
     writer.cal_hi = vt_clock_calibrate();
     vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    writer.cal_newest++;
+    writer.cal_lines[writer.cal_newest % VT_CAL_LINES] = writer.cal_line;
+}
+
+/* The first point: every line kept is that point (calibrate fills them). */
+static void calibrate_first(struct vt_clock_point first)
+{
+    writer.cal_hi = writer.cal_lo = first;
+    vt_clock_line_init(&writer.cal_line, first, first);
+    for (unsigned i = 0; i < VT_CAL_LINES; i++)
+        writer.cal_lines[i] = writer.cal_line;
+    writer.written_ticks = 0;
+}
+
+/* An event's time. Stamped after the last event written: between the
+ * points around it - the round's own line, or an earlier round's for an
+ * event held back behind a pending free (a round stopped there before its
+ * point; the round's line would clamp it to that point, dating it up to a
+ * round late). Stamped before it - a free the rounds let go by (run_round)
+ * - at the round's lower point, which no event written so far is after. */
+static uint64_t event_ns(uint64_t ticks)
+{
+    if (ticks < writer.written_ticks)
+        return vt_clock_to_ns(&writer.cal_line, writer.cal_lo.ticks);
+    for (unsigned back = 0;; back++) {
+        const struct vt_clock_line *l =
+            &writer.cal_lines[(writer.cal_newest - back) % VT_CAL_LINES];
+        if (ticks >= l->lo.ticks || back == VT_CAL_LINES - 1)
+            return vt_clock_to_ns(l, ticks);
+    }
 }
 
 /* One round. A normal round calibrates first and writes the events stamped
@@ -564,13 +606,15 @@ static void run_round(bool everything, bool emergency, bool write_now)
         }
         if (!vt_keeper_is_open() && create_file() != 0)
             return;
-        uint64_t time_ns = vt_clock_to_ns(&writer.cal_line, best_h->ticks);
+        uint64_t time_ns = event_ns(best_h->ticks);
         /* Due FLUSH_MS after the chunk's first (oldest) event happened, not
          * after it was collected: an event is on disk FLUSH_MS after it,
          * as the option promises, whatever round picked it up. */
         if (writer.chunk_due_ns == UINT64_MAX)
             writer.chunk_due_ns = time_ns + writer.flush_ms * 1000000ull;
         encode_raw_event(best, best_h, time_ns);
+        if (best_h->ticks > writer.written_ticks)
+            writer.written_ticks = best_h->ticks;
         best->wq_head->read += best_h->size;
         if (vt_encoder_chunk_size(&writer.enc) >= VT_CHUNK_TARGET_RAW)
             flush_chunk();
@@ -815,9 +859,7 @@ int vt_writer_start(const char *path, uint64_t flush_ms, uint64_t time_unit_ns,
     writer.chunk_due_ns = UINT64_MAX;
     /* The first point, before hooks record (in a forked child too: the
      * parent's points are the parent's writer's). */
-    writer.cal_hi = vt_clock_calibrate();
-    writer.cal_lo = writer.cal_hi;
-    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    calibrate_first(vt_clock_calibrate());
     vt_encoder_init(&writer.enc);
     vt_encoder_set_time_unit(&writer.enc, time_unit_ns);
     vt_encoder_set_time_slack(&writer.enc, time_slack_ns);
@@ -854,9 +896,7 @@ int vt_writer_launch(void)
     int idle = W_IDLE;
     if (!atomic_compare_exchange_strong(&writer.state, &idle, W_STARTING))
         return 0; /* another thread's first event started it */
-    writer.cal_hi = first;
-    writer.cal_lo = first;
-    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    calibrate_first(first);
     int rc = create_thread();
     atomic_store(&writer.state, rc == 0 ? W_RUNNING : W_DEAD);
     return rc;
