@@ -261,7 +261,7 @@ def scenario_load(threads, pairs):
 # ---- a free that stays in the driver ----
 
 def scenario_slowfree(pairs, slow_ms):
-    """Two frees the driver holds for slow_ms (slow_free.c, preloaded after
+    """Two frees the driver holds for slow_ms (tests/simdriver/slow_free.c, preloaded after
     the tracer) hold the writer back for at most the flush interval: the
     pairs another thread makes meanwhile are on disk a flush interval, the
     hold and a round after (the trace is read while the frees still wait);

@@ -4,7 +4,10 @@
  * the window of an allocation (from its ledger line to its free's) is a
  * few microseconds wide: a time converted too early or too late falls out.
  * With argument "abort" the process ends in abort() after a last batch of
- * calls, which only the fatal-signal flush writes. */
+ * calls, which only the fatal-signal flush writes. With "slowfree" the
+ * first worker is named "rel-slow", whose frees tests/simdriver/slow_free.c
+ * keeps in the driver: the writer's rounds meet its frees still pending
+ * and hold the other threads' events back behind them. */
 #include <cuda.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,8 +41,12 @@ static void pairs(size_t base, int n, int pause)
     }
 }
 
+static int slow_first_worker;
+
 static void *worker(void *arg)
 {
+    if (slow_first_worker && (uintptr_t)arg == 1 << 20)
+        CHECK(pthread_setname_np(pthread_self(), "rel-slow") == 0);
     CHECK_CU(cuCtxSetCurrent(ctx));
     pairs((size_t)(uintptr_t)arg, PAIRS, 1);
     return NULL;
@@ -47,7 +54,11 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int end_in_abort = argc > 1 && strcmp(argv[1], "abort") == 0;
+    int end_in_abort = 0;
+    for (int i = 1; i < argc; i++) {
+        end_in_abort |= strcmp(argv[i], "abort") == 0;
+        slow_first_worker |= strcmp(argv[i], "slowfree") == 0;
+    }
     pthread_t t[THREADS];
     CHECK_CU(cuInit(0));
     CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, 0));
