@@ -5,8 +5,17 @@
 
 void vt_terminal_put(FILE *out, const char *s)
 {
-    for (; *s; s++)
-        fputc(vt_terminal_control((unsigned char)*s) ? '?' : *s, out);
+    for (;;) {
+        const char *p = s;
+        while (*p && !vt_terminal_control((unsigned char)*p))
+            p++;
+        fwrite(s, 1, (size_t)(p - s), out); /* clean runs whole: a character at a
+                                             * time was most of a stack line's cost */
+        if (!*p)
+            return;
+        fputc('?', out);
+        s = p + 1;
+    }
 }
 
 void vt_terminal_write(FILE *out, const char *text, size_t len)

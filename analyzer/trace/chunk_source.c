@@ -345,6 +345,54 @@ static bool take_ahead(struct vt_chunk_source *s, uint64_t offset, struct vt_chu
     return ok;
 }
 
+/* ---- a thread's context for lean sources ---- */
+
+/* A lean source (a group's traces read in turn) keeps no decompression
+ * context or compressed bytes between its chunks; the thread that reads
+ * them keeps one of each for every lean source it reads, rather than
+ * making a context and a buffer a chunk: a job's thousands of ranks read on
+ * a few threads. Freed when the thread ends (the main thread's at exit). */
+struct lean_scratch {
+    ZSTD_DCtx *dctx;
+    uint8_t *comp;
+    size_t comp_cap;
+};
+
+static pthread_key_t lean_key;
+static bool lean_key_made;
+static pthread_once_t lean_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct lean_scratch *lean_mine;
+
+static void lean_scratch_free(void *p)
+{
+    struct lean_scratch *ls = p;
+    ZSTD_freeDCtx(ls->dctx);
+    free(ls->comp);
+    free(ls);
+}
+
+static void lean_key_make(void)
+{
+    lean_key_made = pthread_key_create(&lean_key, lean_scratch_free) == 0;
+}
+
+/* This thread's, made at its first lean chunk; NULL if out of memory. */
+static struct lean_scratch *lean_scratch(void)
+{
+    if (lean_mine)
+        return lean_mine;
+    pthread_once(&lean_once, lean_key_make);
+    struct lean_scratch *ls = calloc(1, sizeof *ls);
+    if (!lean_key_made || !ls || !(ls->dctx = ZSTD_createDCtx()) ||
+        pthread_setspecific(lean_key, ls) != 0) {
+        if (ls)
+            ZSTD_freeDCtx(ls->dctx);
+        free(ls);
+        return NULL;
+    }
+    return lean_mine = ls;
+}
+
 /* ---- the source ---- */
 
 bool vt_chunk_source_init(struct vt_chunk_source *s, int fd, const uint8_t *mem, uint64_t size)
@@ -391,19 +439,27 @@ void vt_chunk_source_next(struct vt_chunk_source *s, uint64_t offset, struct vt_
             stop_ahead(s);
         }
     }
+    if (s->lean) {
+        /* the thread's context and compressed bytes (a group of 64 traces
+         * holding their own held 6 MiB of contexts) */
+        struct lean_scratch *ls = lean_scratch();
+        if (!ls) {
+            (void)chunk_error(out, offset, "out of memory for a decompression context");
+            out->offset = offset;
+            return;
+        }
+        struct vt_chunk_buffers b = {ls->comp, s->bufs.raw, ls->comp_cap, s->bufs.raw_cap};
+        (void)fetch(&s->in, ls->dctx, &b, offset, s->head, out);
+        ls->comp = b.comp;
+        ls->comp_cap = b.comp_cap;
+        s->bufs.raw = b.raw;
+        s->bufs.raw_cap = b.raw_cap;
+        return;
+    }
     if (!s->dctx && !(s->dctx = ZSTD_createDCtx())) {
         (void)chunk_error(out, offset, "out of memory for a decompression context");
         out->offset = offset;
         return;
     }
     (void)fetch(&s->in, s->dctx, &s->bufs, offset, s->head, out);
-    if (s->lean) {
-        free(s->bufs.comp);
-        s->bufs.comp = NULL;
-        s->bufs.comp_cap = 0;
-        /* the context too (about 100 KiB): a group of 64 traces held 6 MiB
-         * of them, where making one costs little beside a chunk's reading */
-        ZSTD_freeDCtx(s->dctx);
-        s->dctx = NULL;
-    }
 }

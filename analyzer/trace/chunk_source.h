@@ -61,7 +61,8 @@ struct vt_chunk_source {
     void *dctx;                   /* ZSTD_DCtx of the inline path (made when first needed) */
     size_t head;                  /* > 0: decompress each chunk only in whole zstd blocks
                                    * up to the first that reaches head bytes */
-    bool lean;                    /* free the compressed bytes and the context after each inline chunk */
+    bool lean;                    /* no context or compressed bytes of its own: the calling
+                                   * thread's, kept for every lean source it reads */
     struct vt_chunk_buffers bufs;
     struct vt_chunk_ahead *ahead; /* NULL: inline */
 };

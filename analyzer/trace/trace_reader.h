@@ -148,9 +148,9 @@ bool vt_reader_suspend(struct vt_reader *r);
 /* Opens a suspended reader's file again now: 0, or -1 with the error set
  * (as above). 0 for a reader not suspended (-1 if it is in error). */
 int vt_reader_resume(struct vt_reader *r);
-/* Keeps no compressed chunk and no decompression context between chunks
- * (read inline): for one reader of many read in turn on one thread, which
- * then hold one such buffer, not one each. */
+/* Keeps no compressed chunk and no decompression context of its own (read
+ * inline): the calling thread's are used, kept from reader to reader, for
+ * one reader of many read in turn on few threads. */
 void vt_reader_lean(struct vt_reader *r);
 /* After next() returned 0 or -1: frees the chunk buffers and closes the
  * file; what was read (definitions, process, devices, the error) stays.

@@ -1168,6 +1168,78 @@ static void test_stack_nodes_read_back(void **state)
     free(ip);
 }
 
+/* vt_reader_take_stack_nodes fills the tables as vt_reader_next does,
+ * record for record: ips of every varint length from one byte to ten
+ * (Python frames have the top bit), parents of one to three bytes, nodes
+ * near a chunk's end (where its loop leaves them to the checked decoder),
+ * and a node that refers to a parent not yet defined: the same error at
+ * the same record, none of the nodes after it taken. */
+static void test_take_stack_nodes_reads_as_next(void **state)
+{
+    (void)state;
+    enum { NODES = 20000, BAD = 14000 }; /* BAD: in the middle of a chunk */
+    for (int corrupt = 0; corrupt < 2; corrupt++) {
+        struct tb b;
+        tb_init(&b);
+        tb_standard_header(&b, 4344, 0xce, 1ull << 30);
+        uint64_t x = 2463534242ull, defined = 3; /* the header's three nodes */
+        for (uint64_t k = 0; k < NODES; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned bits = (unsigned)(x % 65); /* 0 to 64: every varint length */
+            uint64_t ip = bits ? (x * 0x9e3779b97f4a7c15ull) >> (64 - bits) : 0;
+            uint64_t parent = x % 4 ? defined : (x >> 7) % (defined + 1);
+            if (corrupt && k == BAD)
+                parent = defined + 2; /* not defined yet */
+            vt_encode_stack_node(&b.enc, parent, ip);
+            defined++;
+            if (k % 3001 == 3000) {
+                tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 1000 + k, 0, 0x7000000000 + k * 4096, 4096,
+                         TB_STACK_A);
+                tb_flush(&b);
+            }
+        }
+        tb_trailer(&b, 100000);
+        struct vt_reader *one, *taken;
+        assert_int_equal(vt_reader_open_memory(b.file.data, b.file.len, "nodes", &one, NULL), 0);
+        assert_int_equal(vt_reader_open_memory(b.file.data, b.file.len, "nodes", &taken, NULL), 0);
+        struct vt_record rec;
+        int rc_one, rc_taken;
+        size_t n_one = 0, n_taken = 0, took = 0;
+        while ((rc_one = vt_reader_next(one, &rec)) > 0)
+            n_one++;
+        for (;;) {
+            size_t n = vt_reader_take_stack_nodes(taken);
+            took += n;
+            n_taken += n;
+            if ((rc_taken = vt_reader_next(taken, &rec)) <= 0)
+                break;
+            n_taken++;
+        }
+        assert_int_equal(rc_taken, rc_one);
+        assert_int_equal(rc_one, corrupt ? -1 : 0);
+        assert_true(took > NODES / 2);
+        assert_int_equal(n_taken, n_one);
+        assert_int_equal(vt_reader_records(taken), vt_reader_records(one));
+        if (corrupt)
+            assert_string_equal(vt_reader_error(taken)->message, vt_reader_error(one)->message);
+        uint64_t count = vt_reader_stack_node_count(one);
+        assert_int_equal(count, corrupt ? 3 + BAD : 3 + NODES);
+        assert_int_equal(vt_reader_stack_node_count(taken), count);
+        for (uint64_t id = 1; id <= count; id++) {
+            uint64_t p1, i1, p2, i2;
+            assert_true(vt_reader_stack_node(one, id, &p1, &i1));
+            assert_true(vt_reader_stack_node(taken, id, &p2, &i2));
+            if (p1 != p2 || i1 != i2)
+                fail_msg("node %llu: taken %llu %#llx, read %llu %#llx", (unsigned long long)id,
+                         (unsigned long long)p2, (unsigned long long)i2, (unsigned long long)p1,
+                         (unsigned long long)i1);
+        }
+        vt_reader_close(one);
+        vt_reader_close(taken);
+        tb_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1187,6 +1259,7 @@ int main(void)
         cmocka_unit_test(test_follow_growing_file),
         cmocka_unit_test(test_head_reads_the_process_record),
         cmocka_unit_test(test_stack_nodes_read_back),
+        cmocka_unit_test(test_take_stack_nodes_reads_as_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,11 +49,15 @@ struct lines {
     size_t block_len, block_cap;
     struct frame_span *frames; /* of the line parsed last */
     size_t frames_cap;
+    FILE *fit;  /* a block's lines fitted (flush_block), kept from block to block */
+    char *fit_text;
+    size_t fit_len;
 };
 
-/* A line with a stack, its frames in lines.frames. */
+/* A line with a stack. */
 struct stack_line {
     struct span prefix, tag, suffix;
+    const struct frame_span *frames; /* n of them: lines.frames, or a copy */
     size_t n, hidden;
 };
 
@@ -79,10 +83,16 @@ static void put_span(struct lines *l, struct span sp)
     put_text(l, sp.s, sp.len);
 }
 
+/* The columns of " <- ... N more" (none for 0): counted, not printed, as
+ * a line's fitting asks it for every frame of every form. */
 static size_t more_columns(size_t more)
 {
-    char buf[48];
-    return more ? (size_t)snprintf(buf, sizeof buf, " <- ... %zu more", more) : 0;
+    if (!more)
+        return 0;
+    size_t digits = 1;
+    for (; more >= 10; more /= 10)
+        digits++;
+    return sizeof " <- ... " - 1 + digits + sizeof " more" - 1;
 }
 
 /* false: no stack on the line (or out of memory). */
@@ -111,6 +121,7 @@ static bool parse(struct lines *l, const char *s, size_t len, struct stack_line 
         fs->loc[BARE] = span_of(next, next);
         f = next + 1;
     }
+    sl->frames = l->frames;
     sl->n = n;
     sl->hidden = (size_t)strtoull(tail + 1, NULL, 10);
     sl->prefix = span_of(s, begin);
@@ -126,7 +137,7 @@ static size_t frames_that_fit(const struct lines *l, const struct stack_line *sl
         return sl->n;
     size_t fixed = sl->prefix.cols + sl->tag.cols + sl->suffix.cols, used = 0, keep = 0;
     for (size_t k = 0; k < sl->n; k++) {
-        used += (k ? 4 : 0) + l->frames[k].name.cols + l->frames[k].loc[form].cols;
+        used += (k ? 4 : 0) + sl->frames[k].name.cols + sl->frames[k].loc[form].cols;
         if (fixed + used + more_columns(sl->n - (k + 1) + sl->hidden) <= l->width)
             keep = k + 1;
     }
@@ -151,8 +162,8 @@ static void put_stack_line(struct lines *l, const struct stack_line *sl, enum fo
     for (size_t k = 0; k < keep; k++) {
         if (k)
             fputs(" <- ", l->to);
-        put_span(l, l->frames[k].name);
-        put_span(l, l->frames[k].loc[form]);
+        put_span(l, sl->frames[k].name);
+        put_span(l, sl->frames[k].loc[form]);
     }
     if (sl->n - keep + sl->hidden)
         fprintf(l->to, " <- ... %zu more", sl->n - keep + sl->hidden);
@@ -177,7 +188,7 @@ static bool same_frame(const struct frame_span *a, const struct frame_span *b)
 static void put_parted_line(struct lines *l, const struct stack_line *sl, size_t d,
                             enum form form, enum form parting)
 {
-    const struct frame_span *fr = l->frames;
+    const struct frame_span *fr = sl->frames;
     size_t rest = sl->n - d - 1 + sl->hidden;
     size_t fixed = sl->prefix.cols + sl->tag.cols + sl->suffix.cols + 4 + fr[d].name.cols +
                    fr[d].loc[parting].cols + more_columns(rest);
@@ -215,15 +226,16 @@ static void put_parted_line(struct lines *l, const struct stack_line *sl, size_t
     put_span(l, sl->suffix);
 }
 
-/* One waiting line: its text, and its stack's frames when it has one. */
+/* One waiting line: its text, and its stack when it has one. */
 struct block_line {
     const char *raw;
     size_t len;
     bool stack;
+    struct stack_line sl;  /* its frames a copy, frames */
     struct frame_span *frames;
     size_t n;
-    char *fitted;        /* as put_stack_line writes it */
-    size_t fitted_len;
+    const char *fitted;  /* as put_stack_line writes it (in lines.fit_text) */
+    size_t fitted_from, fitted_len;
     size_t stack_from, stack_len; /* its stack in fitted: what precedes and
                                    * follows it (bytes, counts) is not the site */
 };
@@ -235,17 +247,25 @@ static bool fitted_alike(const struct block_line *a, const struct block_line *b)
            !memcmp(a->fitted + a->stack_from, b->fitted + b->stack_from, a->stack_len);
 }
 
-/* Writes the line as put_stack_line would into *buf; false if out of memory. */
-static bool fitted_text(struct lines *l, const struct stack_line *sl, enum form form,
-                        struct block_line *b)
+/* Appends the line as put_stack_line writes it to lines.fit, at
+ * b->fitted_from; false if out of memory. One stream for every line of
+ * every block: a stream of its own a line (open_memstream zeroes 8 KiB)
+ * cost more than the line. */
+static bool fitted_text(struct lines *l, enum form form, struct block_line *b)
 {
-    FILE *to = l->to, *mem = open_memstream(&b->fitted, &b->fitted_len);
-    if (!mem)
+    if (!l->fit && !(l->fit = open_memstream(&l->fit_text, &l->fit_len)))
         return false;
-    l->to = mem;
-    put_stack_line(l, sl, form);
+    long from = ftell(l->fit);
+    FILE *to = l->to;
+    l->to = l->fit;
+    put_stack_line(l, &b->sl, form);
     l->to = to;
-    return fclose(mem) == 0;
+    long end = ftell(l->fit);
+    if (from < 0 || end < from || ferror(l->fit))
+        return false;
+    b->fitted_from = (size_t)from;
+    b->fitted_len = (size_t)(end - from);
+    return true;
 }
 
 /* Where the stack of b first differs from that of another line whose
@@ -289,55 +309,66 @@ static size_t parting_frame(const struct block_line *lines, size_t count, size_t
 static void flush_block(struct lines *l)
 {
     enum form form = FULL;
-    struct stack_line sl;
     size_t count = 0;
     for (size_t i = 0; i < l->block_len; i++)
         count += l->block[i] == '\n';
     struct block_line *lines = calloc(count + 1, sizeof *lines);
-    bool ok = lines != NULL;
+    bool ok = lines != NULL && (!l->fit || fseek(l->fit, 0, SEEK_SET) == 0);
     size_t k = 0;
+    /* Each line parsed once: its frames kept for the fitting and the
+     * parting. */
     for (size_t i = 0; i < l->block_len; k++) {
         const char *s = l->block + i;
         size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
-        if (parse(l, s, len, &sl) && best_form(l, &sl) == SHORT)
-            form = SHORT;
-        if (ok)
-            lines[k] = (struct block_line){.raw = s, .len = len};
         i += len + 1;
+        struct stack_line sl;
+        bool stack = parse(l, s, len, &sl);
+        if (stack && best_form(l, &sl) == SHORT)
+            form = SHORT;
+        if (!ok)
+            continue;
+        struct block_line *b = &lines[k];
+        *b = (struct block_line){.raw = s, .len = len, .sl = sl};
+        if (stack && (ok = (b->frames = malloc((sl.n + 1) * sizeof *b->frames)) != NULL)) {
+            memcpy(b->frames, sl.frames, sl.n * sizeof *b->frames);
+            b->sl.frames = b->frames;
+            b->n = sl.n;
+            b->stack = true;
+        }
     }
     for (k = 0; ok && k < count; k++) {
         struct block_line *b = &lines[k];
-        if (!parse(l, b->raw, b->len, &sl))
+        if (!b->stack)
             continue;
-        b->frames = malloc((sl.n + 1) * sizeof *b->frames);
-        ok = b->frames && fitted_text(l, &sl, form, b);
-        if (ok) {
-            memcpy(b->frames, l->frames, sl.n * sizeof *b->frames);
-            b->n = sl.n;
-            b->stack = true;
-            b->stack_from = sl.prefix.len;
-            b->stack_len = b->fitted_len - sl.prefix.len - sl.suffix.len;
-        }
+        ok = fitted_text(l, form, b);
+        b->stack_from = b->sl.prefix.len;
+        b->stack_len = b->fitted_len - b->sl.prefix.len - b->sl.suffix.len;
     }
+    if (ok && l->fit)
+        ok = fflush(l->fit) == 0;
+    for (k = 0; ok && k < count; k++)
+        lines[k].fitted = l->fit_text + lines[k].fitted_from;
     k = 0;
     for (size_t i = 0; i < l->block_len; k++) {
         const char *s = l->block + i;
         size_t len = (size_t)((char *)memchr(s, '\n', l->block_len - i) - s);
-        bool full = false;
-        size_t d = ok && lines[k].stack ? parting_frame(lines, count, k, form, &full) : SIZE_MAX;
-        if (!parse(l, s, len, &sl))
-            put_text(l, s, len); /* out of memory: as it is */
-        else if (d < sl.n)
-            put_parted_line(l, &sl, d, form, full ? FULL : SHORT);
-        else
-            put_stack_line(l, &sl, form);
-        fputc('\n', l->to);
         i += len + 1;
+        const struct block_line *b = ok ? &lines[k] : NULL;
+        bool full = false;
+        size_t d = b && b->stack ? parting_frame(lines, count, k, form, &full) : SIZE_MAX;
+        struct stack_line sl;
+        if (b && b->stack && d < b->n)
+            put_parted_line(l, &b->sl, d, form, full ? FULL : SHORT);
+        else if (b && b->stack)
+            fwrite(b->fitted, 1, b->fitted_len, l->to); /* as put_stack_line wrote it */
+        else if (!b && parse(l, s, len, &sl)) /* out of memory: without the parting */
+            put_stack_line(l, &sl, form);
+        else
+            put_text(l, s, len); /* out of memory: as it is */
+        fputc('\n', l->to);
     }
-    for (k = 0; lines && k < count; k++) {
+    for (k = 0; lines && k < count; k++)
         free(lines[k].frames);
-        free(lines[k].fitted);
-    }
     free(lines);
     l->block_len = 0;
 }
@@ -390,6 +421,9 @@ static int lines_close(void *cookie)
     free(l->line);
     free(l->block);
     free(l->frames);
+    if (l->fit)
+        fclose(l->fit);
+    free(l->fit_text);
     free(l);
     return status;
 }
