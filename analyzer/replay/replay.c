@@ -602,8 +602,32 @@ void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, si
         feed(rp, &recs[i]);
 }
 
+/* The live set's size (slots of 32 bytes) from which its lookups are
+ * fetched ahead: 256 KiB, a quarter of a second-level cache that every
+ * chunk's megabyte of decompressed records also passes through. Measured:
+ * bench/synth_trace's 1,000 random addresses live (8,192 slots) replay
+ * 0.95x the time with it; alloc_pattern's training loop, 456 live (4,096
+ * slots) found in the cache, only paid the 12 instructions an event. */
+#define PREFETCH_LIVE_MIN_SLOTS (8192u)
+
+/* Asks for the home slot of (kind, addr) in the live set ahead of its
+ * lookup. always_inline: GCC drops the calls of an inline function whose
+ * only effect is a prefetch (it takes it for pure). */
+static inline __attribute__((always_inline)) void prefetch_live(const struct vt_live_set *s,
+                                                               uint8_t kind, uint64_t addr)
+{
+    __builtin_prefetch(&s->slots[vt_live_hash(kind, addr) >> s->shift]);
+}
+
 void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem *evs, size_t n)
 {
+    /* Every event's live-set slot asked for at once, where the table is
+     * large: the lookups of a batch then wait for their misses together,
+     * not for each in turn (random addresses make each a miss). A smaller
+     * table stays cached, and the requests would only cost instructions. */
+    if (rp->live.live.cap >= PREFETCH_LIVE_MIN_SLOTS)
+        for (size_t i = 0; i < n; i++)
+            prefetch_live(&rp->live.live, evs[i].kind, evs[i].addr);
     for (size_t i = 0; i < n; i++) {
         note_time(rp, evs[i].time_ns);
         mem_event(rp, &evs[i], NULL);

@@ -619,6 +619,15 @@ static inline bool column_dt_run(const uint8_t **dq, const uint8_t *end, uint64_
         return true;
     }
     const uint8_t *q = *dq;
+    /* A value and a count of one byte each, nearly every pair (times of a
+     * few units between events, short runs of zeros): one test for both,
+     * not a byte loop each. */
+    if (__builtin_expect(end - q >= 2 && ((q[0] | q[1]) & 0x80) == 0, 1)) {
+        *dt = q[0];
+        *zeros = q[1];
+        *dq = q + 2;
+        return true;
+    }
     uint64_t after;
     if (vt_get_uvarint(&q, end, dt) != 0 || vt_get_uvarint(&q, end, &after) != 0)
         return false;
