@@ -135,25 +135,32 @@ static inline uint64_t ip_at(const struct vt_stack_nodes *t, uint64_t j)
     return t->ip_wide ? t->ip_wide[j] : (uint64_t)t->spans[t->ip_span[j]] << 32 | t->ip_low[j];
 }
 
-bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *parent,
-                        uint64_t *ip)
+/* Node index k's parent and ip, at index j of t's own arrays. */
+static inline void own_node(const struct vt_stack_nodes *t, uint64_t k, uint64_t j,
+                            uint64_t *parent, uint64_t *ip)
 {
-    if (id == 0 || id > t->n)
-        return false;
-    uint64_t k = id - 1;
-    if (k < t->nbase) {
-        vt_stack_nodes_get(t->base, id, parent, ip);
-        if (t->shift)
-            *ip += (uint64_t)t->shift[t->base_slot[k]];
-        return true;
-    }
-    uint64_t j = k - t->nbase, w = j / 64, below = (1ull << (j % 64)) - 1;
+    uint64_t w = j / 64, below = (1ull << (j % 64)) - 1;
     if (t->chained[w] >> (j % 64) & 1)
         *parent = k;
     else
         *parent = t->apart[t->apart_before[w] +
                            (size_t)__builtin_popcountll(~t->chained[w] & below)];
     *ip = ip_at(t, j);
+}
+
+bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *parent,
+                        uint64_t *ip)
+{
+    if (id == 0 || id > t->n)
+        return false;
+    uint64_t k = id - 1;
+    if (k >= t->nbase) {
+        own_node(t, k, k - t->nbase, parent, ip);
+        return true;
+    }
+    own_node(t->base, k, k, parent, ip); /* a base holds all its nodes itself */
+    if (t->shift)
+        *ip += (uint64_t)t->shift[t->base_slot[k]];
     return true;
 }
 
@@ -198,10 +205,15 @@ static bool same_ips(const struct vt_stack_nodes *t, const struct vt_stack_nodes
         return !memcmp(t->ip_low + from, base->ip_low + from, (to - from) * sizeof *t->ip_low) &&
                !memcmp(t->ip_span + from, base->ip_span + from, to - from);
     if (!t->ip_wide && !base->ip_wide) {
-        for (uint64_t k = from; k < to; k++)
-            other |= ((uint64_t)t->spans[t->ip_span[k]] << 32 | t->ip_low[k]) ^
-                     (((uint64_t)base->spans[base->ip_span[k]] << 32 | base->ip_low[k]) +
-                      (shift ? (uint64_t)shift[slot[k]] : 0));
+        const uint32_t *tl = t->ip_low, *bl = base->ip_low, *tsp = t->spans, *bsp = base->spans;
+        const uint8_t *ts = t->ip_span, *bs = base->ip_span;
+        if (shift)
+            for (uint64_t k = from; k < to; k++)
+                other |= ((uint64_t)tsp[ts[k]] << 32 | tl[k]) ^
+                         (((uint64_t)bsp[bs[k]] << 32 | bl[k]) + (uint64_t)shift[slot[k]]);
+        else
+            for (uint64_t k = from; k < to; k++)
+                other |= ((uint64_t)tsp[ts[k]] << 32 | tl[k]) ^ ((uint64_t)bsp[bs[k]] << 32 | bl[k]);
         return !other;
     }
     return first_other_ip(t, base, slot, shift, from, to) == to;
@@ -217,8 +229,21 @@ uint64_t vt_stack_nodes_common(const struct vt_stack_nodes *t, const struct vt_s
      * t's, which are all different): the same ips are the same bytes. */
     bool bytes = !t->ip_wide && !base->ip_wide && !shift && t->nspans >= base->nspans &&
                  !memcmp(t->spans, base->spans, sizeof t->spans[0] * base->nspans);
+    /* The same bytes where all is the same (the common case): the words
+     * of whole 64 nodes at once; the parents apart before a word follow from
+     * the bits. */
+    uint64_t w = 0, whole = n / 64;
+    if (bytes && whole) {
+        uint64_t apart = t->apart_before[whole - 1] +
+                         (uint64_t)__builtin_popcountll(~t->chained[whole - 1]);
+        if (!memcmp(t->chained, base->chained, whole * sizeof *t->chained) &&
+            !memcmp(t->apart, base->apart, apart * sizeof *t->apart) &&
+            !memcmp(t->ip_low, base->ip_low, whole * 64 * sizeof *t->ip_low) &&
+            !memcmp(t->ip_span, base->ip_span, whole * 64))
+            w = whole;
+    }
     /* 64 nodes at a time: their parent bits, the parents apart, the ips */
-    for (uint64_t w = 0; w * 64 < n; w++) {
+    for (; w * 64 < n; w++) {
         uint64_t from = w * 64, to = n - from < 64 ? n : from + 64;
         uint64_t mask = to - from == 64 ? ~0ull : (1ull << (to - from)) - 1;
         uint64_t apart = (uint64_t)__builtin_popcountll(~t->chained[w] & mask);
