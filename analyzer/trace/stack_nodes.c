@@ -237,7 +237,7 @@ uint64_t vt_stack_nodes_common(const struct vt_stack_nodes *t, const struct vt_s
         uint64_t apart = t->apart_before[whole - 1] +
                          (uint64_t)__builtin_popcountll(~t->chained[whole - 1]);
         if (!memcmp(t->chained, base->chained, whole * sizeof *t->chained) &&
-            !memcmp(t->apart, base->apart, apart * sizeof *t->apart) &&
+            (!apart || !memcmp(t->apart, base->apart, apart * sizeof *t->apart)) &&
             !memcmp(t->ip_low, base->ip_low, whole * 64 * sizeof *t->ip_low) &&
             !memcmp(t->ip_span, base->ip_span, whole * 64))
             w = whole;
@@ -249,8 +249,8 @@ uint64_t vt_stack_nodes_common(const struct vt_stack_nodes *t, const struct vt_s
         uint64_t apart = (uint64_t)__builtin_popcountll(~t->chained[w] & mask);
         /* equal bits before this word: the same count of parents apart */
         if (((t->chained[w] ^ base->chained[w]) & mask) ||
-            memcmp(t->apart + t->apart_before[w], base->apart + base->apart_before[w],
-                   apart * sizeof *t->apart) ||
+            (apart && memcmp(t->apart + t->apart_before[w], base->apart + base->apart_before[w],
+                             apart * sizeof *t->apart)) ||
             !same_ips(t, base, slot, shift, bytes, from, to)) {
             /* the first node of the word that differs */
             uint64_t k = from;
