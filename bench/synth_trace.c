@@ -35,7 +35,10 @@
  * Job form only: --dense-rank R: rank R writes 32 times the events, 32 times
  * as fast (many in one microsecond, as a busy rank beside quiet ones);
  * --truth FILE: the GPUs' combined peaks and each failure's other processes
- * as the events were written (synth_job_truth.h), the merged replay's truth.
+ * as the events were written (synth_job_truth.h), the merged replay's truth;
+ * --aslr 1: the frames are in a module (/bench/libtrain.so) each rank maps at a
+ * base of its own, as address space randomization does: the same stacks
+ * at other addresses in every rank.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +86,7 @@ static void flush_chunk(struct synth *s)
  * caller) is written before its children. The first B levels branch eight
  * ways (8^B >= S), so leaves share the prefixes of their base-8 numbers;
  * below that each path goes on alone to D frames. */
-static uint64_t *make_stacks(struct synth *s, unsigned nstacks, unsigned depth)
+static uint64_t *make_stacks(struct synth *s, unsigned nstacks, unsigned depth, uint64_t base)
 {
     unsigned branch_levels = 1;
     while ((1ull << (3 * branch_levels)) < nstacks)
@@ -102,7 +105,7 @@ static uint64_t *make_stacks(struct synth *s, unsigned nstacks, unsigned depth)
                 level < branch_levels ? i >> (3 * (branch_levels - 1 - level)) : i;
             uint64_t *id = &node[(size_t)level * nstacks + prefix];
             if (!*id) {
-                uint64_t ip = 0x400000u + level * 0x10000u + prefix * 0x10u + 0xbu;
+                uint64_t ip = base + 0x400000u + level * 0x10000u + prefix * 0x10u + 0xbu;
                 vt_encode_stack_node(&s->enc, parent, ip);
                 *id = next_id++;
             }
@@ -138,6 +141,7 @@ struct extras {
     long dense_rank;       /* -1: none */
     long scale;            /* --scale: every size times this */
     int truth;             /* note every change for --truth */
+    int aslr;              /* --aslr: the frames in a module at a base a rank */
     long rank;             /* the rank being written, and its GPU's UUID */
     uint8_t uuid[VT_UUID_SIZE];
     uint64_t next_phase, next_fail; /* the event counts they next turn at */
@@ -202,6 +206,8 @@ int main(int argc, char **argv)
             x.dense_rank = atol(argv[++i]);
         else if (!strcmp(argv[i], "--truth"))
             truth = argv[++i];
+        else if (!strcmp(argv[i], "--aslr"))
+            x.aslr = atoi(argv[++i]);
         else
             usage(argv[0]);
     }
@@ -340,8 +346,14 @@ static int write_trace(const char *path, long long events, long live, unsigned n
     vt_encode_api(&s.enc, API_FREE, "cuMemFree_v2");
     vt_encode_string(&s.enc, "step", 4);   /* STR_STEP */
     vt_encode_string(&s.enc, "epoch", 5);  /* STR_EPOCH */
-    uint64_t epoch = 0;
-    uint64_t *leaf = make_stacks(&s, nstacks, depth);
+    uint64_t epoch = 0, base = 0;
+    if (x->aslr && ri) {
+        static const uint8_t build_id[] = {0x5e, 0x17, 0xb0, 0x0c};
+        base = 0x7f0000000000ull + 0x200000000ull * (uint64_t)(ri->rank + 1);
+        vt_encode_module(&s.enc, 1, base, base, base + 0x10000000u, "/bench/libtrain.so",
+                         build_id, sizeof build_id);
+    }
+    uint64_t *leaf = make_stacks(&s, nstacks, depth, base);
 
     /* A flat live set: slot k holds one allocation at a fixed address. */
     uint64_t *slot_size = calloc((size_t)live, sizeof *slot_size);

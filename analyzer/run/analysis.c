@@ -18,6 +18,7 @@
 #include "group_merge.h"
 #include "heap_pages.h"
 #include "input_files.h"
+#include "stack_share.h"
 #include "thread_count.h"
 
 static bool same_session(const char *a, const char *b)
@@ -414,6 +415,8 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
         vt_replay_finish(&in->replay);
         vt_replay_settle(&in->replay); /* nothing is fed any more */
         vt_reader_release(in->reader); /* buffers and file, at its end */
+        if (a->stacks) /* the nodes other ranks have too are kept once */
+            vt_reader_share_stack_nodes(in->reader, a->stacks);
         vt_reader_suspend(in->reader); /* the file, if it did not get there */
     }
 }
@@ -867,6 +870,8 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
     }
     free(files.paths);
     vt_pair_map_free(&files.seen); /* the paths are the inputs' now; the map of what was seen is not */
+    if (a->ninputs > 1)
+        a->stacks = vt_stack_share_new(); /* NULL: nothing shared */
     size_t nthreads = vt_analysis_threads(work_bytes);
     if (!make_groups(a, nthreads, err)) {
         fprintf(err, "vramtrace: out of memory\n");
@@ -961,6 +966,7 @@ void vt_analysis_free(struct vt_analysis *a)
         free(a->inputs[i].path);
     }
     free(a->inputs);
+    vt_stack_share_free(a->stacks); /* after the readers, whose tables it holds */
     for (size_t g = 0; g < a->ngpus; g++)
         free_gpu(&a->gpus[g]);
     free(a->gpus);

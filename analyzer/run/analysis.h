@@ -106,6 +106,9 @@ struct vt_analysis {
     size_t not_read;      /* of the inputs, those not read at all: their group needed
                              more files open at once than the limit allows */
     struct vt_input_errors errors; /* every file's error: a few said, all kept */
+    /* The stack nodes the traces have in common, kept once (stack_share.h);
+     * NULL for one trace. */
+    struct vt_stack_share *stacks;
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in

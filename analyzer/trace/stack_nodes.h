@@ -13,6 +13,11 @@
  *    with more spans has its ips kept whole from then on).
  *
  * Nodes are only appended (ids 1, 2, ...); a lookup costs a few loads.
+ *
+ * A finished table may give its first nodes up to another table that holds
+ * the same ones (vt_stack_nodes_rebase): the ranks of a job run the same
+ * code and define the same stacks, each at its own module bases, so one
+ * table keeps them for all, and a rank keeps only where it differs.
  */
 #ifndef VRAMTRACE_ANALYZER_TRACE_STACK_NODES_H
 #define VRAMTRACE_ANALYZER_TRACE_STACK_NODES_H
@@ -36,6 +41,14 @@ struct vt_stack_nodes {
     uint32_t spans[VT_STACK_NODE_SPANS];
     unsigned nspans, last_span;
     bool python;             /* some ip has the top bit set: a Python frame */
+    /* Rebased (vt_stack_nodes_rebase): nodes 1..nbase are base's, each ip
+     * plus shift[base_slot[k]] (no shift array: plus 0), and the arrays
+     * above hold nodes nbase + 1..n at indices 0.. (cap counts them: such a
+     * table takes no more nodes). */
+    const struct vt_stack_nodes *base;
+    uint64_t nbase;
+    const uint16_t *base_slot;
+    int64_t *shift;          /* owned */
 };
 
 void vt_stack_nodes_init(struct vt_stack_nodes *t);
@@ -71,5 +84,25 @@ bool vt_stack_nodes_get(const struct vt_stack_nodes *t, uint64_t id, uint64_t *p
 bool vt_stack_nodes_has_python(const struct vt_stack_nodes *t);
 /* No more nodes will come: spare room goes (best effort). */
 void vt_stack_nodes_trim(struct vt_stack_nodes *t);
+
+/* How many first nodes of t are base's: the same parents, and each ip
+ * base's plus shift[slot[k]] for node k + 1 (slot: one index a node of
+ * base; shift NULL: plus 0). t and base are tables of their own (not
+ * rebased). Parents compared 64 at a time, ips in a tight loop: it runs
+ * once a rank over every node. */
+uint64_t vt_stack_nodes_common(const struct vt_stack_nodes *t, const struct vt_stack_nodes *base,
+                               const uint16_t *slot, const int64_t *shift);
+/* t's first m nodes (m <= vt_stack_nodes_common(t, base, slot, shift))
+ * become base's: t keeps the rest only, and shift, which it now owns;
+ * base and slot must outlive t. The nodes t hands out are exactly the ones
+ * it held. False when out of memory, with t as it was (shift still the
+ * caller's). */
+bool vt_stack_nodes_rebase(struct vt_stack_nodes *t, const struct vt_stack_nodes *base, uint64_t m,
+                           const uint16_t *slot, int64_t *shift);
+/* to (an empty table) takes t's nodes, and t is rebased on it wholly: it
+ * hands out the same nodes, and to must outlive it. */
+void vt_stack_nodes_move_to(struct vt_stack_nodes *t, struct vt_stack_nodes *to);
+/* The nodes t keeps itself (not a base's). */
+uint64_t vt_stack_nodes_own(const struct vt_stack_nodes *t);
 
 #endif

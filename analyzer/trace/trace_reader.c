@@ -23,6 +23,7 @@
 #include "grow_array.h"
 #include "pair_map.h"
 #include "stack_nodes.h"
+#include "stack_share.h"
 
 /* Ids below this may be defined in any order (API ids are the hooks' own
  * numbering, so they are sparse); above it a new id may exceed the largest
@@ -483,6 +484,19 @@ void vt_reader_release(struct vt_reader *r)
         r->fd = -1;
         r->source.in.fd = -1; /* nothing reads it any more */
     }
+}
+
+void vt_reader_share_stack_nodes(struct vt_reader *r, struct vt_stack_share *s)
+{
+    if (r->state == 0)
+        return; /* not at its end: more nodes may come */
+    vt_stack_share_offer(s, &r->nodes, (const struct vt_module_info *const *)r->modules,
+                         r->nmodules);
+}
+
+uint64_t vt_reader_stack_nodes_own(const struct vt_reader *r)
+{
+    return vt_stack_nodes_own(&r->nodes);
 }
 
 int vt_reader_open_memory(const void *data, size_t len, const char *name, struct vt_reader **out,

@@ -156,6 +156,13 @@ void vt_reader_lean(struct vt_reader *r);
  * file; what was read (definitions, process, devices, the error) stays.
  * Nothing before that. */
 void vt_reader_release(struct vt_reader *r);
+/* After vt_reader_release, once the reader is at its end: its stack nodes
+ * are offered to a share of the analysis's traces (stack_share.h), which
+ * must outlive the reader; it keeps what the share does not hold. */
+struct vt_stack_share;
+void vt_reader_share_stack_nodes(struct vt_reader *r, struct vt_stack_share *s);
+/* The stack nodes the reader keeps itself (the others are a share's). */
+uint64_t vt_reader_stack_nodes_own(const struct vt_reader *r);
 
 /* Following a trace its process is still writing (`vramtrace top`): after
  * next() returned 0 at a truncated end (no trailer yet: the last chunk
