@@ -598,6 +598,38 @@ static struct bound slice_end(const struct lane *ln, unsigned k, struct bound b)
     return (struct bound){ln->from + (uint64_t)(k + 1) * ln->width - 1, UINT32_MAX};
 }
 
+/* A span of time from start to b that needs the merged order as a whole,
+ * cut in SPLIT parts of equal time and each tried again as a slice, down
+ * to depth cuts: near a new peak the lanes' notes interleave, and of a
+ * slice that reaches it only the parts that do are merged in order
+ * (summing a part again is a sequential read of its notes; the ordered
+ * merge, a heap and a call for each note). */
+#define SPLIT 8
+#define SPLIT_DEPTH 2
+
+static size_t merge_parts(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, uint64_t start, struct bound b,
+                          const struct vt_gpu_feed *feed, unsigned depth)
+{
+    if (!depth || b.t < start || b.t - start < 2 * SPLIT)
+        return merge_notes(lanes, set, nset, h, base, b, feed);
+    uint64_t width = (b.t - start) / SPLIT + 1;
+    size_t handed = 0;
+    for (unsigned k = 0;; k++) {
+        struct bound s = b;
+        if (k + 1 < SPLIT && (uint64_t)(k + 1) * width - 1 < b.t - start)
+            s = (struct bound){start + (uint64_t)(k + 1) * width - 1, UINT32_MAX};
+        for (size_t i = 0; i < nset; i++)
+            lane_swing(set[i], s);
+        size_t n = hand_unordered(set, nset, -1, feed);
+        handed += n != SIZE_MAX ? n
+                                : merge_parts(lanes, set, nset, h, base, start + k * width, s,
+                                              feed, depth - 1);
+        if (s.t == b.t && s.lane == b.lane)
+            return handed;
+    }
+}
+
 /* One GPU's notes up to b, slice by slice: in one change a lane where it
  * cannot reach a new peak, else merged in order. The slices' sums kept as
  * notes came serve where they hold exactly the notes each slice takes:
@@ -614,6 +646,7 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
         summed = !set[k]->spilled && set[k]->ledgers[0] == set[k]->on_gpu[0] &&
                  set[k]->ledgers[1] == set[k]->on_gpu[1];
     size_t handed = 0;
+    uint64_t start = first->from;
     for (unsigned k = 0;; k++) {
         struct bound s = slice_end(first, k, b);
         size_t n;
@@ -624,9 +657,12 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
                 lane_swing(set[i], s);
             n = hand_unordered(set, nset, -1, feed);
         }
-        handed += n != SIZE_MAX ? n : merge_notes(lanes, set, nset, h, base, s, feed);
+        handed += n != SIZE_MAX
+                      ? n
+                      : merge_parts(lanes, set, nset, h, base, start, s, feed, SPLIT_DEPTH);
         if (s.t == b.t && s.lane == b.lane)
             return handed;
+        start = s.t + 1;
     }
 }
 
