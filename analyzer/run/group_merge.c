@@ -72,7 +72,8 @@ struct lane {
     uint64_t next_ns;             /* ... at this time */
     int pos, nb;                  /* batch[pos] is next; pos == nb: in->peek is */
     uint64_t fed;                 /* events fed in this window */
-    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
+    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued (and the usual
+                                   * one while any is) */
     long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
     uint64_t on_gpu[2];           /* bits: those of them on it (the others touch no GPU) */
     size_t on_gpu_ledger;         /* one of them */
@@ -82,6 +83,7 @@ struct lane {
      * stay in it), as merge_notes takes a slice's notes */
     uint64_t from, width, until;  /* until: the window's end as set */
     unsigned cur;                 /* the slice of the last note */
+    uint64_t next_cut;            /* no note before it is past slice cur */
     bool spilled;                 /* a note at or past until: no sums */
     struct slice_sum sl[SLICES];
     struct slice_sum scanned;     /* a slice's notes summed by lane_swing */
@@ -178,19 +180,41 @@ static inline void sum_into(struct slice_sum *s, uint64_t delta, uint32_t oom)
     s->lo = s->sum < s->lo ? s->sum : s->lo;
 }
 
-/* The queue's note at a, into its slice's sums. */
-static inline void slice_add(struct lane *ln, struct at a, uint64_t delta, uint32_t oom)
+/* The note at a (after one at prev_ns) is past slice cur: the slices it
+ * leaves end before it (their ends are written here, once, not at every
+ * note; the last slice's by slices_close). */
+static void slice_leave(struct lane *ln, struct at a, uint64_t prev_ns)
+{
+    while (ln->cur + 1 < SLICES && a.t >= ln->from &&
+           a.t - ln->from >= (uint64_t)(ln->cur + 1) * ln->width) {
+        struct slice_sum *s = &ln->sl[ln->cur++];
+        s->end = a.i;
+        s->wend = a.w;
+        s->last_ns = prev_ns;
+    }
+    uint64_t step = (uint64_t)(ln->cur + 1) * ln->width;
+    ln->next_cut = ln->cur + 1 < SLICES && step <= UINT64_MAX - ln->from ? ln->from + step
+                                                                          : UINT64_MAX;
+}
+
+/* The queue's note at a (after one at prev_ns), into its slice's sums. */
+static inline void slice_add(struct lane *ln, struct at a, uint64_t prev_ns, uint64_t delta,
+                             uint32_t oom)
 {
     if (a.t >= ln->until)
         ln->spilled = true;
-    while (ln->cur + 1 < SLICES && a.t >= ln->from &&
-           a.t - ln->from >= (uint64_t)(ln->cur + 1) * ln->width)
-        ln->cur++;
+    if (a.t >= ln->next_cut)
+        slice_leave(ln, a, prev_ns);
+    sum_into(&ln->sl[ln->cur], delta, oom);
+}
+
+/* The notes queued are all in slices: the last one's end. */
+static void slices_close(struct lane *ln)
+{
     struct slice_sum *s = &ln->sl[ln->cur];
-    sum_into(s, delta, oom);
-    s->end = a.i + 1;
-    s->wend = a.w + is_wide(ln, a.i);
-    s->last_ns = a.t;
+    s->end = ln->n;
+    s->wend = ln->wn;
+    s->last_ns = ln->tail_ns;
 }
 
 /* A window from `from` to `until` starts: the notes still queued are
@@ -201,10 +225,12 @@ static void slices_start(struct lane *ln, uint64_t from, uint64_t until)
     ln->until = until;
     ln->width = (until - from) / SLICES + 1;
     ln->cur = 0;
+    ln->next_cut = 0;
     ln->spilled = false;
     memset(ln->sl, 0, sizeof ln->sl);
-    for (struct at a = head_of(ln); a.i < ln->n; step(ln, &a))
-        slice_add(ln, a, delta_at(ln, a), oom_at(ln, a));
+    uint64_t prev_ns = 0;
+    for (struct at a = head_of(ln); a.i < ln->n; prev_ns = a.t, step(ln, &a))
+        slice_add(ln, a, prev_ns, delta_at(ln, a), oom_at(ln, a));
 }
 
 /* Queues a note, written in place (a struct passed by value went through
@@ -222,6 +248,7 @@ static inline __attribute__((always_inline)) void note(struct lane *ln, uint64_t
         ln->ledger = ledger;
     int64_t gap = (int64_t)(time_ns - ln->tail_ns);
     struct note *nt = &ln->notes[ln->n];
+    struct at a = {ln->n, ln->wn, time_ns};
     if (oom == NOT_OOM && ledger == ln->ledger && gap == (int32_t)gap && gap != NOTE_WIDE &&
         (int64_t)delta == (int32_t)delta) {
         nt->gap = (int32_t)gap;
@@ -235,13 +262,17 @@ static inline __attribute__((always_inline)) void note(struct lane *ln, uint64_t
         ln->wide[ln->wn++] = (struct wide_note){time_ns, delta, ledger, oom};
         nt->gap = NOTE_WIDE;
         nt->delta = 0;
+        ln->ledgers[ledger >> 6 & 1] |= 1ull << (ledger & 63);
     }
-    if (ln->head == ln->n)
+    if (ln->head == ln->n) {
+        /* a queue that holds notes has the usual ledger's bit (one_gpu_each) */
         ln->head_ns = time_ns;
+        ln->ledgers[ln->ledger >> 6 & 1] |= 1ull << (ln->ledger & 63);
+    }
+    uint64_t prev_ns = ln->tail_ns;
     ln->tail_ns = time_ns;
     ln->n++;
-    ln->ledgers[ledger >> 6 & 1] |= 1ull << (ledger & 63);
-    slice_add(ln, (struct at){ln->n - 1, ln->wn - is_wide(ln, ln->n - 1), time_ns}, delta, oom);
+    slice_add(ln, a, prev_ns, delta, oom);
 }
 
 static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t old_total,
@@ -645,6 +676,8 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
     for (size_t k = 0; k < nset && summed; k++)
         summed = !set[k]->spilled && set[k]->ledgers[0] == set[k]->on_gpu[0] &&
                  set[k]->ledgers[1] == set[k]->on_gpu[1];
+    for (size_t k = 0; k < nset && summed; k++)
+        slices_close(set[k]);
     size_t handed = 0;
     uint64_t start = first->from;
     for (unsigned k = 0;; k++) {
