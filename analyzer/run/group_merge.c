@@ -636,13 +636,27 @@ static struct bound slice_end(const struct lane *ln, unsigned k, struct bound b)
  * (summing a part again is a sequential read of its notes; the ordered
  * merge, a heap and a call for each note). */
 #define SPLIT 8
-#define SPLIT_DEPTH 2
+#define SPLIT_DEPTH 1
+/* Fewer notes than this are merged in order at once: summing their parts
+ * again would cost what it saves. */
+#define SPLIT_MIN_NOTES 64
+
+/* The notes of set's lanes a slice's sums hold (slice < 0: scanned). */
+static size_t slice_notes(struct lane *const *set, size_t nset, int slice)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < nset; k++) {
+        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        n += s->end > set[k]->head ? s->end - set[k]->head : 0;
+    }
+    return n;
+}
 
 static size_t merge_parts(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
-                          uint64_t base, uint64_t start, struct bound b,
+                          uint64_t base, uint64_t start, struct bound b, size_t notes,
                           const struct vt_gpu_feed *feed, unsigned depth)
 {
-    if (!depth || b.t < start || b.t - start < 2 * SPLIT)
+    if (!depth || notes < SPLIT_MIN_NOTES || b.t < start || b.t - start < 2 * SPLIT)
         return merge_notes(lanes, set, nset, h, base, b, feed);
     uint64_t width = (b.t - start) / SPLIT + 1;
     size_t handed = 0;
@@ -655,7 +669,7 @@ static size_t merge_parts(struct lane *lanes, struct lane *const *set, size_t ns
         size_t n = hand_unordered(set, nset, -1, feed);
         handed += n != SIZE_MAX ? n
                                 : merge_parts(lanes, set, nset, h, base, start + k * width, s,
-                                              feed, depth - 1);
+                                              slice_notes(set, nset, -1), feed, depth - 1);
         if (s.t == b.t && s.lane == b.lane)
             return handed;
     }
@@ -690,9 +704,10 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
                 lane_swing(set[i], s);
             n = hand_unordered(set, nset, -1, feed);
         }
-        handed += n != SIZE_MAX
-                      ? n
-                      : merge_parts(lanes, set, nset, h, base, start, s, feed, SPLIT_DEPTH);
+        handed += n != SIZE_MAX ? n
+                                : merge_parts(lanes, set, nset, h, base, start, s,
+                                              slice_notes(set, nset, summed ? (int)k : -1), feed,
+                                              SPLIT_DEPTH);
         if (s.t == b.t && s.lane == b.lane)
             return handed;
         start = s.t + 1;
