@@ -12,26 +12,49 @@
 /* Records decoded at once: few enough to stay in the first-level cache. */
 #define BATCH 32
 #define NOT_OOM UINT32_MAX
-/* The first window's span; it then follows VT_MERGE_WINDOW_EVENTS. */
+/* The first window's span; it then follows VT_MERGE_WINDOW_EVENTS, growing
+ * at most this many times a window. Each window is a pass over every
+ * trace's replay state (a live set, sites), cold after the other traces'
+ * turns: a job of many short ranks, whose first windows doubled from a
+ * millisecond, spent a sixth of its time on the passes of the first few. */
 #define FIRST_SPAN_NS 1000000ull
+#define SPAN_GROWTH_MAX 64
 
 /* A window is cut into this many slices of equal time (merge_gpu). */
 #define SLICES 128
 
 /* How a lane's notes of a slice move its GPU's total: their sum, highest
- * and lowest running sum (0, the empty sum, included), and their end in
- * its queue; mixed: a failure is among them, or the sums overflow. */
+ * and lowest running sum (0, the empty sum, included), their end in its
+ * queues (notes, wide notes) and the time of the last; mixed: a failure
+ * is among them, or the sums overflow. */
 struct slice_sum {
     int64_t sum, hi, lo;
-    size_t end;
+    size_t end, wend;
+    uint64_t last_ns;
     bool mixed;
 };
 
-/* What a device ledger did, for the GPU totals. */
+/* What a device ledger did, for the GPU totals, as queued: every event of
+ * a trace writes one, and a window holds tens of thousands a trace, so a
+ * note is 8 bytes (24 as a whole: a group's queues were written to memory
+ * never touched before, a third of the page faults of a job of many
+ * ranks). Most notes change the lane's usual ledger by less than 2 GiB, a
+ * short time after the note before: the time as that gap, the change.
+ * Any other (a failure, another ledger, a large change, times far apart
+ * or going back) is NOTE_WIDE, its whole note next in the lane's wide
+ * queue. */
+#define NOTE_WIDE INT32_MIN
 struct note {
+    int32_t gap;   /* ns after the note before, or NOTE_WIDE */
+    int32_t delta; /* the change of the lane's usual ledger */
+};
+
+struct wide_note {
     uint64_t time_ns, delta;
     uint32_t ledger, oom; /* oom: NOT_OOM for a change */
 };
+
+#define NO_LEDGER UINT32_MAX
 
 /* One trace in the merge. */
 struct lane {
@@ -39,12 +62,18 @@ struct lane {
     uint32_t index;               /* in the group: the merge's tie order */
     struct note *notes;           /* the queue: notes[head..n) */
     size_t head, n, cap;
+    struct wide_note *wide;       /* ... the wide ones among them: wide[whead..wn) */
+    size_t whead, wn, wcap;
+    uint64_t head_ns;             /* the time of notes[head] (head < n) */
+    uint64_t tail_ns;             /* ... of the last note queued */
+    uint32_t ledger;              /* its usual ledger: its first note's */
     bool lost;                    /* a note could not be kept (out of memory) */
     bool live;                    /* a timed record is next (else the end) */
     uint64_t next_ns;             /* ... at this time */
     int pos, nb;                  /* batch[pos] is next; pos == nb: in->peek is */
     uint64_t fed;                 /* events fed in this window */
-    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued */
+    uint64_t ledgers[2];          /* bits: the ledgers of the notes queued (and the usual
+                                   * one while any is) */
     long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
     uint64_t on_gpu[2];           /* bits: those of them on it (the others touch no GPU) */
     size_t on_gpu_ledger;         /* one of them */
@@ -54,6 +83,7 @@ struct lane {
      * stay in it), as merge_notes takes a slice's notes */
     uint64_t from, width, until;  /* until: the window's end as set */
     unsigned cur;                 /* the slice of the last note */
+    uint64_t next_cut;            /* no note before it is past slice cur */
     bool spilled;                 /* a note at or past until: no sums */
     struct slice_sum sl[SLICES];
     struct slice_sum scanned;     /* a slice's notes summed by lane_swing */
@@ -76,9 +106,73 @@ static inline bool at_most(uint64_t t, uint32_t lane, struct bound b)
     return t < b.t || (t == b.t && lane <= b.lane);
 }
 
-static inline void sum_into(struct slice_sum *s, const struct note *nt)
+/* ---- a lane's queue ---- */
+
+/* A place in a lane's queue: note i, at time t; wide[w] is the first wide
+ * note from i on. */
+struct at {
+    size_t i, w;
+    uint64_t t;
+};
+
+static inline bool is_wide(const struct lane *ln, size_t i)
 {
-    if (nt->oom != NOT_OOM || __builtin_add_overflow(s->sum, (int64_t)nt->delta, &s->sum)) {
+    return ln->notes[i].gap == NOTE_WIDE;
+}
+
+static inline struct at head_of(const struct lane *ln)
+{
+    return (struct at){ln->head, ln->whead, ln->head_ns};
+}
+
+/* The place after a; its time is read only where a note is there. */
+static inline void step(const struct lane *ln, struct at *a)
+{
+    a->w += is_wide(ln, a->i);
+    if (++a->i < ln->n)
+        a->t = is_wide(ln, a->i) ? ln->wide[a->w].time_ns
+                                 : a->t + (uint64_t)(int64_t)ln->notes[a->i].gap;
+}
+
+/* The queue's head moves to note i (wide notes before it: w), the one
+ * after a note at last_ns. */
+static inline void skip_to(struct lane *ln, size_t i, size_t w, uint64_t last_ns)
+{
+    ln->head = i;
+    ln->whead = w;
+    if (i < ln->n)
+        ln->head_ns = is_wide(ln, i) ? ln->wide[w].time_ns
+                                     : last_ns + (uint64_t)(int64_t)ln->notes[i].gap;
+}
+
+static inline void pop(struct lane *ln)
+{
+    struct at a = head_of(ln);
+    step(ln, &a);
+    ln->head = a.i;
+    ln->whead = a.w;
+    ln->head_ns = a.t;
+}
+
+/* The note at a: its change (a decrease wraps), ledger and failure. */
+static inline uint64_t delta_at(const struct lane *ln, struct at a)
+{
+    return is_wide(ln, a.i) ? ln->wide[a.w].delta : (uint64_t)(int64_t)ln->notes[a.i].delta;
+}
+
+static inline uint32_t ledger_at(const struct lane *ln, struct at a)
+{
+    return is_wide(ln, a.i) ? ln->wide[a.w].ledger : ln->ledger;
+}
+
+static inline uint32_t oom_at(const struct lane *ln, struct at a)
+{
+    return is_wide(ln, a.i) ? ln->wide[a.w].oom : NOT_OOM;
+}
+
+static inline void sum_into(struct slice_sum *s, uint64_t delta, uint32_t oom)
+{
+    if (oom != NOT_OOM || __builtin_add_overflow(s->sum, (int64_t)delta, &s->sum)) {
         s->mixed = true;
         return;
     }
@@ -86,18 +180,41 @@ static inline void sum_into(struct slice_sum *s, const struct note *nt)
     s->lo = s->sum < s->lo ? s->sum : s->lo;
 }
 
-/* The queue's note i, into its slice's sums. */
-static inline void slice_add(struct lane *ln, size_t i)
+/* The note at a (after one at prev_ns) is past slice cur: the slices it
+ * leaves end before it (their ends are written here, once, not at every
+ * note; the last slice's by slices_close). */
+static void slice_leave(struct lane *ln, struct at a, uint64_t prev_ns)
 {
-    const struct note *nt = &ln->notes[i];
-    if (nt->time_ns >= ln->until)
+    while (ln->cur + 1 < SLICES && a.t >= ln->from &&
+           a.t - ln->from >= (uint64_t)(ln->cur + 1) * ln->width) {
+        struct slice_sum *s = &ln->sl[ln->cur++];
+        s->end = a.i;
+        s->wend = a.w;
+        s->last_ns = prev_ns;
+    }
+    uint64_t step = (uint64_t)(ln->cur + 1) * ln->width;
+    ln->next_cut = ln->cur + 1 < SLICES && step <= UINT64_MAX - ln->from ? ln->from + step
+                                                                          : UINT64_MAX;
+}
+
+/* The queue's note at a (after one at prev_ns), into its slice's sums. */
+static inline void slice_add(struct lane *ln, struct at a, uint64_t prev_ns, uint64_t delta,
+                             uint32_t oom)
+{
+    if (a.t >= ln->until)
         ln->spilled = true;
-    while (ln->cur + 1 < SLICES && nt->time_ns >= ln->from &&
-           nt->time_ns - ln->from >= (uint64_t)(ln->cur + 1) * ln->width)
-        ln->cur++;
+    if (a.t >= ln->next_cut)
+        slice_leave(ln, a, prev_ns);
+    sum_into(&ln->sl[ln->cur], delta, oom);
+}
+
+/* The notes queued are all in slices: the last one's end. */
+static void slices_close(struct lane *ln)
+{
     struct slice_sum *s = &ln->sl[ln->cur];
-    sum_into(s, nt);
-    s->end = i + 1;
+    s->end = ln->n;
+    s->wend = ln->wn;
+    s->last_ns = ln->tail_ns;
 }
 
 /* A window from `from` to `until` starts: the notes still queued are
@@ -108,10 +225,12 @@ static void slices_start(struct lane *ln, uint64_t from, uint64_t until)
     ln->until = until;
     ln->width = (until - from) / SLICES + 1;
     ln->cur = 0;
+    ln->next_cut = 0;
     ln->spilled = false;
     memset(ln->sl, 0, sizeof ln->sl);
-    for (size_t i = ln->head; i < ln->n; i++)
-        slice_add(ln, i);
+    uint64_t prev_ns = 0;
+    for (struct at a = head_of(ln); a.i < ln->n; prev_ns = a.t, step(ln, &a))
+        slice_add(ln, a, prev_ns, delta_at(ln, a), oom_at(ln, a));
 }
 
 /* Queues a note, written in place (a struct passed by value went through
@@ -125,13 +244,35 @@ static inline __attribute__((always_inline)) void note(struct lane *ln, uint64_t
         ln->lost = true;
         return;
     }
-    struct note *nt = &ln->notes[ln->n++];
-    nt->time_ns = time_ns;
-    nt->delta = delta;
-    nt->ledger = ledger;
-    nt->oom = oom;
-    ln->ledgers[ledger >> 6 & 1] |= 1ull << (ledger & 63);
-    slice_add(ln, ln->n - 1);
+    if (ln->ledger == NO_LEDGER)
+        ln->ledger = ledger;
+    int64_t gap = (int64_t)(time_ns - ln->tail_ns);
+    struct note *nt = &ln->notes[ln->n];
+    struct at a = {ln->n, ln->wn, time_ns};
+    if (oom == NOT_OOM && ledger == ln->ledger && gap == (int32_t)gap && gap != NOTE_WIDE &&
+        (int64_t)delta == (int32_t)delta) {
+        nt->gap = (int32_t)gap;
+        nt->delta = (int32_t)delta;
+    } else {
+        if (ln->wn == ln->wcap &&
+            !vt_grow_array((void **)&ln->wide, &ln->wcap, ln->wn + 1, sizeof *ln->wide)) {
+            ln->lost = true;
+            return;
+        }
+        ln->wide[ln->wn++] = (struct wide_note){time_ns, delta, ledger, oom};
+        nt->gap = NOTE_WIDE;
+        nt->delta = 0;
+        ln->ledgers[ledger >> 6 & 1] |= 1ull << (ledger & 63);
+    }
+    if (ln->head == ln->n) {
+        /* a queue that holds notes has the usual ledger's bit (one_gpu_each) */
+        ln->head_ns = time_ns;
+        ln->ledgers[ln->ledger >> 6 & 1] |= 1ull << (ln->ledger & 63);
+    }
+    uint64_t prev_ns = ln->tail_ns;
+    ln->tail_ns = time_ns;
+    ln->n++;
+    slice_add(ln, a, prev_ns, delta, oom);
 }
 
 static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, uint64_t old_total,
@@ -331,7 +472,7 @@ static struct bound crew_round(struct crew *c, size_t helpers)
 
 static inline uint64_t key_of(const struct lane *ln, uint64_t base)
 {
-    return (ln->notes[ln->head].time_ns - base) << LANE_BITS | ln->index;
+    return (ln->head_ns - base) << LANE_BITS | ln->index;
 }
 
 static void sift_down(uint64_t *h, size_t n, size_t i)
@@ -351,17 +492,25 @@ static void sift_down(uint64_t *h, size_t n, size_t i)
     h[i] = x;
 }
 
-static inline void hand_over(const struct vt_gpu_feed *feed, struct lane *ln, const struct note *nt)
+/* The note at the lane's head to the GPU totals, and the head past it. */
+static inline void hand_over(const struct vt_gpu_feed *feed, struct lane *ln)
 {
-    if (nt->oom == NOT_OOM)
-        feed->change(feed->ctx, ln->in, nt->ledger, nt->delta, nt->time_ns);
-    else
-        feed->oom(feed->ctx, ln->in, nt->ledger, nt->oom);
+    struct at a = head_of(ln);
+    if (!is_wide(ln, a.i)) {
+        feed->change(feed->ctx, ln->in, ln->ledger, (uint64_t)(int64_t)ln->notes[a.i].delta, a.t);
+    } else {
+        const struct wide_note *w = &ln->wide[a.w];
+        if (w->oom == NOT_OOM)
+            feed->change(feed->ctx, ln->in, w->ledger, w->delta, a.t);
+        else
+            feed->oom(feed->ctx, ln->in, w->ledger, w->oom);
+    }
+    pop(ln);
 }
 
 static inline bool mergeable(const struct lane *ln, struct bound b)
 {
-    return ln->head < ln->n && at_most(ln->notes[ln->head].time_ns, ln->index, b);
+    return ln->head < ln->n && at_most(ln->head_ns, ln->index, b);
 }
 
 /* Hands the notes up to b of the lanes of set (none before base, none
@@ -385,7 +534,7 @@ static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t ns
         /* the lane's next turn is after the others': its next line on the way */
         __builtin_prefetch(&ln->notes[ln->head + 64 / sizeof *ln->notes + 1]);
         do {
-            hand_over(feed, ln, &ln->notes[ln->head++]);
+            hand_over(feed, ln);
             handed++;
         } while (mergeable(ln, b) && key_of(ln, base) < limit);
         if (mergeable(ln, b))
@@ -415,14 +564,18 @@ static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t ns
 /* The lane's notes from its head up to b, summed into ln->scanned. */
 static void lane_swing(struct lane *ln, struct bound b)
 {
-    struct slice_sum s = {0, 0, 0, 0, false};
-    size_t i = ln->head;
-    for (; i < ln->n && at_most(ln->notes[i].time_ns, ln->index, b) && !s.mixed; i++)
-        if (ln->on_gpu[ln->notes[i].ledger >> 6 & 1] >> (ln->notes[i].ledger & 63) & 1)
-            sum_into(&s, &ln->notes[i]);
-        else if (ln->notes[i].oom != NOT_OOM)
+    struct slice_sum s = {0, 0, 0, 0, 0, 0, false};
+    struct at a = head_of(ln);
+    for (; a.i < ln->n && at_most(a.t, ln->index, b) && !s.mixed; step(ln, &a)) {
+        uint32_t ledger = ledger_at(ln, a);
+        if (ln->on_gpu[ledger >> 6 & 1] >> (ledger & 63) & 1)
+            sum_into(&s, delta_at(ln, a), oom_at(ln, a));
+        else if (oom_at(ln, a) != NOT_OOM)
             s.mixed = true; /* a ledger on no GPU: its changes touch none */
-    s.end = i;
+        s.last_ns = a.t;
+    }
+    s.end = a.i;
+    s.wend = a.w;
     ln->scanned = s;
 }
 
@@ -461,10 +614,9 @@ static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
         if (s->end <= ln->head)
             continue;
         if (s->sum)
-            feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum,
-                         ln->notes[s->end - 1].time_ns);
+            feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum, s->last_ns);
         handed += s->end - ln->head;
-        ln->head = s->end;
+        skip_to(ln, s->end, s->wend, s->last_ns);
     }
     return handed;
 }
@@ -475,6 +627,52 @@ static struct bound slice_end(const struct lane *ln, unsigned k, struct bound b)
     if (k + 1 >= SLICES || (uint64_t)(k + 1) * ln->width - 1 >= b.t - ln->from)
         return b;
     return (struct bound){ln->from + (uint64_t)(k + 1) * ln->width - 1, UINT32_MAX};
+}
+
+/* A span of time from start to b that needs the merged order as a whole,
+ * cut in SPLIT parts of equal time and each tried again as a slice, down
+ * to depth cuts: near a new peak the lanes' notes interleave, and of a
+ * slice that reaches it only the parts that do are merged in order
+ * (summing a part again is a sequential read of its notes; the ordered
+ * merge, a heap and a call for each note). */
+#define SPLIT 8
+#define SPLIT_DEPTH 1
+/* Fewer notes than this are merged in order at once: summing their parts
+ * again would cost what it saves. */
+#define SPLIT_MIN_NOTES 64
+
+/* The notes of set's lanes a slice's sums hold (slice < 0: scanned). */
+static size_t slice_notes(struct lane *const *set, size_t nset, int slice)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < nset; k++) {
+        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        n += s->end > set[k]->head ? s->end - set[k]->head : 0;
+    }
+    return n;
+}
+
+static size_t merge_parts(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, uint64_t start, struct bound b, size_t notes,
+                          const struct vt_gpu_feed *feed, unsigned depth)
+{
+    if (!depth || notes < SPLIT_MIN_NOTES || b.t < start || b.t - start < 2 * SPLIT)
+        return merge_notes(lanes, set, nset, h, base, b, feed);
+    uint64_t width = (b.t - start) / SPLIT + 1;
+    size_t handed = 0;
+    for (unsigned k = 0;; k++) {
+        struct bound s = b;
+        if (k + 1 < SPLIT && (uint64_t)(k + 1) * width - 1 < b.t - start)
+            s = (struct bound){start + (uint64_t)(k + 1) * width - 1, UINT32_MAX};
+        for (size_t i = 0; i < nset; i++)
+            lane_swing(set[i], s);
+        size_t n = hand_unordered(set, nset, -1, feed);
+        handed += n != SIZE_MAX ? n
+                                : merge_parts(lanes, set, nset, h, base, start + k * width, s,
+                                              slice_notes(set, nset, -1), feed, depth - 1);
+        if (s.t == b.t && s.lane == b.lane)
+            return handed;
+    }
 }
 
 /* One GPU's notes up to b, slice by slice: in one change a lane where it
@@ -492,7 +690,10 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
     for (size_t k = 0; k < nset && summed; k++)
         summed = !set[k]->spilled && set[k]->ledgers[0] == set[k]->on_gpu[0] &&
                  set[k]->ledgers[1] == set[k]->on_gpu[1];
+    for (size_t k = 0; k < nset && summed; k++)
+        slices_close(set[k]);
     size_t handed = 0;
+    uint64_t start = first->from;
     for (unsigned k = 0;; k++) {
         struct bound s = slice_end(first, k, b);
         size_t n;
@@ -503,9 +704,13 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
                 lane_swing(set[i], s);
             n = hand_unordered(set, nset, -1, feed);
         }
-        handed += n != SIZE_MAX ? n : merge_notes(lanes, set, nset, h, base, s, feed);
+        handed += n != SIZE_MAX ? n
+                                : merge_parts(lanes, set, nset, h, base, start, s,
+                                              slice_notes(set, nset, summed ? (int)k : -1), feed,
+                                              SPLIT_DEPTH);
         if (s.t == b.t && s.lane == b.lane)
             return handed;
+        start = s.t + 1;
     }
 }
 
@@ -580,7 +785,7 @@ static size_t merge_rest(struct lane *lanes, size_t nlanes, const struct vt_gpu_
     size_t handed = 0;
     for (size_t k = 0; k < nlanes; k++)
         for (; lanes[k].head < lanes[k].n; handed++)
-            hand_over(feed, &lanes[k], &lanes[k].notes[lanes[k].head++]);
+            hand_over(feed, &lanes[k]);
     return handed;
 }
 
@@ -593,6 +798,11 @@ static void compact(struct lane *lanes, size_t nlanes)
             memmove(ln->notes, ln->notes + ln->head, (ln->n - ln->head) * sizeof *ln->notes);
             ln->n -= ln->head;
             ln->head = 0;
+        }
+        if (ln->whead) {
+            memmove(ln->wide, ln->wide + ln->whead, (ln->wn - ln->whead) * sizeof *ln->wide);
+            ln->wn -= ln->whead;
+            ln->whead = 0;
         }
         if (!ln->n)
             ln->ledgers[0] = ln->ledgers[1] = 0;
@@ -612,8 +822,8 @@ static bool earliest(const struct lane *lanes, size_t n, uint64_t *t)
             *t = ln->next_ns;
             any = true;
         }
-        if (ln->head < ln->n && ln->notes[ln->head].time_ns <= *t) {
-            *t = ln->notes[ln->head].time_ns;
+        if (ln->head < ln->n && ln->head_ns <= *t) {
+            *t = ln->head_ns;
             any = true;
         }
     }
@@ -645,10 +855,14 @@ static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed
             merge_rest(c->lanes, c->nlanes, feed); /* only with times that go backwards */
         compact(c->lanes, c->nlanes);
         uint64_t want = (uint64_t)VT_MERGE_WINDOW_EVENTS * (live ? live : 1);
-        if (fed < want / 2 && span < MAX_SPAN_NS / 2)
-            span *= 2;
-        else if (fed > 2 * want && span > 1)
+        if (fed < want / 2 && span < MAX_SPAN_NS / 2) {
+            /* at this window's rate, the next holds what is wanted */
+            uint64_t grow = fed ? want / fed : 2;
+            grow = grow > SPAN_GROWTH_MAX ? SPAN_GROWTH_MAX : grow;
+            span = span < MAX_SPAN_NS / 2 / grow ? span * grow : MAX_SPAN_NS / 2;
+        } else if (fed > 2 * want && span > 1) {
             span /= 2;
+        }
     }
 }
 
@@ -672,6 +886,7 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
         ln->in = inputs[k];
         ln->index = (uint32_t)k;
         ln->live = true;
+        ln->ledger = NO_LEDGER;
         ln->in->replay.on_change = note_change;
         ln->in->replay.on_oom = note_oom;
         ln->in->replay.on_change_ctx = ln;
@@ -710,6 +925,7 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
         lanes[k].in->replay.on_change = NULL;
         lanes[k].in->replay.on_oom = NULL;
         free(lanes[k].notes);
+        free(lanes[k].wide);
     }
     if (lost)
         for (size_t k = 0; k < n; k++)
