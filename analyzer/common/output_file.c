@@ -30,6 +30,33 @@ static int create_temporary(int dir, const char *base, char *tmp, size_t tmp_len
     return -1;
 }
 
+/* 1: path exists and is not an ordinary file (nor a directory), opened
+ * for writing where it is; 0: it is to be replaced whole; -1: it could not
+ * be opened (said on err). The open's own fstat decides, so a file put
+ * there after the stat is never written over in place. */
+static int open_in_place(struct vt_output_file *o, const char *cmd, FILE *err)
+{
+    struct stat st;
+    if (stat(o->path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(err, "vramtrace %s: %s: cannot write here: %s\n", cmd, o->path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (!(o->f = fdopen(fd, "w"))) {
+        fprintf(err, "vramtrace %s: %s: %s\n", cmd, o->path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    o->in_place = true;
+    return 1;
+}
+
 bool vt_output_file_open(struct vt_output_file *o, const char *path, const char *cmd,
                            FILE *err)
 {
@@ -40,6 +67,9 @@ bool vt_output_file_open(struct vt_output_file *o, const char *path, const char 
         return true;
     }
     o->path = path;
+    int placed = open_in_place(o, cmd, err);
+    if (placed != 0)
+        return placed > 0;
     /* The directory must be one we may safely write in (safe_path.h):
      * not reached through another user's link or directory in a
      * world-writable one. Not made: an output's directory must exist. */
@@ -89,14 +119,16 @@ bool vt_output_file_commit(struct vt_output_file *o, const char *cmd, FILE *err)
     int e = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
         e = errno ? errno : EIO;
-    else if (fsync(fileno(o->f)) != 0 && errno != EINVAL)
+    else if (!o->in_place && fsync(fileno(o->f)) != 0 && errno != EINVAL)
         e = errno;
     if (fclose(o->f) != 0 && !e)
         e = errno;
     o->f = NULL;
-    if (!e && renameat(o->dir, o->tmp, o->dir, o->base) != 0)
+    if (!e && !o->in_place && renameat(o->dir, o->tmp, o->dir, o->base) != 0)
         e = errno;
-    if (e)
+    if (e && o->in_place)
+        fprintf(err, "vramtrace %s: %s: %s\n", cmd, o->path, strerror(e));
+    else if (e)
         fprintf(err, "vramtrace %s: %s: %s; nothing written\n", cmd, o->path, strerror(e));
     else {
         free(o->tmp); /* renamed: nothing to remove */

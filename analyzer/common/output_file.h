@@ -8,6 +8,10 @@
  * "-" (or no path) is standard output. The directory is reached by the safe
  * walk of safe_path.h (never through another user's link or directory in a
  * world-writable one), and both files are named relative to it.
+ * A destination that exists and is not an ordinary file (/dev/null, a
+ * FIFO, a terminal, /dev/stdout) is written where it is: renaming a file
+ * over it would put that file in its place (run as root, even over
+ * /dev/null), and nothing half-written of a stream can be taken back.
  */
 #ifndef VRAMTRACE_COMMON_OUTPUT_FILE_H
 #define VRAMTRACE_COMMON_OUTPUT_FILE_H
@@ -21,6 +25,7 @@ struct vt_output_file {
     int dir;           /* the directory, walked safely (-1: none) */
     const char *base;  /* path's last component, in dir */
     char *tmp;         /* the temporary file's name, in dir */
+    bool in_place;     /* path is not an ordinary file: written where it is */
 };
 
 /* Creates the temporary file. False, with "vramtrace CMD: PATH: reason" on

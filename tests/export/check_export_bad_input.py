@@ -7,6 +7,8 @@ ledger first, so that "empty" below means the filter, not a broken run."""
 import json
 import os
 import pickle
+import stat
+import threading
 
 from export_common import parse_args, run_example, export, exported, load_pickle
 
@@ -56,6 +58,26 @@ for fmt in ("perfetto", "memory-viz", "folded"):
     with open(target) as f:
         run.equal("%s: the existing output after a failed export" % fmt, f.read(), "old contents\n")
 run.equal("files in the output directory", sorted(os.listdir(out_dir)), ["a-file", "keep.json"])
+
+# An output that is not an ordinary file (a FIFO here; /dev/null is the
+# common one) is written where it is, not replaced by a file renamed over
+# it: what comes out of the FIFO is the export itself (as written to
+# standard output), and the FIFO is still one afterwards.
+fifo = os.path.join(run.tmp, "pipe")
+os.mkfifo(fifo)
+got = []
+reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+reader.start()
+p = export(run, "folded", output=fifo)
+reader.join(30)
+run.equal("folded into a FIFO: exit", p.returncode, 0)
+run.equal("folded into a FIFO: still a FIFO", stat.S_ISFIFO(os.stat(fifo).st_mode), True)
+want = export(run, "folded").stdout.encode()
+run.equal("folded into a FIFO: what the FIFO gave", got[0] if got else None, want)
+if not want:
+    run.fail("folded to standard output: nothing (the FIFO's check compares nothing)")
+run.equal("files beside the FIFO", sorted(f for f in os.listdir(run.tmp) if f.startswith("pipe")),
+          ["pipe"])
 
 # A snapshot is not a trace.
 snap = os.path.join(args.src, "tests", "data", "pytorch-snapshots", "eor.pickle")
