@@ -119,14 +119,20 @@ static struct {
     size_t ncursors, cursor_cap;
 
     uint64_t events, chunks, lost_reported;
-    /* The last two calibration points: the events of a round lie between
-     * them (the top of this file). */
-    struct vt_clock_point cal_lo, cal_hi;
-    struct vt_clock_line cal_line; /* between them */
-    struct vt_clock_line cal_lines[VT_CAL_LINES]; /* the last rounds' lines, */
-    unsigned cal_newest;                           /* cal_line at this index */
+    /* The last rounds' time lines, each between two calibration points;
+     * the newest (round_line) is the current round's: its events lie
+     * between its points (the top of this file). */
+    struct vt_clock_line cal_lines[VT_CAL_LINES];
+    unsigned cal_newest;
     uint64_t written_ticks; /* the stamp of the last event written */
 } writer;
+
+/* The current round's line: from the previous calibration point (lo) to
+ * the round's own (hi). */
+static inline const struct vt_clock_line *round_line(void)
+{
+    return &writer.cal_lines[writer.cal_newest % VT_CAL_LINES];
+}
 
 /* The thread: none until the process's first event (vt_writer_launch). */
 enum writer_state {
@@ -361,7 +367,7 @@ static void encode_raw_event(struct vt_thread_buf *tb, const struct vt_raw_heade
          * late (event_ns: its time is then clamped there) */
         if (m->ev.op == VT_OP_FREE)
             r.duration_ns = vt_clock_line_span_ns(
-                &writer.cal_line, h->ticks < writer.written_ticks ? writer.cal_lo.ticks : h->ticks,
+                round_line(), h->ticks < writer.written_ticks ? round_line()->lo.ticks : h->ticks,
                 m->end_ticks);
         r.api = vt_ids_api(&writer.ids, m->ev.api);
         r.label = vt_ids_api(&writer.ids, m->ev.label);
@@ -502,28 +508,26 @@ static bool wait_for_free(const struct vt_raw_header *h)
  * two such frees, met in turn, would restart each other's wait. */
 static bool hold_expired(const struct vt_raw_header *h)
 {
-    return h->ticks < writer.cal_hi.ticks &&
-           vt_clock_line_span_ns(&writer.cal_line, h->ticks, writer.cal_hi.ticks) >=
+    const struct vt_clock_line *l = round_line();
+    return h->ticks < l->hi.ticks &&
+           vt_clock_line_span_ns(l, h->ticks, l->hi.ticks) >=
                writer.flush_ms * 1000000ull;
 }
 
 /* A new calibration point; the previous one becomes the lower end. */
 static void calibrate(void)
 {
-    writer.cal_lo = writer.cal_hi;
-    writer.cal_hi = vt_clock_calibrate();
-    vt_clock_line_init(&writer.cal_line, writer.cal_lo, writer.cal_hi);
+    struct vt_clock_point lo = round_line()->hi;
     writer.cal_newest++;
-    writer.cal_lines[writer.cal_newest % VT_CAL_LINES] = writer.cal_line;
+    vt_clock_line_init(&writer.cal_lines[writer.cal_newest % VT_CAL_LINES], lo,
+                       vt_clock_calibrate());
 }
 
 /* The first point: every line kept is that point (calibrate fills them). */
 static void calibrate_first(struct vt_clock_point first)
 {
-    writer.cal_hi = writer.cal_lo = first;
-    vt_clock_line_init(&writer.cal_line, first, first);
     for (unsigned i = 0; i < VT_CAL_LINES; i++)
-        writer.cal_lines[i] = writer.cal_line;
+        vt_clock_line_init(&writer.cal_lines[i], first, first);
     writer.written_ticks = 0;
 }
 
@@ -536,7 +540,7 @@ static void calibrate_first(struct vt_clock_point first)
 static uint64_t event_ns(uint64_t ticks)
 {
     if (ticks < writer.written_ticks)
-        return vt_clock_to_ns(&writer.cal_line, writer.cal_lo.ticks);
+        return vt_clock_to_ns(round_line(), round_line()->lo.ticks);
     for (unsigned back = 0;; back++) {
         const struct vt_clock_line *l =
             &writer.cal_lines[(writer.cal_newest - back) % VT_CAL_LINES];
@@ -558,7 +562,7 @@ static void run_round(bool everything, bool emergency, bool write_now)
     uint64_t cutoff = UINT64_MAX;
     if (!everything) {
         calibrate();
-        cutoff = writer.cal_hi.ticks;
+        cutoff = round_line()->hi.ticks;
     }
     struct collect_ctx ctx = {emergency ? VT_EMERGENCY_LOCK_MS : -1};
     writer.ncursors = 0;
