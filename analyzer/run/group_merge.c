@@ -328,6 +328,15 @@ static void lane_next(struct lane *ln)
     advance(ln->in);
     ln->next_ns = ln->in->peek.time_ns;
     ln->live = ln->in->state == 1;
+    /* Its chunk buffer and live set go now, not when the group ends: every
+     * lane's chunk was filled by the first round, and the notes the others
+     * queue after this lane's end then take their room rather than fresh
+     * pages (a group of 64 ranks of 20,000 events held 20 MB of chunks and
+     * 8 MB of live sets beside 16 MB of notes). */
+    if (!ln->live) {
+        vt_reader_release(ln->in->reader);
+        vt_replay_drop_live(&ln->in->replay);
+    }
 }
 
 /* Replays the lane's records before *b, a run at a time. A full queue ends
