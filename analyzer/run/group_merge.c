@@ -72,7 +72,6 @@ struct lane {
     uint64_t next_ns;             /* ... at this time */
     int pos, nb;                  /* batch[pos] is next; pos == nb: in->peek is */
     uint64_t fed;                 /* events fed in this window */
-    size_t expect;                /* notes the queue may hold in this window (expect_notes) */
     uint64_t ledgers[2];          /* bits: the ledgers of the notes queued (and the usual
                                    * one while any is) */
     long gpu;                     /* their one GPU (feed->gpu_of), -1: none */
@@ -241,8 +240,6 @@ static inline __attribute__((always_inline)) void note(struct lane *ln, uint64_t
                                                        uint32_t oom)
 {
     if (ln->n == ln->cap &&
-        !(ln->n < ln->expect &&
-          vt_grow_array((void **)&ln->notes, &ln->cap, ln->expect, sizeof *ln->notes)) &&
         !vt_grow_array((void **)&ln->notes, &ln->cap, ln->n + 1, sizeof *ln->notes)) {
         ln->lost = true;
         return;
@@ -870,21 +867,6 @@ static bool earliest(const struct lane *lanes, size_t n, uint64_t *t)
     return any;
 }
 
-/* The notes each queue may take in the next window, whose span is grow
- * times this one's, at this window's rate: a full queue grows to them at
- * once (note), not by doubling from the short first window's size, a copy
- * each time. Only when full: room taken before the lane runs would be
- * fresh pages beside the chunks of the lanes still to run. */
-static void expect_notes(struct lane *lanes, size_t n, uint64_t grow)
-{
-    for (size_t k = 0; k < n; k++) {
-        struct lane *ln = &lanes[k];
-        uint64_t more = ln->fed > VT_MERGE_NOTES_MAX / grow ? VT_MERGE_NOTES_MAX
-                                                           : ln->fed * grow + ln->fed * grow / 8;
-        ln->expect = ln->n + more < VT_MERGE_NOTES_MAX ? ln->n + more : VT_MERGE_NOTES_MAX;
-    }
-}
-
 static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed *feed)
 {
     uint64_t span = FIRST_SPAN_NS, t0;
@@ -909,7 +891,7 @@ static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed
         if (!handed && (!fed || !ordered))
             merge_rest(c->lanes, c->nlanes, feed); /* only with times that go backwards */
         compact(c->lanes, c->nlanes);
-        uint64_t want = (uint64_t)VT_MERGE_WINDOW_EVENTS * (live ? live : 1), was = span;
+        uint64_t want = (uint64_t)VT_MERGE_WINDOW_EVENTS * (live ? live : 1);
         if (fed < want / 2 && span < MAX_SPAN_NS / 2) {
             /* at this window's rate, the next holds what is wanted */
             uint64_t grow = fed ? want / fed : 2;
@@ -918,7 +900,6 @@ static void run_windows(struct crew *c, size_t helpers, const struct vt_gpu_feed
         } else if (fed > 2 * want && span > 1) {
             span /= 2;
         }
-        expect_notes(c->lanes, c->nlanes, span > was ? span / was : 1);
     }
 }
 
