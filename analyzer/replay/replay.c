@@ -732,6 +732,11 @@ void vt_replay_finish(struct vt_replay *rp)
     }
 }
 
+void vt_replay_drop_live(struct vt_replay *rp)
+{
+    vt_live_rule_free(&rp->live);
+}
+
 void vt_replay_settle(struct vt_replay *rp)
 {
     vt_live_rule_free(&rp->live);

@@ -256,6 +256,10 @@ void vt_replay_finish(struct vt_replay *rp);
  * what only feeding uses (each ledger's site index and change log) go;
  * the figures stay, to be read. */
 void vt_replay_settle(struct vt_replay *rp);
+/* Where nothing is fed any more, before vt_replay_finish: the live set
+ * goes (neither finishing nor the figures read it; vt_replay_settle
+ * then has nothing of it to free). */
+void vt_replay_drop_live(struct vt_replay *rp);
 
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);

@@ -23,6 +23,10 @@
  * ends the window at its next record, so the queues stay bounded
  * (VT_MERGE_NOTES_MAX notes a trace) whatever the timestamps.
  *
+ * A trace that reaches its end gives back its chunk buffer and its live
+ * set at once (its notes may wait for the window's merge; neither is read
+ * again), so that the others' notes take their room.
+ *
  * With several threads, the traces of a window are replayed on them (a
  * trace on one thread at a time); the notes are merged on the caller's.
  * The figures are the same for any number of threads.
