@@ -256,6 +256,13 @@ void vt_replay_finish(struct vt_replay *rp);
  * what only feeding uses (each ledger's site index and change log) go;
  * the figures stay, to be read. */
 void vt_replay_settle(struct vt_replay *rp);
+/* Before the first record: the live set made with room for count
+ * allocations at once (best effort), as many as the replay expects to be
+ * live at most. */
+void vt_replay_expect_live(struct vt_replay *rp, size_t count);
+/* Before vt_replay_settle: how many allocations its live set has room for
+ * (about as many as were live at most). */
+size_t vt_replay_live_room(const struct vt_replay *rp);
 
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);

@@ -410,6 +410,13 @@ static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
  * and open files hold the groups in flight, not every trace's. */
 static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
+    size_t fewest = SIZE_MAX;
+    for (size_t k = 0; k < grp->n && grp->n > 1; k++) {
+        size_t room = vt_replay_live_room(&a->inputs[grp->members[k]].replay);
+        fewest = room < fewest ? room : fewest;
+    }
+    if (fewest != SIZE_MAX)
+        __atomic_store_n(&a->live_hint, fewest, __ATOMIC_RELAXED); /* groups end side by side */
     for (size_t k = 0; k < grp->n; k++) {
         struct vt_input *in = &a->inputs[grp->members[k]];
         vt_replay_finish(&in->replay);
@@ -428,6 +435,9 @@ static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
     for (size_t k = 0; k < grp->n && a->stacks; k++) /* the earlier groups' nodes */
         vt_reader_follow_stack_share(a->inputs[grp->members[k]].reader, a->stacks);
+    size_t live_hint = __atomic_load_n(&a->live_hint, __ATOMIC_RELAXED);
+    for (size_t k = 0; k < grp->n && grp->n > 1 && live_hint; k++)
+        vt_replay_expect_live(&a->inputs[grp->members[k]].replay, live_hint);
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
         if (grp->n == 1) /* decoded ahead (run_alone): the two threads decompress too */
             vt_reader_read_ahead_shared(a->inputs[grp->members[k]].reader);
