@@ -46,6 +46,27 @@ static bool grow(struct vt_live_set *s)
     return true;
 }
 
+bool vt_live_set_reserve(struct vt_live_set *s, size_t count)
+{
+    if (s->cap)
+        return true;
+    size_t cap = 16;
+    unsigned shift = 28; /* 16 slots, as grow makes them */
+    while (count > cap / s->load_inverse) {
+        if (cap >= (size_t)1 << 32)
+            return false; /* the hash has 32 bits */
+        cap *= 2;
+        shift--;
+    }
+    struct vt_live *n = calloc(cap, sizeof *n);
+    if (!n)
+        return false;
+    s->slots = n;
+    s->cap = cap;
+    s->shift = shift;
+    return true;
+}
+
 struct vt_live *vt_live_insert_grow(struct vt_live_set *s, uint8_t kind, uint64_t addr)
 {
     if (!grow(s))

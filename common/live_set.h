@@ -88,6 +88,19 @@ static inline void vt_live_set_sparse(struct vt_live_set *s)
     s->load_inverse = VT_LIVE_LOAD_INVERSE_SPARSE;
 }
 
+/* An empty set's table made at once with room for count entries (the
+ * slots at its load): a replay that knows about how many allocations will
+ * be live at once skips growing through every size up to it, each table
+ * zeroed and filled again. Nothing changes for a set with a table; false
+ * when out of memory (the set as it was). */
+bool vt_live_set_reserve(struct vt_live_set *s, size_t count);
+
+/* How many entries the table has room for (count below this: no growth). */
+static inline size_t vt_live_set_room(const struct vt_live_set *s)
+{
+    return s->cap / s->load_inverse;
+}
+
 /* Grows the table, then inserts (out of line: rare). */
 struct vt_live *vt_live_insert_grow(struct vt_live_set *s, uint8_t kind, uint64_t addr);
 

@@ -734,7 +734,20 @@ void vt_replay_finish(struct vt_replay *rp)
 
 void vt_replay_drop_live(struct vt_replay *rp)
 {
+    size_t room = vt_live_set_room(&rp->live.live);
+    rp->live_room_dropped = room > rp->live_room_dropped ? room : rp->live_room_dropped;
     vt_live_rule_free(&rp->live);
+}
+
+void vt_replay_expect_live(struct vt_replay *rp, size_t count)
+{
+    (void)vt_live_set_reserve(&rp->live.live, count); /* else it grows as it goes */
+}
+
+size_t vt_replay_live_room(const struct vt_replay *rp)
+{
+    size_t room = vt_live_set_room(&rp->live.live);
+    return room > rp->live_room_dropped ? room : rp->live_room_dropped;
 }
 
 void vt_replay_settle(struct vt_replay *rp)

@@ -176,6 +176,7 @@ typedef void (*vt_record_fn)(void *ctx, struct vt_replay *rp, const struct vt_re
 struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
     struct vt_live_rule live;       /* what is live, by the shared rule (live_rule.h) */
+    size_t live_room_dropped;       /* the live set's room when vt_replay_drop_live freed it */
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
@@ -260,6 +261,14 @@ void vt_replay_settle(struct vt_replay *rp);
  * goes (neither finishing nor the figures read it; vt_replay_settle
  * then has nothing of it to free). */
 void vt_replay_drop_live(struct vt_replay *rp);
+/* Before the first record: the live set made with room for count
+ * allocations at once (best effort), as many as the replay expects to be
+ * live at most. */
+void vt_replay_expect_live(struct vt_replay *rp, size_t count);
+/* Before vt_replay_settle: how many allocations its live set has room for
+ * (about as many as were live at most), or had when vt_replay_drop_live
+ * freed it. */
+size_t vt_replay_live_room(const struct vt_replay *rp);
 
 /* The ledger for (device, category), or NULL if it never held anything. */
 struct vt_ledger *vt_replay_ledger(struct vt_replay *rp, int64_t device, enum vt_category cat);

@@ -410,6 +410,13 @@ static bool run_merged(struct vt_analysis *a, struct vt_analysis_group *grp)
  * and open files hold the groups in flight, not every trace's. */
 static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
+    size_t fewest = SIZE_MAX;
+    for (size_t k = 0; k < grp->n && grp->n > 1; k++) {
+        size_t room = vt_replay_live_room(&a->inputs[grp->members[k]].replay);
+        fewest = room < fewest ? room : fewest;
+    }
+    if (fewest != SIZE_MAX)
+        __atomic_store_n(&a->live_hint, fewest, __ATOMIC_RELAXED); /* groups end side by side */
     for (size_t k = 0; k < grp->n; k++) {
         struct vt_input *in = &a->inputs[grp->members[k]];
         vt_replay_finish(&in->replay);
@@ -426,6 +433,11 @@ static void finish_group(struct vt_analysis *a, struct vt_analysis_group *grp)
  * are open from here to finish_group. */
 static void run_group(struct vt_analysis *a, struct vt_analysis_group *grp)
 {
+    for (size_t k = 0; k < grp->n && a->stacks; k++) /* the earlier groups' nodes */
+        vt_reader_follow_stack_share(a->inputs[grp->members[k]].reader, a->stacks);
+    size_t live_hint = __atomic_load_n(&a->live_hint, __ATOMIC_RELAXED);
+    for (size_t k = 0; k < grp->n && grp->n > 1 && live_hint; k++)
+        vt_replay_expect_live(&a->inputs[grp->members[k]].replay, live_hint);
     for (size_t k = 0; k < grp->n && grp->read_ahead; k++)
         if (grp->n == 1) /* decoded ahead (run_alone): the two threads decompress too */
             vt_reader_read_ahead_shared(a->inputs[grp->members[k]].reader);
@@ -861,9 +873,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
          * nothing to make room for, and opening it once is enough. */
         if (files.n > 1)
             vt_reader_suspend(r);
-        struct stat st;
-        if (stat(files.paths[i], &st) == 0 && st.st_size > 0)
-            work_bytes += (uint64_t)st.st_size;
+        work_bytes += vt_reader_file_size(r); /* its size when opened */
         struct vt_input *in = &a->inputs[a->ninputs++];
         in->path = files.paths[i];
         in->reader = r;

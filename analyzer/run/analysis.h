@@ -109,6 +109,10 @@ struct vt_analysis {
     /* The stack nodes the traces have in common, kept once (stack_share.h);
      * NULL for one trace. */
     struct vt_stack_share *stacks;
+    /* The fewest allocations the live set of a rank of the last group
+     * replayed had room for: the live sets of the next group's ranks are
+     * made that big at once (a job's ranks are alike). */
+    size_t live_hint;
 };
 
 /* Opens every path (a directory stands for the *.vtrace files in it, in

@@ -102,6 +102,26 @@ static size_t frame_header_end(const uint8_t *frame, size_t size)
     return n < size ? n : size;
 }
 
+/* What a head read reads of the compressed chunk first: the frame's
+ * header and the head's block (a few hundred bytes) in one read. */
+#define VT_HEAD_READ_FIRST 4096
+
+/* The compressed bytes of the chunk at off read up to n (at most csize) into
+ * b->comp, of which *have are there; false: a read error. */
+static bool comp_upto(const struct vt_chunk_input *in, uint64_t off, struct vt_chunk_buffers *b,
+                      size_t *have, size_t n, size_t csize)
+{
+    if (n > csize)
+        n = csize;
+    if (n <= *have)
+        return true;
+    if (vt_chunk_input_read(in, off + VT_CHUNK_HEADER_SIZE + *have, b->comp + *have, n - *have) !=
+        n - *have)
+        return false;
+    *have = n;
+    return true;
+}
+
 /* Reads, checks and decompresses the chunk at off (< in->size) into b.
  * Returns true for data, false for a cut or an error (c says which). */
 static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_chunk_buffers *b,
@@ -133,15 +153,18 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
         return chunk_cut(c, "last chunk cut short");
     if (!fit(&b->comp, &b->comp_cap, csize))
         return chunk_error(c, off, "out of memory for a chunk of %" PRIu32 " bytes", csize);
-    if (vt_chunk_input_read(in, off + VT_CHUNK_HEADER_SIZE, b->comp, csize) != csize)
+    /* A head read reads what its blocks take (comp_upto), not the chunk */
+    bool head_read = head && head < rsize;
+    size_t have = 0;
+    if (!comp_upto(in, off, b, &have, head_read ? VT_HEAD_READ_FIRST : csize, csize))
         return chunk_error(c, off, "read error");
-    unsigned long long content = ZSTD_getFrameContentSize(b->comp, csize);
+    unsigned long long content = ZSTD_getFrameContentSize(b->comp, have);
     if (content == ZSTD_CONTENTSIZE_ERROR)
         return chunk_error(c, off, "corrupt chunk: not a zstd frame");
     if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != rsize)
         return chunk_error(c, off, "corrupt chunk: zstd frame holds %llu bytes, header says %" PRIu32,
                      content, rsize);
-    if (head && head < rsize) {
+    if (head_read) {
         /* Only the chunk's first zstd blocks, up to the first that reaches
          * head bytes (a trace's head: what the process record says, which
          * the tracer ends a block with): the frame is fed a block at a time,
@@ -153,7 +176,11 @@ static bool fetch(const struct vt_chunk_input *in, ZSTD_DCtx *dctx, struct vt_ch
         ZSTD_outBuffer zout = {b->raw, rsize, 0};
         size_t rc = 1;
         do {
+            if (!comp_upto(in, off, b, &have, zin.size + 3, csize)) /* the block's header */
+                return chunk_error(c, off, "read error");
             zin.size = block_end(b->comp, csize, zin.size);
+            if (!comp_upto(in, off, b, &have, zin.size, csize))
+                return chunk_error(c, off, "read error");
             do {
                 rc = ZSTD_decompressStream(dctx, &zout, &zin);
                 if (ZSTD_isError(rc))

@@ -340,3 +340,50 @@ void vt_stack_nodes_move_to(struct vt_stack_nodes *t, struct vt_stack_nodes *to)
     t->python = to->python;
     t->base = to;
 }
+
+void vt_stack_nodes_follow(struct vt_stack_nodes *t, const struct vt_stack_nodes *base,
+                           const uint16_t *slot, int64_t *shift)
+{
+    vt_stack_nodes_free(t);
+    t->base = base;
+    t->base_slot = slot;
+    t->shift = shift;
+    t->following = true;
+}
+
+bool vt_stack_nodes_follow_shift(struct vt_stack_nodes *t, int64_t *shift)
+{
+    /* a node taken already was base's ip plus its slot's shift then */
+    for (uint64_t k = 0; k < t->n; k++) {
+        uint16_t s = t->base_slot[k];
+        if ((t->shift ? t->shift[s] : 0) != (shift ? shift[s] : 0))
+            return false;
+    }
+    free(t->shift);
+    t->shift = shift;
+    return true;
+}
+
+bool vt_stack_nodes_unfollow(struct vt_stack_nodes *t, uint64_t cap)
+{
+    struct vt_stack_nodes own;
+    vt_stack_nodes_init(&own);
+    if (!vt_stack_nodes_reserve(&own, cap > t->n ? cap : t->n + 1))
+        return false;
+    for (uint64_t id = 1; id <= t->n; id++) {
+        uint64_t parent = 0, ip = 0;
+        vt_stack_nodes_get(t, id, &parent, &ip);
+        if (!vt_stack_nodes_add(&own, parent, ip)) {
+            vt_stack_nodes_free(&own);
+            return false;
+        }
+    }
+    vt_stack_nodes_free(t); /* and the shift */
+    *t = own;
+    return true;
+}
+
+void vt_stack_nodes_follow_end(struct vt_stack_nodes *t)
+{
+    t->following = false;
+}

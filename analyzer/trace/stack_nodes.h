@@ -49,6 +49,11 @@ struct vt_stack_nodes {
     uint64_t nbase;
     const uint16_t *base_slot;
     int64_t *shift;          /* owned */
+    /* Following (vt_stack_nodes_follow): every node so far is base's, and
+     * nodes still coming are compared with base's next one, not stored;
+     * base_apart counts base's parents apart among them. */
+    bool following;
+    size_t base_apart;
 };
 
 void vt_stack_nodes_init(struct vt_stack_nodes *t);
@@ -99,6 +104,93 @@ uint64_t vt_stack_nodes_common(const struct vt_stack_nodes *t, const struct vt_s
  * caller's). */
 bool vt_stack_nodes_rebase(struct vt_stack_nodes *t, const struct vt_stack_nodes *base, uint64_t m,
                            const uint16_t *slot, int64_t *shift);
+/* t (empty) follows base while it is filled: each node that is base's
+ * next, base's ip plus shift[slot[k]] (shift NULL: plus 0; t owns it), is
+ * taken as base's (vt_stack_nodes_follow_next), with nothing stored; the
+ * first that is not ends it (vt_stack_nodes_unfollow). For the ranks of a
+ * job, which define the nodes of a shared table before their first event:
+ * a table that would be filled only to be dropped for base's is never
+ * filled. base and slot must outlive t. */
+void vt_stack_nodes_follow(struct vt_stack_nodes *t, const struct vt_stack_nodes *base,
+                           const uint16_t *slot, int64_t *shift);
+/* A following table's place in its base, held in registers while a run
+ * of nodes is compared (a rank defines thousands before its first event):
+ * vt_stack_follow_begin, vt_stack_follow_next for each node, then
+ * vt_stack_follow_end before the table is used again. */
+struct vt_stack_follow {
+    const uint64_t *chained, *ip_wide;
+    const uint32_t *apart, *ip_low, *spans;
+    const uint8_t *ip_span;
+    const int64_t *shift;
+    const uint16_t *slot;
+    uint64_t k, n;     /* the next node's index; base's nodes */
+    size_t apart_i;    /* base's parents apart before node k */
+    uint64_t python;   /* a node taken was a Python frame */
+};
+
+static inline void vt_stack_follow_begin(const struct vt_stack_nodes *t, struct vt_stack_follow *f)
+{
+    const struct vt_stack_nodes *b = t->base;
+    *f = (struct vt_stack_follow){
+        .chained = b->chained, .ip_wide = b->ip_wide, .apart = b->apart, .ip_low = b->ip_low,
+        .spans = b->spans, .ip_span = b->ip_span, .shift = t->shift, .slot = t->base_slot,
+        .k = t->n, .n = b->n, .apart_i = t->base_apart, .python = 0,
+    };
+}
+
+/* Takes the next node if it is base's next one (true), else changes
+ * nothing (false). */
+static inline bool vt_stack_follow_next(struct vt_stack_follow *f, uint64_t parent, uint64_t ip)
+{
+    uint64_t k = f->k;
+    if (k >= f->n)
+        return false;
+    uint64_t chained = f->chained[k / 64] >> (k % 64) & 1;
+    uint64_t want_parent = k;
+    if (!chained)
+        want_parent = f->apart[f->apart_i];
+    uint64_t want_ip = f->ip_wide ? f->ip_wide[k]
+                                  : (uint64_t)f->spans[f->ip_span[k]] << 32 | f->ip_low[k];
+    if (f->shift)
+        want_ip += (uint64_t)f->shift[f->slot[k]];
+    if (parent != want_parent || ip != want_ip)
+        return false;
+    f->apart_i += !chained;
+    f->python |= ip;
+    f->k = k + 1;
+    return true;
+}
+
+static inline void vt_stack_follow_end(struct vt_stack_nodes *t, const struct vt_stack_follow *f)
+{
+    t->n = t->nbase = f->k;
+    t->base_apart = f->apart_i;
+    t->python |= f->python >> 63;
+}
+
+/* Following t: takes node n + 1 if it is base's next one (true), else
+ * changes nothing (false). */
+static inline bool vt_stack_nodes_follow_next(struct vt_stack_nodes *t, uint64_t parent,
+                                              uint64_t ip)
+{
+    struct vt_stack_follow f;
+    vt_stack_follow_begin(t, &f);
+    bool taken = vt_stack_follow_next(&f, parent, ip);
+    vt_stack_follow_end(t, &f);
+    return taken;
+}
+/* Following t: shift (owned) replaces t's where no node taken so far lies
+ * in a slot whose shift it changes (true); else nothing changes and the
+ * caller keeps shift (false). For a module the trace recorded after t began
+ * to follow. */
+bool vt_stack_nodes_follow_shift(struct vt_stack_nodes *t, int64_t *shift);
+/* Following t stops: its nodes go into arrays of its own with room for
+ * cap nodes (at least one more than it has), and it takes nodes as any
+ * table; false when out of memory, t as it was. */
+bool vt_stack_nodes_unfollow(struct vt_stack_nodes *t, uint64_t cap);
+/* Following t takes no more nodes: it stays rebased on base, wholly. */
+void vt_stack_nodes_follow_end(struct vt_stack_nodes *t);
+
 /* to (an empty table) takes t's nodes, and t is rebased on it wholly: it
  * hands out the same nodes, and to must outlive it. */
 void vt_stack_nodes_move_to(struct vt_stack_nodes *t, struct vt_stack_nodes *to);

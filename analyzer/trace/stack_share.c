@@ -3,6 +3,7 @@
 #include "stack_share.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,8 @@ struct shared_module {
 };
 
 struct shared_table {
-    struct vt_stack_nodes nodes; /* the first rank's, moved */
+    struct vt_stack_nodes nodes; /* the first rank's, moved; first: see table_of */
+    uint64_t ranks;              /* ranks rebased on it: the one a rank follows */
     uint16_t *slot;              /* per node: its module + 1, 0 none */
     struct shared_module *modules; /* that rank's, by start */
     size_t nmodules;
@@ -204,9 +206,73 @@ static bool table_publish(struct vt_stack_share *s, struct shared_table *e, stru
     return room;
 }
 
+/* The shared table whose nodes base is. */
+static struct shared_table *table_of(const struct vt_stack_nodes *base)
+{
+    return (struct shared_table *)((char *)base - offsetof(struct shared_table, nodes));
+}
+
+static void count_rank(struct vt_stack_share *s, struct shared_table *e)
+{
+    pthread_mutex_lock(&s->lock);
+    e->ranks++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The shifts of t's modules for e's, found among mods; NULL and false: out
+ * of memory. */
+static bool shifts_among(const struct shared_table *e, const struct vt_module_info *const *mods,
+                         size_t nmods, int64_t **shift)
+{
+    struct module_finder finder = {.mods = mods, .nmods = nmods};
+    vt_pair_map_init(&finder.by_key);
+    bool ok = shifts_for(e, &finder, shift) && !finder.out_of_memory;
+    vt_pair_map_free(&finder.by_key);
+    if (!ok) {
+        free(*shift);
+        *shift = NULL;
+    }
+    return ok;
+}
+
+bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
+                           const struct vt_module_info *const *mods, size_t nmods)
+{
+    if (!s || t->n || t->base)
+        return false;
+    struct shared_table *e = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->ntables; i++)
+        if (!e || s->tables[i]->ranks > e->ranks)
+            e = s->tables[i];
+    pthread_mutex_unlock(&s->lock);
+    int64_t *shift;
+    if (!e || !shifts_among(e, mods, nmods, &shift))
+        return false;
+    vt_stack_nodes_follow(t, &e->nodes, e->slot, shift);
+    return true;
+}
+
+bool vt_stack_share_refollow(struct vt_stack_nodes *t, const struct vt_module_info *const *mods,
+                             size_t nmods)
+{
+    int64_t *shift;
+    if (!t->following || !shifts_among(table_of(t->base), mods, nmods, &shift))
+        return false;
+    if (vt_stack_nodes_follow_shift(t, shift))
+        return true;
+    free(shift);
+    return false;
+}
+
 void vt_stack_share_offer(struct vt_stack_share *s, struct vt_stack_nodes *t,
                           const struct vt_module_info *const *mods, size_t nmods)
 {
+    if (s && t->following) { /* every node of its was the table's */
+        vt_stack_nodes_follow_end(t);
+        count_rank(s, table_of(t->base));
+        return;
+    }
     if (!s || !t->n || t->base)
         return;
     struct shared_table *tables[VT_SHARED_TABLES];
@@ -249,4 +315,6 @@ void vt_stack_share_offer(struct vt_stack_share *s, struct vt_stack_nodes *t,
     }
     if (!best_m || !vt_stack_nodes_rebase(t, &best->nodes, best_m, best->slot, best_shift))
         free(best_shift);
+    else
+        count_rank(s, best);
 }

@@ -23,6 +23,7 @@
 #ifndef VRAMTRACE_ANALYZER_TRACE_STACK_SHARE_H
 #define VRAMTRACE_ANALYZER_TRACE_STACK_SHARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "stack_nodes.h"
@@ -41,5 +42,18 @@ void vt_stack_share_free(struct vt_stack_share *s);
  * memory, t stays as it was. */
 void vt_stack_share_offer(struct vt_stack_share *s, struct vt_stack_nodes *t,
                           const struct vt_module_info *const *mods, size_t nmods);
+
+/* t (an empty table) follows the share's table that most ranks took so
+ * far (stack_nodes.h: vt_stack_nodes_follow), its modules found among
+ * mods[0..nmods), the trace's modules so far, as an offer finds them; false
+ * (t as it was) when the share has no table yet, or out of memory. Offered
+ * at its end, a table that followed to the end is the share's already. */
+bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
+                           const struct vt_module_info *const *mods, size_t nmods);
+/* t follows a table of the share: its modules found again among
+ * mods[0..nmods), which the trace has recorded more of since; true if
+ * that changed t's shifts (vt_stack_nodes_follow_shift). */
+bool vt_stack_share_refollow(struct vt_stack_nodes *t, const struct vt_module_info *const *mods,
+                             size_t nmods);
 
 #endif

@@ -106,6 +106,11 @@ struct vt_reader {
     const char **strings;   /* id 1.. at [id-1] */
     uint64_t nstrings, strings_cap;
     struct vt_stack_nodes nodes;
+    /* Until the first node: the share whose table it then follows, if any
+     * (stack_share.h); the modules it had counted when its shifts were
+     * found. */
+    struct vt_stack_share *follow_share;
+    size_t follow_nmodules;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
     uint64_t npy_codes, py_codes_cap;
@@ -397,6 +402,9 @@ int vt_reader_open_head(const char *path, size_t head, struct vt_reader **out,
     if (vt_reader_open(path, out, err) != 0)
         return -1;
     (*out)->source.head = head;
+    /* a look at each of many traces: the thread's decompression context,
+     * not one made and freed a trace */
+    (*out)->source.lean = true;
     return 0;
 }
 
@@ -492,6 +500,11 @@ void vt_reader_share_stack_nodes(struct vt_reader *r, struct vt_stack_share *s)
         return; /* not at its end: more nodes may come */
     vt_stack_share_offer(s, &r->nodes, (const struct vt_module_info *const *)r->modules,
                          r->nmodules);
+}
+
+void vt_reader_follow_stack_share(struct vt_reader *r, struct vt_stack_share *s)
+{
+    r->follow_share = s;
 }
 
 uint64_t vt_reader_stack_nodes_own(const struct vt_reader *r)
@@ -958,10 +971,59 @@ static bool nodes_room(struct vt_reader *r)
            vt_stack_nodes_reserve(&r->nodes, ncap);
 }
 
-/* The node after the last (room made), as rec too; false: out of memory. */
+/* At the trace's first node: it follows a table of the share, if it was
+ * given one and the share has a table. */
+static void start_following(struct vt_reader *r)
+{
+    if (!r->nodes.n && !r->nodes.base &&
+        vt_stack_share_follow(r->follow_share, &r->nodes,
+                              (const struct vt_module_info *const *)r->modules, r->nmodules))
+        r->follow_nmodules = r->nmodules;
+    r->follow_share = NULL; /* asked once */
+}
+
+/* The table follows a shared one: the node is taken as that table's next
+ * (1), or it was not, and the table has room of its own for it now (0), or
+ * out of memory (-1). The modules recorded since the shifts were found are
+ * looked at first: a library loaded late. Its own room is charged as
+ * nodes_room charges it. */
+static int follow_node(struct vt_reader *r, uint64_t parent, uint64_t ip)
+{
+    if (vt_stack_nodes_follow_next(&r->nodes, parent, ip))
+        return 1;
+    if (r->nmodules != r->follow_nmodules) {
+        r->follow_nmodules = r->nmodules;
+        if (vt_stack_share_refollow(&r->nodes, (const struct vt_module_info *const *)r->modules,
+                                    r->nmodules) &&
+            vt_stack_nodes_follow_next(&r->nodes, parent, ip))
+            return 1;
+    }
+    if (r->nodes.n >= VT_NODES_MAX)
+        return -1;
+    size_t cap = vt_grow_capacity(0, (size_t)r->nodes.n + 1, 2 * sizeof(uint64_t));
+    return cap && charge(r, (uint64_t)cap * 2 * sizeof(uint64_t)) &&
+                   vt_stack_nodes_unfollow(&r->nodes, cap)
+               ? 0
+               : -1;
+}
+
+/* The node after the last, into the table; false: out of memory. */
+static bool take_node(struct vt_reader *r, uint64_t parent, uint64_t ip)
+{
+    if (__builtin_expect(r->follow_share != NULL, 0))
+        start_following(r);
+    if (r->nodes.following) {
+        int taken = follow_node(r, parent, ip);
+        if (taken)
+            return taken > 0;
+    }
+    return nodes_room(r) && vt_stack_nodes_add(&r->nodes, parent, ip);
+}
+
+/* The node after the last, as rec too; false: out of memory. */
 static bool add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, struct vt_record *rec)
 {
-    if (!vt_stack_nodes_add(&r->nodes, parent, ip))
+    if (!take_node(r, parent, ip))
         return false;
     rec->u.stack_node.id = r->nodes.n;
     rec->u.stack_node.parent = parent;
@@ -976,7 +1038,7 @@ static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_r
     CHECK(parent <= r->nodes.n, "stack node parent id out of range");
     if (c->bad)
         return;
-    if (!nodes_room(r) || !add_stack_node(r, parent, ip, rec))
+    if (!add_stack_node(r, parent, ip, rec))
         CHECK(false, "tables exceed the reader's memory limit");
 }
 
@@ -989,7 +1051,7 @@ static inline bool stack_node_fast(struct vt_reader *r, struct vt_record *rec)
     const uint8_t *p = r->raw + r->raw_pos + 1, *end = r->raw + r->raw_len;
     uint64_t parent, ip;
     if (vt_get_uvarint(&p, end, &parent) != 0 || vt_get_uvarint(&p, end, &ip) != 0 ||
-        parent > r->nodes.n || !nodes_room(r) || !add_stack_node(r, parent, ip, rec))
+        parent > r->nodes.n || !add_stack_node(r, parent, ip, rec))
         return false;
     rec->type = VT_REC_STACK_NODE;
     rec->chunk_offset = r->chunk_offset;
@@ -1711,12 +1773,47 @@ static __attribute__((noinline)) size_t take_nodes_pext(struct vt_reader *r)
     return take_nodes_in_room(r, true);
 }
 
+/* The nodes of a table that follows a shared one (stack_nodes.h), compared
+ * with that table's, not stored: it stops at the first that is not its. */
+static inline __attribute__((always_inline)) size_t follow_nodes_in_room(struct vt_reader *r,
+                                                                        bool pext)
+{
+    if (r->raw_len - r->raw_pos < VT_STACK_NODE_RECORD_MAX)
+        return 0;
+    const uint8_t *p = r->raw + r->raw_pos;
+    const uint8_t *last = r->raw + r->raw_len - VT_STACK_NODE_RECORD_MAX; /* last with room */
+    struct vt_stack_follow f;
+    vt_stack_follow_begin(&r->nodes, &f);
+    uint64_t first = f.k;
+    while (p <= last && *p == VT_REC_STACK_NODE) {
+        const uint8_t *q = p + 1;
+        uint64_t parent, ip;
+        if (!fast_uv(&q, &parent, pext) || !any_uv(&q, &ip, pext) || parent > f.k ||
+            !vt_stack_follow_next(&f, parent, ip))
+            break;
+        p = q;
+    }
+    vt_stack_follow_end(&r->nodes, &f);
+    r->raw_pos = (size_t)(p - r->raw);
+    r->records += f.k - first;
+    return (size_t)(f.k - first);
+}
+
+static __attribute__((noinline)) size_t follow_nodes(struct vt_reader *r)
+{
+    return r->fast_pext ? follow_nodes_in_room(r, true) : follow_nodes_in_room(r, false);
+}
+
 size_t vt_reader_take_stack_nodes(struct vt_reader *r)
 {
     struct vt_record rec;
     size_t n = 0;
     while (record_ahead(r) > 0 && r->raw[r->raw_pos] == VT_REC_STACK_NODE) {
-        size_t taken = r->fast_pext ? take_nodes_pext(r) : take_nodes_in_room(r, false);
+        if (__builtin_expect(r->follow_share != NULL, 0))
+            start_following(r);
+        size_t taken = r->nodes.following ? follow_nodes(r)
+                       : r->fast_pext     ? take_nodes_pext(r)
+                                          : take_nodes_in_room(r, false);
         n += taken;
         /* the chunk's last nodes, or one the loop would not take */
         if (!taken && !stack_node_fast(r, &rec))

@@ -161,6 +161,12 @@ void vt_reader_release(struct vt_reader *r);
  * must outlive the reader; it keeps what the share does not hold. */
 struct vt_stack_share;
 void vt_reader_share_stack_nodes(struct vt_reader *r, struct vt_stack_share *s);
+/* Before the trace's first stack node is read: its nodes are compared, as
+ * they are read, with a table of the share that other traces offered
+ * (stack_share.h: vt_stack_share_follow), and kept only from the first
+ * that differs; s must outlive the reader. A trace of a job's rank then
+ * fills no table to drop it when offered. */
+void vt_reader_follow_stack_share(struct vt_reader *r, struct vt_stack_share *s);
 /* The stack nodes the reader keeps itself (the others are a share's). */
 uint64_t vt_reader_stack_nodes_own(const struct vt_reader *r);
 

@@ -5,7 +5,11 @@
  * their own, recorded in another order, one loaded late, Python frames
  * whose code ids name other functions in each rank, and ranks that diverge
  * midway (by an ip, by a parent) or early. And the nodes the ranks have in
- * common must be kept once, or the sharing is not there to test.
+ * common must be kept once, or the sharing is not there to test. Twice:
+ * the ranks replayed side by side (one host: one group, each rank's table
+ * offered after the group), and each on a host of its own (a group each,
+ * in turn: a rank's nodes compared with the share's table as they are
+ * read, before its modules are all recorded).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -63,12 +67,15 @@ static uint64_t ip_of(const struct rank_shape *s, uint64_t k, uint64_t main_off)
     return s->main_base + main_off + other;
 }
 
-static char *write_rank(int r)
+static char *write_rank(int r, bool own_host)
 {
     const struct rank_shape *s = &shapes[r];
     struct tb b;
     tb_init(&b);
-    tb_standard_header(&b, 100 + (uint64_t)r, 1, 1ull << 34); /* nodes 1..3: no module */
+    char host[32] = "testhost";
+    if (own_host)
+        snprintf(host, sizeof host, "node%d", r);
+    tb_header_on_host(&b, 100 + (uint64_t)r, 1, 1ull << 34, host); /* nodes 1..3: no module */
     if (s->torch_first)
         module(&b, MOD_TORCH, s->torch_base, "/opt/torch/lib/libtorch.so", build_torch, 4);
     module(&b, MOD_MAIN, s->main_base, "/opt/app/libmain.so", build_main, 4);
@@ -157,14 +164,13 @@ static void read_alone(const char *path, struct truth *t)
     vt_reader_close(r);
 }
 
-static void test_every_rank_names_its_own_frames(void **state)
+static void every_rank_names_its_own_frames(bool own_hosts)
 {
-    (void)state;
     setenv("VRAMTRACE_ANALYZER_THREADS", "1", 1); /* the ranks offer their tables in order */
     char *paths[RANKS];
     static struct truth truth[RANKS];
     for (int r = 0; r < RANKS; r++) {
-        paths[r] = write_rank(r);
+        paths[r] = write_rank(r, own_hosts);
         read_alone(paths[r], &truth[r]);
     }
     /* the truth differs where the ranks do */
@@ -217,10 +223,23 @@ static void test_every_rank_names_its_own_frames(void **state)
     }
 }
 
+static void test_every_rank_names_its_own_frames(void **state)
+{
+    (void)state;
+    every_rank_names_its_own_frames(false);
+}
+
+static void test_every_rank_read_after_others_names_its_own_frames(void **state)
+{
+    (void)state;
+    every_rank_names_its_own_frames(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_rank_names_its_own_frames),
+        cmocka_unit_test(test_every_rank_read_after_others_names_its_own_frames),
     };
     return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }

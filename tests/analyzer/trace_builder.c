@@ -78,11 +78,17 @@ void tb_trailer(struct tb *b, uint64_t time_ns)
 
 void tb_standard_header(struct tb *b, uint64_t pid, uint8_t uuid_byte, uint64_t capacity)
 {
+    tb_header_on_host(b, pid, uuid_byte, capacity, "testhost");
+}
+
+void tb_header_on_host(struct tb *b, uint64_t pid, uint8_t uuid_byte, uint64_t capacity,
+                       const char *host)
+{
     static const char *const argv[] = {"python", "train.py"};
     static const struct vt_env_var env[] = {{"RANK", "0"}};
     struct vt_process_info p = {
         .pid = pid, .ppid = 1, .start_realtime_ns = 1700000000000000000ull,
-        .start_mono_ns = 1000, .hostname = "testhost", .exe = "/usr/bin/python",
+        .start_mono_ns = 1000, .hostname = host, .exe = "/usr/bin/python",
         .argc = 2, .argv = argv, .nenv = 1, .env = env, .tool_version = "test",
         .stack_depth = 64, .flush_interval_ms = 100,
     };

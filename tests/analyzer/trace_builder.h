@@ -40,6 +40,9 @@ int tb_tmpdir_teardown(void **state);
 void tb_init(struct tb *b);
 void tb_free(struct tb *b);
 void tb_standard_header(struct tb *b, uint64_t pid, uint8_t uuid_byte, uint64_t capacity);
+/* The same, the process on host (tb_standard_header's: "testhost"). */
+void tb_header_on_host(struct tb *b, uint64_t pid, uint8_t uuid_byte, uint64_t capacity,
+                       const char *host);
 /* Ends the current chunk (compresses it into the file). */
 void tb_flush(struct tb *b);
 /* Flushes, then writes a trailer chunk. */
