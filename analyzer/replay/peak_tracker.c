@@ -129,6 +129,28 @@ void vt_peak_state_free(struct vt_peak_state *s)
     vt_peak_state_init(s);
 }
 
+void vt_peak_state_settle(struct vt_peak_state *s, size_t nsites)
+{
+    if (nsites >= s->cap)
+        return;
+    if (nsites == 0) { /* no site: the state's figures stay, its arrays go */
+        free(s->bytes);
+        free(s->count);
+        s->bytes = s->count = NULL;
+        s->cap = 0;
+        return;
+    }
+    /* a site past nsites does not exist: nothing is lost (where realloc
+     * fails, the larger array stays, valid for nsites all the same) */
+    uint64_t *b = realloc(s->bytes, nsites * sizeof *b);
+    if (b)
+        s->bytes = b;
+    uint64_t *c = realloc(s->count, nsites * sizeof *c);
+    if (c)
+        s->count = c;
+    s->cap = nsites;
+}
+
 static bool state_fit(struct vt_peak_state *s, size_t n)
 {
     if (n <= s->cap)
