@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "decode_ahead.h"
@@ -861,9 +860,7 @@ int vt_analysis_run_with(struct vt_analysis *a, char *const *paths, size_t npath
          * nothing to make room for, and opening it once is enough. */
         if (files.n > 1)
             vt_reader_suspend(r);
-        struct stat st;
-        if (stat(files.paths[i], &st) == 0 && st.st_size > 0)
-            work_bytes += (uint64_t)st.st_size;
+        work_bytes += vt_reader_file_size(r); /* as the reader found it open */
         struct vt_input *in = &a->inputs[a->ninputs++];
         in->path = files.paths[i];
         in->reader = r;
