@@ -491,6 +491,9 @@ static void read_head(const char *path, struct head *h)
         struct vt_read_error e;
         if (vt_reader_open_head(path, attempt ? 0 : VT_HEAD_BYTES, &r, &e) != 0)
             return;
+        /* the thread's decompression context and buffer: the heads of a job
+         * of 8,192 traces made and freed one of each a trace */
+        vt_reader_lean(r);
         struct vt_record rec;
         if (vt_reader_next(r, &rec) > 0 && rec.type == VT_REC_PROCESS) {
             const struct vt_process_info *p = vt_reader_process(r);
