@@ -22,12 +22,16 @@ bool vt_input_files_take(struct vt_input_files *out, char *path)
     return true;
 }
 
-/* Takes path unless it is a file taken already (said on err, if not NULL). */
-static bool take_once(struct vt_input_files *out, char *path, FILE *err)
+/* Takes path unless it is a file taken already (said on err, if not NULL);
+ * known: path's stat, where the caller has it (NULL: stat here). */
+static bool take_once(struct vt_input_files *out, char *path, const struct stat *known,
+                      FILE *err)
 {
     struct stat st;
-    if (!path || stat(path, &st) != 0) /* opening it says what is wrong */
-        return vt_input_files_take(out, path);
+    if (known)
+        st = *known;
+    if (!path || (!known && stat(path, &st) != 0))
+        return vt_input_files_take(out, path); /* opening it says what is wrong */
     if (vt_pair_map_get(&out->seen, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
         if (err)
             fprintf(err, "vramtrace: %s: the same file as one named before: read once\n", path);
@@ -100,7 +104,7 @@ static bool add_dir(struct vt_input_files *out, const char *dir, const char *con
                 ok = add_dir(out, p, suffixes, depth + 1, err);
             free(p);
         } else {
-            ok = take_once(out, p, err);
+            ok = take_once(out, p, NULL, err);
         }
     }
     closedir(d);
@@ -111,8 +115,10 @@ bool vt_input_files_add(struct vt_input_files *out, const char *arg,
                         const char *const *suffixes, const char *what, FILE *err)
 {
     struct stat st;
-    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
-        return take_once(out, strdup(arg), err);
+    if (stat(arg, &st) != 0)
+        return take_once(out, strdup(arg), NULL, err); /* opening it says what is wrong */
+    if (!S_ISDIR(st.st_mode)) /* a job's files, each named: one stat each */
+        return take_once(out, strdup(arg), &st, err);
     DIR *d = opendir(arg);
     if (!d) {
         fprintf(err, "vramtrace: %s: cannot list the directory\n", arg);

@@ -129,6 +129,36 @@ void vt_peak_state_free(struct vt_peak_state *s)
     vt_peak_state_init(s);
 }
 
+/* Both arrays to n entries (n > 0); false if either could not be (each
+ * that could is resized all the same). */
+static bool resize_arrays(struct vt_peak_state *s, size_t n)
+{
+    uint64_t *b = realloc(s->bytes, n * sizeof *b);
+    if (b)
+        s->bytes = b;
+    uint64_t *c = realloc(s->count, n * sizeof *c);
+    if (c)
+        s->count = c;
+    return b && c;
+}
+
+void vt_peak_state_settle(struct vt_peak_state *s, size_t nsites)
+{
+    if (nsites >= s->cap)
+        return;
+    if (nsites == 0) { /* no site: the state's figures stay, its arrays go */
+        free(s->bytes);
+        free(s->count);
+        s->bytes = s->count = NULL;
+        s->cap = 0;
+        return;
+    }
+    /* a site past nsites does not exist: nothing is lost (where realloc
+     * fails, the larger array stays, valid for nsites all the same) */
+    (void)resize_arrays(s, nsites);
+    s->cap = nsites;
+}
+
 static bool state_fit(struct vt_peak_state *s, size_t n)
 {
     if (n <= s->cap)
@@ -138,16 +168,10 @@ static bool state_fit(struct vt_peak_state *s, size_t n)
     size_t ncap = s->cap ? s->cap : 4;
     while (ncap < n)
         ncap *= 2;
-    uint64_t *b = realloc(s->bytes, ncap * sizeof *b);
-    if (b)
-        s->bytes = b;
-    uint64_t *c = realloc(s->count, ncap * sizeof *c);
-    if (c)
-        s->count = c;
-    if (!b || !c)
+    if (!resize_arrays(s, ncap))
         return false;
-    memset(s->bytes + s->cap, 0, (ncap - s->cap) * sizeof *b);
-    memset(s->count + s->cap, 0, (ncap - s->cap) * sizeof *c);
+    memset(s->bytes + s->cap, 0, (ncap - s->cap) * sizeof *s->bytes);
+    memset(s->count + s->cap, 0, (ncap - s->cap) * sizeof *s->count);
     s->cap = ncap;
     return true;
 }

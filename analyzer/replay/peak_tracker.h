@@ -165,6 +165,10 @@ static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int
 
 void vt_peak_state_init(struct vt_peak_state *s);
 void vt_peak_state_free(struct vt_peak_state *s);
+/* The replay is over and its ledger has nsites sites: the arrays' room
+ * past them goes (they grow by doubling, and a job keeps every rank's
+ * states: memory the kernel clears page by page). */
+void vt_peak_state_settle(struct vt_peak_state *s, size_t nsites);
 /* If the ledger's total exceeds the state's peak (or it has none yet),
  * records the new peak at time_ns and brings the per-site copy up to date.
  * Returns true if it was a new peak. */

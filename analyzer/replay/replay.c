@@ -750,9 +750,30 @@ size_t vt_replay_live_room(const struct vt_replay *rp)
     return room > rp->live_room_dropped ? room : rp->live_room_dropped;
 }
 
+/* What a settled replay keeps is kept by every rank of a job to the end:
+ * the room its arrays grew into goes (the ledgers' array grows by 16, 8 KB
+ * for the one or two most processes have). */
+static void trim_ledgers(struct vt_replay *rp)
+{
+    for (size_t i = 0; i < rp->nledgers; i++) {
+        struct vt_ledger *l = &rp->ledgers[i];
+        vt_peak_state_settle(&l->peak, l->sites.nsites);
+        for (size_t k = 0; k < l->nphases; k++)
+            vt_peak_state_settle(&l->phases[k].state, l->sites.nsites);
+    }
+    if (rp->nledgers && rp->nledgers < rp->ledgers_cap) {
+        struct vt_ledger *n = realloc(rp->ledgers, rp->nledgers * sizeof *n);
+        if (n) {
+            rp->ledgers = n;
+            rp->ledgers_cap = rp->nledgers;
+        }
+    }
+}
+
 void vt_replay_settle(struct vt_replay *rp)
 {
     vt_live_rule_free(&rp->live);
     for (size_t i = 0; i < rp->nledgers; i++)
         vt_sites_settle(&rp->ledgers[i].sites);
+    trim_ledgers(rp);
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "decode_ahead.h"
@@ -233,7 +232,7 @@ static bool place_on_gpu(struct vt_input *in, struct vt_ledger *l, size_t li, ui
         grp->out_of_memory = true; /* tried again at the next change */
         return false;
     }
-    in->ledger_gpu[li] = g + 1;
+    in->ledger_gpu[li] = (int32_t)(g + 1);
     return true;
 }
 
@@ -818,7 +817,7 @@ static bool join_gpus(struct vt_analysis *a)
             struct vt_input *in = &a->inputs[grp->members[k]];
             for (size_t li = 0; li < in->replay.nledgers; li++)
                 if (in->ledger_gpu[li] > 0)
-                    in->ledger_gpu[li] += (long)base;
+                    in->ledger_gpu[li] += (int32_t)base;
         }
         grp->ngpus = 0; /* the analysis's now */
         if (grp->out_of_memory)

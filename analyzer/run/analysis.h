@@ -36,8 +36,10 @@ struct vt_input {
     int state;            /* 1: peek holds a timed record, 0 end, -1 error */
     struct vt_analysis *analysis;
     size_t index;         /* in analysis->inputs */
-    /* per ledger of the replay: its GPU's index + 1; 0 not known yet, -1 none */
-    long ledger_gpu[VT_LEDGERS_MAX];
+    /* per ledger of the replay: its GPU's index + 1; 0 not known yet, -1 none
+     * (32 bits: a job's inputs are allocated at once, 8,192 of them, and a
+     * GPU is a struct of the analysis, never 2^31 of them) */
+    int32_t ledger_gpu[VT_LEDGERS_MAX];
     size_t job;           /* in analysis->jobs: its session; VT_NO_JOB if the
                              trace broke before its process record */
     struct vt_analysis_group *group; /* during the run: the traces merged with it */

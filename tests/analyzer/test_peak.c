@@ -51,8 +51,27 @@ static void test_three_stacks(void **state)
     vt_sites_free(&l);
 }
 
+/* The state at the peak, site by site, against the copy taken then. */
+static void check_peak_state(const struct vt_ledger_sites *l, const struct vt_peak_state *s,
+                             const int64_t *at_peak, size_t nsites, uint64_t peak)
+{
+    assert_int_equal(s->peak_bytes, peak);
+    struct vt_site_bytes top[64];
+    assert_true(nsites <= 64);
+    size_t n = vt_sites_top(l, s, top, nsites);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(top[i].bytes, (uint64_t)at_peak[top[i].stack - 1]);
+        if (i)
+            assert_true(top[i].bytes <= top[i - 1].bytes);
+        sum += top[i].bytes;
+    }
+    assert_int_equal(sum, peak); /* the breakdown adds up to the peak */
+}
+
 /* Random traffic over many sites; at every new maximum the state must
- * equal a full copy taken then. */
+ * equal a full copy taken then; settled after the replay, the same, its
+ * arrays no longer than the sites. */
 static void test_against_brute_force(void **state)
 {
     (void)state;
@@ -83,17 +102,12 @@ static void test_against_brute_force(void **state)
             memcpy(at_peak, live, sizeof live);
         }
     }
-    assert_int_equal(s.peak_bytes, peak);
-    struct vt_site_bytes top[SITES];
-    size_t n = vt_sites_top(&l, &s, top, SITES);
-    uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(top[i].bytes, (uint64_t)at_peak[top[i].stack - 1]);
-        if (i)
-            assert_true(top[i].bytes <= top[i - 1].bytes);
-        sum += top[i].bytes;
-    }
-    assert_int_equal(sum, peak); /* the breakdown adds up to the peak */
+    check_peak_state(&l, &s, at_peak, SITES, peak);
+    assert_true(s.cap > l.nsites); /* grown by doubling: room to give back */
+    vt_sites_settle(&l);
+    vt_peak_state_settle(&s, l.nsites);
+    assert_int_equal(s.cap, l.nsites);
+    check_peak_state(&l, &s, at_peak, SITES, peak);
     vt_peak_state_free(&s);
     vt_sites_free(&l);
 }
