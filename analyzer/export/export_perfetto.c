@@ -151,7 +151,7 @@ static void ts(struct perfetto *p, uint64_t time_ns)
 static void end_event(struct perfetto *p)
 {
     vt_json_end_object(&p->j);
-    fputc('\n', p->j.out); /* one event a line: whitespace, still one document */
+    vt_json_newline(&p->j); /* one event a line: whitespace, still one document */
 }
 
 static uint64_t os_tid(const struct vt_input *in, uint64_t thread)
@@ -778,7 +778,7 @@ int vt_export_perfetto_write(void *state, const struct vt_run_result *run, FILE 
     vt_json_begin_object(&p->j);
     vt_json_key(&p->j, "traceEvents");
     vt_json_begin_array(&p->j);
-    fputc('\n', out);
+    vt_json_newline(&p->j);
     for (size_t i = 0; i < p->ntraces && status == 0; i++)
         status = write_input(p, &run->a.inputs[i], &p->ws.per_input[i], p->ws.notes, err);
     vt_json_end_array(&p->j);
