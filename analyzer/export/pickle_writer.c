@@ -1,6 +1,7 @@
 /* A data-only pickle writer for memory_viz; see pickle_writer.h. */
 #include "pickle_writer.h"
 
+#include <stddef.h>
 #include <string.h>
 
 enum {
@@ -27,15 +28,48 @@ enum {
     OP_MEMOIZE = 0x94,
 };
 
+static void flush(struct vt_pickle_writer *w)
+{
+    if (w->used) {
+        fwrite(w->buf, 1, w->used, w->out);
+        w->used = 0;
+    }
+}
+
+/* Room for n more bytes (n <= VT_PW_BUFFER_BYTES) at the buffer's end. */
+static unsigned char *room(struct vt_pickle_writer *w, size_t n)
+{
+    if (VT_PW_BUFFER_BYTES - w->used < n)
+        flush(w);
+    return w->buf + w->used;
+}
+
+static void put(struct vt_pickle_writer *w, const void *s, size_t n)
+{
+    if (VT_PW_BUFFER_BYTES - w->used < n) {
+        flush(w);
+        if (n > VT_PW_BUFFER_BYTES) {
+            fwrite(s, 1, n, w->out);
+            return;
+        }
+    }
+    memcpy(w->buf + w->used, s, n);
+    w->used += n;
+}
+
 static void op(struct vt_pickle_writer *w, int code)
 {
-    fputc(code, w->out);
+    if (w->used == VT_PW_BUFFER_BYTES)
+        flush(w);
+    w->buf[w->used++] = (unsigned char)code;
 }
 
 static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
 {
+    unsigned char *p = room(w, (size_t)bytes);
     for (int i = 0; i < bytes; i++)
-        fputc((int)(v >> (8 * i) & 0xff), w->out);
+        p[i] = (unsigned char)(v >> (8 * i) & 0xff);
+    w->used += (size_t)bytes;
 }
 
 /* One more item in the innermost open container; a full batch is closed
@@ -58,7 +92,7 @@ static void item(struct vt_pickle_writer *w)
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 {
-    memset(w, 0, sizeof *w);
+    memset(w, 0, offsetof(struct vt_pickle_writer, buf)); /* not the buffer */
     w->out = out;
     op(w, OP_PROTO);
     op(w, 4);
@@ -67,6 +101,7 @@ void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 bool vt_pw_end(struct vt_pickle_writer *w)
 {
     op(w, OP_STOP);
+    flush(w);
     return w->depth == 0 && !w->overflow && !ferror(w->out);
 }
 
@@ -150,7 +185,7 @@ void vt_pw_str(struct vt_pickle_writer *w, const char *s)
         op(w, OP_BINUNICODE);
         le(w, n, 4);
     }
-    fwrite(s, 1, n, w->out);
+    put(w, s, n);
 }
 
 void vt_pw_bool(struct vt_pickle_writer *w, bool v)
@@ -171,8 +206,10 @@ void vt_pw_float(struct vt_pickle_writer *w, double v)
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     op(w, OP_BINFLOAT);
-    for (int i = 7; i >= 0; i--) /* big-endian */
-        fputc((int)(bits >> (8 * i) & 0xff), w->out);
+    unsigned char *p = room(w, 8);
+    for (int i = 0; i < 8; i++) /* big-endian */
+        p[i] = (unsigned char)(bits >> (8 * (7 - i)) & 0xff);
+    w->used += 8;
 }
 
 uint64_t vt_pw_memoize(struct vt_pickle_writer *w)

@@ -11,6 +11,10 @@
  * pickler does): the JavaScript unpickler spreads a batch into a call, and
  * a call takes a bounded number of arguments.
  *
+ * The writer fills a buffer of its own and hands the FILE whole blocks
+ * (an entry is dozens of opcodes of a byte or a few): the FILE has the
+ * pickle at vt_pw_end, and nothing else is written to it in between.
+ *
  *     vt_pw_begin(&w, out);
  *     vt_pw_dict_begin(&w);
  *       vt_pw_str(&w, "segments"); vt_pw_list_begin(&w); ... vt_pw_list_end(&w);
@@ -27,6 +31,7 @@
 
 #define VT_PW_MAX_DEPTH 32
 #define VT_PW_BATCH 1000
+#define VT_PW_BUFFER_BYTES 8192
 
 struct vt_pickle_writer {
     FILE *out;
@@ -37,6 +42,8 @@ struct vt_pickle_writer {
     } open[VT_PW_MAX_DEPTH];
     int depth;
     bool overflow;          /* nesting deeper than VT_PW_MAX_DEPTH */
+    size_t used;            /* bytes of buf not yet handed to out */
+    unsigned char buf[VT_PW_BUFFER_BYTES];
 };
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out);
