@@ -76,18 +76,18 @@ static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
  * and a new one opened first (for a dict only between pairs). */
 static void item(struct vt_pickle_writer *w)
 {
-    if (w->depth == 0)
-        return;
     int d = w->depth - 1;
-    if (d >= VT_PW_MAX_DEPTH)
+    if (d < 0 || d >= VT_PW_MAX_DEPTH)
         return;
-    size_t limit = w->open[d].dict ? 2 * VT_PW_BATCH : VT_PW_BATCH;
-    if (w->open[d].items >= limit && w->open[d].items % 2 == 0) {
-        op(w, w->open[d].dict ? OP_SETITEMS : OP_APPENDS);
-        op(w, OP_MARK);
-        w->open[d].items = 0;
+    size_t n = w->open[d].items;
+    if (n >= VT_PW_BATCH && n % 2 == 0 && n >= (w->open[d].dict ? 2 * VT_PW_BATCH : VT_PW_BATCH)) {
+        unsigned char *p = room(w, 2);
+        p[0] = w->open[d].dict ? OP_SETITEMS : OP_APPENDS;
+        p[1] = OP_MARK;
+        w->used += 2;
+        n = 0;
     }
-    w->open[d].items++;
+    w->open[d].items = n + 1;
 }
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
@@ -132,30 +132,36 @@ void vt_pw_dict_end(struct vt_pickle_writer *w) { end(w, true); }
 void vt_pw_list_begin(struct vt_pickle_writer *w) { begin(w, false); }
 void vt_pw_list_end(struct vt_pickle_writer *w) { end(w, false); }
 
+/* An opcode and the low `bytes` bytes of v, little-endian. */
+static void op_le(struct vt_pickle_writer *w, int code, uint64_t v, int bytes)
+{
+    unsigned char *p = room(w, 9);
+    p[0] = (unsigned char)code;
+    for (int i = 0; i < 8; i++) /* all 8: past `bytes` is overwritten next */
+        p[1 + i] = (unsigned char)(v >> (8 * i));
+    w->used += 1 + (size_t)bytes;
+}
+
 /* An integer without counting it as an item. */
 static void raw_int(struct vt_pickle_writer *w, int64_t v)
 {
     if (v >= 0 && v < 0x100) {
-        op(w, OP_BININT1);
-        le(w, (uint64_t)v, 1);
+        op_le(w, OP_BININT1, (uint64_t)v, 1);
     } else if (v >= 0 && v < 0x10000) {
-        op(w, OP_BININT2);
-        le(w, (uint64_t)v, 2);
+        op_le(w, OP_BININT2, (uint64_t)v, 2);
     } else if (v >= INT32_MIN && v <= INT32_MAX) {
-        op(w, OP_BININT);
-        le(w, (uint64_t)v, 4);
+        op_le(w, OP_BININT, (uint64_t)v, 4);
     } else {
         /* Two's complement, little-endian, as few bytes as keep the sign:
-         * at most 8, which the JavaScript unpickler reads as a Number. */
-        int bytes = 8;
-        while (bytes > 1) {
-            int64_t top = v >> (8 * (bytes - 1) - 1); /* the bits a shorter form drops */
-            if (top != 0 && top != -1)
-                break;
-            bytes--;
-        }
-        op(w, OP_LONG1);
-        le(w, (uint64_t)bytes, 1);
+         * at most 8, which the JavaScript unpickler reads as a Number. The
+         * magnitude's bits (v's, or ~v's when negative) and a sign bit. */
+        uint64_t m = v < 0 ? ~(uint64_t)v : (uint64_t)v; /* not 0: |v| >= 2^31 */
+        int bits = 64 - __builtin_clzll(m);
+        int bytes = bits / 8 + 1;
+        unsigned char *p = room(w, 2);
+        p[0] = OP_LONG1;
+        p[1] = (unsigned char)bytes;
+        w->used += 2;
         le(w, (uint64_t)v, bytes);
     }
 }
@@ -221,13 +227,10 @@ uint64_t vt_pw_memoize(struct vt_pickle_writer *w)
 void vt_pw_get(struct vt_pickle_writer *w, uint64_t index)
 {
     item(w);
-    if (index < 0x100) {
-        op(w, OP_BINGET);
-        le(w, index, 1);
-    } else {
-        op(w, OP_LONG_BINGET);
-        le(w, index, 4);
-    }
+    if (index < 0x100)
+        op_le(w, OP_BINGET, index, 1);
+    else
+        op_le(w, OP_LONG_BINGET, index, 4);
 }
 
 void vt_pw_kv_str(struct vt_pickle_writer *w, const char *key, const char *s)
