@@ -122,6 +122,10 @@ struct perfetto {
     struct vt_column_series series[VT_LEDGERS_MAX];
     bool series_used[VT_LEDGERS_MAX];
     uint64_t written;          /* counter samples written */
+    /* the counter track of the ledger last sampled, named once: samples
+     * come in long runs of one ledger */
+    const struct vt_ledger *track_of;
+    char track[64];
     bool out_of_memory;
     /* the report's headline verdict of each failure, from the same read */
     struct vt_export_verdicts verdicts;
@@ -337,11 +341,13 @@ static void write_sample(struct perfetto *p, const struct vt_ledger *l, size_t l
         return;
     }
     p->written += 1 + (max > last);
-    char track[64];
-    vt_ledger_label(l, track, sizeof track);
+    if (p->track_of != l) {
+        vt_ledger_label(l, p->track, sizeof p->track);
+        p->track_of = l;
+    }
     if (max > last)
-        sample(p, track, ts_ns, max);
-    sample(p, track, ts_ns, last);
+        sample(p, p->track, ts_ns, max);
+    sample(p, p->track, ts_ns, last);
     p->any_counter = true;
 }
 
