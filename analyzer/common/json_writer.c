@@ -6,50 +6,21 @@
 
 void vt_json_init(struct vt_json *j, FILE *out, bool pretty)
 {
-    /* Not the buffer: 8 KiB zeroed for every dump line would cost more
-     * than the line. */
-    j->out = out;
     j->depth = 0;
     j->pretty = pretty;
     j->after_key = false;
     memset(j->has_items, 0, sizeof j->has_items);
-    j->used = 0;
-}
-
-static void flush(struct vt_json *j)
-{
-    if (j->used) {
-        fwrite(j->buf, 1, j->used, j->out);
-        j->used = 0;
-    }
-}
-
-/* Room for n more bytes (n <= VT_JSON_BUFFER_BYTES) at the buffer's end. */
-static char *room(struct vt_json *j, size_t n)
-{
-    if (VT_JSON_BUFFER_BYTES - j->used < n)
-        flush(j);
-    return j->buf + j->used;
+    vt_out_buffer_init(&j->buf, out);
 }
 
 static void put(struct vt_json *j, const void *s, size_t n)
 {
-    if (VT_JSON_BUFFER_BYTES - j->used < n) {
-        flush(j);
-        if (n > VT_JSON_BUFFER_BYTES) {
-            fwrite(s, 1, n, j->out);
-            return;
-        }
-    }
-    memcpy(j->buf + j->used, s, n);
-    j->used += n;
+    vt_out_buffer_put(&j->buf, s, n);
 }
 
 static void put_char(struct vt_json *j, char c)
 {
-    if (j->used == VT_JSON_BUFFER_BYTES)
-        flush(j);
-    j->buf[j->used++] = c;
+    vt_out_buffer_byte(&j->buf, (unsigned char)c);
 }
 
 /* A value has ended: at the top level the FILE gets the document now, so
@@ -57,7 +28,7 @@ static void put_char(struct vt_json *j, char c)
 static void value_done(struct vt_json *j)
 {
     if (j->depth == 0)
-        flush(j);
+        vt_out_buffer_flush(&j->buf);
 }
 
 static void indent(struct vt_json *j)
@@ -65,10 +36,10 @@ static void indent(struct vt_json *j)
     if (!j->pretty)
         return;
     size_t n = 2 * (size_t)j->depth;
-    char *p = room(j, n + 1);
+    unsigned char *p = vt_out_buffer_room(&j->buf, n + 1);
     p[0] = '\n';
     memset(p + 1, ' ', n);
-    j->used += n + 1;
+    j->buf.used += n + 1;
 }
 
 /* Separator before a value or a key at the current level. */
@@ -220,7 +191,7 @@ void vt_json_write_escaped(FILE *out, const char *s, size_t len)
     struct vt_json j;
     vt_json_init(&j, out, false);
     put_escaped(&j, s, len);
-    flush(&j);
+    vt_out_buffer_flush(&j.buf);
 }
 
 void vt_json_key(struct vt_json *j, const char *key)

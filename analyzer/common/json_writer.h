@@ -19,17 +19,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "out_buffer.h"
+
 #define VT_JSON_MAX_DEPTH 64
-#define VT_JSON_BUFFER_BYTES 8192
 
 struct vt_json {
-    FILE *out;
     int depth;
     bool pretty;
     bool after_key;
     bool has_items[VT_JSON_MAX_DEPTH];
-    size_t used; /* bytes of buf not yet handed to out */
-    char buf[VT_JSON_BUFFER_BYTES];
+    struct vt_out_buffer buf;
 };
 
 void vt_json_init(struct vt_json *j, FILE *out, bool pretty);

@@ -28,40 +28,14 @@ enum {
     OP_MEMOIZE = 0x94,
 };
 
-static void flush(struct vt_pickle_writer *w)
-{
-    if (w->used) {
-        fwrite(w->buf, 1, w->used, w->out);
-        w->used = 0;
-    }
-}
-
-/* Room for n more bytes (n <= VT_PW_BUFFER_BYTES) at the buffer's end. */
 static unsigned char *room(struct vt_pickle_writer *w, size_t n)
 {
-    if (VT_PW_BUFFER_BYTES - w->used < n)
-        flush(w);
-    return w->buf + w->used;
-}
-
-static void put(struct vt_pickle_writer *w, const void *s, size_t n)
-{
-    if (VT_PW_BUFFER_BYTES - w->used < n) {
-        flush(w);
-        if (n > VT_PW_BUFFER_BYTES) {
-            fwrite(s, 1, n, w->out);
-            return;
-        }
-    }
-    memcpy(w->buf + w->used, s, n);
-    w->used += n;
+    return vt_out_buffer_room(&w->buf, n);
 }
 
 static void op(struct vt_pickle_writer *w, int code)
 {
-    if (w->used == VT_PW_BUFFER_BYTES)
-        flush(w);
-    w->buf[w->used++] = (unsigned char)code;
+    vt_out_buffer_byte(&w->buf, (unsigned char)code);
 }
 
 static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
@@ -69,7 +43,7 @@ static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
     unsigned char *p = room(w, (size_t)bytes);
     for (int i = 0; i < bytes; i++)
         p[i] = (unsigned char)(v >> (8 * i) & 0xff);
-    w->used += (size_t)bytes;
+    w->buf.used += (size_t)bytes;
 }
 
 /* One more item in the innermost open container; a full batch is closed
@@ -84,7 +58,7 @@ static void item(struct vt_pickle_writer *w)
         unsigned char *p = room(w, 2);
         p[0] = w->open[d].dict ? OP_SETITEMS : OP_APPENDS;
         p[1] = OP_MARK;
-        w->used += 2;
+        w->buf.used += 2;
         n = 0;
     }
     w->open[d].items = n + 1;
@@ -93,7 +67,7 @@ static void item(struct vt_pickle_writer *w)
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 {
     memset(w, 0, offsetof(struct vt_pickle_writer, buf)); /* not the buffer */
-    w->out = out;
+    vt_out_buffer_init(&w->buf, out);
     op(w, OP_PROTO);
     op(w, 4);
 }
@@ -101,8 +75,8 @@ void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 bool vt_pw_end(struct vt_pickle_writer *w)
 {
     op(w, OP_STOP);
-    flush(w);
-    return w->depth == 0 && !w->overflow && !ferror(w->out);
+    vt_out_buffer_flush(&w->buf);
+    return w->depth == 0 && !w->overflow && !ferror(w->buf.out);
 }
 
 static void begin(struct vt_pickle_writer *w, bool dict)
@@ -139,7 +113,7 @@ static void op_le(struct vt_pickle_writer *w, int code, uint64_t v, int bytes)
     p[0] = (unsigned char)code;
     for (int i = 0; i < 8; i++) /* all 8: past `bytes` is overwritten next */
         p[1 + i] = (unsigned char)(v >> (8 * i));
-    w->used += 1 + (size_t)bytes;
+    w->buf.used += 1 + (size_t)bytes;
 }
 
 /* An integer without counting it as an item. */
@@ -161,7 +135,7 @@ static void raw_int(struct vt_pickle_writer *w, int64_t v)
         unsigned char *p = room(w, 2);
         p[0] = OP_LONG1;
         p[1] = (unsigned char)bytes;
-        w->used += 2;
+        w->buf.used += 2;
         le(w, (uint64_t)v, bytes);
     }
 }
@@ -191,7 +165,7 @@ void vt_pw_str(struct vt_pickle_writer *w, const char *s)
         op(w, OP_BINUNICODE);
         le(w, n, 4);
     }
-    put(w, s, n);
+    vt_out_buffer_put(&w->buf, s, n);
 }
 
 void vt_pw_bool(struct vt_pickle_writer *w, bool v)
@@ -215,7 +189,7 @@ void vt_pw_float(struct vt_pickle_writer *w, double v)
     unsigned char *p = room(w, 8);
     for (int i = 0; i < 8; i++) /* big-endian */
         p[i] = (unsigned char)(bits >> (8 * (7 - i)) & 0xff);
-    w->used += 8;
+    w->buf.used += 8;
 }
 
 uint64_t vt_pw_memoize(struct vt_pickle_writer *w)

@@ -29,12 +29,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "out_buffer.h"
+
 #define VT_PW_MAX_DEPTH 32
 #define VT_PW_BATCH 1000
-#define VT_PW_BUFFER_BYTES 8192
 
 struct vt_pickle_writer {
-    FILE *out;
     uint64_t memo;          /* MEMOIZE opcodes written: the next memo index */
     struct {
         bool dict;
@@ -42,8 +42,7 @@ struct vt_pickle_writer {
     } open[VT_PW_MAX_DEPTH];
     int depth;
     bool overflow;          /* nesting deeper than VT_PW_MAX_DEPTH */
-    size_t used;            /* bytes of buf not yet handed to out */
-    unsigned char buf[VT_PW_BUFFER_BYTES];
+    struct vt_out_buffer buf;
 };
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out);

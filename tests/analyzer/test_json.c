@@ -43,58 +43,75 @@ static void test_escaping(void **state)
     check("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"");          /* overlong */
 }
 
+/* A compact document written into memory. */
+struct doc {
+    char *text;
+    size_t len;
+    FILE *f;
+    struct vt_json j;
+};
+
+static void doc_open(struct doc *d)
+{
+    d->text = NULL;
+    d->len = 0;
+    d->f = open_memstream(&d->text, &d->len);
+    assert_non_null(d->f);
+    vt_json_init(&d->j, d->f, false);
+}
+
+/* Closes the stream, compares what it holds, frees it. */
+static void doc_check(struct doc *d, const char *want)
+{
+    fclose(d->f);
+    assert_string_equal(d->text, want);
+    free(d->text);
+}
+
 static void test_structure(void **state)
 {
     (void)state;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    struct vt_json j;
-    vt_json_init(&j, f, false);
-    vt_json_begin_object(&j);
-    vt_json_key(&j, "a");
-    vt_json_uint(&j, 18446744073709551615ull);
-    vt_json_key(&j, "b");
-    vt_json_begin_array(&j);
-    vt_json_int(&j, -3);
-    vt_json_null(&j);
-    vt_json_bool(&j, true);
-    vt_json_string(&j, NULL);
-    vt_json_begin_object(&j);
-    vt_json_end_object(&j);
-    vt_json_end_array(&j);
-    vt_json_key(&j, "c\"");
-    vt_json_double(&j, 1.0 / 0.0);
-    vt_json_end_object(&j);
-    fclose(f);
-    assert_string_equal(buf, "{\"a\":18446744073709551615,\"b\":[-3,null,true,null,{}],\"c\\\"\":null}");
-    free(buf);
+    struct doc d;
+    doc_open(&d);
+    struct vt_json *j = &d.j;
+    vt_json_begin_object(j);
+    vt_json_key(j, "a");
+    vt_json_uint(j, 18446744073709551615ull);
+    vt_json_key(j, "b");
+    vt_json_begin_array(j);
+    vt_json_int(j, -3);
+    vt_json_null(j);
+    vt_json_bool(j, true);
+    vt_json_string(j, NULL);
+    vt_json_begin_object(j);
+    vt_json_end_object(j);
+    vt_json_end_array(j);
+    vt_json_key(j, "c\"");
+    vt_json_double(j, 1.0 / 0.0);
+    vt_json_end_object(j);
+    doc_check(&d, "{\"a\":18446744073709551615,\"b\":[-3,null,true,null,{}],\"c\\\"\":null}");
 }
 
 static void test_numbers(void **state)
 {
     (void)state;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    struct vt_json j;
-    vt_json_init(&j, f, false);
-    vt_json_begin_array(&j);
-    vt_json_uint(&j, 0);
-    vt_json_int(&j, INT64_MIN);
-    vt_json_int(&j, INT64_MAX);
-    vt_json_fixed(&j, 12345, 3);
-    vt_json_fixed(&j, 5, 3);
-    vt_json_fixed(&j, 7, 0);
-    vt_json_fixed(&j, UINT64_MAX, 19);
-    vt_json_fixed(&j, 1, 25);
-    vt_json_double(&j, 0.1);
-    vt_json_double(&j, -1e300);
-    vt_json_end_array(&j);
-    fclose(f);
-    assert_string_equal(buf, "[0,-9223372036854775808,9223372036854775807,12.345,0.005,7,"
-                             "1.8446744073709551615,0.0000000000000000001,0.1,-1e+300]");
-    free(buf);
+    struct doc d;
+    doc_open(&d);
+    struct vt_json *j = &d.j;
+    vt_json_begin_array(j);
+    vt_json_uint(j, 0);
+    vt_json_int(j, INT64_MIN);
+    vt_json_int(j, INT64_MAX);
+    vt_json_fixed(j, 12345, 3);
+    vt_json_fixed(j, 5, 3);
+    vt_json_fixed(j, 7, 0);
+    vt_json_fixed(j, UINT64_MAX, 19);
+    vt_json_fixed(j, 1, 25);
+    vt_json_double(j, 0.1);
+    vt_json_double(j, -1e300);
+    vt_json_end_array(j);
+    doc_check(&d, "[0,-9223372036854775808,9223372036854775807,12.345,0.005,7,"
+                  "1.8446744073709551615,0.0000000000000000001,0.1,-1e+300]");
 }
 
 /* Longer than the writer's buffer, with escapes and UTF-8 across its
@@ -103,7 +120,7 @@ static void test_numbers(void **state)
 static void test_buffered(void **state)
 {
     (void)state;
-    enum { PIECES = VT_JSON_BUFFER_BYTES }; /* 3 or 4 bytes each */
+    enum { PIECES = VT_OUT_BUFFER_BYTES }; /* 3 or 4 bytes each */
     static char in[4 * PIECES], want[7 * PIECES + 64], plain[2 * PIECES];
     size_t len = 0, w = 0;
     want[w++] = '[';
@@ -127,25 +144,21 @@ static void test_buffered(void **state)
     memcpy(want + w, tail, strlen(tail) + 1);
     w += strlen(tail);
 
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    struct vt_json j;
-    vt_json_init(&j, f, false);
-    vt_json_begin_array(&j);
-    vt_json_stringn(&j, in, len);
-    vt_json_stringn(&j, plain, sizeof plain);
-    vt_json_end_array(&j);
-    fputc('X', f);
-    vt_json_begin_array(&j);
-    vt_json_uint(&j, 1);
-    vt_json_end_array(&j);
-    vt_json_newline(&j);
-    fflush(f);
-    assert_int_equal(n, w); /* all of it in the FILE before fclose */
-    fclose(f);
-    assert_string_equal(buf, want);
-    free(buf);
+    struct doc d;
+    doc_open(&d);
+    struct vt_json *j = &d.j;
+    vt_json_begin_array(j);
+    vt_json_stringn(j, in, len);
+    vt_json_stringn(j, plain, sizeof plain);
+    vt_json_end_array(j);
+    fputc('X', d.f);
+    vt_json_begin_array(j);
+    vt_json_uint(j, 1);
+    vt_json_end_array(j);
+    vt_json_newline(j);
+    fflush(d.f);
+    assert_int_equal(d.len, w); /* all of it in the FILE before fclose */
+    doc_check(&d, want);
 }
 
 int main(void)
