@@ -3,6 +3,13 @@
  * once. Strings from traces are arbitrary bytes (paths, thread names), so
  * the writer emits valid UTF-8 JSON whatever it is given: control
  * characters are escaped and bytes that are not valid UTF-8 become U+FFFD.
+ *
+ * A document of megabytes is millions of keys and values, so the writer
+ * fills a buffer of its own and hands the FILE whole blocks: the FILE has
+ * everything once a top-level value has ended (or at vt_json_newline at the
+ * top level), and not before. A caller writes to the FILE itself only
+ * between top-level values; whitespace inside a document goes through
+ * vt_json_newline.
  */
 #ifndef VRAMTRACE_COMMON_JSON_WRITER_H
 #define VRAMTRACE_COMMON_JSON_WRITER_H
@@ -12,14 +19,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "out_buffer.h"
+
 #define VT_JSON_MAX_DEPTH 64
 
 struct vt_json {
-    FILE *out;
     int depth;
     bool pretty;
     bool after_key;
     bool has_items[VT_JSON_MAX_DEPTH];
+    struct vt_out_buffer buf;
 };
 
 void vt_json_init(struct vt_json *j, FILE *out, bool pretty);
@@ -48,7 +57,8 @@ void vt_json_kv_bool(struct vt_json *j, const char *key, bool v);
 /* v when known, else null: a figure the input did not give. */
 void vt_json_kv_uint_or_null(struct vt_json *j, const char *key, bool known, uint64_t v);
 void vt_json_kv_int_or_null(struct vt_json *j, const char *key, bool known, int64_t v);
-/* Ends a top-level value with a newline (JSON lines). */
+/* A newline: after a top-level value (JSON lines; the FILE then has the
+ * document), or between the items of a value, where it is whitespace. */
 void vt_json_newline(struct vt_json *j);
 
 /* Writes s as a JSON string literal (with quotes) to out. */

@@ -204,38 +204,71 @@ static void take_input(struct folded *f, const struct vt_input *in, FILE *err)
  * A stack that is all folded frames (the runtime's own thread) is kept
  * whole. */
 struct line {
-    char **frames;            /* innermost first */
+    struct vt_frame *frames;  /* the stack, innermost first, walked once */
     size_t nframes, frames_cap;
-    size_t site_at;           /* the frame naming the site, if site_found */
-    bool site_found;
-    struct vt_frame_classifier cls;
-    bool python;              /* the stack has Python frames */
+    char *text;               /* the line, written whole */
+    size_t len, text_cap;
     bool out_of_memory;
 };
 
-static void collect_frame(void *ctx, const struct vt_frame *fr)
+static void keep_frame(void *ctx, const struct vt_frame *fr)
 {
     struct line *ln = ctx;
-    /* Every frame is classified (a static runtime is known by its callee). */
-    if (vt_stack_frame_names_site(&ln->cls, fr, ln->python) && !ln->site_found) {
-        ln->site_found = true;
-        ln->site_at = ln->nframes;
-    }
-    char label[512];
-    vt_export_frame_label(fr, label, sizeof label);
-    /* ';' separates frames and the last blank the count: neither may be
-     * inside a frame's name. */
-    for (char *c = label; *c; c++)
-        if (*c == ';' || *c == '\n' || *c == '\r')
-            *c = ':';
-    char *copy = strdup(label);
-    if (!copy || !vt_grow_array((void **)&ln->frames, &ln->frames_cap, ln->nframes + 1,
-                                sizeof *ln->frames)) {
-        free(copy);
+    /* A copy: its strings live as long as the symbolizer (symbolize.h). */
+    if (!vt_grow_array((void **)&ln->frames, &ln->frames_cap, ln->nframes + 1,
+                       sizeof *ln->frames)) {
         ln->out_of_memory = true;
         return;
     }
-    ln->frames[ln->nframes++] = copy;
+    ln->frames[ln->nframes++] = *fr;
+}
+
+/* The kept frames walked again, for stack_where.h's questions. */
+static size_t kept_frames_walk(void *src, vt_frame_fn fn, void *ctx)
+{
+    const struct line *ln = src;
+    for (size_t k = 0; k < ln->nframes; k++)
+        fn(ctx, &ln->frames[k]);
+    return ln->nframes;
+}
+
+/* Room for n more bytes of the line; NULL when memory ran out. */
+static char *line_room(struct line *ln, size_t n)
+{
+    if (!vt_grow_array((void **)&ln->text, &ln->text_cap, ln->len + n, 1)) {
+        ln->out_of_memory = true;
+        return NULL;
+    }
+    return ln->text + ln->len;
+}
+
+static void line_put(struct line *ln, const char *s, size_t n)
+{
+    char *p = line_room(ln, n);
+    if (p) {
+        memcpy(p, s, n);
+        ln->len += n;
+    }
+}
+
+/* A frame's label: ';' separates frames and the last blank the count, so
+ * neither may be inside it; a trace's strings (Python frames) are shown
+ * without control characters, as the terminal's text is. */
+static void line_frame(struct line *ln, const struct vt_frame *fr)
+{
+    enum { LABEL_MAX = 512 };
+    char *p = line_room(ln, LABEL_MAX);
+    if (!p)
+        return;
+    vt_export_frame_label(fr, p, LABEL_MAX);
+    size_t n = strlen(p);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == ';' || p[i] == '\n' || p[i] == '\r')
+            p[i] = ':';
+        else if (vt_terminal_control((unsigned char)p[i]))
+            p[i] = '?';
+    }
+    ln->len += n;
 }
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -268,25 +301,38 @@ static bool write_capture(struct folded *f, const struct capture *c, bool prefix
     for (size_t i = 0; i < c->n && !ln.out_of_memory; i++) {
         struct input_stack src = {f, in, c->sites[i].stack};
         ln.nframes = 0;
-        ln.site_found = false;
-        ln.cls = (struct vt_frame_classifier){0};
-        ln.python = vt_stack_has_python(input_stack_walk, &src);
-        input_stack_walk(&src, collect_frame, &ln);
-        if (prefix)
-            fprintf(out, "%s;", c->name);
-        if (ln.nframes == 0)
-            fputs("[no stack]", out);
-        size_t tip = ln.site_found ? ln.site_at : 0;
-        for (size_t k = ln.nframes; k-- > 0;) {
-            if (k >= tip) {
-                vt_terminal_put(out, ln.frames[k]); /* a trace's Python frames */
-                fputs(k > tip ? ";" : "", out);
+        input_stack_walk(&src, keep_frame, &ln);
+        bool python = vt_stack_has_python(kept_frames_walk, &ln);
+        /* Every frame is classified (a static runtime is known by its
+         * callee); the first that names the site is the tip. */
+        struct vt_frame_classifier cls = {0};
+        size_t tip = 0;
+        bool site_found = false;
+        for (size_t k = 0; k < ln.nframes; k++)
+            if (vt_stack_frame_names_site(&cls, &ln.frames[k], python) && !site_found) {
+                site_found = true;
+                tip = k;
             }
-            free(ln.frames[k]);
+        ln.len = 0;
+        if (prefix) {
+            line_put(&ln, c->name, strlen(c->name));
+            line_put(&ln, ";", 1);
         }
-        fprintf(out, " %" PRIu64 "\n", c->sites[i].bytes);
+        if (ln.nframes == 0)
+            line_put(&ln, "[no stack]", 10);
+        for (size_t k = ln.nframes; k-- > tip;) {
+            line_frame(&ln, &ln.frames[k]);
+            if (k > tip)
+                line_put(&ln, ";", 1);
+        }
+        char count[32];
+        int n = snprintf(count, sizeof count, " %" PRIu64 "\n", c->sites[i].bytes);
+        line_put(&ln, count, (size_t)n);
+        if (!ln.out_of_memory)
+            fwrite(ln.text, 1, ln.len, out);
     }
     free(ln.frames);
+    free(ln.text);
     return !ln.out_of_memory;
 }
 

@@ -53,16 +53,59 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* A label as snprintf would write it into n bytes: cut at n - 1, always
+ * ended; put together by hand, since a folded export names millions of
+ * frames and snprintf's parsing of the format was most of each. */
+struct label {
+    char *at, *end; /* end: where the terminating NUL must go at the latest */
+};
+
+static void label_put(struct label *l, const char *s, size_t len)
+{
+    size_t room = (size_t)(l->end - l->at);
+    if (len > room)
+        len = room;
+    memcpy(l->at, s, len);
+    l->at += len;
+}
+
+static void label_str(struct label *l, const char *s) { label_put(l, s, strlen(s)); }
+
+static void label_uint(struct label *l, uint64_t v, unsigned base)
+{
+    static const char digit[] = "0123456789abcdef";
+    char tmp[24];
+    char *p = tmp + sizeof tmp;
+    do {
+        *--p = digit[v % base];
+        v /= base;
+    } while (v);
+    label_put(l, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 const char *vt_export_frame_label(const struct vt_frame *f, char *buf, size_t n)
 {
-    if (f->function && f->file && f->line)
-        snprintf(buf, n, "%s (%s:%" PRIu64 ")", f->function, base_name(f->file), f->line);
-    else if (f->function)
-        snprintf(buf, n, "%s", f->function);
-    else if (f->module)
-        snprintf(buf, n, "%s+0x%" PRIx64, f->module, f->module_offset);
-    else
-        snprintf(buf, n, "0x%" PRIx64, f->ip);
+    if (n == 0)
+        return buf;
+    struct label l = {buf, buf + n - 1};
+    if (f->function && f->file && f->line) {
+        label_str(&l, f->function);
+        label_put(&l, " (", 2);
+        label_str(&l, base_name(f->file));
+        label_put(&l, ":", 1);
+        label_uint(&l, f->line, 10);
+        label_put(&l, ")", 1);
+    } else if (f->function) {
+        label_str(&l, f->function);
+    } else if (f->module) {
+        label_str(&l, f->module);
+        label_put(&l, "+0x", 3);
+        label_uint(&l, f->module_offset, 16);
+    } else {
+        label_put(&l, "0x", 2);
+        label_uint(&l, f->ip, 16);
+    }
+    *l.at = '\0';
     return buf;
 }
 

@@ -494,20 +494,38 @@ struct writer {
     struct vt_export_input *x;  /* the process's trace: frames, clocks */
     struct vt_pair_map frames_memo;  /* (stack, 0) -> memo index of its frames list */
     struct vt_pair_map str_memo;     /* (address of a constant string, 0) -> memo index */
+    /* str_memo's answers by the string's address, in front of it: an
+     * entry names seven keys, and the map's hash was most of each */
+    struct {
+        const char *s;
+        uint64_t index;
+    } recent[64];
     bool out_of_memory;
 };
 
 /* A constant string (a key, an action), memoized on first use. */
 static void cstr(struct writer *wr, const char *s)
 {
-    uint64_t *idx = vt_pair_map_get(&wr->str_memo, (uint64_t)(uintptr_t)s, 0);
-    if (idx) {
-        vt_pw_get(&wr->w, *idx);
+    size_t slot = ((uintptr_t)s >> 2) % (sizeof wr->recent / sizeof wr->recent[0]);
+    if (wr->recent[slot].s == s) {
+        vt_pw_get(&wr->w, wr->recent[slot].index);
         return;
     }
-    vt_pw_str(&wr->w, s);
-    if (!vt_pair_map_put(&wr->str_memo, (uint64_t)(uintptr_t)s, 0, vt_pw_memoize(&wr->w)))
-        wr->out_of_memory = true;
+    uint64_t *idx = vt_pair_map_get(&wr->str_memo, (uint64_t)(uintptr_t)s, 0);
+    uint64_t index;
+    if (idx) {
+        index = *idx;
+        vt_pw_get(&wr->w, index);
+    } else {
+        vt_pw_str(&wr->w, s);
+        index = vt_pw_memoize(&wr->w);
+        if (!vt_pair_map_put(&wr->str_memo, (uint64_t)(uintptr_t)s, 0, index)) {
+            wr->out_of_memory = true;
+            return;
+        }
+    }
+    wr->recent[slot].s = s;
+    wr->recent[slot].index = index;
 }
 
 static void frame_dict(void *ctx, const struct vt_frame *f)

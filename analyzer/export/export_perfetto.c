@@ -122,6 +122,10 @@ struct perfetto {
     struct vt_column_series series[VT_LEDGERS_MAX];
     bool series_used[VT_LEDGERS_MAX];
     uint64_t written;          /* counter samples written */
+    /* the counter track of the ledger last sampled, named once: samples
+     * come in long runs of one ledger */
+    const struct vt_ledger *track_of;
+    char track[64];
     bool out_of_memory;
     /* the report's headline verdict of each failure, from the same read */
     struct vt_export_verdicts verdicts;
@@ -151,7 +155,7 @@ static void ts(struct perfetto *p, uint64_t time_ns)
 static void end_event(struct perfetto *p)
 {
     vt_json_end_object(&p->j);
-    fputc('\n', p->j.out); /* one event a line: whitespace, still one document */
+    vt_json_newline(&p->j); /* one event a line: whitespace, still one document */
 }
 
 static uint64_t os_tid(const struct vt_input *in, uint64_t thread)
@@ -337,11 +341,13 @@ static void write_sample(struct perfetto *p, const struct vt_ledger *l, size_t l
         return;
     }
     p->written += 1 + (max > last);
-    char track[64];
-    vt_ledger_label(l, track, sizeof track);
+    if (p->track_of != l) {
+        vt_ledger_label(l, p->track, sizeof p->track);
+        p->track_of = l;
+    }
     if (max > last)
-        sample(p, track, ts_ns, max);
-    sample(p, track, ts_ns, last);
+        sample(p, p->track, ts_ns, max);
+    sample(p, p->track, ts_ns, last);
     p->any_counter = true;
 }
 
@@ -778,7 +784,7 @@ int vt_export_perfetto_write(void *state, const struct vt_run_result *run, FILE 
     vt_json_begin_object(&p->j);
     vt_json_key(&p->j, "traceEvents");
     vt_json_begin_array(&p->j);
-    fputc('\n', out);
+    vt_json_newline(&p->j);
     for (size_t i = 0; i < p->ntraces && status == 0; i++)
         status = write_input(p, &run->a.inputs[i], &p->ws.per_input[i], p->ws.notes, err);
     vt_json_end_array(&p->j);

@@ -1,6 +1,7 @@
 /* A data-only pickle writer for memory_viz; see pickle_writer.h. */
 #include "pickle_writer.h"
 
+#include <stddef.h>
 #include <string.h>
 
 enum {
@@ -27,39 +28,46 @@ enum {
     OP_MEMOIZE = 0x94,
 };
 
+static unsigned char *room(struct vt_pickle_writer *w, size_t n)
+{
+    return vt_out_buffer_room(&w->buf, n);
+}
+
 static void op(struct vt_pickle_writer *w, int code)
 {
-    fputc(code, w->out);
+    vt_out_buffer_byte(&w->buf, (unsigned char)code);
 }
 
 static void le(struct vt_pickle_writer *w, uint64_t v, int bytes)
 {
+    unsigned char *p = room(w, (size_t)bytes);
     for (int i = 0; i < bytes; i++)
-        fputc((int)(v >> (8 * i) & 0xff), w->out);
+        p[i] = (unsigned char)(v >> (8 * i) & 0xff);
+    w->buf.used += (size_t)bytes;
 }
 
 /* One more item in the innermost open container; a full batch is closed
  * and a new one opened first (for a dict only between pairs). */
 static void item(struct vt_pickle_writer *w)
 {
-    if (w->depth == 0)
-        return;
     int d = w->depth - 1;
-    if (d >= VT_PW_MAX_DEPTH)
+    if (d < 0 || d >= VT_PW_MAX_DEPTH)
         return;
-    size_t limit = w->open[d].dict ? 2 * VT_PW_BATCH : VT_PW_BATCH;
-    if (w->open[d].items >= limit && w->open[d].items % 2 == 0) {
-        op(w, w->open[d].dict ? OP_SETITEMS : OP_APPENDS);
-        op(w, OP_MARK);
-        w->open[d].items = 0;
+    size_t n = w->open[d].items;
+    if (n >= VT_PW_BATCH && n % 2 == 0 && n >= (w->open[d].dict ? 2 * VT_PW_BATCH : VT_PW_BATCH)) {
+        unsigned char *p = room(w, 2);
+        p[0] = w->open[d].dict ? OP_SETITEMS : OP_APPENDS;
+        p[1] = OP_MARK;
+        w->buf.used += 2;
+        n = 0;
     }
-    w->open[d].items++;
+    w->open[d].items = n + 1;
 }
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 {
-    memset(w, 0, sizeof *w);
-    w->out = out;
+    memset(w, 0, offsetof(struct vt_pickle_writer, buf)); /* not the buffer */
+    vt_out_buffer_init(&w->buf, out);
     op(w, OP_PROTO);
     op(w, 4);
 }
@@ -67,7 +75,8 @@ void vt_pw_begin(struct vt_pickle_writer *w, FILE *out)
 bool vt_pw_end(struct vt_pickle_writer *w)
 {
     op(w, OP_STOP);
-    return w->depth == 0 && !w->overflow && !ferror(w->out);
+    vt_out_buffer_flush(&w->buf);
+    return w->depth == 0 && !w->overflow && !ferror(w->buf.out);
 }
 
 static void begin(struct vt_pickle_writer *w, bool dict)
@@ -97,30 +106,36 @@ void vt_pw_dict_end(struct vt_pickle_writer *w) { end(w, true); }
 void vt_pw_list_begin(struct vt_pickle_writer *w) { begin(w, false); }
 void vt_pw_list_end(struct vt_pickle_writer *w) { end(w, false); }
 
+/* An opcode and the low `bytes` bytes of v, little-endian. */
+static void op_le(struct vt_pickle_writer *w, int code, uint64_t v, int bytes)
+{
+    unsigned char *p = room(w, 9);
+    p[0] = (unsigned char)code;
+    for (int i = 0; i < 8; i++) /* all 8: past `bytes` is overwritten next */
+        p[1 + i] = (unsigned char)(v >> (8 * i));
+    w->buf.used += 1 + (size_t)bytes;
+}
+
 /* An integer without counting it as an item. */
 static void raw_int(struct vt_pickle_writer *w, int64_t v)
 {
     if (v >= 0 && v < 0x100) {
-        op(w, OP_BININT1);
-        le(w, (uint64_t)v, 1);
+        op_le(w, OP_BININT1, (uint64_t)v, 1);
     } else if (v >= 0 && v < 0x10000) {
-        op(w, OP_BININT2);
-        le(w, (uint64_t)v, 2);
+        op_le(w, OP_BININT2, (uint64_t)v, 2);
     } else if (v >= INT32_MIN && v <= INT32_MAX) {
-        op(w, OP_BININT);
-        le(w, (uint64_t)v, 4);
+        op_le(w, OP_BININT, (uint64_t)v, 4);
     } else {
         /* Two's complement, little-endian, as few bytes as keep the sign:
-         * at most 8, which the JavaScript unpickler reads as a Number. */
-        int bytes = 8;
-        while (bytes > 1) {
-            int64_t top = v >> (8 * (bytes - 1) - 1); /* the bits a shorter form drops */
-            if (top != 0 && top != -1)
-                break;
-            bytes--;
-        }
-        op(w, OP_LONG1);
-        le(w, (uint64_t)bytes, 1);
+         * at most 8, which the JavaScript unpickler reads as a Number. The
+         * magnitude's bits (v's, or ~v's when negative) and a sign bit. */
+        uint64_t m = v < 0 ? ~(uint64_t)v : (uint64_t)v; /* not 0: |v| >= 2^31 */
+        int bits = 64 - __builtin_clzll(m);
+        int bytes = bits / 8 + 1;
+        unsigned char *p = room(w, 2);
+        p[0] = OP_LONG1;
+        p[1] = (unsigned char)bytes;
+        w->buf.used += 2;
         le(w, (uint64_t)v, bytes);
     }
 }
@@ -150,7 +165,7 @@ void vt_pw_str(struct vt_pickle_writer *w, const char *s)
         op(w, OP_BINUNICODE);
         le(w, n, 4);
     }
-    fwrite(s, 1, n, w->out);
+    vt_out_buffer_put(&w->buf, s, n);
 }
 
 void vt_pw_bool(struct vt_pickle_writer *w, bool v)
@@ -171,8 +186,10 @@ void vt_pw_float(struct vt_pickle_writer *w, double v)
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     op(w, OP_BINFLOAT);
-    for (int i = 7; i >= 0; i--) /* big-endian */
-        fputc((int)(bits >> (8 * i) & 0xff), w->out);
+    unsigned char *p = room(w, 8);
+    for (int i = 0; i < 8; i++) /* big-endian */
+        p[i] = (unsigned char)(bits >> (8 * (7 - i)) & 0xff);
+    w->buf.used += 8;
 }
 
 uint64_t vt_pw_memoize(struct vt_pickle_writer *w)
@@ -184,13 +201,10 @@ uint64_t vt_pw_memoize(struct vt_pickle_writer *w)
 void vt_pw_get(struct vt_pickle_writer *w, uint64_t index)
 {
     item(w);
-    if (index < 0x100) {
-        op(w, OP_BINGET);
-        le(w, index, 1);
-    } else {
-        op(w, OP_LONG_BINGET);
-        le(w, index, 4);
-    }
+    if (index < 0x100)
+        op_le(w, OP_BINGET, index, 1);
+    else
+        op_le(w, OP_LONG_BINGET, index, 4);
 }
 
 void vt_pw_kv_str(struct vt_pickle_writer *w, const char *key, const char *s)

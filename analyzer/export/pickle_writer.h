@@ -11,6 +11,10 @@
  * pickler does): the JavaScript unpickler spreads a batch into a call, and
  * a call takes a bounded number of arguments.
  *
+ * The writer fills a buffer of its own and hands the FILE whole blocks
+ * (an entry is dozens of opcodes of a byte or a few): the FILE has the
+ * pickle at vt_pw_end, and nothing else is written to it in between.
+ *
  *     vt_pw_begin(&w, out);
  *     vt_pw_dict_begin(&w);
  *       vt_pw_str(&w, "segments"); vt_pw_list_begin(&w); ... vt_pw_list_end(&w);
@@ -25,11 +29,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "out_buffer.h"
+
 #define VT_PW_MAX_DEPTH 32
 #define VT_PW_BATCH 1000
 
 struct vt_pickle_writer {
-    FILE *out;
     uint64_t memo;          /* MEMOIZE opcodes written: the next memo index */
     struct {
         bool dict;
@@ -37,6 +42,7 @@ struct vt_pickle_writer {
     } open[VT_PW_MAX_DEPTH];
     int depth;
     bool overflow;          /* nesting deeper than VT_PW_MAX_DEPTH */
+    struct vt_out_buffer buf;
 };
 
 void vt_pw_begin(struct vt_pickle_writer *w, FILE *out);
