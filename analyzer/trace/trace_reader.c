@@ -112,6 +112,11 @@ struct vt_reader {
      * found. */
     struct vt_stack_share *follow_share;
     size_t follow_nmodules;
+    /* While every node so far was taken by its bytes: the followed table's
+     * records (vt_stack_share_records), compared byte for byte; NULL from
+     * the first node taken otherwise (its bytes may differ from them). */
+    const uint8_t *follow_records;
+    const uint32_t *follow_at;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
     uint64_t npy_codes, py_codes_cap;
@@ -990,8 +995,12 @@ static void start_following(struct vt_reader *r)
 {
     if (!r->nodes.n && !r->nodes.base &&
         vt_stack_share_follow(r->follow_share, &r->nodes,
-                              (const struct vt_module_info *const *)r->modules, r->nmodules))
+                              (const struct vt_module_info *const *)r->modules, r->nmodules)) {
         r->follow_nmodules = r->nmodules;
+        if (!vt_stack_share_records(r->follow_share, r->nodes.base, &r->follow_records,
+                                    &r->follow_at))
+            r->follow_records = NULL;
+    }
     r->follow_share = NULL; /* asked once */
 }
 
@@ -1002,6 +1011,7 @@ static void start_following(struct vt_reader *r)
  * nodes_room charges it. */
 static int follow_node(struct vt_reader *r, uint64_t parent, uint64_t ip)
 {
+    r->follow_records = NULL; /* a node taken by its values */
     if (vt_stack_nodes_follow_next(&r->nodes, parent, ip))
         return 1;
     if (r->nmodules != r->follow_nmodules) {
@@ -1833,9 +1843,60 @@ static inline __attribute__((always_inline)) size_t follow_nodes_in_room(struct 
     return (size_t)(f.k - first);
 }
 
+/* How many first bytes of a and b (n each) are the same. */
+static size_t same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = load_le64(a + i) ^ load_le64(b + i); /* byte i the lowest */
+        if (x)
+            return i + (size_t)__builtin_ctzll(x) / 8;
+    }
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* The nodes from raw_pos on whose records are the followed table's own
+ * bytes, taken without decoding them: the same bytes are the same parent
+ * and ip, which is that table's node where no module of the rank is
+ * shifted from where its rank had it. Not with Python frames (the table
+ * would have to say which of its nodes are). Stops at the first byte that
+ * differs: the caller's loop decodes from there. */
+static size_t follow_records(struct vt_reader *r)
+{
+    struct vt_stack_nodes *t = &r->nodes;
+    if (!r->follow_records || t->shift || vt_stack_nodes_has_python(t->base))
+        return 0;
+    const uint32_t *at = r->follow_at;
+    uint64_t k = t->n, n = t->base->n;
+    size_t from = at[k], len = at[n] - from;
+    if (len > r->raw_len - r->raw_pos)
+        len = r->raw_len - r->raw_pos;
+    size_t upto = from + same_bytes(r->raw + r->raw_pos, r->follow_records + from, len);
+    uint64_t lo = k, hi = n; /* the last node whose record ends by upto */
+    while (lo < hi) {
+        uint64_t mid = hi - (hi - lo) / 2;
+        if (at[mid] <= upto)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo == k)
+        return 0;
+    vt_stack_nodes_follow_to(t, lo);
+    r->raw_pos += at[lo] - from;
+    r->records += lo - k;
+    return (size_t)(lo - k);
+}
+
 static __attribute__((noinline)) size_t follow_nodes(struct vt_reader *r)
 {
-    return r->fast_pext ? follow_nodes_in_room(r, true) : follow_nodes_in_room(r, false);
+    size_t same = follow_records(r);
+    size_t taken = r->fast_pext ? follow_nodes_in_room(r, true) : follow_nodes_in_room(r, false);
+    if (taken)
+        r->follow_records = NULL; /* nodes taken by their values */
+    return same + taken;
 }
 
 size_t vt_reader_take_stack_nodes(struct vt_reader *r)
