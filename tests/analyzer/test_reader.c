@@ -171,7 +171,11 @@ static void test_truncated_every_offset(void **state)
     tb_free(&b);
 }
 
-static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t n)
+/* Reads to the end as a job's replay reads (past_sites: by batches of
+ * memory events past the site records, vt_reader_events_past_sites), or a
+ * record at a time; the error's message in msg. */
+static int read_expect_error_as(const uint8_t *data, size_t len, char *msg, size_t n,
+                                bool past_sites)
 {
     struct vt_reader *r;
     struct vt_read_error err;
@@ -179,34 +183,27 @@ static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t 
         snprintf(msg, n, "%s", err.message);
         return -1;
     }
-    size_t count;
-    int rc = read_all(r, &count);
+    int rc;
+    if (past_sites) {
+        vt_reader_events_past_sites(r);
+        struct vt_replay_mem evs[16];
+        struct vt_record rec;
+        do
+            while (vt_reader_next_mem_events(r, evs, 16) == 16)
+                ;
+        while ((rc = vt_reader_next(r, &rec)) > 0);
+    } else {
+        size_t count;
+        rc = read_all(r, &count);
+    }
     snprintf(msg, n, "%s", rc < 0 ? vt_reader_error(r)->message : "");
     vt_reader_close(r);
     return rc;
 }
 
-/* read_expect_error's reading by batches of memory events past the sites
- * (vt_reader_events_past_sites), as a job's replay reads. */
-static int read_past_sites_expect_error(const uint8_t *data, size_t len, char *msg, size_t n)
+static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t n)
 {
-    struct vt_reader *r;
-    struct vt_read_error err;
-    if (vt_reader_open_memory(data, len, "bad", &r, &err) != 0) {
-        snprintf(msg, n, "%s", err.message);
-        return -1;
-    }
-    vt_reader_events_past_sites(r);
-    struct vt_replay_mem evs[16];
-    struct vt_record rec;
-    int rc;
-    do
-        while (vt_reader_next_mem_events(r, evs, 16) == 16)
-            ;
-    while ((rc = vt_reader_next(r, &rec)) > 0);
-    snprintf(msg, n, "%s", rc < 0 ? vt_reader_error(r)->message : "");
-    vt_reader_close(r);
-    return rc;
+    return read_expect_error_as(data, len, msg, n, false);
 }
 
 static void test_corrupt_chunk_in_middle(void **state)
@@ -606,7 +603,7 @@ static void expect_error_mid_chunk(const uint8_t *bad, size_t len, int dt, const
     if (!strstr(msg, want))
         fail_msg("message '%s' lacks '%s'", msg, want);
     char past[600]; /* read as a job's replay reads: the same error */
-    assert_int_equal(read_past_sites_expect_error(b.file.data, b.file.len, past, sizeof past), -1);
+    assert_int_equal(read_expect_error_as(b.file.data, b.file.len, past, sizeof past, true), -1);
     assert_string_equal(past, msg);
     tb_free(&b);
 }
