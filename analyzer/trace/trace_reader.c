@@ -2017,14 +2017,24 @@ void vt_reader_events_past_sites(struct vt_reader *r)
     r->events_past_sites = true;
 }
 
-int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max)
+static __attribute__((noinline)) int next_mem_events_past_sites(struct vt_reader *r,
+                                                                struct vt_replay_mem *evs, int max)
 {
     int n = 0;
     do
         n += r->fast_pext ? next_mem_events_pext(r, evs + n, max - n)
                           : next_mem_events(r, evs + n, max - n, false);
-    while (n < max && r->events_past_sites && take_site(r));
+    while (n < max && take_site(r));
     return n;
+}
+
+int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max)
+{
+    if (r->events_past_sites)
+        return next_mem_events_past_sites(r, evs, max);
+    if (r->fast_pext)
+        return next_mem_events_pext(r, evs, max);
+    return next_mem_events(r, evs, max, false);
 }
 
 /* ---- accessors ---- */
