@@ -150,10 +150,16 @@ static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int
                                       int64_t delta_count)
 {
     struct vt_site *s = &l->sites[i];
-    s->bytes += (uint64_t)delta_bytes;
-    s->count += (uint64_t)delta_count;
+    /* The ledger's and the site's fields in turn, not each pair at once:
+     * GCC otherwise loads and stores a pair as one vector on a free's
+     * path, where an allocation's path stores the two one at a time, and
+     * such a load cannot take its data from the two stores before it (it
+     * waits for them to reach the cache). A store to the site between the
+     * ledger's two loads keeps them apart (they may alias). */
     l->total_bytes += (uint64_t)delta_bytes;
+    s->bytes += (uint64_t)delta_bytes;
     l->total_count += (uint64_t)delta_count;
+    s->count += (uint64_t)delta_count;
     l->seq++;
     if (s->logged_at > l->state_seq)
         return; /* logged since the newest state: every walk reaches it */
