@@ -129,6 +129,11 @@ size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx)
     return vt_report_frames(s->rep, s->input, s->stack, 0, fn, ctx);
 }
 
+bool vt_report_may_have_python(struct vt_report *rep, size_t input)
+{
+    return vt_input_frames_may_be_python(&rep->a->inputs[input], symbolizer_of(rep, input));
+}
+
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n)
 {

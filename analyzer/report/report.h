@@ -242,6 +242,9 @@ size_t vt_report_stack_walk(void *src, vt_frame_fn fn, void *ctx);
  * vt_stack_site_frame); NULL if none is known. */
 const char *vt_report_user_frame(struct vt_report *rep, size_t input, uint64_t stack, char *buf,
                                  size_t n);
+/* Whether a stack of the input can have Python frames as the report walks
+ * them (vt_stack_frames_may_be_python): where not, nothing looks for them. */
+bool vt_report_may_have_python(struct vt_report *rep, size_t input);
 /* A thread's name ("main", "pt_autograd_0"...) or "thread N". */
 const char *vt_report_thread_name(const struct vt_report *rep, size_t input, uint64_t thread,
                                   char *buf, size_t n);

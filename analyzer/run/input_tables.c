@@ -58,6 +58,11 @@ bool vt_input_frames_may_be_named(const struct vt_input *in, const struct vt_sym
     return vt_stack_frames_may_be_named(in->reader, sym);
 }
 
+bool vt_input_frames_may_be_python(const struct vt_input *in, const struct vt_symbolizer *sym)
+{
+    return vt_stack_frames_may_be_python(in->reader, sym);
+}
+
 size_t vt_input_stack_walk(void *src, vt_frame_fn fn, void *ctx)
 {
     const struct vt_input_stack *s = src;

@@ -44,6 +44,9 @@ size_t vt_input_stack_frames(const struct vt_input *in, struct vt_symbolizer *sy
 /* False when no frame of the input's stacks through sym can have a
  * function's name (vt_stack_frames_may_be_named). */
 bool vt_input_frames_may_be_named(const struct vt_input *in, const struct vt_symbolizer *sym);
+/* False when no frame of the input's stacks through sym can be a Python
+ * frame (vt_stack_frames_may_be_python). */
+bool vt_input_frames_may_be_python(const struct vt_input *in, const struct vt_symbolizer *sym);
 /* A stack of an input through a symbolizer, walked as stack_where.h's
  * vt_stack_walk walks one (src: a struct vt_input_stack). */
 struct vt_input_stack {

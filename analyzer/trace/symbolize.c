@@ -342,6 +342,18 @@ bool vt_stack_frames_may_be_named(const struct vt_reader *r, const struct vt_sym
     return sym && (vt_reader_has_python_frames(r) || (sym->dwfl && sym->nmodules));
 }
 
+bool vt_stack_frames_may_be_python(const struct vt_reader *r, const struct vt_symbolizer *sym)
+{
+    if (!sym)
+        return false; /* addresses only, no module */
+    if (vt_reader_has_python_frames(r))
+        return true;
+    for (size_t i = 0; i < sym->nmodules; i++)
+        if (sym->modules[i].base && !strcmp(sym->modules[i].base, "python"))
+            return true;
+    return false;
+}
+
 static bool is_tracer_frame(const struct vt_frame *f)
 {
     return f->module && !strncmp(f->module, "libvramtrace", 12);

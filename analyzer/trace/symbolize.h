@@ -72,5 +72,9 @@ size_t vt_stack_frames(const struct vt_reader *r, struct vt_symbolizer *sym, uin
  * False: every frame vt_stack_frames delivers is an address (and module),
  * so what looks for a named frame can stop before walking any. */
 bool vt_stack_frames_may_be_named(const struct vt_reader *r, const struct vt_symbolizer *sym);
+/* Whether some frame vt_stack_frames delivers through sym can be a Python
+ * frame (module "python": a Python node, or a native frame of a module so
+ * named). False: what looks for Python frames can stop before walking any. */
+bool vt_stack_frames_may_be_python(const struct vt_reader *r, const struct vt_symbolizer *sym);
 
 #endif

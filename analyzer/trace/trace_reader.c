@@ -228,9 +228,9 @@ static const char *arena_copy(struct vt_reader *r, const void *src, size_t len)
         return NULL;
     struct arena_block *b = r->arena;
     if (!b || b->size - b->used < len + 1) {
-        /* Blocks from 4 KiB doubling to 64 KiB: a thousand readers of
-         * small traces hold a few KiB each, not 64. */
-        size_t size = b ? (b->size < 32768 ? 2 * b->size : 65536) : 4096;
+        /* Blocks from 1 KiB doubling to 64 KiB: a job keeps every rank's
+         * reader, and a rank of few names holds 1 KiB, not 4 or 64. */
+        size_t size = b ? (b->size < 32768 ? 2 * b->size : 65536) : 1024;
         if (size < len + 1)
             size = len + 1;
         b = malloc(sizeof *b + size);

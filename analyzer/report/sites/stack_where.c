@@ -112,10 +112,16 @@ void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_wal
 void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                         void *src, const char *api)
 {
+    vt_stack_where_known(out, full_stacks, max_frames, walk, src, api, true);
+}
+
+void vt_stack_where_known(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
+                          void *src, const char *api, bool may_have_python)
+{
     struct where_ctx w = {.full = full_stacks, .fold = true, .leading = true,
                           .max = max_frames};
     vt_stack_begin(&w.w, out, !w.full);
-    if (!w.full)
+    if (!w.full && may_have_python)
         walk(src, note_python, &w.python);
     walk(src, where_frame, &w);
     if (w.w.n == 0 && !w.full) {

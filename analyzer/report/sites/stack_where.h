@@ -32,6 +32,11 @@ void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_wal
  * frame; ctypes called it), "via api". */
 void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                         void *src, const char *api);
+/* The same, told whether the stack can have Python frames at all
+ * (vt_stack_frames_may_be_python): false spares the walk that looks for
+ * them, half the cost of a stack's line. */
+void vt_stack_where_known(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
+                          void *src, const char *api, bool may_have_python);
 
 /* The frame that names a site in every view (the text report's and diff's
  * first frame, the page's label, a failure's user_frame, the exports'

@@ -20,7 +20,8 @@
 static void print_where(struct vt_report *rep, FILE *out, size_t input, uint64_t stack)
 {
     struct vt_report_stack s = {rep, input, stack};
-    vt_stack_where(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames, vt_report_stack_walk, &s);
+    vt_stack_where_known(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames,
+                         vt_report_stack_walk, &s, NULL, vt_report_may_have_python(rep, input));
 }
 
 /* A failure's stack: its call is known, "via" it where no frame names it. */
@@ -29,8 +30,9 @@ static void print_failure_where(struct vt_report *rep, FILE *out, size_t input,
 {
     struct vt_report_stack s = {rep, input, o->stack};
     const struct vt_input *r = &rep->a->inputs[input];
-    vt_stack_where_via(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames, vt_report_stack_walk, &s,
-                       vt_input_api(r, o->label ? o->label : o->api));
+    vt_stack_where_known(out, rep->opt->layout.full_stacks, rep->opt->layout.text_frames,
+                         vt_report_stack_walk, &s, vt_input_api(r, o->label ? o->label : o->api),
+                         vt_report_may_have_python(rep, input));
 }
 
 /* The main thread (its id is the pid) goes without saying; other threads
