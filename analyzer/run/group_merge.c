@@ -441,11 +441,8 @@ static struct bound crew_work(struct crew *c)
         }
         return b;
     }
-    /* A window's lanes from the last: the first round decompressed the
-     * chunks in order, and the last ones are those the cache still holds
-     * (the order changes no figure: a crew's threads take lanes in any). */
     while ((k = atomic_fetch_add(&c->next, 1)) < c->nlanes)
-        lane_run(&c->lanes[c->nlanes - 1 - k], &b);
+        lane_run(&c->lanes[k], &b);
     return b;
 }
 
