@@ -927,6 +927,8 @@ bool vt_group_merge(struct vt_input *const *inputs, size_t n, size_t nthreads,
         ln->in->replay.on_change = note_change;
         ln->in->replay.on_oom = note_oom;
         ln->in->replay.on_change_ctx = ln;
+        if (!ln->in->replay.on_record) /* a site record is shown to no one */
+            vt_reader_events_past_sites(ln->in->reader);
     }
     struct crew c = {.lanes = lanes, .nlanes = n, .set = set, .parts = parts, .h = h,
                      .starting = true};

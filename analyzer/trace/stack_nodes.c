@@ -351,6 +351,18 @@ void vt_stack_nodes_follow(struct vt_stack_nodes *t, const struct vt_stack_nodes
     t->following = true;
 }
 
+void vt_stack_nodes_follow_to(struct vt_stack_nodes *t, uint64_t j)
+{
+    const struct vt_stack_nodes *b = t->base;
+    /* base's parents apart before node j + 1: those of the words before
+     * its own, and the unchained among its word's nodes before it */
+    uint64_t w = j / 64, below = (1ull << (j % 64)) - 1;
+    t->base_apart = j == b->n ? b->napart
+                              : b->apart_before[w] +
+                                    (size_t)__builtin_popcountll(~b->chained[w] & below);
+    t->n = t->nbase = j;
+}
+
 bool vt_stack_nodes_follow_shift(struct vt_stack_nodes *t, int64_t *shift)
 {
     /* a node taken already was base's ip plus its slot's shift then */

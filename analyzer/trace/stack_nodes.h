@@ -179,6 +179,10 @@ static inline bool vt_stack_nodes_follow_next(struct vt_stack_nodes *t, uint64_t
     vt_stack_follow_end(t, &f);
     return taken;
 }
+/* Following t: base's nodes up to id j (> t->n, <= base's count) are
+ * taken at once, as vt_stack_follow_next would take each; for a caller
+ * that knows they are base's (the same bytes, no shift, no Python frame). */
+void vt_stack_nodes_follow_to(struct vt_stack_nodes *t, uint64_t j);
 /* Following t: shift (owned) replaces t's where no node taken so far lies
  * in a slot whose shift it changes (true); else nothing changes and the
  * caller keeps shift (false). For a module the trace recorded after t began

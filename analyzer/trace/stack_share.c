@@ -31,6 +31,10 @@ struct shared_table {
     uint16_t *slot;              /* per node: its module + 1, 0 none */
     struct shared_module *modules; /* that rank's, by start */
     size_t nmodules;
+    /* vt_stack_share_records: made once, under the share's lock */
+    uint8_t *records;
+    uint32_t *record_at;
+    bool records_made;
 };
 
 struct vt_stack_share {
@@ -58,6 +62,8 @@ static void table_free(struct shared_table *e)
         free(e->modules[i].build_id);
     }
     free(e->modules);
+    free(e->records);
+    free(e->record_at);
     free(e);
 }
 
@@ -251,6 +257,50 @@ bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
         return false;
     vt_stack_nodes_follow(t, &e->nodes, e->slot, shift);
     return true;
+}
+
+/* e's nodes as a trace's records (vt_stack_share_records); nothing when
+ * out of memory or when their offsets would not fit in 32 bits. */
+static void make_records(struct shared_table *e)
+{
+    const uint64_t n = e->nodes.n, longest = 1 + 2 * VT_UVARINT_MAX;
+    if (n >= UINT32_MAX / longest)
+        return;
+    uint8_t *b = malloc((size_t)(n * longest + 1));
+    uint32_t *at = malloc((size_t)(n + 1) * sizeof *at);
+    if (!b || !at) {
+        free(b);
+        free(at);
+        return;
+    }
+    size_t len = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t parent = 0, ip = 0;
+        vt_stack_nodes_get(&e->nodes, k + 1, &parent, &ip);
+        at[k] = (uint32_t)len;
+        b[len++] = VT_REC_STACK_NODE;
+        len += vt_put_uvarint(b + len, parent);
+        len += vt_put_uvarint(b + len, ip);
+    }
+    at[n] = (uint32_t)len;
+    uint8_t *fit = realloc(b, len + 1);
+    e->records = fit ? fit : b;
+    e->record_at = at;
+}
+
+bool vt_stack_share_records(struct vt_stack_share *s, const struct vt_stack_nodes *base,
+                            const uint8_t **records, const uint32_t **at)
+{
+    struct shared_table *e = table_of(base);
+    pthread_mutex_lock(&s->lock);
+    if (!e->records_made) {
+        e->records_made = true;
+        make_records(e);
+    }
+    pthread_mutex_unlock(&s->lock);
+    *records = e->records;
+    *at = e->record_at;
+    return e->records != NULL;
 }
 
 bool vt_stack_share_refollow(struct vt_stack_nodes *t, const struct vt_module_info *const *mods,

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "stack_nodes.h"
 #include "trace_reader.h"
@@ -50,6 +51,14 @@ void vt_stack_share_offer(struct vt_stack_share *s, struct vt_stack_nodes *t,
  * at its end, a table that followed to the end is the share's already. */
 bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
                            const struct vt_module_info *const *mods, size_t nmods);
+/* The records a trace writes for the nodes of base, a table of s that a
+ * table follows (each a type byte and two varints, as the tracer encodes
+ * them, back to back), and where each begins: at[k] for node k + 1, at[n]
+ * their end. A rank whose next bytes are these from at[k] on defines
+ * base's nodes from k + 1 on, with their ips unshifted. Made at the first
+ * ask; false where they could not be (out of memory, too many bytes). */
+bool vt_stack_share_records(struct vt_stack_share *s, const struct vt_stack_nodes *base,
+                            const uint8_t **records, const uint32_t **at);
 /* t follows a table of the share: its modules found again among
  * mods[0..nmods), which the trace has recorded more of since; true if
  * that changed t's shifts (vt_stack_nodes_follow_shift). */

@@ -93,6 +93,7 @@ struct vt_reader {
     uint64_t nsites, sites_cap;
     struct vt_delta_state delta;
     bool fast_pext;         /* vt_reader_next_batch may use pext64 */
+    bool events_past_sites; /* vt_reader_events_past_sites */
 
     int state;              /* 0 reading, 1 end, -1 error */
     bool truncated, trailer_seen;
@@ -111,6 +112,11 @@ struct vt_reader {
      * found. */
     struct vt_stack_share *follow_share;
     size_t follow_nmodules;
+    /* While every node so far was taken by its bytes: the followed table's
+     * records (vt_stack_share_records), compared byte for byte; NULL from
+     * the first node taken otherwise (its bytes may differ from them). */
+    const uint8_t *follow_records;
+    const uint32_t *follow_at;
     struct id_table threads, apis;
     struct vt_py_code_info *py_codes; /* id 1.. at [id-1] */
     uint64_t npy_codes, py_codes_cap;
@@ -242,9 +248,11 @@ static const char *arena_copy(struct vt_reader *r, const void *src, size_t len)
     return dst;
 }
 
-/* Grows *arr (element size elem) so that index idx fits, new elements
- * zeroed, charging the growth to the reader's table budget. */
-static bool grow(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx, size_t elem)
+/* Grows *arr (element size elem) so that index idx fits, the new elements
+ * left as they come, charging the growth to the reader's table budget: for
+ * a table whose every element below its count is written when defined. */
+static bool grow_uncleared(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx,
+                           size_t elem)
 {
     if (idx < *cap)
         return true;
@@ -256,8 +264,18 @@ static bool grow(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx, s
     size_t have = old;
     if (!vt_grow_array(arr, &have, ncap, elem))
         return false;
-    memset((char *)*arr + old * elem, 0, (have - old) * elem);
     *cap = have;
+    return true;
+}
+
+/* As grow_uncleared, the new elements zeroed. */
+static bool grow(struct vt_reader *r, void **arr, uint64_t *cap, uint64_t idx, size_t elem)
+{
+    size_t old = (size_t)*cap;
+    if (!grow_uncleared(r, arr, cap, idx, elem))
+        return false;
+    if (*cap > old)
+        memset((char *)*arr + old * elem, 0, (size_t)(*cap - old) * elem);
     return true;
 }
 
@@ -977,8 +995,12 @@ static void start_following(struct vt_reader *r)
 {
     if (!r->nodes.n && !r->nodes.base &&
         vt_stack_share_follow(r->follow_share, &r->nodes,
-                              (const struct vt_module_info *const *)r->modules, r->nmodules))
+                              (const struct vt_module_info *const *)r->modules, r->nmodules)) {
         r->follow_nmodules = r->nmodules;
+        if (!vt_stack_share_records(r->follow_share, r->nodes.base, &r->follow_records,
+                                    &r->follow_at))
+            r->follow_records = NULL;
+    }
     r->follow_share = NULL; /* asked once */
 }
 
@@ -989,6 +1011,7 @@ static void start_following(struct vt_reader *r)
  * nodes_room charges it. */
 static int follow_node(struct vt_reader *r, uint64_t parent, uint64_t ip)
 {
+    r->follow_records = NULL; /* a node taken by its values */
     if (vt_stack_nodes_follow_next(&r->nodes, parent, ip))
         return 1;
     if (r->nmodules != r->follow_nmodules) {
@@ -1131,7 +1154,31 @@ static void check_mem_fields(struct vt_reader *r, struct cursor *c, uint8_t op, 
     CHECK(stack <= r->nodes.n, "stack node id out of range");
 }
 
-static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+/* A site whose fields were checked into the reader's table: its id, or 0
+ * where the table cannot grow (it is then as it was). */
+static uint64_t add_site(struct vt_reader *r, uint8_t op, uint8_t kind, uint64_t api,
+                         uint64_t label, uint64_t thread, uint64_t dev, uint64_t stack,
+                         uint64_t result, uint64_t aux)
+{
+    uint64_t id = r->nsites + 1;
+    /* ids are checked against nsites: the room past it is never read */
+    if (!grow_uncleared(r, (void **)&r->sites, &r->sites_cap, id, sizeof *r->sites))
+        return 0;
+    r->nsites = id;
+    bool figures = result != 0 ? op == VT_OP_ALLOC
+                               : VT_FORMAT_HAS_CONTEXT_FIGURES(r->version) &&
+                                     vt_mem_has_device_figures(op, kind, result);
+    r->sites[id] = (struct read_site){
+        .op = op, .kind = kind, .figures = figures, .slow = figures || result != 0,
+        .device = (int32_t)dev - 1, .api = api, .label = label,
+        .thread = thread, .stack = stack, .result = result, .aux = aux,
+    };
+    return id;
+}
+
+/* A site record's fields (past its type) into the reader's table: its id,
+ * or 0 with the cursor bad and the table as it was. */
+static uint64_t define_site(struct vt_reader *r, struct cursor *c)
 {
     uint8_t op = get_byte(c);
     uint8_t kind = get_byte(c);
@@ -1145,31 +1192,28 @@ static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record 
     CHECK(r->has_sites, "site record in a trace of format version 3 or older");
     check_mem_fields(r, c, op, kind, api, label, thread, dev, stack);
     if (c->bad)
+        return 0;
+    uint64_t id = add_site(r, op, kind, api, label, thread, dev, stack, result, aux);
+    CHECK(id != 0, "tables exceed the reader's memory limit");
+    return id;
+}
+
+static void decode_site(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
+{
+    uint64_t id = define_site(r, c);
+    if (!id)
         return;
-    uint64_t id = r->nsites + 1;
-    if (!grow(r, (void **)&r->sites, &r->sites_cap, id, sizeof *r->sites)) {
-        CHECK(false, "tables exceed the reader's memory limit");
-        return;
-    }
-    r->nsites = id;
-    bool figures = result != 0 ? op == VT_OP_ALLOC
-                               : VT_FORMAT_HAS_CONTEXT_FIGURES(r->version) &&
-                                     vt_mem_has_device_figures(op, kind, result);
-    r->sites[id] = (struct read_site){
-        .op = op, .kind = kind, .figures = figures, .slow = figures || result != 0,
-        .device = (int32_t)dev - 1, .api = api, .label = label,
-        .thread = thread, .stack = stack, .result = result, .aux = aux,
-    };
+    const struct read_site *s = &r->sites[id];
     rec->u.site.id = id;
-    rec->u.site.op = op;
-    rec->u.site.kind = kind;
-    rec->u.site.api = api;
-    rec->u.site.label = label;
-    rec->u.site.thread = thread;
-    rec->u.site.device = (int64_t)dev - 1;
-    rec->u.site.stack = stack;
-    rec->u.site.result = result;
-    rec->u.site.aux = aux;
+    rec->u.site.op = s->op;
+    rec->u.site.kind = s->kind;
+    rec->u.site.api = s->api;
+    rec->u.site.label = s->label;
+    rec->u.site.thread = s->thread;
+    rec->u.site.device = s->device; /* the ordinal was checked: <= 4096 */
+    rec->u.site.stack = s->stack;
+    rec->u.site.result = s->result;
+    rec->u.site.aux = s->aux;
 }
 
 /* A version 4 MEM record's fields: its site's, and its own. */
@@ -1799,9 +1843,60 @@ static inline __attribute__((always_inline)) size_t follow_nodes_in_room(struct 
     return (size_t)(f.k - first);
 }
 
+/* How many first bytes of a and b (n each) are the same. */
+static size_t same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = load_le64(a + i) ^ load_le64(b + i); /* byte i the lowest */
+        if (x)
+            return i + (size_t)__builtin_ctzll(x) / 8;
+    }
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* The nodes from raw_pos on whose records are the followed table's own
+ * bytes, taken without decoding them: the same bytes are the same parent
+ * and ip, which is that table's node where no module of the rank is
+ * shifted from where its rank had it. Not with Python frames (the table
+ * would have to say which of its nodes are). Stops at the first byte that
+ * differs: the caller's loop decodes from there. */
+static size_t follow_records(struct vt_reader *r)
+{
+    struct vt_stack_nodes *t = &r->nodes;
+    if (!r->follow_records || t->shift || vt_stack_nodes_has_python(t->base))
+        return 0;
+    const uint32_t *at = r->follow_at;
+    uint64_t k = t->n, n = t->base->n;
+    size_t from = at[k], len = at[n] - from;
+    if (len > r->raw_len - r->raw_pos)
+        len = r->raw_len - r->raw_pos;
+    size_t upto = from + same_bytes(r->raw + r->raw_pos, r->follow_records + from, len);
+    uint64_t lo = k, hi = n; /* the last node whose record ends by upto */
+    while (lo < hi) {
+        uint64_t mid = hi - (hi - lo) / 2;
+        if (at[mid] <= upto)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo == k)
+        return 0;
+    vt_stack_nodes_follow_to(t, lo);
+    r->raw_pos += at[lo] - from;
+    r->records += lo - k;
+    return (size_t)(lo - k);
+}
+
 static __attribute__((noinline)) size_t follow_nodes(struct vt_reader *r)
 {
-    return r->fast_pext ? follow_nodes_in_room(r, true) : follow_nodes_in_room(r, false);
+    size_t same = follow_records(r);
+    size_t taken = r->fast_pext ? follow_nodes_in_room(r, true) : follow_nodes_in_room(r, false);
+    if (taken)
+        r->follow_records = NULL; /* nodes taken by their values */
+    return same + taken;
 }
 
 size_t vt_reader_take_stack_nodes(struct vt_reader *r)
@@ -1870,11 +1965,66 @@ static __attribute__((noinline)) int next_mem_events_pext(struct vt_reader *r,
     return next_mem_events(r, evs, max, true);
 }
 
+/* A site record at its longest: the type, op and kind, seven varints. */
+#define VT_SITE_RECORD_MAX (3 + 7 * VT_UVARINT_MAX)
+
+/* The site record at p (past its type byte), with room for its longest
+ * encoding, into the table without the cursor's bookkeeping: where
+ * define_site would take it, the end of the record; else NULL, nothing
+ * changed. */
+static const uint8_t *site_fast(struct vt_reader *r, const uint8_t *p)
+{
+    uint8_t op = p[0], kind = p[1];
+    p += 2;
+    uint64_t api, label, thread, dev, stack, result, aux;
+    if (!fast_uv(&p, &api, false) || !fast_uv(&p, &label, false) ||
+        !fast_uv(&p, &thread, false) || !fast_uv(&p, &dev, false) ||
+        !fast_uv(&p, &stack, false) || !fast_uv(&p, &result, false) || !fast_uv(&p, &aux, false))
+        return NULL;
+    /* the checks of define_site, in one test */
+    if (!r->has_sites || (op != VT_OP_ALLOC && op != VT_OP_FREE) || kind == 0 ||
+        id_get(&r->apis, api) == NULL /* api 0 is never defined */ ||
+        (label != 0 && id_get(&r->apis, label) == NULL) ||
+        id_get(&r->threads, thread) == NULL || dev > VT_DEVICE_ORDINAL_MAX || stack > r->nodes.n)
+        return NULL;
+    return add_site(r, op, kind, api, label, thread, dev, stack, result, aux) ? p : NULL;
+}
+
+/* The site record at raw_pos into the table, as next() would read it but
+ * handed to no one; false, nothing read, where it is not one or is one
+ * that next() must judge (it then says what is wrong). */
+static bool take_site(struct vt_reader *r)
+{
+    if (r->raw_pos >= r->raw_len || r->raw[r->raw_pos] != VT_REC_SITE)
+        return false;
+    const uint8_t *end = NULL;
+    if (r->raw_len - r->raw_pos >= VT_SITE_RECORD_MAX) {
+        end = site_fast(r, r->raw + r->raw_pos + 1);
+    } else {
+        struct cursor cur = {r->raw + r->raw_pos + 1, r->raw + r->raw_len, false, NULL};
+        if (define_site(r, &cur))
+            end = cur.p;
+    }
+    if (!end)
+        return false;
+    r->raw_pos = (size_t)(end - r->raw);
+    r->records++;
+    return true;
+}
+
+void vt_reader_events_past_sites(struct vt_reader *r)
+{
+    r->events_past_sites = true;
+}
+
 int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max)
 {
-    if (r->fast_pext)
-        return next_mem_events_pext(r, evs, max);
-    return next_mem_events(r, evs, max, false);
+    int n = 0;
+    do
+        n += r->fast_pext ? next_mem_events_pext(r, evs + n, max - n)
+                          : next_mem_events(r, evs + n, max - n, false);
+    while (n < max && r->events_past_sites && take_site(r));
+    return n;
 }
 
 /* ---- accessors ---- */

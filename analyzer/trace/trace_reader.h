@@ -233,6 +233,12 @@ _Static_assert(sizeof(struct vt_replay_mem) == 64, "a memory event is one cache 
  * error), which next() then returns. Returns how many were written (0:
  * call next()). */
 int vt_reader_next_mem_events(struct vt_reader *r, struct vt_replay_mem *evs, int max);
+/* From now on vt_reader_next_mem_events reads on past the site records
+ * between memory events (format version 4: each defined just before its
+ * first event) into the reader's table, as next() would, rather than
+ * stopping for next() to return each: for a caller that shows records to
+ * no one, whose batches would otherwise end at every new site. */
+void vt_reader_events_past_sites(struct vt_reader *r);
 
 /* The type byte of the record next() returns next (enum vt_record_type, or
  * an unknown type that next() will call an error), its chunk read first if

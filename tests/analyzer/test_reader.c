@@ -171,7 +171,11 @@ static void test_truncated_every_offset(void **state)
     tb_free(&b);
 }
 
-static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t n)
+/* Reads to the end as a job's replay reads (past_sites: by batches of
+ * memory events past the site records, vt_reader_events_past_sites), or a
+ * record at a time; the error's message in msg. */
+static int read_expect_error_as(const uint8_t *data, size_t len, char *msg, size_t n,
+                                bool past_sites)
 {
     struct vt_reader *r;
     struct vt_read_error err;
@@ -179,11 +183,27 @@ static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t 
         snprintf(msg, n, "%s", err.message);
         return -1;
     }
-    size_t count;
-    int rc = read_all(r, &count);
+    int rc;
+    if (past_sites) {
+        vt_reader_events_past_sites(r);
+        struct vt_replay_mem evs[16];
+        struct vt_record rec;
+        do
+            while (vt_reader_next_mem_events(r, evs, 16) == 16)
+                ;
+        while ((rc = vt_reader_next(r, &rec)) > 0);
+    } else {
+        size_t count;
+        rc = read_all(r, &count);
+    }
     snprintf(msg, n, "%s", rc < 0 ? vt_reader_error(r)->message : "");
     vt_reader_close(r);
     return rc;
+}
+
+static int read_expect_error(const uint8_t *data, size_t len, char *msg, size_t n)
+{
+    return read_expect_error_as(data, len, msg, n, false);
 }
 
 static void test_corrupt_chunk_in_middle(void **state)
@@ -582,6 +602,9 @@ static void expect_error_mid_chunk(const uint8_t *bad, size_t len, int dt, const
     snprintf(want, sizeof want, "record at offset %zu of", at);
     if (!strstr(msg, want))
         fail_msg("message '%s' lacks '%s'", msg, want);
+    char past[600]; /* read as a job's replay reads: the same error */
+    assert_int_equal(read_expect_error_as(b.file.data, b.file.len, past, sizeof past, true), -1);
+    assert_string_equal(past, msg);
     tb_free(&b);
 }
 
@@ -637,6 +660,7 @@ static void test_mem_errors_mid_chunk(void **state)
 struct transcript {
     char *text;
     size_t len, cap;
+    bool no_sites; /* site records left unsaid: a reading past them takes them unsaid */
 };
 
 static void say(struct transcript *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -660,6 +684,8 @@ static void say(struct transcript *t, const char *fmt, ...)
 
 static void say_record(struct transcript *t, const struct vt_record *rec)
 {
+    if (t->no_sites && rec->type == VT_REC_SITE)
+        return;
     say(t, "%d %llu %llu %llu", (int)rec->type, (unsigned long long)rec->chunk_offset,
         (unsigned long long)rec->record_offset, (unsigned long long)rec->time_ns);
     if (rec->type == VT_REC_MEM)
@@ -738,6 +764,9 @@ static void decoded_record(void *ctx, const struct vt_record *rec)
 #define DECODED_EVERY_RUN (DECODED + 1)
 /* ahead: 0 inline, 1 vt_reader_read_ahead, SHARED its threadless kind */
 #define SHARED 2
+/* with batch < 0: -(n | PAST_SITES) reads past the sites
+ * (vt_reader_events_past_sites) */
+#define PAST_SITES (1 << 20)
 
 /* batch 0: vt_reader_next; DECODED...: vt_decode_ahead; other > 0
  * vt_reader_next_batch with that many; < 0 vt_reader_next_mem_events with
@@ -777,19 +806,30 @@ static void read_transcript(const uint8_t *data, size_t len, int ahead, int batc
         struct vt_reader *twin;
         assert_int_equal(vt_reader_open_memory(data, len, "t", &twin, &err), 0);
         struct vt_replay_mem evs[64];
+        int max = -batch & ~PAST_SITES;
+        bool past = -batch & PAST_SITES;
+        if (past)
+            vt_reader_events_past_sites(r);
         for (;;) {
-            int n = vt_reader_next_mem_events(r, evs, -batch);
+            int n = vt_reader_next_mem_events(r, evs, max);
             for (int i = 0; i < n; i++) {
-                assert_int_equal(vt_reader_next(twin, &recs[0]), 1);
+                /* the twin passes the sites the reader took */
+                while (assert_int_equal(vt_reader_next(twin, &recs[0]), 1),
+                       past && recs[0].type == VT_REC_SITE)
+                    ;
                 check_mem_event(&evs[i], &recs[0]);
                 say_record(t, &recs[0]);
             }
-            if (n == -batch)
+            if (n == max)
                 continue;
             if ((rc = vt_reader_next(r, &recs[0])) <= 0)
                 break;
             say_record(t, &recs[0]);
-            assert_int_equal(vt_reader_next(twin, &recs[1]), 1);
+            while (assert_int_equal(vt_reader_next(twin, &recs[1]), 1),
+                   past && recs[0].type != VT_REC_SITE && recs[1].type == VT_REC_SITE)
+                ;
+            assert_int_equal(recs[1].type, recs[0].type);
+            assert_int_equal(recs[1].record_offset, recs[0].record_offset);
         }
         vt_reader_close(twin);
     }
@@ -825,6 +865,15 @@ static void build_long_sample(struct tb *l)
     tb_trailer(l, t + 10);
 }
 
+static void expect_same_transcript(const struct transcript *got, const struct transcript *want,
+                                   size_t len, int ahead, int batch)
+{
+    if (got->len != want->len || memcmp(got->text, want->text, want->len) != 0)
+        fail_msg("file of %zu bytes, read ahead %d, batch %d: reading differs:\n%s\n"
+                 "---- one record at a time:\n%s",
+                 len, ahead, batch, got->text, want->text);
+}
+
 static void expect_same_readings(const uint8_t *data, size_t len, struct transcript *want,
                                  struct transcript *got)
 {
@@ -833,12 +882,22 @@ static void expect_same_readings(const uint8_t *data, size_t len, struct transcr
     for (size_t i = 0; i < sizeof batches / sizeof *batches; i++) {
         for (int ahead = 0; ahead <= SHARED; ahead++) {
             read_transcript(data, len, ahead, batches[i], got);
-            if (got->len != want->len || memcmp(got->text, want->text, want->len) != 0)
-                fail_msg("file of %zu bytes, read ahead %d, batch %d: reading differs:\n%s\n"
-                         "---- one record at a time:\n%s",
-                         len, ahead, batches[i], got->text, want->text);
+            expect_same_transcript(got, want, len, ahead, batches[i]);
         }
     }
+    /* Past the sites: the same records but the sites, the same end, and
+     * the same count of records read (the sites among them). */
+    struct transcript unsaid = {.no_sites = true}, got_unsaid = {.no_sites = true};
+    read_transcript(data, len, false, 0, &unsaid);
+    static const int past[] = {-(1 | PAST_SITES), -(7 | PAST_SITES), -(64 | PAST_SITES)};
+    for (size_t i = 0; i < sizeof past / sizeof *past; i++) {
+        for (int ahead = 0; ahead <= SHARED; ahead++) {
+            read_transcript(data, len, ahead, past[i], &got_unsaid);
+            expect_same_transcript(&got_unsaid, &unsaid, len, ahead, past[i]);
+        }
+    }
+    free(unsaid.text);
+    free(got_unsaid.text);
 }
 
 static void test_read_ahead_and_batches_read_the_same(void **state)

@@ -9,7 +9,9 @@
  * the ranks replayed side by side (one host: one group, each rank's table
  * offered after the group), and each on a host of its own (a group each,
  * in turn: a rank's nodes compared with the share's table as they are
- * read, before its modules are all recorded).
+ * read, before its modules are all recorded); and, without Python frames,
+ * two ranks then five side by side (where a rank whose modules lie where
+ * the table's rank had them takes its nodes by their records' bytes).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -27,7 +29,7 @@
 #include "symbolize.h"
 #include "trace_builder.h"
 
-#define RANKS 6
+#define RANKS 7
 #define CHAIN 300 /* nodes of a long call chain, over several 64-node words */
 #define NODES (11 + CHAIN)
 
@@ -48,7 +50,14 @@ static const struct rank_shape shapes[RANKS] = {
     {0x7f1000000000, 0x7f2000000000, 0x7f3000000000, false, 9, 0},   /* early */
     {0x7f1100000000, 0x7f2000000000, 0x7f3300000000, true, 0, 0},
     {0x7f1000000000, 0x7f2400000000, 0x7f3000000000, false, 0, 240}, /* late, by a parent */
+    {0x7f1000000000, 0x7f2000000000, 0x7f3000000000, false, 0, 250}, /* the same bases: by bytes */
 };
+
+/* Whether nodes 6 and 7 are Python frames; without them, ips in no module,
+ * and a rank that follows a table with its modules where that table's rank
+ * had them reads its nodes by their bytes (trace_reader.c,
+ * follow_records). */
+static bool python_frames;
 
 static const uint8_t build_main[] = {0xaa, 1, 2, 3}, build_torch[] = {0xbb, 4, 5, 6},
                      build_late[] = {0xcc, 7};
@@ -67,14 +76,23 @@ static uint64_t ip_of(const struct rank_shape *s, uint64_t k, uint64_t main_off)
     return s->main_base + main_off + other;
 }
 
-static char *write_rank(int r, bool own_host)
+/* Where the ranks run, so how the analysis groups them. */
+enum hosts {
+    ONE_HOST,   /* one group: each rank's table offered after it */
+    OWN_HOSTS,  /* a group each, in turn: each read alone, following */
+    TWO_HOSTS,  /* ranks 0 to 3, then the others side by side, following */
+};
+
+static char *write_rank(int r, enum hosts hosts)
 {
     const struct rank_shape *s = &shapes[r];
     struct tb b;
     tb_init(&b);
     char host[32] = "testhost";
-    if (own_host)
+    if (hosts == OWN_HOSTS)
         snprintf(host, sizeof host, "node%d", r);
+    if (hosts == TWO_HOSTS)
+        snprintf(host, sizeof host, "node%d", r < 4 ? 0 : 1);
     tb_header_on_host(&b, 100 + (uint64_t)r, 1, 1ull << 34, host); /* nodes 1..3: no module */
     if (s->torch_first)
         module(&b, MOD_TORCH, s->torch_base, "/opt/torch/lib/libtorch.so", build_torch, 4);
@@ -95,8 +113,8 @@ static char *write_rank(int r, bool own_host)
     } while (0)
     NODE(0, ip_of(s, k, 0x1000));                                 /* 4 */
     NODE(4, ip_of(s, k, 0x2000));                                 /* 5 */
-    NODE(5, vt_py_frame_ip(1, 10));                               /* 6 */
-    NODE(6, vt_py_frame_ip(2, 20));                               /* 7 */
+    NODE(5, python_frames ? vt_py_frame_ip(1, 10) : 0x6666);     /* 6 */
+    NODE(6, python_frames ? vt_py_frame_ip(2, 20) : 0x7777);     /* 7 */
     NODE(7, s->torch_base + 0x3000);                              /* 8 */
     module(&b, MOD_LATE, s->late_base, "/opt/app/liblate.so", build_late, 2); /* loaded late */
     NODE(8, s->late_base + 0x100 + (s->other_ip_at == 9 ? 0x40 : 0)); /* 9 */
@@ -164,18 +182,20 @@ static void read_alone(const char *path, struct truth *t)
     vt_reader_close(r);
 }
 
-static void every_rank_names_its_own_frames(bool own_hosts)
+static void every_rank_names_its_own_frames(enum hosts hosts, bool python)
 {
+    python_frames = python;
     setenv("VRAMTRACE_ANALYZER_THREADS", "1", 1); /* the ranks offer their tables in order */
     char *paths[RANKS];
     static struct truth truth[RANKS];
     for (int r = 0; r < RANKS; r++) {
-        paths[r] = write_rank(r, own_hosts);
+        paths[r] = write_rank(r, hosts);
         read_alone(paths[r], &truth[r]);
     }
     /* the truth differs where the ranks do */
     assert_int_not_equal(truth[0].ip[4], truth[1].ip[4]);
-    assert_string_not_equal(truth[0].frames[6], truth[1].frames[6]);
+    if (python)
+        assert_string_not_equal(truth[0].frames[6], truth[1].frames[6]);
 
     struct vt_analysis a;
     FILE *devnull = fopen("/dev/null", "w");
@@ -183,9 +203,9 @@ static void every_rank_names_its_own_frames(bool own_hosts)
     fclose(devnull);
     assert_int_equal(a.ninputs, RANKS);
     /* Kept once: rank 0's table, and rank 3's (it diverged early); rank 2
-     * keeps its nodes from the one that differs, rank 5 from the one with
-     * another parent; the others keep none of their own. */
-    const uint64_t own[RANKS] = {0, 0, NODES - 249, 0, 0, NODES - 239};
+     * keeps its nodes from the one that differs, ranks 5 and 6 from the
+     * one with another parent; the others keep none of their own. */
+    const uint64_t own[RANKS] = {0, 0, NODES - 249, 0, 0, NODES - 239, NODES - 249};
     for (int r = 0; r < RANKS; r++) {
         const struct vt_input *in = &a.inputs[r];
         assert_string_equal(in->path, paths[r]);
@@ -212,7 +232,7 @@ static void every_rank_names_its_own_frames(bool own_hosts)
         }
         assert_false(vt_input_stack_node(in, NODES + 1, &parent, &ip));
         assert_false(vt_input_stack_node(in, 0, &parent, &ip));
-        assert_true(vt_input_frames_may_be_named(in, sym)); /* its Python frames */
+        assert_true(vt_input_frames_may_be_named(in, sym) == python); /* its Python frames */
         vt_symbolizer_free(sym);
     }
     vt_analysis_free(&a);
@@ -226,13 +246,19 @@ static void every_rank_names_its_own_frames(bool own_hosts)
 static void test_every_rank_names_its_own_frames(void **state)
 {
     (void)state;
-    every_rank_names_its_own_frames(false);
+    every_rank_names_its_own_frames(ONE_HOST, true);
 }
 
 static void test_every_rank_read_after_others_names_its_own_frames(void **state)
 {
     (void)state;
-    every_rank_names_its_own_frames(true);
+    every_rank_names_its_own_frames(OWN_HOSTS, true);
+}
+
+static void test_ranks_side_by_side_after_others_without_python_frames(void **state)
+{
+    (void)state;
+    every_rank_names_its_own_frames(TWO_HOSTS, false);
 }
 
 int main(void)
@@ -240,6 +266,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_rank_names_its_own_frames),
         cmocka_unit_test(test_every_rank_read_after_others_names_its_own_frames),
+        cmocka_unit_test(test_ranks_side_by_side_after_others_without_python_frames),
     };
     return cmocka_run_group_tests(tests, tb_tmpdir_setup, tb_tmpdir_teardown);
 }
