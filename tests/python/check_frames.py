@@ -11,6 +11,8 @@ sys._getframe at each cudaMalloc line:
     nothing after them;
   - a threading.Thread shows its own Python stack;
   - the helper's native thread keeps a native stack, no Python frame;
+  - the helper's function that Python called stays in the JSON's native
+    frames, and the text report's row shows the Python frames alone;
   - the ledger of the simulated driver holds each allocation the client
     logged (pointer and size).
 Exit 77 when the interpreter is absent (a skipped test).
@@ -150,6 +152,8 @@ def main():
             if any(n.startswith("_PyEval_EvalFrame") for n in names) and py:
                 failures.append("%s: interpreter frames kept above the Python ones: %s"
                                 % (name, names))
+            if fact["site"] == "native_call" and "vtpy_alloc_from_python" not in names:
+                failures.append("%s: the function Python called is missing: %s" % (name, names))
             if fact["site"] == "native" and "vtpy_native_thread_main" not in names:
                 failures.append("%s: the native thread's own function is missing: %s"
                                 % (name, names))
@@ -191,7 +195,9 @@ def main():
     # The text report shows each Python site as what the user wrote: its
     # Python frames, innermost first, then the API they called ("via
     # cudaMalloc"); the runtime's and the interpreter's frames are left out
-    # (docs/user/REPORT.md, "Stacks"). Every frame, at any width:
+    # (docs/user/REPORT.md, "Stacks"); so is the program's own native code
+    # where the stack has Python frames (native_call's helper function).
+    # Every frame, at any width:
     text = "" if args.expect_native else subprocess.run([vramtrace, "report", "--top", "50", "--frames", "0", "--width", "0",
                            out], env=env, capture_output=True, text=True, timeout=60).stdout
     for fact in facts:
@@ -205,7 +211,8 @@ def main():
 
     # The sites the client must have had, with the stacks the test is about.
     sites = {f["site"]: f for f in facts}
-    for want in ("layer0", "layer1", "latin1", "ucs2", "recursive", "thread", "native"):
+    for want in ("layer0", "layer1", "latin1", "ucs2", "recursive", "thread", "native",
+                 "native_call"):
         if want not in sites:
             failures.append("the client did not log site %s" % want)
     if "thread" in sites and not any(f["function"] == "worker" for f in sites["thread"]["python"]):

@@ -1,6 +1,8 @@
 /* For py_client.py: device memory allocated on a thread of our own that
  * never ran Python (like PyTorch's pt_autograd_* threads): its stack must
- * stay native. */
+ * stay native; and allocated by native code that Python called (like
+ * PyTorch's C++ under a module's forward): the text report shows that
+ * stack's Python frames, not this library's. */
 #include <pthread.h>
 #include <stddef.h>
 
@@ -27,4 +29,12 @@ __attribute__((visibility("default"))) void *vtpy_alloc_on_native_thread(size_t 
         return NULL;
     pthread_join(t, NULL);
     return j.ptr;
+}
+
+__attribute__((visibility("default"), noinline)) void *vtpy_alloc_from_python(size_t bytes)
+{
+    void *ptr = NULL;
+    if (cudaMalloc(&ptr, bytes) != cudaSuccess)
+        return NULL;
+    return ptr;
 }

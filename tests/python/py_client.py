@@ -86,6 +86,16 @@ def native_thread():
                   "python": []})
 
 
+def native_call():
+    lib = ctypes.CDLL(os.environ["VTPY_NATIVE_LIB"])
+    lib.vtpy_alloc_from_python.argtypes = [ctypes.c_size_t]
+    lib.vtpy_alloc_from_python.restype = ctypes.c_void_p
+    nbytes = 45 * MiB
+    ptr = lib.vtpy_alloc_from_python(nbytes); here = python_stack(sys._getframe())
+    facts.append({"site": "native_call", "bytes": nbytes, "ptr": ptr,
+                  "thread": threading.current_thread().name, "python": here})
+
+
 def main():
     if cudart.cudaSetDevice(0) != 0:
         raise SystemExit("py_client: no CUDA device")
@@ -97,6 +107,7 @@ def main():
     t.start()
     t.join()
     native_thread()
+    native_call()
     with open(os.environ["VTPY_FACTS"], "w") as f:
         json.dump({"version": list(sys.version_info[:2]), "facts": facts}, f)
 
