@@ -15,7 +15,6 @@ void vt_sites_free(struct vt_ledger_sites *l)
 {
     free(l->sites);
     free(l->log);
-    free(l->logged_at);
     free(l->index);
     vt_sites_init(l);
 }
@@ -68,10 +67,6 @@ long vt_sites_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
             return -1;
         l->log = log;
         l->log_cap = (size_t)ncap * 2;
-        uint64_t *logged_at = realloc(l->logged_at, (size_t)ncap * sizeof *logged_at);
-        if (!logged_at)
-            return -1;
-        l->logged_at = logged_at;
         struct vt_site *n = realloc(l->sites, (size_t)ncap * sizeof *n);
         if (!n)
             return -1;
@@ -82,7 +77,6 @@ long vt_sites_add(struct vt_ledger_sites *l, uint64_t stack, uint64_t thread)
         return -1;
     uint32_t i = l->nsites++;
     l->sites[i] = (struct vt_site){.stack = stack, .thread = thread};
-    l->logged_at[i] = 0;
     index_put(l->index, l->index_cap, l->index_shift, i, &l->sites[i]);
     return (long)i;
 }
@@ -91,7 +85,7 @@ void vt_sites_compact_log(struct vt_ledger_sites *l)
 {
     size_t kept = 0;
     for (size_t k = 0; k < l->nlog; k++)
-        if (l->logged_at[l->log[k].site] == l->log[k].seq)
+        if (l->sites[l->log[k].site].logged_at == l->log[k].seq)
             l->log[kept++] = l->log[k];
     l->nlog = kept;
 }
@@ -105,8 +99,6 @@ void vt_sites_settle(struct vt_ledger_sites *l)
     free(l->log);
     l->log = NULL;
     l->nlog = l->log_cap = 0;
-    free(l->logged_at);
-    l->logged_at = NULL;
     if (l->nsites && l->nsites < l->cap) {
         struct vt_site *n = realloc(l->sites, (size_t)l->nsites * sizeof *n);
         if (n) {

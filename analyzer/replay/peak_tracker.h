@@ -50,6 +50,7 @@
 struct vt_site {
     uint64_t stack, thread;   /* the site's key */
     uint64_t bytes, count;    /* live now */
+    uint64_t logged_at;       /* sequence number of its latest log entry, 0: none */
 };
 
 /* A slot of the sites' index: a site's number and bits of its key's hash
@@ -88,10 +89,6 @@ struct vt_ledger_sites {
     unsigned index_shift;     /* 64 - log2(index_cap): home = hash >> shift */
     struct vt_site_change *log; /* oldest .. newest change */
     size_t nlog, log_cap;     /* log_cap >= 2 * cap */
-    /* Per site: the sequence number of its latest log entry, 0 none. Beside
-     * the sites, not in them: only the replay reads it, and a job keeps
-     * every rank's sites after its replay (8 of 40 bytes a site). */
-    uint64_t *logged_at;
     uint64_t seq;             /* bumps at every change */
     uint64_t state_seq;       /* the newest taken_at of a state of these sites */
     uint64_t total_bytes, total_count;
@@ -143,8 +140,7 @@ static inline long vt_sites_find_or_add(struct vt_ledger_sites *l, uint64_t stac
 
 /* Keeps each site's latest log entry only (out of line: O(1) amortized). */
 void vt_sites_compact_log(struct vt_ledger_sites *l);
-/* The replay is over: the index, the change log (with each site's latest
- * entry) and the spare room go (a
+/* The replay is over: the index, the change log and the spare room go (a
  * job keeps every rank's sites to report them, and these were half of
  * them). Only reading follows: no change, no state. */
 void vt_sites_settle(struct vt_ledger_sites *l);
@@ -165,11 +161,11 @@ static inline void vt_sites_change_at(struct vt_ledger_sites *l, uint32_t i, int
     l->total_count += (uint64_t)delta_count;
     s->count += (uint64_t)delta_count;
     l->seq++;
-    if (l->logged_at[i] > l->state_seq)
+    if (s->logged_at > l->state_seq)
         return; /* logged since the newest state: every walk reaches it */
     if (l->nlog == l->log_cap)
         vt_sites_compact_log(l);
-    l->logged_at[i] = l->seq;
+    s->logged_at = l->seq;
     l->log[l->nlog++] = (struct vt_site_change){l->seq, i};
 }
 
