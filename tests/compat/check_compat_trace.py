@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Today's analyzer on a trace of an earlier format version N (1 to 5).
+"""Today's analyzer on a trace of an earlier format version N (1 to 6).
 
 vN_trace.vtrace was written by the tracer of the last commit that wrote
 format N (v1: commit eed6128, times in nanoseconds; v2: commit f977377,
@@ -33,7 +33,7 @@ from golden_lib import (Harness, client_pid, expect, expect_eq, peak_of,  # noqa
 
 # version -> the time unit (ns) its tracer wrote by default (v1: always 1;
 # v2, v3: VRAMTRACE_TIME_UNIT_NS unset, VT_TIME_UNIT_NS_DEFAULT)
-TIME_UNIT_NS = {1: 1, 2: 1000, 3: 1000, 4: 1000, 5: 1000}
+TIME_UNIT_NS = {1: 1, 2: 1000, 3: 1000, 4: 1000, 5: 1000, 6: 1000}
 SLEEP_NS = 100 * 10**6   # v1_client.c SLEEP_MS: evaluate()'s peak is held this long
 
 # set by main() from --version
