@@ -86,6 +86,7 @@ struct vt_reader {
     bool dt_column;         /* VT_FORMAT_HAS_DT_COLUMN(version) */
     bool has_sites;         /* VT_FORMAT_HAS_SITES(version) */
     bool free_duration;     /* VT_FORMAT_HAS_FREE_DURATION(version) */
+    bool shifted;           /* VT_FORMAT_HAS_SHIFTED_FIELDS(version) */
     bool dt_runs;           /* VT_FORMAT_HAS_DT_RUNS(version): the column is
                                run-length coded, and ... */
     uint64_t dt_zeros;      /* ... this many dts of 0 are due before its next value */
@@ -358,6 +359,7 @@ static int check_preamble(struct vt_reader *r)
     r->has_sites = VT_FORMAT_HAS_SITES(r->version);
     r->dt_runs = VT_FORMAT_HAS_DT_RUNS(r->version);
     r->free_duration = VT_FORMAT_HAS_FREE_DURATION(r->version);
+    r->shifted = VT_FORMAT_HAS_SHIFTED_FIELDS(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -824,6 +826,20 @@ static uint64_t get_time(struct vt_reader *r, struct cursor *c)
         }                                 \
     } while (0)
 
+/* A MEM record's size (delta: its address's difference) as the file's
+ * version writes it: a us (ds) field from version 7, before it a uv (da). */
+static uint64_t get_mem_field(const struct vt_reader *r, struct cursor *c, bool delta)
+{
+    uint64_t code = get_uv(c);
+    if (!r->shifted)
+        return delta ? (uint64_t)vt_unzigzag(code) : code;
+    if (!vt_shifted_is_escape(code))
+        return delta ? vt_shifted_delta_value(code) : vt_shifted_value(code);
+    CHECK(code == VT_SHIFTED_ESCAPE, "shifted varint that holds no value");
+    uint64_t v = get_uv(c);
+    return delta ? (uint64_t)vt_unzigzag(v) : v;
+}
+
 static void check_thread(struct vt_reader *r, struct cursor *c, uint64_t id)
 {
     CHECK(id_get(&r->threads, id) != NULL, "thread id refers to no thread record");
@@ -1241,8 +1257,8 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
 {
     uint64_t id = get_uv(c);
     rec->time_ns = get_time(r, c);
-    uint64_t size = get_uv(c);
-    uint64_t zz = get_uv(c);
+    uint64_t size = get_mem_field(r, c, false);
+    uint64_t delta = get_mem_field(r, c, true);
     CHECK(id != 0 && id <= r->nsites, "site id refers to no site record");
     if (c->bad)
         return;
@@ -1263,7 +1279,7 @@ static void decode_mem_site(struct vt_reader *r, struct cursor *c, struct vt_rec
         if (c->bad)
             return;
     }
-    r->delta.last_addr += (uint64_t)vt_unzigzag(zz);
+    r->delta.last_addr += delta;
     mem_from_site(rec, s, id, r->delta.last_addr, size, free_b, total_b);
     rec->u.mem.duration_ns = duration_ns;
 }
@@ -1422,7 +1438,7 @@ static inline __attribute__((always_inline)) bool size_uv(const uint8_t **pp, ui
 static inline __attribute__((always_inline)) bool
 fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem *ev,
                 const struct read_site *s, uint64_t site_id, size_t start, const uint8_t *p,
-                const uint8_t *dq, uint64_t zeros, uint64_t dt, uint64_t zz, uint64_t size,
+                const uint8_t *dq, uint64_t zeros, uint64_t dt, uint64_t delta, uint64_t size,
                 uint64_t free_b, uint64_t total_b, uint64_t duration)
 {
     uint64_t units, time_ns, duration_ns, end_ns;
@@ -1435,7 +1451,7 @@ fast_mem_finish(struct vt_reader *r, struct vt_record *rec, struct vt_replay_mem
      * otherwise load both fields as one vector right after storing one of
      * them, and such a load waits for the store to reach the cache (a
      * stall that was a quarter of this function's time). */
-    uint64_t addr = r->delta.last_addr + (uint64_t)vt_unzigzag(zz);
+    uint64_t addr = r->delta.last_addr + delta;
     r->delta.last_time = units;
     r->delta.last_addr = addr;
     r->dt_p = dq;
@@ -1533,8 +1549,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_fields(struct 
         .op = op, .kind = kind, .device = (int32_t)dev - 1, .api = api, .label = label,
         .thread = thread, .stack = stack, .result = result, .aux = aux,
     };
-    return fast_mem_finish(r, rec, ev, &site, 0, start, p, dq, r->dt_zeros, dt, zz, size, free_b,
-                           total_b, 0);
+    return fast_mem_finish(r, rec, ev, &site, 0, start, p, dq, r->dt_zeros, dt,
+                           (uint64_t)vt_unzigzag(zz), size, free_b, total_b, 0);
 }
 
 /* Version 4: a site id, the dt (column), the size, the address's delta;
@@ -1547,12 +1563,21 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
 {
     size_t start = r->raw_pos;
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
-    uint64_t id, size, zz, dt, free_b = 0, total_b = 0, duration = 0;
+    uint64_t id, size, delta, dt, free_b = 0, total_b = 0, duration = 0;
     if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
         return false;
     const struct read_site *s = &r->sites[id];
-    if (!size_uv(&p, &size, pext) || !fast_uv(&p, &zz, pext))
+    if (!size_uv(&p, &size, pext) || !fast_uv(&p, &delta, pext))
         return false;
+    if (r->shifted) {
+        /* an escape (or a corrupt code): the checked decoder reads it */
+        if (__builtin_expect(vt_shifted_is_escape(size) | vt_shifted_is_escape(delta), 0))
+            return false;
+        size = vt_shifted_value(size);
+        delta = vt_shifted_delta_value(delta);
+    } else {
+        delta = (uint64_t)vt_unzigzag(delta);
+    }
     if (__builtin_expect(s->slow, 0)) {
         if (!rec)
             return false; /* the caller reads it as a vt_record */
@@ -1568,8 +1593,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
      * decoder says why a bad one is) */
     if (s->op == VT_OP_FREE && r->free_duration && !column_dt_run(&dq, r->dt_end, &zeros, &duration))
         return false;
-    return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, zz, size, free_b, total_b,
-                           duration);
+    return fast_mem_finish(r, rec, ev, s, id, start, p, dq, zeros, dt, delta, size, free_b,
+                           total_b, duration);
 }
 
 static inline __attribute__((always_inline)) bool decode_mem_fast(struct vt_reader *r,

@@ -68,6 +68,10 @@
  *       Version 3: not in the record but in the chunk's dt column, above
  *   da  zigzag LEB128 varint: address minus the previous address field of
  *       this chunk (starts at 0 in each chunk)
+ *   us  shifted varint (version 7): a uv of (v >> t) << 6 | t, t the
+ *       count of v's trailing zero bits (vt_put_shifted)
+ *   ds  shifted delta (version 7): da's difference as a us of its odd
+ *       part's zigzag (vt_put_shifted_delta)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
  * The field lists of records.def are in order; a "dt time" names where
@@ -98,8 +102,10 @@
  *   (VT_REC_MEM, vt_mem_has_device_figures); PyTorch's allocator's samples
  *   (VT_REC_PART of part VT_PART_ALLOCATOR_SAMPLE), which a version 5
  *   reader stops at ("unknown part"), are a version's: the bump makes it
- *   say the file is newer instead. */
-#define VT_FORMAT_VERSION 6
+ *   say the file is newer instead.
+ * Version 7: a MEM record's size and address delta as shifted varints
+ *   (us, ds above): their trailing zero bits are counted, not written. */
+#define VT_FORMAT_VERSION 7
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
 #define VT_FORMAT_HAS_DT_COLUMN(version) ((version) >= 3)
@@ -111,6 +117,9 @@
 #define VT_FORMAT_HAS_FREE_DURATION(version) ((version) >= 5)
 /* Whether a format version's context creations carry device figures. */
 #define VT_FORMAT_HAS_CONTEXT_FIGURES(version) ((version) >= 6)
+/* Whether a format version's MEM records hold their size and address
+ * delta as shifted varints (vt_put_shifted, vt_put_shifted_delta). */
+#define VT_FORMAT_HAS_SHIFTED_FIELDS(version) ((version) >= 7)
 /* Whether a format version may hold allocator samples: version 6, and the
  * version 5 files written before the bump, which hold them too. */
 #define VT_FORMAT_HAS_ALLOCATOR_SAMPLES(version) ((version) >= 5)
@@ -439,6 +448,95 @@ static inline uint64_t vt_zigzag(int64_t v)
 static inline int64_t vt_unzigzag(uint64_t v)
 {
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* ---- shifted varints (version 7: a MEM record's size and address) ----
+ *
+ * Sizes and addresses on a GPU are multiples of large powers of two (2 MiB
+ * segments, 512-byte blocks, 64 MiB strides), whose low zero bits cost a
+ * plain varint a byte of 0x80 each 7 bits: three or four bytes of every
+ * memory record that zstd then matches, in sequences whose decoding was
+ * half of its time. A shifted varint writes the bits above them and their
+ * count: v = m << t with m odd is the uv of m << 6 | t. 0 is the code 0.
+ * A code with m = 0 and t != 0 is no value: 1 (VT_SHIFTED_ESCAPE) says a
+ * plain uv of v follows (an m of 58 bits or more, which the code cannot
+ * hold in 64), 2 to 63 are corrupt. A delta is the same code of the zigzag
+ * of its odd part, a negative one shifted arithmetically (its zigzag
+ * would otherwise have no trailing zeros); its escape is followed by da's
+ * zigzag of the whole difference. */
+#define VT_SHIFTED_BITS 6
+#define VT_SHIFTED_ESCAPE 1u
+/* Largest shifted field: the escape's byte, then a plain uv. */
+#define VT_SHIFTED_MAX (1 + VT_UVARINT_MAX)
+
+/* The code of m << t (m odd, or v = 0), or VT_SHIFTED_ESCAPE if m has 58
+ * bits or more. */
+static inline uint64_t vt_shifted_code(uint64_t v)
+{
+    if (v == 0)
+        return 0;
+    unsigned t = (unsigned)__builtin_ctzll(v);
+    uint64_t m = v >> t;
+    return m >> (64 - VT_SHIFTED_BITS) ? VT_SHIFTED_ESCAPE : m << VT_SHIFTED_BITS | t;
+}
+
+/* The value of a code that is neither the escape nor corrupt. */
+static inline uint64_t vt_shifted_value(uint64_t code)
+{
+    return code >> VT_SHIFTED_BITS << (code & ((1u << VT_SHIFTED_BITS) - 1));
+}
+
+/* Whether a code holds no value: the escape (1) or corrupt (2 to 63). */
+static inline bool vt_shifted_is_escape(uint64_t code)
+{
+    return code - 1 < (1u << VT_SHIFTED_BITS) - 1;
+}
+
+static inline uint64_t vt_shifted_delta_code(uint64_t delta)
+{
+    if (delta == 0)
+        return 0;
+    unsigned t = (unsigned)__builtin_ctzll(delta);
+    uint64_t zz = vt_zigzag((int64_t)delta >> t);
+    return zz >> (64 - VT_SHIFTED_BITS) ? VT_SHIFTED_ESCAPE : zz << VT_SHIFTED_BITS | t;
+}
+
+static inline uint64_t vt_shifted_delta_value(uint64_t code)
+{
+    return (uint64_t)vt_unzigzag(code >> VT_SHIFTED_BITS) << (code & ((1u << VT_SHIFTED_BITS) - 1));
+}
+
+/* Writes v as a us field; returns its bytes (at most VT_SHIFTED_MAX). */
+static inline size_t vt_put_shifted(uint8_t *out, uint64_t v)
+{
+    uint64_t code = vt_shifted_code(v);
+    size_t n = vt_put_uvarint(out, code);
+    return code == VT_SHIFTED_ESCAPE ? n + vt_put_uvarint(out + n, v) : n;
+}
+
+/* Writes a difference of addresses as a ds field (at most VT_SHIFTED_MAX). */
+static inline size_t vt_put_shifted_delta(uint8_t *out, uint64_t delta)
+{
+    uint64_t code = vt_shifted_delta_code(delta);
+    size_t n = vt_put_uvarint(out, code);
+    return code == VT_SHIFTED_ESCAPE ? n + vt_put_uvarint(out + n, vt_zigzag((int64_t)delta)) : n;
+}
+
+/* Reads a us (delta: a ds) field from [*p, end). Returns 0, or -1 if the
+ * input ends first, a varint is too long or the code is corrupt. */
+static inline int vt_get_shifted(const uint8_t **p, const uint8_t *end, bool delta, uint64_t *v)
+{
+    uint64_t code;
+    if (vt_get_uvarint(p, end, &code) != 0)
+        return -1;
+    if (!vt_shifted_is_escape(code)) {
+        *v = delta ? vt_shifted_delta_value(code) : vt_shifted_value(code);
+        return 0;
+    }
+    if (code != VT_SHIFTED_ESCAPE || vt_get_uvarint(p, end, &code) != 0)
+        return -1;
+    *v = delta ? (uint64_t)vt_unzigzag(code) : code;
+    return 0;
 }
 
 static inline uint32_t vt_get_le32(const uint8_t *p)

@@ -633,19 +633,30 @@ static void test_mem_errors_mid_chunk(void **state)
     static const uint8_t bad_stack[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1,
                                         1, 99, 0, 0};
     expect_error_mid_chunk(bad_stack, sizeof bad_stack, -1, "stack node id out of range");
-    /* a memory record: type, site, size, da address (its dt: the column) */
-    static const uint8_t unknown_site[] = {VT_REC_MEM, 9, 2, 2};
+    /* a memory record: type, site, us size, ds address (its dt: the column) */
+    static const uint8_t unknown_site[] = {VT_REC_MEM, 9, 0x40, 0x80, 0x01};
     expect_error_mid_chunk(unknown_site, sizeof unknown_site, 1,
                            "site id refers to no site record");
-    static const uint8_t site_zero[] = {VT_REC_MEM, 0, 2, 2};
+    static const uint8_t site_zero[] = {VT_REC_MEM, 0, 0x40, 0x80, 0x01};
     expect_error_mid_chunk(site_zero, sizeof site_zero, 1, "site id refers to no site record");
     /* an 11-byte varint (size) and a 10-byte one beyond 64 bits (address) */
     static const uint8_t long_varint[] = {VT_REC_MEM, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                           0xff, 0xff, 0xff, 0xff, 0x01, 2};
     expect_error_mid_chunk(long_varint, sizeof long_varint, 1, "varint runs past the end");
-    static const uint8_t wide_varint[] = {VT_REC_MEM, 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    static const uint8_t wide_varint[] = {VT_REC_MEM, 1, 0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                           0xff, 0xff, 0xff, 0x02};
     expect_error_mid_chunk(wide_varint, sizeof wide_varint, 1, "varint runs past the end");
+    /* shifted codes 2 to 63 (no value, and not the escape), in the size
+     * and in the address; an escape whose varint runs on */
+    static const uint8_t no_value_size[] = {VT_REC_MEM, 1, 2, 0};
+    expect_error_mid_chunk(no_value_size, sizeof no_value_size, 1,
+                           "shifted varint that holds no value");
+    static const uint8_t no_value_addr[] = {VT_REC_MEM, 1, 0x40, 63};
+    expect_error_mid_chunk(no_value_addr, sizeof no_value_addr, 1,
+                           "shifted varint that holds no value");
+    static const uint8_t long_escape[] = {VT_REC_MEM, 1, VT_SHIFTED_ESCAPE, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0};
+    expect_error_mid_chunk(long_escape, sizeof long_escape, 1, "varint runs past the end");
     /* a site record in a chunk of version 4 is fine; a MEM record's fields
      * laid out as versions 1-3 wrote them are not (their op byte reads as
      * a site id, and so on): refused, never misread as another site */

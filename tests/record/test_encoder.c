@@ -69,6 +69,64 @@ static void test_zigzag_round_trip(void **state)
     assert_true(vt_zigzag(-64) == 127);
 }
 
+/* A us (delta: ds) field back from its bytes; its length checked. */
+static uint64_t shifted_round_trip(uint64_t v, bool delta, size_t *len)
+{
+    uint8_t buf[VT_SHIFTED_MAX];
+    size_t n = delta ? vt_put_shifted_delta(buf, v) : vt_put_shifted(buf, v);
+    assert_true(n >= 1 && n <= VT_SHIFTED_MAX);
+    const uint8_t *p = buf;
+    uint64_t back = ~v;
+    assert_int_equal(vt_get_shifted(&p, buf + n, delta, &back), 0);
+    assert_ptr_equal(p, buf + n);
+    p = buf; /* cut short: an error, never a value */
+    uint64_t cut;
+    assert_int_equal(vt_get_shifted(&p, buf + n - 1, delta, &cut), -1);
+    *len = n;
+    return back;
+}
+
+static void test_shifted_round_trip(void **state)
+{
+    (void)state;
+    const uint64_t values[] = {0, 1, 2, 3, 512, 2ull << 20, 5ull << 26, 1ull << 57,
+                               (1ull << 58) - 1, 1ull << 58, (1ull << 58) + 1, 3ull << 62,
+                               1ull << 63, (1ull << 63) + 1, UINT64_MAX - 1, UINT64_MAX};
+    size_t n;
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint64_t v = values[i];
+        assert_true(shifted_round_trip(v, false, &n) == v);
+        /* the escape only where the odd part has 58 bits or more */
+        uint64_t m = v ? v >> __builtin_ctzll(v) : 0;
+        assert_int_equal(vt_shifted_code(v) == VT_SHIFTED_ESCAPE, m >> 58 != 0);
+        for (int sign = 0; sign < 2; sign++) {
+            uint64_t d = sign ? 0 - v : v;
+            assert_true(shifted_round_trip(d, true, &n) == d);
+        }
+    }
+    /* trailing zeros are counted, not written: 5 << 26 (a plain varint of 4
+     * bytes), a negative 2 MiB stride (a zigzag of 4 bytes) */
+    assert_int_equal(shifted_round_trip(5ull << 26, false, &n), 5ull << 26);
+    assert_int_equal(n, 2);
+    assert_true(shifted_round_trip(0 - (2ull << 20), true, &n) == 0 - (2ull << 20));
+    assert_int_equal(n, 1);
+    /* codes 2 to 63 hold no value */
+    for (uint8_t code = 2; code < 64; code++) {
+        const uint8_t *p = &code;
+        uint64_t v;
+        assert_int_equal(vt_get_shifted(&p, &code + 1, false, &v), -1);
+        p = &code;
+        assert_int_equal(vt_get_shifted(&p, &code + 1, true, &v), -1);
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t v = (x >> (i % 64)) << (i % 61);
+        assert_true(shifted_round_trip(v, false, &n) == v);
+        assert_true(shifted_round_trip(v, true, &n) == v);
+    }
+}
+
 /* ---- encoder -> bytes -> reader ---- */
 
 struct file_builder {
@@ -612,6 +670,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uvarint_round_trip),
         cmocka_unit_test(test_zigzag_round_trip),
+        cmocka_unit_test(test_shifted_round_trip),
         cmocka_unit_test(test_encoder_output_decodes),
         cmocka_unit_test(test_part_records),
         cmocka_unit_test(test_time_slack),

@@ -355,18 +355,20 @@ void vt_encode_py_code(struct vt_encoder *e, uint64_t id, const char *qualname, 
 }
 
 /* Largest SITE record: type, op, kind, then 7 varints; largest MEM
- * record: type, then 5 varints (the dt is in the column). */
+ * record: type, then 3 varints and 2 shifted fields (the dt is in the
+ * column). */
 #define VT_SITE_RECORD_MAX (3 + 7 * VT_UVARINT_MAX)
-#define VT_MEM_RECORD_MAX (1 + 5 * VT_UVARINT_MAX)
+#define VT_MEM_RECORD_MAX (1 + 3 * VT_UVARINT_MAX + 2 * VT_SHIFTED_MAX)
 
 /* The writer's per-event record, after its site's record if the site is
  * new: one capacity check for both instead of one per field (same bytes
  * as put_uv and put_dt would give; tests/record/test_encoder decodes
- * them). The address is a "da" field: the zigzag of the difference to the
- * chunk's previous address. The size is written as it is: a difference
- * to the site's previous size was 3% bigger on random sizes and 17% on
- * sizes drawn from a small set (bench/synth_trace), and no smaller on a
- * loop, where zstd matches a repeated size anyway. */
+ * them). The address is a "ds" field: the difference to the chunk's
+ * previous address as a shifted varint, as the size is a "us" (their
+ * trailing zero bits counted, not written: trace_format.h). The size is
+ * not a difference: one to the site's previous size was 3% bigger on
+ * random sizes and 17% on sizes drawn from a small set (bench/synth_trace),
+ * and no smaller on a loop, where zstd matches a repeated size anyway. */
 void vt_encode_mem(struct vt_encoder *e, uint64_t call_ns, const struct vt_mem_record *m)
 {
     if (!vt_bytes_reserve(&e->raw, VT_SITE_RECORD_MAX + VT_MEM_RECORD_MAX) ||
@@ -413,8 +415,8 @@ void vt_encode_mem(struct vt_encoder *e, uint64_t call_ns, const struct vt_mem_r
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;
     p += vt_put_uvarint(p, id);
-    p += vt_put_uvarint(p, m->size);
-    p += vt_put_uvarint(p, vt_zigzag((int64_t)(m->addr - e->delta.last_addr)));
+    p += vt_put_shifted(p, m->size);
+    p += vt_put_shifted_delta(p, m->addr - e->delta.last_addr);
     e->delta.last_addr = m->addr;
     if (vt_mem_has_device_figures(m->op, m->kind, m->result)) {
         p += vt_put_uvarint(p, m->free_bytes);
