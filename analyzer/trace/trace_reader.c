@@ -1358,6 +1358,17 @@ static __attribute__((noinline)) struct uv_result uv_long(const uint8_t *p)
     return r;
 }
 
+/* A varint's bytes w (its continuation bits still in) as its value. */
+static inline __attribute__((always_inline)) uint64_t squeeze_uv(uint64_t w, bool pext)
+{
+    if (pext)
+        return pext64(w, 0x7f7f7f7f7f7f7f7full);
+    /* Squeeze out the continuation bits: 7-bit groups -> 14 -> 28 -> 56. */
+    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+    return (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+}
+
 /* A varint at p of any length from one byte to ten, decoded from one
  * 64-bit load without a branch per byte (the caller guarantees
  * VT_UVARINT_MAX readable bytes). False on a varint longer than 64 bits. */
@@ -1374,17 +1385,30 @@ static inline __attribute__((always_inline)) bool any_uv(const uint8_t **pp, uin
         return r.p != NULL;
     }
     unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* 8 x the varint's length */
-    w &= ~0ull >> (64 - bits);
-    if (pext) {
-        w = pext64(w, 0x7f7f7f7f7f7f7f7full);
-    } else {
-        /* Squeeze out the continuation bits: 7-bit groups -> 14 -> 28 -> 56. */
-        w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
-        w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
-        w = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
-    }
     *pp = p + bits / 8;
-    *out = w;
+    *out = squeeze_uv(w & (~0ull >> (64 - bits)), pext);
+    return true;
+}
+
+/* Two varints at p decoded from one 64-bit load where both end in its 8
+ * bytes, as version 7's size and address codes mostly do (1 to 3 bytes
+ * each, at random on random sizes and addresses: a test of each one's
+ * length mispredicts, and any_uv twice waits for the first's length
+ * before the second's load). Else any_uv twice. */
+static inline __attribute__((always_inline)) bool two_uv(const uint8_t **pp, uint64_t *a,
+                                                      uint64_t *b, bool pext)
+{
+    const uint8_t *p = *pp;
+    uint64_t w = load_le64(p);
+    uint64_t stops = ~w & 0x8080808080808080ull;
+    uint64_t second = stops & (stops - 1);
+    if (__builtin_expect(second == 0, 0))
+        return any_uv(pp, a, pext) && any_uv(pp, b, pext);
+    unsigned end_a = (unsigned)__builtin_ctzll(stops) + 1;  /* 8 x a's length, <= 56 */
+    unsigned end_b = (unsigned)__builtin_ctzll(second) + 1; /* 8 x both lengths */
+    *a = squeeze_uv(w & (~0ull >> (64 - end_a)), pext);
+    *b = squeeze_uv((w & (~0ull >> (64 - end_b))) >> end_a, pext);
+    *pp = p + end_b / 8;
     return true;
 }
 
@@ -1567,7 +1591,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
         return false;
     const struct read_site *s = &r->sites[id];
-    if (!size_uv(&p, &size, pext) || !fast_uv(&p, &delta, pext))
+    if (r->shifted ? !two_uv(&p, &size, &delta, pext)
+                   : !size_uv(&p, &size, pext) || !fast_uv(&p, &delta, pext))
         return false;
     if (r->shifted) {
         /* an escape (or a corrupt code): the checked decoder reads it */
