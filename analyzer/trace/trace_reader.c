@@ -1390,25 +1390,29 @@ static inline __attribute__((always_inline)) bool any_uv(const uint8_t **pp, uin
     return true;
 }
 
-/* Two varints at p decoded from one 64-bit load where both end in its 8
- * bytes, as version 7's size and address codes mostly do (1 to 3 bytes
- * each, at random on random sizes and addresses: a test of each one's
- * length mispredicts, and any_uv twice waits for the first's length
- * before the second's load). Else any_uv twice. */
-static inline __attribute__((always_inline)) bool two_uv(const uint8_t **pp, uint64_t *a,
-                                                      uint64_t *b, bool pext)
+/* A MEM record's three varints (version 7: its site id, size and address
+ * codes) decoded from one 64-bit load where all three end in its 8 bytes,
+ * as they mostly do (a site id of 1 or 2 bytes, the codes of 1 to 3 each:
+ * on random sizes and addresses their lengths are random, a test of each
+ * mispredicts, and any_uv in turn waits for each length before the next
+ * load). Else any_uv three times. */
+static inline __attribute__((always_inline)) bool three_uv(const uint8_t **pp, uint64_t *a,
+                                                        uint64_t *b, uint64_t *c, bool pext)
 {
     const uint8_t *p = *pp;
     uint64_t w = load_le64(p);
     uint64_t stops = ~w & 0x8080808080808080ull;
     uint64_t second = stops & (stops - 1);
-    if (__builtin_expect(second == 0, 0))
-        return any_uv(pp, a, pext) && any_uv(pp, b, pext);
-    unsigned end_a = (unsigned)__builtin_ctzll(stops) + 1;  /* 8 x a's length, <= 56 */
-    unsigned end_b = (unsigned)__builtin_ctzll(second) + 1; /* 8 x both lengths */
+    uint64_t third = second & (second - 1);
+    if (__builtin_expect(third == 0, 0))
+        return any_uv(pp, a, pext) && any_uv(pp, b, pext) && any_uv(pp, c, pext);
+    unsigned end_a = (unsigned)__builtin_ctzll(stops) + 1;  /* 8 x a's length */
+    unsigned end_b = (unsigned)__builtin_ctzll(second) + 1; /* ... a's and b's */
+    unsigned end_c = (unsigned)__builtin_ctzll(third) + 1;  /* ... all three, <= 64 */
     *a = squeeze_uv(w & (~0ull >> (64 - end_a)), pext);
     *b = squeeze_uv((w & (~0ull >> (64 - end_b))) >> end_a, pext);
-    *pp = p + end_b / 8;
+    *c = squeeze_uv((w & (~0ull >> (64 - end_c))) >> end_b, pext);
+    *pp = p + end_c / 8;
     return true;
 }
 
@@ -1588,12 +1592,13 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     size_t start = r->raw_pos;
     const uint8_t *p = r->raw + r->raw_pos + 1; /* past the type byte */
     uint64_t id, size, delta, dt, free_b = 0, total_b = 0, duration = 0;
-    if (!fast_uv(&p, &id, pext) || id - 1 >= r->nsites) /* id 0 wraps */
+    if (r->shifted ? !three_uv(&p, &id, &size, &delta, pext)
+                   : !fast_uv(&p, &id, pext) || !size_uv(&p, &size, pext) ||
+                         !fast_uv(&p, &delta, pext))
+        return false;
+    if (id - 1 >= r->nsites) /* id 0 wraps */
         return false;
     const struct read_site *s = &r->sites[id];
-    if (r->shifted ? !two_uv(&p, &size, &delta, pext)
-                   : !size_uv(&p, &size, pext) || !fast_uv(&p, &delta, pext))
-        return false;
     if (r->shifted) {
         /* an escape (or a corrupt code): the checked decoder reads it */
         if (__builtin_expect(vt_shifted_is_escape(size) | vt_shifted_is_escape(delta), 0))
