@@ -35,6 +35,7 @@ struct shared_table {
     uint8_t *records;
     uint32_t *record_at;
     bool records_made;
+    bool records_deltas; /* made as version 7 writes them */
 };
 
 struct vt_stack_share {
@@ -259,9 +260,10 @@ bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
     return true;
 }
 
-/* e's nodes as a trace's records (vt_stack_share_records); nothing when
+/* e's nodes as a trace's records (vt_stack_share_records), as format
+ * version 7 writes them (deltas) or as the versions before; nothing when
  * out of memory or when their offsets would not fit in 32 bits. */
-static void make_records(struct shared_table *e)
+static void make_records(struct shared_table *e, bool deltas)
 {
     const uint64_t n = e->nodes.n, longest = 1 + 2 * VT_UVARINT_MAX;
     if (n >= UINT32_MAX / longest)
@@ -274,13 +276,15 @@ static void make_records(struct shared_table *e)
         return;
     }
     size_t len = 0;
+    uint64_t last_ip = 0;
     for (uint64_t k = 0; k < n; k++) {
         uint64_t parent = 0, ip = 0;
         vt_stack_nodes_get(&e->nodes, k + 1, &parent, &ip);
         at[k] = (uint32_t)len;
         b[len++] = VT_REC_STACK_NODE;
-        len += vt_put_uvarint(b + len, parent);
-        len += vt_put_uvarint(b + len, ip);
+        len += vt_put_uvarint(b + len, deltas ? k + 1 - parent : parent);
+        len += vt_put_uvarint(b + len, deltas ? vt_zigzag((int64_t)(ip - last_ip)) : ip);
+        last_ip = ip;
     }
     at[n] = (uint32_t)len;
     uint8_t *fit = realloc(b, len + 1);
@@ -289,18 +293,19 @@ static void make_records(struct shared_table *e)
 }
 
 bool vt_stack_share_records(struct vt_stack_share *s, const struct vt_stack_nodes *base,
-                            const uint8_t **records, const uint32_t **at)
+                            bool deltas, const uint8_t **records, const uint32_t **at)
 {
     struct shared_table *e = table_of(base);
     pthread_mutex_lock(&s->lock);
     if (!e->records_made) {
         e->records_made = true;
-        make_records(e);
+        e->records_deltas = deltas;
+        make_records(e, deltas);
     }
     pthread_mutex_unlock(&s->lock);
     *records = e->records;
     *at = e->record_at;
-    return e->records != NULL;
+    return e->records != NULL && e->records_deltas == deltas;
 }
 
 bool vt_stack_share_refollow(struct vt_stack_nodes *t, const struct vt_module_info *const *mods,

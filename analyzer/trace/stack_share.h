@@ -53,12 +53,15 @@ bool vt_stack_share_follow(struct vt_stack_share *s, struct vt_stack_nodes *t,
                            const struct vt_module_info *const *mods, size_t nmods);
 /* The records a trace writes for the nodes of base, a table of s that a
  * table follows (each a type byte and two varints, as the tracer encodes
- * them, back to back), and where each begins: at[k] for node k + 1, at[n]
- * their end. A rank whose next bytes are these from at[k] on defines
- * base's nodes from k + 1 on, with their ips unshifted. Made at the first
- * ask; false where they could not be (out of memory, too many bytes). */
+ * them, back to back; deltas: as format version 7 does, each ip a
+ * difference to the node before's), and where each begins: at[k] for node
+ * k + 1, at[n] their end. A rank whose next bytes are these from at[k] on
+ * defines base's nodes from k + 1 on, with their ips unshifted (deltas:
+ * if its last node's ip was base's node k's). Made at the first ask, in
+ * its encoding; false where they could not be (out of memory, too many
+ * bytes) or were made in the other. */
 bool vt_stack_share_records(struct vt_stack_share *s, const struct vt_stack_nodes *base,
-                            const uint8_t **records, const uint32_t **at);
+                            bool deltas, const uint8_t **records, const uint32_t **at);
 /* t follows a table of the share: its modules found again among
  * mods[0..nmods), which the trace has recorded more of since; true if
  * that changed t's shifts (vt_stack_nodes_follow_shift). */

@@ -87,6 +87,7 @@ struct vt_reader {
     bool has_sites;         /* VT_FORMAT_HAS_SITES(version) */
     bool free_duration;     /* VT_FORMAT_HAS_FREE_DURATION(version) */
     bool shifted;           /* VT_FORMAT_HAS_SHIFTED_FIELDS(version) */
+    bool node_deltas;       /* VT_FORMAT_HAS_NODE_DELTAS(version) */
     bool dt_runs;           /* VT_FORMAT_HAS_DT_RUNS(version): the column is
                                run-length coded, and ... */
     uint64_t dt_zeros;      /* ... this many dts of 0 are due before its next value */
@@ -360,6 +361,7 @@ static int check_preamble(struct vt_reader *r)
     r->dt_runs = VT_FORMAT_HAS_DT_RUNS(r->version);
     r->free_duration = VT_FORMAT_HAS_FREE_DURATION(r->version);
     r->shifted = VT_FORMAT_HAS_SHIFTED_FIELDS(r->version);
+    r->node_deltas = VT_FORMAT_HAS_NODE_DELTAS(r->version);
     r->pos = VT_PREAMBLE_SIZE;
     return 0;
 }
@@ -1013,8 +1015,8 @@ static void start_following(struct vt_reader *r)
         vt_stack_share_follow(r->follow_share, &r->nodes,
                               (const struct vt_module_info *const *)r->modules, r->nmodules)) {
         r->follow_nmodules = r->nmodules;
-        if (!vt_stack_share_records(r->follow_share, r->nodes.base, &r->follow_records,
-                                    &r->follow_at))
+        if (!vt_stack_share_records(r->follow_share, r->nodes.base, r->node_deltas,
+                                    &r->follow_records, &r->follow_at))
             r->follow_records = NULL;
     }
     r->follow_share = NULL; /* asked once */
@@ -1070,15 +1072,39 @@ static bool add_stack_node(struct vt_reader *r, uint64_t parent, uint64_t ip, st
     return true;
 }
 
+/* A STACK_NODE record's two numbers a, b as its parent and ip, n nodes
+ * before it, last_ip the chunk's previous node's: version 7 writes the
+ * distance from the node's own id (n + 1) to its parent's and the
+ * difference to last_ip. False if the parent is not one of the n nodes
+ * (or 0). */
+static inline __attribute__((always_inline)) bool node_values(const struct vt_reader *r,
+                                                             uint64_t n, uint64_t last_ip,
+                                                             uint64_t a, uint64_t b,
+                                                             uint64_t *parent, uint64_t *ip)
+{
+    if (!r->node_deltas) {
+        *parent = a;
+        *ip = b;
+        return a <= n;
+    }
+    *parent = n + 1 - a;
+    *ip = last_ip + (uint64_t)vt_unzigzag(b);
+    return a - 1 <= n; /* 0 wraps */
+}
+
 static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_record *rec)
 {
-    uint64_t parent = get_uv(c);
-    uint64_t ip = get_uv(c);
-    CHECK(parent <= r->nodes.n, "stack node parent id out of range");
+    uint64_t a = get_uv(c);
+    uint64_t b = get_uv(c);
+    uint64_t parent, ip;
+    CHECK(node_values(r, r->nodes.n, r->delta.last_ip, a, b, &parent, &ip),
+          "stack node parent id out of range");
     if (c->bad)
         return;
     if (!add_stack_node(r, parent, ip, rec))
         CHECK(false, "tables exceed the reader's memory limit");
+    else
+        r->delta.last_ip = ip;
 }
 
 /* A stack node with both numbers in the chunk and room in the tables: most
@@ -1088,10 +1114,12 @@ static void decode_stack_node(struct vt_reader *r, struct cursor *c, struct vt_r
 static inline bool stack_node_fast(struct vt_reader *r, struct vt_record *rec)
 {
     const uint8_t *p = r->raw + r->raw_pos + 1, *end = r->raw + r->raw_len;
-    uint64_t parent, ip;
-    if (vt_get_uvarint(&p, end, &parent) != 0 || vt_get_uvarint(&p, end, &ip) != 0 ||
-        parent > r->nodes.n || !add_stack_node(r, parent, ip, rec))
+    uint64_t a, b, parent, ip;
+    if (vt_get_uvarint(&p, end, &a) != 0 || vt_get_uvarint(&p, end, &b) != 0 ||
+        !node_values(r, r->nodes.n, r->delta.last_ip, a, b, &parent, &ip) ||
+        !add_stack_node(r, parent, ip, rec))
         return false;
+    r->delta.last_ip = ip;
     rec->type = VT_REC_STACK_NODE;
     rec->chunk_offset = r->chunk_offset;
     rec->record_offset = r->raw_pos;
@@ -1853,15 +1881,19 @@ static inline __attribute__((always_inline)) size_t take_nodes_in_room(struct vt
     const uint8_t *p = r->raw + r->raw_pos;
     const uint8_t *last = r->raw + r->raw_len - VT_STACK_NODE_RECORD_MAX; /* last with room */
     size_t n = 0;
+    uint64_t last_ip = r->delta.last_ip;
     while (p <= last && *p == VT_REC_STACK_NODE) {
         const uint8_t *q = p + 1;
-        uint64_t parent, ip;
-        if (!fast_uv(&q, &parent, pext) || !any_uv(&q, &ip, pext) || parent > r->nodes.n ||
-            !nodes_room(r) || !vt_stack_nodes_add(&r->nodes, parent, ip))
+        uint64_t a, b, parent, ip;
+        if (!fast_uv(&q, &a, pext) || !any_uv(&q, &b, pext) ||
+            !node_values(r, r->nodes.n, last_ip, a, b, &parent, &ip) || !nodes_room(r) ||
+            !vt_stack_nodes_add(&r->nodes, parent, ip))
             break;
+        last_ip = ip;
         p = q;
         n++;
     }
+    r->delta.last_ip = last_ip;
     r->raw_pos = (size_t)(p - r->raw);
     r->records += n;
     return n;
@@ -1883,15 +1915,18 @@ static inline __attribute__((always_inline)) size_t follow_nodes_in_room(struct 
     const uint8_t *last = r->raw + r->raw_len - VT_STACK_NODE_RECORD_MAX; /* last with room */
     struct vt_stack_follow f;
     vt_stack_follow_begin(&r->nodes, &f);
-    uint64_t first = f.k;
+    uint64_t first = f.k, last_ip = r->delta.last_ip;
     while (p <= last && *p == VT_REC_STACK_NODE) {
         const uint8_t *q = p + 1;
-        uint64_t parent, ip;
-        if (!fast_uv(&q, &parent, pext) || !any_uv(&q, &ip, pext) || parent > f.k ||
+        uint64_t a, b, parent, ip;
+        if (!fast_uv(&q, &a, pext) || !any_uv(&q, &b, pext) ||
+            !node_values(r, f.k, last_ip, a, b, &parent, &ip) ||
             !vt_stack_follow_next(&f, parent, ip))
             break;
+        last_ip = ip;
         p = q;
     }
+    r->delta.last_ip = last_ip;
     vt_stack_follow_end(&r->nodes, &f);
     r->raw_pos = (size_t)(p - r->raw);
     r->records += f.k - first;
@@ -1924,7 +1959,13 @@ static size_t follow_records(struct vt_reader *r)
     if (!r->follow_records || t->shift || vt_stack_nodes_has_python(t->base))
         return 0;
     const uint32_t *at = r->follow_at;
-    uint64_t k = t->n, n = t->base->n;
+    uint64_t k = t->n, n = t->base->n, parent, ip = 0;
+    /* version 7: the records' ips are differences, to base's node k's ip
+     * in them and to the chunk's last in the trace */
+    if (r->node_deltas &&
+        (k ? !vt_stack_nodes_get(t->base, k, &parent, &ip) || ip != r->delta.last_ip
+           : r->delta.last_ip != 0))
+        return 0;
     size_t from = at[k], len = at[n] - from;
     if (len > r->raw_len - r->raw_pos)
         len = r->raw_len - r->raw_pos;
@@ -1940,6 +1981,8 @@ static size_t follow_records(struct vt_reader *r)
     if (lo == k)
         return 0;
     vt_stack_nodes_follow_to(t, lo);
+    if (r->node_deltas && vt_stack_nodes_get(t->base, lo, &parent, &ip))
+        r->delta.last_ip = ip;
     r->raw_pos += at[lo] - from;
     r->records += lo - k;
     return (size_t)(lo - k);

@@ -72,6 +72,8 @@
  *       count of v's trailing zero bits (vt_put_shifted)
  *   ds  shifted delta (version 7): da's difference as a us of its odd
  *       part's zigzag (vt_put_shifted_delta)
+ *   dn  zigzag LEB128 varint (version 7): a STACK_NODE's ip minus the
+ *       previous STACK_NODE's ip of this chunk (0 before the chunk's first)
  *   str uv length, then that many bytes (not NUL-terminated)
  *   raw fixed number of bytes as stated
  * The field lists of records.def are in order; a "dt time" names where
@@ -104,7 +106,9 @@
  *   reader stops at ("unknown part"), are a version's: the bump makes it
  *   say the file is newer instead.
  * Version 7: a MEM record's size and address delta as shifted varints
- *   (us, ds above): their trailing zero bits are counted, not written. */
+ *   (us, ds above): their trailing zero bits are counted, not written; a
+ *   STACK_NODE's parent as the distance to its own id and its ip as a
+ *   difference to the chunk's previous node's (dn above). */
 #define VT_FORMAT_VERSION 7
 #define VT_FORMAT_VERSION_OLDEST 1
 /* Whether chunks of a format version hold the dt column (see above). */
@@ -120,6 +124,9 @@
 /* Whether a format version's MEM records hold their size and address
  * delta as shifted varints (vt_put_shifted, vt_put_shifted_delta). */
 #define VT_FORMAT_HAS_SHIFTED_FIELDS(version) ((version) >= 7)
+/* Whether a format version's STACK_NODE records hold their parent as a
+ * distance and their ip as a difference (version 7, above). */
+#define VT_FORMAT_HAS_NODE_DELTAS(version) ((version) >= 7)
 /* Whether a format version may hold allocator samples: version 6, and the
  * version 5 files written before the bump, which hold them too. */
 #define VT_FORMAT_HAS_ALLOCATOR_SAMPLES(version) ((version) >= 5)
@@ -382,6 +389,7 @@ static inline int vt_mem_has_device_figures(unsigned op, unsigned kind, uint64_t
 struct vt_delta_state {
     uint64_t last_time; /* in time units */
     uint64_t last_addr;
+    uint64_t last_ip; /* of the last STACK_NODE (version 7) */
 };
 
 /* The preamble of a file whose times are in units of time_unit_ns (0 is

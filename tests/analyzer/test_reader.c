@@ -633,6 +633,14 @@ static void test_mem_errors_mid_chunk(void **state)
     static const uint8_t bad_stack[] = {VT_REC_SITE, VT_OP_ALLOC, VT_KIND_DEVICE, 1, 0, 1,
                                         1, 99, 0, 0};
     expect_error_mid_chunk(bad_stack, sizeof bad_stack, -1, "stack node id out of range");
+    /* a stack node (version 7: its id less its parent's, then its ip's
+     * difference): a distance of 0, and one past the root (the standard
+     * header defines three nodes, so the next is node 4) */
+    static const uint8_t node_self[] = {VT_REC_STACK_NODE, 0, 2};
+    expect_error_mid_chunk(node_self, sizeof node_self, -1, "stack node parent id out of range");
+    static const uint8_t node_before_root[] = {VT_REC_STACK_NODE, 5, 2};
+    expect_error_mid_chunk(node_before_root, sizeof node_before_root, -1,
+                           "stack node parent id out of range");
     /* a memory record: type, site, us size, ds address (its dt: the column) */
     static const uint8_t unknown_site[] = {VT_REC_MEM, 9, 0x40, 0x80, 0x01};
     expect_error_mid_chunk(unknown_site, sizeof unknown_site, 1,

@@ -50,6 +50,7 @@ struct vt_encoder {
     uint64_t slack_anchor_ns; /* the time written for the last timed record */
     bool slack_open;       /* ... which was a MEM record that did not fail */
     struct vt_site_table sites; /* file-wide (format version 4) */
+    uint64_t stack_nodes;  /* STACK_NODE records of the file: the last id */
     uint64_t dt_zeros;     /* dts of 0 not yet in the column (its zero runs) */
     /* Streaming (vt_encoder_stream): records leave raw for the chunk's
      * zstd frame every VT_STREAM_PIECE bytes. */
