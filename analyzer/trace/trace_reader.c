@@ -1640,7 +1640,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
     const struct read_site *s = &r->sites[id];
     if (r->shifted) {
         /* an escape (or a corrupt code): the checked decoder reads it */
-        if (__builtin_expect(vt_shifted_is_escape(size) | vt_shifted_is_escape(delta), 0))
+        if (__builtin_expect((int)vt_shifted_is_escape(size) | (int)vt_shifted_is_escape(delta),
+                             0))
             return false;
         size = vt_shifted_value(size);
         delta = vt_shifted_delta_value(delta);
