@@ -106,13 +106,7 @@ static void where_frame(void *ctx, const struct vt_frame *f)
 void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                     void *src)
 {
-    vt_stack_where_via(out, full_stacks, max_frames, walk, src, NULL);
-}
-
-void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
-                        void *src, const char *api)
-{
-    vt_stack_where_known(out, full_stacks, max_frames, walk, src, api, true);
+    vt_stack_where_known(out, full_stacks, max_frames, walk, src, NULL, true);
 }
 
 void vt_stack_where_known(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,

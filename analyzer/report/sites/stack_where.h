@@ -27,14 +27,12 @@ typedef size_t (*vt_stack_walk)(void *src, vt_frame_fn fn, void *ctx);
  * recorded)" when it has none. */
 void vt_stack_where(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                     void *src);
-/* The same for a stack whose intercepted call is known (a failure's api):
- * where no frame names the API (the hook stands in for the driver's own
- * frame; ctypes called it), "via api". */
-void vt_stack_where_via(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
-                        void *src, const char *api);
 /* The same, told whether the stack can have Python frames at all
- * (vt_stack_frames_may_be_python): false spares the walk that looks for
- * them, half the cost of a stack's line. */
+ * (vt_stack_frames_may_be_python: false spares the walk that looks for
+ * them, half the cost of a stack's line), and for a stack whose
+ * intercepted call is known (api, a failure's; else NULL): where no frame
+ * names the API (the hook stands in for the driver's own frame; ctypes
+ * called it), "via api". */
 void vt_stack_where_known(FILE *out, bool full_stacks, size_t max_frames, vt_stack_walk walk,
                           void *src, const char *api, bool may_have_python);
 
