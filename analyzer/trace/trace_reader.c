@@ -844,10 +844,9 @@ static uint64_t get_mem_field(const struct vt_reader *r, struct cursor *c, bool 
     if (!r->shifted)
         return delta ? (uint64_t)vt_unzigzag(code) : code;
     if (!vt_shifted_is_escape(code))
-        return delta ? vt_shifted_delta_value(code) : vt_shifted_value(code);
+        return vt_shifted_value(code, delta);
     CHECK(code == VT_SHIFTED_ESCAPE, "shifted varint that holds no value");
-    uint64_t v = get_uv(c);
-    return delta ? (uint64_t)vt_unzigzag(v) : v;
+    return vt_shifted_escaped(get_uv(c), delta);
 }
 
 static void check_thread(struct vt_reader *r, struct cursor *c, uint64_t id)
@@ -1643,8 +1642,8 @@ static inline __attribute__((always_inline)) bool decode_mem_fast_site(struct vt
         if (__builtin_expect((int)vt_shifted_is_escape(size) | (int)vt_shifted_is_escape(delta),
                              0))
             return false;
-        size = vt_shifted_value(size);
-        delta = vt_shifted_delta_value(delta);
+        size = vt_shifted_value(size, false);
+        delta = vt_shifted_value(delta, true);
     } else {
         delta = (uint64_t)vt_unzigzag(delta);
     }

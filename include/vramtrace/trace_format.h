@@ -71,7 +71,7 @@
  *   us  shifted varint (version 7): a uv of (v >> t) << 6 | t, t the
  *       count of v's trailing zero bits (vt_put_shifted)
  *   ds  shifted delta (version 7): da's difference as a us of its odd
- *       part's zigzag (vt_put_shifted_delta)
+ *       part's zigzag (vt_put_shifted with delta)
  *   dn  zigzag LEB128 varint (version 7): a STACK_NODE's ip minus the
  *       previous STACK_NODE's ip of this chunk (0 before the chunk's first)
  *   str uv length, then that many bytes (not NUL-terminated)
@@ -122,7 +122,7 @@
 /* Whether a format version's context creations carry device figures. */
 #define VT_FORMAT_HAS_CONTEXT_FIGURES(version) ((version) >= 6)
 /* Whether a format version's MEM records hold their size and address
- * delta as shifted varints (vt_put_shifted, vt_put_shifted_delta). */
+ * delta as shifted varints (vt_put_shifted). */
 #define VT_FORMAT_HAS_SHIFTED_FIELDS(version) ((version) >= 7)
 /* Whether a format version's STACK_NODE records hold their parent as a
  * distance and their ip as a difference (version 7, above). */
@@ -477,21 +477,28 @@ static inline int64_t vt_unzigzag(uint64_t v)
 /* Largest shifted field: the escape's byte, then a plain uv. */
 #define VT_SHIFTED_MAX (1 + VT_UVARINT_MAX)
 
-/* The code of m << t (m odd, or v = 0), or VT_SHIFTED_ESCAPE if m has 58
- * bits or more. */
-static inline uint64_t vt_shifted_code(uint64_t v)
+/* The code of v as a us field (delta: of a difference as a ds field),
+ * or VT_SHIFTED_ESCAPE where its m has 58 bits or more. */
+static inline uint64_t vt_shifted_code(uint64_t v, bool delta)
 {
     if (v == 0)
         return 0;
     unsigned t = (unsigned)__builtin_ctzll(v);
-    uint64_t m = v >> t;
+    uint64_t m = delta ? vt_zigzag((int64_t)v >> t) : v >> t;
     return m >> (64 - VT_SHIFTED_BITS) ? VT_SHIFTED_ESCAPE : m << VT_SHIFTED_BITS | t;
 }
 
 /* The value of a code that is neither the escape nor corrupt. */
-static inline uint64_t vt_shifted_value(uint64_t code)
+static inline uint64_t vt_shifted_value(uint64_t code, bool delta)
 {
-    return code >> VT_SHIFTED_BITS << (code & ((1u << VT_SHIFTED_BITS) - 1));
+    uint64_t m = code >> VT_SHIFTED_BITS;
+    return (delta ? (uint64_t)vt_unzigzag(m) : m) << (code & ((1u << VT_SHIFTED_BITS) - 1));
+}
+
+/* The value the plain varint after an escape holds (delta: da's zigzag). */
+static inline uint64_t vt_shifted_escaped(uint64_t plain, bool delta)
+{
+    return delta ? (uint64_t)vt_unzigzag(plain) : plain;
 }
 
 /* Whether a code holds no value: the escape (1) or corrupt (2 to 63). */
@@ -500,34 +507,15 @@ static inline bool vt_shifted_is_escape(uint64_t code)
     return code - 1 < (1u << VT_SHIFTED_BITS) - 1;
 }
 
-static inline uint64_t vt_shifted_delta_code(uint64_t delta)
+/* Writes v as a us field (delta: a difference of addresses as a ds
+ * field); returns its bytes (at most VT_SHIFTED_MAX). */
+static inline size_t vt_put_shifted(uint8_t *out, uint64_t v, bool delta)
 {
-    if (delta == 0)
-        return 0;
-    unsigned t = (unsigned)__builtin_ctzll(delta);
-    uint64_t zz = vt_zigzag((int64_t)delta >> t);
-    return zz >> (64 - VT_SHIFTED_BITS) ? VT_SHIFTED_ESCAPE : zz << VT_SHIFTED_BITS | t;
-}
-
-static inline uint64_t vt_shifted_delta_value(uint64_t code)
-{
-    return (uint64_t)vt_unzigzag(code >> VT_SHIFTED_BITS) << (code & ((1u << VT_SHIFTED_BITS) - 1));
-}
-
-/* Writes v as a us field; returns its bytes (at most VT_SHIFTED_MAX). */
-static inline size_t vt_put_shifted(uint8_t *out, uint64_t v)
-{
-    uint64_t code = vt_shifted_code(v);
+    uint64_t code = vt_shifted_code(v, delta);
     size_t n = vt_put_uvarint(out, code);
-    return code == VT_SHIFTED_ESCAPE ? n + vt_put_uvarint(out + n, v) : n;
-}
-
-/* Writes a difference of addresses as a ds field (at most VT_SHIFTED_MAX). */
-static inline size_t vt_put_shifted_delta(uint8_t *out, uint64_t delta)
-{
-    uint64_t code = vt_shifted_delta_code(delta);
-    size_t n = vt_put_uvarint(out, code);
-    return code == VT_SHIFTED_ESCAPE ? n + vt_put_uvarint(out + n, vt_zigzag((int64_t)delta)) : n;
+    if (code != VT_SHIFTED_ESCAPE)
+        return n;
+    return n + vt_put_uvarint(out + n, delta ? vt_zigzag((int64_t)v) : v);
 }
 
 /* Reads a us (delta: a ds) field from [*p, end). Returns 0, or -1 if the
@@ -538,12 +526,12 @@ static inline int vt_get_shifted(const uint8_t **p, const uint8_t *end, bool del
     if (vt_get_uvarint(p, end, &code) != 0)
         return -1;
     if (!vt_shifted_is_escape(code)) {
-        *v = delta ? vt_shifted_delta_value(code) : vt_shifted_value(code);
+        *v = vt_shifted_value(code, delta);
         return 0;
     }
     if (code != VT_SHIFTED_ESCAPE || vt_get_uvarint(p, end, &code) != 0)
         return -1;
-    *v = delta ? (uint64_t)vt_unzigzag(code) : code;
+    *v = vt_shifted_escaped(code, delta);
     return 0;
 }
 

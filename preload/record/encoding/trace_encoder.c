@@ -423,8 +423,8 @@ void vt_encode_mem(struct vt_encoder *e, uint64_t call_ns, const struct vt_mem_r
     *p++ = (uint8_t)VT_REC_MEM;
     e->records++;
     p += vt_put_uvarint(p, id);
-    p += vt_put_shifted(p, m->size);
-    p += vt_put_shifted_delta(p, m->addr - e->delta.last_addr);
+    p += vt_put_shifted(p, m->size, false);
+    p += vt_put_shifted(p, m->addr - e->delta.last_addr, true);
     e->delta.last_addr = m->addr;
     if (vt_mem_has_device_figures(m->op, m->kind, m->result)) {
         p += vt_put_uvarint(p, m->free_bytes);
