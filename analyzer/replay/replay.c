@@ -22,10 +22,19 @@ const char *vt_category_name(enum vt_category c)
     }
 }
 
+/* The live set's size (slots of 32 bytes) from which the lookups of a
+ * replay read alone are fetched ahead: 256 KiB, a quarter of a second-level cache that every
+ * chunk's megabyte of decompressed records also passes through. Measured:
+ * bench/synth_trace's 1,000 random addresses live (8,192 slots) replay
+ * 0.95x the time with it; alloc_pattern's training loop, 456 live (4,096
+ * slots) found in the cache, only paid the 12 instructions an event. */
+#define PREFETCH_LIVE_MIN_SLOTS (8192u)
+
 void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
 {
     memset(rp, 0, sizeof *rp);
     rp->reader = reader;
+    rp->live_prefetch_slots = PREFETCH_LIVE_MIN_SLOTS;
     vt_live_rule_init(&rp->live);
     vt_pair_map_init(&rp->phase_stacks);
     vt_pair_map_init(&rp->ranges);
@@ -36,6 +45,11 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader)
 void vt_replay_read_alone(struct vt_replay *rp)
 {
     vt_live_set_sparse(&rp->live.live);
+}
+
+void vt_replay_read_in_turns(struct vt_replay *rp)
+{
+    rp->live_prefetch_slots = 0;
 }
 
 static void ledger_free(struct vt_ledger *l)
@@ -602,14 +616,6 @@ void vt_replay_feed_batch(struct vt_replay *rp, const struct vt_record *recs, si
         feed(rp, &recs[i]);
 }
 
-/* The live set's size (slots of 32 bytes) from which its lookups are
- * fetched ahead: 256 KiB, a quarter of a second-level cache that every
- * chunk's megabyte of decompressed records also passes through. Measured:
- * bench/synth_trace's 1,000 random addresses live (8,192 slots) replay
- * 0.95x the time with it; alloc_pattern's training loop, 456 live (4,096
- * slots) found in the cache, only paid the 12 instructions an event. */
-#define PREFETCH_LIVE_MIN_SLOTS (8192u)
-
 /* Asks for the home slot of (kind, addr) in the live set ahead of its
  * lookup. always_inline: GCC drops the calls of an inline function whose
  * only effect is a prefetch (it takes it for pure). */
@@ -625,7 +631,7 @@ void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem 
      * large: the lookups of a batch then wait for their misses together,
      * not for each in turn (random addresses make each a miss). A smaller
      * table stays cached, and the requests would only cost instructions. */
-    if (rp->live.live.cap >= PREFETCH_LIVE_MIN_SLOTS)
+    if (rp->live.live.cap >= rp->live_prefetch_slots)
         for (size_t i = 0; i < n; i++)
             prefetch_live(&rp->live.live, evs[i].kind, evs[i].addr);
     for (size_t i = 0; i < n; i++) {

@@ -177,6 +177,8 @@ struct vt_replay {
     const struct vt_reader *reader; /* names and tables */
     struct vt_live_rule live;       /* what is live, by the shared rule (live_rule.h) */
     size_t live_room_dropped;       /* the live set's room when vt_replay_drop_live freed it */
+    size_t live_prefetch_slots;     /* a live set of this many slots or more has its
+                                     * lookups fetched ahead (vt_replay_read_in_turns) */
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
@@ -242,6 +244,10 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);
  * (1.14x); a job's merged groups hold many sets at once, where the memory
  * costs more than the probes. */
 void vt_replay_read_alone(struct vt_replay *rp);
+/* A replay fed in turns with others (a merged group's): its tables have
+ * gone cold by each of its turns, so its live set's lookups are fetched
+ * ahead at any size, not only where the set outgrows the caches. */
+void vt_replay_read_in_turns(struct vt_replay *rp);
 void vt_replay_free(struct vt_replay *rp);
 /* Feeds one record (in file order). */
 void vt_replay_feed(struct vt_replay *rp, const struct vt_record *rec);
