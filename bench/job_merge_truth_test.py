@@ -7,7 +7,9 @@ rank 8 times as busy as the others (many events in one microsecond, a
 queue that fills before the others': group_merge.h), and with --truth the
 combined peak of every GPU, what each rank held then and the other ranks'
 bytes at every failure, computed from the events it wrote (merged by time,
-then rank, then file order). The report's JSON on 1 and 2 threads must say
+then rank, then file order); and a job of ranks that only allocate, whose
+GPUs peak at their ranks' last allocations (group_merge.c, hand_rising).
+The report's JSON on 1 and 2 threads must say
 the same: each GPU's peak_bytes, peak_time_ns and bytes_at_peak per rank,
 and each failure's other_traced_processes.
 
@@ -42,22 +44,29 @@ def report(d, threads):
     return json.loads(p.stdout)
 
 
-def check_job(d, devices):
-    truth_path = os.path.join(d, "truth%d.json" % devices)
-    traces = os.path.join(d, "traces%d" % devices)
+def check_job(d, devices, growing=False):
+    """growing: each rank only allocates (200 of room for 400), no failure:
+    every GPU reaches its peak at its ranks' last allocations, in slices
+    whose notes only raise its total (group_merge.c, hand_rising)."""
+    name = "%d%s" % (devices, "g" if growing else "")
+    truth_path = os.path.join(d, "truth%s.json" % name)
+    traces = os.path.join(d, "traces%s" % name)
     os.mkdir(traces)
-    subprocess.run([SYNTH, "--ranks", "24", "--gpus", "3", "--events", "12000", "--live", "200",
-                    "--devices", str(devices), "--fail-every", "1499", "--dense-rank", "5",
-                    "--dir", traces, "--truth", truth_path], check=True, capture_output=True)
+    shape = (["--events", "200", "--live", "400"] if growing else
+             ["--events", "12000", "--live", "200", "--fail-every", "1499", "--dense-rank", "5"])
+    subprocess.run([SYNTH, "--ranks", "24", "--gpus", "3", "--devices", str(devices)] + shape +
+                   ["--dir", traces, "--truth", truth_path], check=True, capture_output=True)
     with open(truth_path) as f:
         truth = json.load(f)
     if TAMPER:
         truth["gpus"][1]["peak_bytes"] += 512
-    check(len(truth["gpus"]) == 3 * devices and len(truth["failures"]) > 100,
+    check(len(truth["gpus"]) == 3 * devices and
+          (len(truth["failures"]) == 0 if growing else len(truth["failures"]) > 100),
           "the truth has %d GPUs and failures (%d, %d)" % (3 * devices, len(truth["gpus"]),
                                                            len(truth["failures"])))
     for threads in (1, 2):
-        who = "%d devices a rank, %d threads" % (devices, threads)
+        who = "%d devices a rank%s, %d threads" % (devices, ", growing" if growing else "",
+                                                   threads)
         doc = report(traces, threads)
         gpus = {g["uuid"]: g for g in doc["gpus"]}
         check(len(gpus) == len(truth["gpus"]), "%s: %d GPUs" % (who, len(gpus)))
@@ -91,6 +100,7 @@ def check_job(d, devices):
 with tempfile.TemporaryDirectory() as d:
     check_job(d, 2)  # two GPUs a rank: its notes are merged across the group's GPUs
     check_job(d, 1)  # one GPU a rank: GPU by GPU
+    check_job(d, 1, growing=True)
 
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -658,6 +658,91 @@ static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
     return handed;
 }
 
+/* A lane's notes of a slice (its sums s) that only raise its GPU's total:
+ * true, with the time of the last that does in *rise (0: none does);
+ * false where one lowers it or fails. */
+static bool lane_rises(const struct lane *ln, const struct slice_sum *s, uint64_t *rise)
+{
+    *rise = 0;
+    if (s->mixed || s->lo != 0 || s->hi != s->sum)
+        return false; /* a fall, or a failure: no need to look */
+    for (struct at a = head_of(ln); a.i < s->end; step(ln, &a)) {
+        uint32_t ledger = ledger_at(ln, a);
+        if (oom_at(ln, a) != NOT_OOM)
+            return false;
+        if (!(ln->on_gpu[ledger >> 6 & 1] >> (ledger & 63) & 1))
+            continue; /* a ledger on no GPU: its changes touch none */
+        int64_t delta = (int64_t)delta_at(ln, a);
+        if (delta < 0)
+            return false;
+        if (delta > 0)
+            *rise = a.t;
+    }
+    return true;
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Hands a slice's notes as one change a lane where no note of it lowers
+ * the GPU's total (the rule above does not hold: a new peak is reached).
+ * Then the total only rises: its highest is the slice's last, every lane
+ * at its sum, first reached at the latest of the lanes' last rises. The
+ * lanes' changes go in the order of those rises (time, then lane: the
+ * merge's order), so the last sets the peak at that time with every
+ * lane's bytes as the merged order has them - a job's ranks growing their
+ * caches (a training's first steps) would otherwise be merged note by
+ * note, each a new peak. Returns how many notes, or SIZE_MAX where a note
+ * lowers the total or fails. h: room for a key per lane; slice as in
+ * hand_unordered. */
+static size_t hand_rising(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                          uint64_t base, int slice, const struct vt_gpu_feed *feed)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < nset; k++) {
+        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        uint64_t rise;
+        if (s->end <= set[k]->head)
+            continue; /* none of its notes */
+        if (!lane_rises(set[k], s, &rise))
+            return SIZE_MAX;
+        if (!rise)
+            continue;
+        if (rise < base || rise - base >= MAX_SPAN_NS)
+            return SIZE_MAX; /* times gone backwards: merged in order */
+        h[n++] = (rise - base) << LANE_BITS | set[k]->index;
+    }
+    qsort(h, n, sizeof *h, by_key);
+    for (size_t k = 0; k < n; k++) {
+        struct lane *ln = &lanes[h[k] & (MAX_LANES - 1)];
+        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
+        feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum,
+                     base + (h[k] >> LANE_BITS));
+    }
+    size_t handed = 0;
+    for (size_t k = 0; k < nset; k++) {
+        struct lane *ln = set[k];
+        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
+        if (s->end <= ln->head)
+            continue;
+        handed += s->end - ln->head;
+        skip_to(ln, s->end, s->wend, s->last_ns);
+    }
+    return handed;
+}
+
+/* A slice's notes handed without the merged order where either rule
+ * allows; SIZE_MAX where neither does. */
+static size_t hand_slice(struct lane *lanes, struct lane *const *set, size_t nset, uint64_t *h,
+                         uint64_t base, int slice, const struct vt_gpu_feed *feed)
+{
+    size_t n = hand_unordered(set, nset, slice, feed);
+    return n != SIZE_MAX ? n : hand_rising(lanes, set, nset, h, base, slice, feed);
+}
+
 /* The slice of a window's slices that ends at or after b: its end. */
 static struct bound slice_end(const struct lane *ln, unsigned k, struct bound b)
 {
@@ -703,7 +788,7 @@ static size_t merge_parts(struct lane *lanes, struct lane *const *set, size_t ns
             s = (struct bound){start + (uint64_t)(k + 1) * width - 1, UINT32_MAX};
         for (size_t i = 0; i < nset; i++)
             lane_swing(set[i], s);
-        size_t n = hand_unordered(set, nset, -1, feed);
+        size_t n = hand_slice(lanes, set, nset, h, base, -1, feed);
         handed += n != SIZE_MAX ? n
                                 : merge_parts(lanes, set, nset, h, base, start + k * width, s,
                                               slice_notes(set, nset, -1), feed, depth - 1);
@@ -735,11 +820,11 @@ static size_t merge_gpu(struct lane *lanes, struct lane *const *set, size_t nset
         struct bound s = slice_end(first, k, b);
         size_t n;
         if (summed) {
-            n = hand_unordered(set, nset, (int)k, feed);
+            n = hand_slice(lanes, set, nset, h, base, (int)k, feed);
         } else {
             for (size_t i = 0; i < nset; i++)
                 lane_swing(set[i], s);
-            n = hand_unordered(set, nset, -1, feed);
+            n = hand_slice(lanes, set, nset, h, base, -1, feed);
         }
         handed += n != SIZE_MAX ? n
                                 : merge_parts(lanes, set, nset, h, base, start, s,

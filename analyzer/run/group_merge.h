@@ -16,8 +16,10 @@
  * there in slices of the window's time: where the GPU's total plus each
  * trace's highest running sum within a slice stays within its peak and no
  * note is a failure, the order cannot change a figure and each trace's
- * notes go as one change (group_merge.c, "slices"; a slice that fails is
- * cut in parts, each tried the same way). The window's end
+ * notes go as one change (group_merge.c, "slices"); so do they where no
+ * note lowers the total (a new peak at the slice's last rise, every trace
+ * at its sum: hand_rising); a slice that fails both is cut in parts, each
+ * tried the same way. The window's end
  * adapts so that a window holds about
  * VT_MERGE_WINDOW_EVENTS events a trace; a trace whose queue fills first
  * ends the window at its next record, so the queues stay bounded

@@ -336,6 +336,53 @@ static void test_shared_gpu(void **state)
     free(dir);
 }
 
+/* Two processes on one GPU that only allocate: in the merge's second
+ * window (the first placed the GPU) every note raises its total, and
+ * each process's notes go as one change (group_merge.c, hand_rising). The
+ * peak is the last rise of all, 6 MiB at 5,000,300 ns (the first's), each
+ * process's bytes then those of its last rise: handed in file order, the
+ * second's 2 MiB would come last and date the peak 5,000,100; dated by its
+ * last note (a 0-byte allocation), 5,000,500. */
+static void test_shared_gpu_rising(void **state)
+{
+    (void)state;
+    char *dir;
+    assert_true(asprintf(&dir, "%s/rising", tb_tmpdir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    struct tb b;
+    tb_init(&b);
+    tb_standard_header(&b, 701, 9, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 10, 0, 0x1000, 1 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 5000050, 0, 0x2000, 1 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 5000300, 0, 0x3000, 1 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 5000500, 0, 0x4000, 0, TB_STACK_A);
+    tb_trailer(&b, 5000600);
+    char *p1 = save(&b, "rising/a.vtrace");
+    tb_init(&b);
+    tb_standard_header(&b, 702, 9, 8 * GiB);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 20, 0, 0x1000, 1 * MiB, TB_STACK_A);
+    tb_alloc(&b, VT_KIND_DEVICE, TB_MAIN, 5000100, 0, 0x2000, 2 * MiB, TB_STACK_A);
+    tb_trailer(&b, 5000600);
+    char *p2 = save(&b, "rising/b.vtrace");
+    struct vt_analysis a;
+    analyze(&a, &dir, 1);
+    assert_int_equal(a.ninputs, 2);
+    assert_int_equal(a.ngpus, 1);
+    const struct vt_gpu *g = vt_analysis_gpu_of(&a, 0, 0);
+    assert_non_null(g);
+    assert_int_equal(g->peak_bytes, 6 * MiB);
+    assert_int_equal(g->peak_time_ns, 5000300);
+    assert_int_equal(vt_gpu_peak_of(g, 0), 3 * MiB);
+    assert_int_equal(vt_gpu_peak_of(g, 1), 3 * MiB);
+    vt_analysis_free(&a);
+    unlink(p1);
+    unlink(p2);
+    free(p1);
+    free(p2);
+    rmdir(dir);
+    free(dir);
+}
+
 /* A free counts on its GPU until it returned (format version 5: called at
  * 20, returned at 40): another process's allocation at 25 comes before it,
  * while the process's own reuse of the address, at 30 on another thread
@@ -529,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_shared_gpu),
         cmocka_unit_test(test_shared_gpu_free_duration),
+        cmocka_unit_test(test_shared_gpu_rising),
         cmocka_unit_test(test_many_gpus),
         cmocka_unit_test(test_file_gone_before_replay),
     };
