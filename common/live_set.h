@@ -82,7 +82,8 @@ static inline struct vt_live *vt_live_lookup(const struct vt_live_set *s, uint8_
  * the traced process. */
 #define VT_LIVE_LOAD_INVERSE_SPARSE 8
 
-/* Makes an empty set grow at 1/VT_LIVE_LOAD_INVERSE_SPARSE full. */
+/* Makes a set grow at 1/VT_LIVE_LOAD_INVERSE_SPARSE full: an empty one
+ * when it first grows, one with a table at its next insert. */
 static inline void vt_live_set_sparse(struct vt_live_set *s)
 {
     s->load_inverse = VT_LIVE_LOAD_INVERSE_SPARSE;

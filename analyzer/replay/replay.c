@@ -50,6 +50,7 @@ void vt_replay_read_alone(struct vt_replay *rp)
 void vt_replay_read_in_turns(struct vt_replay *rp)
 {
     rp->live_prefetch_slots = 0;
+    rp->live_sparse_later = true;
 }
 
 static void ledger_free(struct vt_ledger *l)
@@ -631,6 +632,11 @@ void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem 
      * large: the lookups of a batch then wait for their misses together,
      * not for each in turn (random addresses make each a miss). A smaller
      * table stays cached, and the requests would only cost instructions. */
+    if (rp->live_sparse_later && rp->live.live.cap && rp->mem_events >= rp->live.live.cap) {
+        /* grown at its next insert: 256 ranks of 20,000 events, 0.9x the time */
+        vt_live_set_sparse(&rp->live.live);
+        rp->live_sparse_later = false;
+    }
     if (rp->live.live.cap >= rp->live_prefetch_slots)
         for (size_t i = 0; i < n; i++)
             prefetch_live(&rp->live.live, evs[i].kind, evs[i].addr);

@@ -179,6 +179,8 @@ struct vt_replay {
     size_t live_room_dropped;       /* the live set's room when vt_replay_drop_live freed it */
     size_t live_prefetch_slots;     /* a live set of this many slots or more has its
                                      * lookups fetched ahead (vt_replay_read_in_turns) */
+    bool live_sparse_later;         /* the live set turns sparse once its events
+                                     * outnumber its slots (vt_replay_read_in_turns) */
 
     struct vt_ledger *ledgers;
     size_t nledgers, ledgers_cap;
@@ -246,7 +248,10 @@ void vt_replay_init(struct vt_replay *rp, const struct vt_reader *reader);
 void vt_replay_read_alone(struct vt_replay *rp);
 /* A replay fed in turns with others (a merged group's): its tables have
  * gone cold by each of its turns, so its live set's lookups are fetched
- * ahead at any size, not only where the set outgrows the caches. */
+ * ahead at any size, not only where the set outgrows the caches; and its
+ * live set is kept at a quarter full until it has had as many events as
+ * slots, sparse from then on (the probes of a long trace cost more than
+ * the room; a short one's - a job of many small ranks - the other way). */
 void vt_replay_read_in_turns(struct vt_replay *rp);
 void vt_replay_free(struct vt_replay *rp);
 /* Feeds one record (in file order). */
