@@ -83,7 +83,8 @@ struct lane {
      * stay in it), as merge_notes takes a slice's notes */
     uint64_t from, width, until;  /* until: the window's end as set */
     unsigned cur;                 /* the slice of the last note */
-    uint64_t next_cut;            /* no note before it is past slice cur */
+    uint64_t next_cut;            /* no note before it is past slice cur, nor
+                                   * at or past until */
     bool spilled;                 /* a note at or past until: no sums */
     struct slice_sum sl[SLICES];
     struct slice_sum scanned;     /* a slice's notes summed by lane_swing */
@@ -195,6 +196,8 @@ static void slice_leave(struct lane *ln, struct at a, uint64_t prev_ns)
     uint64_t step = (uint64_t)(ln->cur + 1) * ln->width;
     ln->next_cut = ln->cur + 1 < SLICES && step <= UINT64_MAX - ln->from ? ln->from + step
                                                                           : UINT64_MAX;
+    if (ln->next_cut > ln->until)
+        ln->next_cut = ln->until; /* note_change's one test for both */
 }
 
 /* The queue's note at a (after one at prev_ns), into its slice's sums. */
@@ -293,12 +296,12 @@ static void note_change(void *ctx, struct vt_replay *rp, struct vt_ledger *l, ui
     struct lane *ln = ctx;
     uint64_t delta = l->sites.total_bytes - old_total;
     uint32_t ledger = (uint32_t)(l - rp->ledgers);
-    int64_t gap = (int64_t)(time_ns - ln->tail_ns);
+    uint64_t gap = time_ns - ln->tail_ns;
     size_t n = ln->n;
+    /* gap + INT32_MAX below 2^32 - 1: the gap is an int32_t and not NOTE_WIDE */
     if (__builtin_expect(n == ln->cap || n == ln->head || ledger != ln->ledger ||
-                             gap != (int32_t)gap || gap == NOTE_WIDE ||
-                             (int64_t)delta != (int32_t)delta || time_ns >= ln->until ||
-                             time_ns >= ln->next_cut,
+                             gap + INT32_MAX >= UINT32_MAX ||
+                             (int64_t)delta != (int32_t)delta || time_ns >= ln->next_cut,
                          0)) {
         note_any(ln, time_ns, delta, ledger);
         return;
