@@ -661,25 +661,31 @@ static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
     return handed;
 }
 
-/* A lane's notes of a slice (its sums s) that only raise its GPU's total:
- * true, with the time of the last that does in *rise (0: none does);
- * false where one lowers it or fails. */
-static bool lane_rises(const struct lane *ln, const struct slice_sum *s, uint64_t *rise)
+/* A lane's notes of a slice (its sums s) that only raise its GPU's total,
+ * in time order: true, with whether any does (*rose) and the time of the
+ * last that does (*rise); false where one lowers it, fails or goes back
+ * in time (the heap's order is then not the rises'). */
+static bool lane_rises(const struct lane *ln, const struct slice_sum *s, bool *rose,
+                       uint64_t *rise)
 {
+    *rose = false;
     *rise = 0;
     if (s->mixed || s->lo != 0 || s->hi != s->sum)
         return false; /* a fall, or a failure: no need to look */
-    for (struct at a = head_of(ln); a.i < s->end; step(ln, &a)) {
+    uint64_t prev = 0;
+    for (struct at a = head_of(ln); a.i < s->end; prev = a.t, step(ln, &a)) {
         uint32_t ledger = ledger_at(ln, a);
-        if (oom_at(ln, a) != NOT_OOM)
+        if (oom_at(ln, a) != NOT_OOM || a.t < prev)
             return false;
         if (!(ln->on_gpu[ledger >> 6 & 1] >> (ledger & 63) & 1))
             continue; /* a ledger on no GPU: its changes touch none */
         int64_t delta = (int64_t)delta_at(ln, a);
         if (delta < 0)
             return false;
-        if (delta > 0)
+        if (delta > 0) {
+            *rose = true;
             *rise = a.t;
+        }
     }
     return true;
 }
@@ -707,12 +713,13 @@ static size_t hand_rising(struct lane *lanes, struct lane *const *set, size_t ns
     size_t n = 0;
     for (size_t k = 0; k < nset; k++) {
         const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        bool rose;
         uint64_t rise;
         if (s->end <= set[k]->head)
             continue; /* none of its notes */
-        if (!lane_rises(set[k], s, &rise))
+        if (!lane_rises(set[k], s, &rose, &rise))
             return SIZE_MAX;
-        if (!rise)
+        if (!rose)
             continue;
         if (rise < base || rise - base >= MAX_SPAN_NS)
             return SIZE_MAX; /* times gone backwards: merged in order */
