@@ -601,6 +601,28 @@ static size_t merge_notes(struct lane *lanes, struct lane *const *set, size_t ns
  * are merged in order. The shorter a slice, the nearer the bound is to
  * the real swing. */
 
+/* A lane's sums of a slice: sl[slice], or (slice < 0) scanned. */
+static inline const struct slice_sum *sums_of(const struct lane *ln, int slice)
+{
+    return slice < 0 ? &ln->scanned : &ln->sl[slice];
+}
+
+/* Every lane's head past its notes of a slice (their changes handed);
+ * returns how many. */
+static size_t skip_slice(struct lane *const *set, size_t nset, int slice)
+{
+    size_t handed = 0;
+    for (size_t k = 0; k < nset; k++) {
+        struct lane *ln = set[k];
+        const struct slice_sum *s = sums_of(ln, slice);
+        if (s->end <= ln->head)
+            continue;
+        handed += s->end - ln->head;
+        skip_to(ln, s->end, s->wend, s->last_ns);
+    }
+    return handed;
+}
+
 /* The lane's notes from its head up to b, summed into ln->scanned. */
 static void lane_swing(struct lane *ln, struct bound b)
 {
@@ -629,7 +651,7 @@ static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
     int64_t hi = 0, lo = 0;
     const struct lane *ref = NULL;
     for (size_t k = 0; k < nset; k++) {
-        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        const struct slice_sum *s = sums_of(set[k], slice);
         if (s->end <= set[k]->head)
             continue; /* none of its notes */
         if (s->mixed || __builtin_add_overflow(hi, s->hi, &hi) ||
@@ -647,18 +669,13 @@ static size_t hand_unordered(struct lane *const *set, size_t nset, int slice,
             (uint64_t)top > peak)
             return SIZE_MAX;
     }
-    size_t handed = 0;
     for (size_t k = 0; k < nset; k++) {
-        struct lane *ln = set[k];
-        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
-        if (s->end <= ln->head)
-            continue;
-        if (s->sum)
-            feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum, s->last_ns);
-        handed += s->end - ln->head;
-        skip_to(ln, s->end, s->wend, s->last_ns);
+        const struct slice_sum *s = sums_of(set[k], slice);
+        if (s->end > set[k]->head && s->sum)
+            feed->change(feed->ctx, set[k]->in, set[k]->on_gpu_ledger, (uint64_t)s->sum,
+                         s->last_ns);
     }
-    return handed;
+    return skip_slice(set, nset, slice);
 }
 
 /* A lane's notes of a slice (its sums s) that only raise its GPU's total,
@@ -712,7 +729,7 @@ static size_t hand_rising(struct lane *lanes, struct lane *const *set, size_t ns
 {
     size_t n = 0;
     for (size_t k = 0; k < nset; k++) {
-        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        const struct slice_sum *s = sums_of(set[k], slice);
         bool rose;
         uint64_t rise;
         if (s->end <= set[k]->head)
@@ -728,20 +745,10 @@ static size_t hand_rising(struct lane *lanes, struct lane *const *set, size_t ns
     qsort(h, n, sizeof *h, by_key);
     for (size_t k = 0; k < n; k++) {
         struct lane *ln = &lanes[h[k] & (MAX_LANES - 1)];
-        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
-        feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)s->sum,
+        feed->change(feed->ctx, ln->in, ln->on_gpu_ledger, (uint64_t)sums_of(ln, slice)->sum,
                      base + (h[k] >> LANE_BITS));
     }
-    size_t handed = 0;
-    for (size_t k = 0; k < nset; k++) {
-        struct lane *ln = set[k];
-        const struct slice_sum *s = slice < 0 ? &ln->scanned : &ln->sl[slice];
-        if (s->end <= ln->head)
-            continue;
-        handed += s->end - ln->head;
-        skip_to(ln, s->end, s->wend, s->last_ns);
-    }
-    return handed;
+    return skip_slice(set, nset, slice);
 }
 
 /* A slice's notes handed without the merged order where either rule
@@ -778,7 +785,7 @@ static size_t slice_notes(struct lane *const *set, size_t nset, int slice)
 {
     size_t n = 0;
     for (size_t k = 0; k < nset; k++) {
-        const struct slice_sum *s = slice < 0 ? &set[k]->scanned : &set[k]->sl[slice];
+        const struct slice_sum *s = sums_of(set[k], slice);
         n += s->end > set[k]->head ? s->end - set[k]->head : 0;
     }
     return n;
