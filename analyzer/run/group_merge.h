@@ -16,7 +16,7 @@
  * there in slices of the window's time: where the GPU's total plus each
  * trace's highest running sum within a slice stays within its peak and no
  * note is a failure, the order cannot change a figure and each trace's
- * notes go as one change (group_merge.c, "slices"); so do they where no
+ * notes go as one change (notes_merge.c, "slices"); so do they where no
  * note lowers the total (a new peak at the slice's last rise, every trace
  * at its sum: hand_rising); a slice that fails both is cut in parts, each
  * tried the same way. The window's end
@@ -45,31 +45,10 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "gpu_feed.h"
 
 #define VT_MERGE_WINDOW_EVENTS 32768
 #define VT_MERGE_NOTES_MAX 65536
-
-/* What the GPU totals do with a trace's device ledgers, in the group's
- * time order. The replays' on_change and on_oom are the merge's while it
- * runs (and the ledgers' gpu pointers must stay NULL: every change of a
- * device ledger then goes through on_change). */
-struct vt_gpu_feed {
-    /* ledger's total changed by delta (a decrease wraps) at time_ns */
-    void (*change)(void *ctx, struct vt_input *in, size_t ledger, uint64_t delta,
-                   uint64_t time_ns);
-    /* a device allocation of ledger failed: its ooms[oom] */
-    void (*oom)(void *ctx, struct vt_input *in, size_t ledger, size_t oom);
-    /* ledger's GPU: > 0 one of the group's (GPUs are told apart only by
-     * these numbers), 0 not known yet, < 0 none (its changes and failures
-     * touch no GPU). NULL: notes are merged across all GPUs at once. */
-    long (*gpu_of)(void *ctx, const struct vt_input *in, size_t ledger);
-    /* the total and the peak so far of ledger's GPU (gpu_of > 0); false:
-     * not known. NULL: every note is merged in order (group_merge.c,
-     * "slices of a window where a GPU cannot reach a new peak"). */
-    bool (*totals)(void *ctx, const struct vt_input *in, size_t ledger, uint64_t *now,
-                   uint64_t *peak);
-    void *ctx;
-};
 
 /* Replays the n traces (in index order) to their ends or errors (each
  * in->state says which) on up to nthreads threads. false: out of memory
