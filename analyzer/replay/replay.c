@@ -49,7 +49,7 @@ void vt_replay_read_alone(struct vt_replay *rp)
 
 void vt_replay_read_in_turns(struct vt_replay *rp)
 {
-    rp->live_prefetch_slots = 0;
+    rp->live_prefetch_slots = 1; /* any table: an empty set has no slot to fetch */
     rp->live_sparse_later = true;
 }
 
