@@ -23,8 +23,9 @@ const char *vt_category_name(enum vt_category c)
 }
 
 /* The live set's size (slots of 32 bytes) from which the lookups of a
- * replay read alone are fetched ahead: 256 KiB, a quarter of a second-level cache that every
- * chunk's megabyte of decompressed records also passes through. Measured:
+ * replay read alone are fetched ahead: 256 KiB, a quarter of a
+ * second-level cache that every chunk's megabyte of decompressed records
+ * also passes through. Measured:
  * bench/synth_trace's 1,000 random addresses live (8,192 slots) replay
  * 0.95x the time with it; alloc_pattern's training loop, 456 live (4,096
  * slots) found in the cache, only paid the 12 instructions an event. */
@@ -631,7 +632,9 @@ void vt_replay_feed_mem_events(struct vt_replay *rp, const struct vt_replay_mem 
     /* Every event's live-set slot asked for at once, where the table is
      * large: the lookups of a batch then wait for their misses together,
      * not for each in turn (random addresses make each a miss). A smaller
-     * table stays cached, and the requests would only cost instructions. */
+     * table stays cached, and the requests would only cost instructions -
+     * unless other replays run between this one's turns
+     * (vt_replay_read_in_turns). */
     if (rp->live_sparse_later && rp->live.live.cap && rp->mem_events >= rp->live.live.cap) {
         /* grown at its next insert: 256 ranks of 20,000 events, 0.9x the time */
         vt_live_set_sparse(&rp->live.live);

@@ -267,8 +267,9 @@ static struct bound crew_work(struct crew *c)
     if (c->merging) {
         while ((k = atomic_fetch_add(&c->next, 1)) < c->nparts) {
             size_t i = c->parts[k], n = c->parts[k + 1] - i;
-            atomic_fetch_add(&c->handed, vt_notes_merge_gpu(c->lanes, c->set + i, n, c->h + i, c->base,
-                                                   c->upto, c->feed));
+            size_t handed = vt_notes_merge_gpu(c->lanes, c->set + i, n, c->h + i, c->base,
+                                               c->upto, c->feed);
+            atomic_fetch_add(&c->handed, handed);
         }
         return b;
     }
